@@ -71,9 +71,9 @@ impl<'a> Object<'a> {
     }
 }
 
-impl Value<'_> {
+impl<'a> Value<'a> {
     /// The value as an object, if it is one.
-    pub fn as_object(&self) -> Option<&Object<'_>> {
+    pub fn as_object(&self) -> Option<&Object<'a>> {
         match self {
             Value::Object(object) => Some(object),
             _ => None,

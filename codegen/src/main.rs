@@ -1,1 +1,170 @@
-fn main() {}
+//! `weight-manifest-codegen`: generates the wire types and the published
+//! schemas of `weight-manifest` from the JSON Schema sources in `schema/`.
+//!
+//! ```text
+//! cargo run -p weight-manifest-codegen -- [--check] [--root DIR]
+//! ```
+//!
+//! Writes `src/wire/generated.rs` and `schema/dist/*`. With `--check` nothing is
+//! written: the exit code is 1 if any of those files would change.
+
+mod bundle;
+mod dist;
+mod json;
+mod output;
+mod rust;
+mod source;
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use output::Output;
+
+/// Errors are readable messages for the person running the generator.
+pub type Result<T> = std::result::Result<T, String>;
+
+/// Directory of the schema sources, relative to the root.
+const SCHEMA_DIR: &str = "schema";
+/// Directory of the published schemas, relative to the root; holds only
+/// generated files.
+const DIST_DIR: &str = "schema/dist";
+/// The generated Rust module, relative to the root.
+const GENERATED_RS: &str = "src/wire/generated.rs";
+
+const USAGE: &str = "usage: weight-manifest-codegen [--check] [--root DIR]
+
+Generates src/wire/generated.rs and schema/dist/* from schema/*.schema.json.
+  --check     write nothing; exit 1 if any generated file would change
+  --root DIR  workspace root (default: the current directory)";
+
+/// Command-line options.
+#[derive(Debug, PartialEq, Eq)]
+struct Options {
+    root: PathBuf,
+    check: bool,
+}
+
+/// What the command line asks for.
+#[derive(Debug, PartialEq, Eq)]
+enum Command {
+    Run(Options),
+    Help,
+}
+
+fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Command> {
+    let mut options = Options {
+        root: PathBuf::from("."),
+        check: false,
+    };
+    let mut args = args.into_iter();
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "--check" => options.check = true,
+            "--root" => {
+                options.root = args.next().ok_or("--root needs a directory")?.into();
+            }
+            "-h" | "--help" => return Ok(Command::Help),
+            other => return Err(format!("unknown argument \"{other}\"")),
+        }
+    }
+    Ok(Command::Run(options))
+}
+
+/// Computes every generated file from the sources under `root`.
+fn generate(root: &Path) -> Result<Vec<Output>> {
+    let files = source::load_dir(&root.join(SCHEMA_DIR))?;
+    let bundle = bundle::bundle(&files)?;
+    let mut outputs = vec![Output {
+        path: GENERATED_RS.to_owned(),
+        contents: rust::generate(&bundle)?,
+    }];
+    for (name, contents) in dist::documents(&files, &bundle)? {
+        outputs.push(Output {
+            path: format!("{DIST_DIR}/{name}"),
+            contents,
+        });
+    }
+    Ok(outputs)
+}
+
+fn run(options: &Options) -> Result<ExitCode> {
+    let outputs = generate(&options.root)?;
+    let drift = output::drift(&options.root, &outputs, DIST_DIR)?;
+    if options.check {
+        if drift.is_empty() {
+            println!("generated files are up to date ({} files)", outputs.len());
+            return Ok(ExitCode::SUCCESS);
+        }
+        for item in &drift {
+            eprintln!("{}", item.describe());
+        }
+        eprintln!(
+            "{} generated file(s) out of date; run `cargo run -p weight-manifest-codegen`",
+            drift.len()
+        );
+        return Ok(ExitCode::FAILURE);
+    }
+    output::apply(&options.root, &outputs, &drift)?;
+    for item in &drift {
+        println!("{}", item.describe());
+    }
+    println!(
+        "{} of {} generated files updated",
+        drift.len(),
+        outputs.len()
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+fn main() -> ExitCode {
+    match parse_args(std::env::args().skip(1)) {
+        Ok(Command::Help) => {
+            println!("{USAGE}");
+            ExitCode::SUCCESS
+        }
+        Ok(Command::Run(options)) => run(&options).unwrap_or_else(|e| {
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
+        }),
+        Err(e) => {
+            eprintln!("error: {e}\n\n{USAGE}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(list: &[&str]) -> Vec<String> {
+        list.iter().map(|s| (*s).to_owned()).collect()
+    }
+
+    #[test]
+    fn parses_arguments() {
+        assert_eq!(
+            parse_args(args(&["--check", "--root", "/tmp/x"])),
+            Ok(Command::Run(Options {
+                root: "/tmp/x".into(),
+                check: true
+            }))
+        );
+        assert_eq!(parse_args(args(&["--help"])), Ok(Command::Help));
+        assert!(parse_args(args(&["--root"])).is_err());
+        assert!(parse_args(args(&["--frobnicate"])).is_err());
+    }
+
+    /// The checked-in outputs match the sources (the same check as `--check`).
+    #[test]
+    fn checked_in_outputs_are_current() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let outputs = generate(&root).unwrap();
+        let drift = output::drift(&root, &outputs, DIST_DIR).unwrap();
+        let described: Vec<String> = drift.iter().map(output::Drift::describe).collect();
+        assert!(
+            drift.is_empty(),
+            "run `cargo run -p weight-manifest-codegen`: {described:?}"
+        );
+    }
+}

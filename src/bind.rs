@@ -1,0 +1,133 @@
+//! Bind (contract §12): a placement plus a binding to it gives a runtime manifest.
+
+use std::borrow::Cow;
+use std::collections::HashMap;
+
+use crate::error::{Code, Error, Result};
+use crate::model::runtime::RuntimeHeader;
+use crate::model::{construct_runtime, Binding, Placement, Runtime};
+use crate::path::Path;
+use crate::value::Value;
+use crate::wire::{RuntimeBindingFragment, RuntimeFragment};
+
+/// bind(P, B): checks that B binds P (steps 1–7), then builds and validates the runtime
+/// manifest (steps 8–9). The order of B's fragments does not matter.
+pub fn bind(placement: &Placement, binding: &Binding) -> Result<Runtime> {
+    let b = binding.as_wire();
+    let mismatch = |code, message: &str| Err(Error::new(code, message));
+    if placement.model_id() != b.model_id {
+        return mismatch(Code::ModelIdMismatch, "placement and runtime binding model_id differ");
+    }
+    if placement.revision() != b.revision {
+        return mismatch(Code::RevisionMismatch, "placement and runtime binding revision differ");
+    }
+    if placement.placement_id() != b.placement_id {
+        return mismatch(
+            Code::BindingPlacementIdMismatch,
+            "placement_id and runtime binding placement_id differ",
+        );
+    }
+    if placement.digest() != b.placement_digest {
+        return mismatch(
+            Code::DigestMismatch,
+            "placement digest and runtime binding placement digest differ",
+        );
+    }
+
+    // Both lists are sorted by placement_fragment_id and hold distinct ids.
+    let bound: HashMap<&str, (usize, &RuntimeBindingFragment)> = b
+        .fragments
+        .iter()
+        .enumerate()
+        .map(|(i, f)| (f.placement_fragment_id.as_str(), (i, f)))
+        .collect();
+    let placed: HashMap<&str, ()> = placement
+        .fragments()
+        .iter()
+        .map(|f| (f.placement_fragment_id.as_str(), ()))
+        .collect();
+    if let Some(unknown) = b
+        .fragments
+        .iter()
+        .find(|f| !placed.contains_key(f.placement_fragment_id.as_str()))
+    {
+        return Err(Error::new(
+            Code::UnknownBindingFragment,
+            format!(
+                "unknown placement fragment in runtime binding: {}",
+                unknown.placement_fragment_id
+            ),
+        ));
+    }
+    if let Some(missing) = placement
+        .fragments()
+        .iter()
+        .find(|f| !bound.contains_key(f.placement_fragment_id.as_str()))
+    {
+        return Err(Error::new(
+            Code::MissingBindingFragment,
+            format!(
+                "missing placement fragment in runtime binding: {}",
+                missing.placement_fragment_id
+            ),
+        ));
+    }
+
+    let mut fragments = Vec::with_capacity(placement.fragments().len());
+    let mut owners = Vec::with_capacity(placement.fragments().len());
+    for logical in placement.fragments() {
+        let id = logical.placement_fragment_id.as_str();
+        let Some(&(index, physical)) = bound.get(id) else {
+            unreachable!("every placement fragment was found in the binding above");
+        };
+        if physical.nbytes != logical.nbytes {
+            return Err(Error::new(
+                Code::BindingNbytesMismatch,
+                format!("runtime binding byte size does not match placement: {id}"),
+            ));
+        }
+        fragments.push(RuntimeFragment {
+            address: physical.address,
+            aliases: logical.aliases.clone(),
+            device: physical.device.clone(),
+            endpoint: physical.endpoint.clone(),
+            fragment_id: physical.fragment_id.clone(),
+            global_offset: logical.global_offset.clone(),
+            lease_generation: b.generation,
+            local_shape: logical.local_shape.clone(),
+            nbytes: physical.nbytes,
+            placement_fragment_id: Some(logical.placement_fragment_id.clone()),
+            rank: logical.rank.clone(),
+            tensor_id: logical.tensor_id.clone(),
+            worker_id: physical.worker_id.clone(),
+        });
+        owners.push(binding.owner(index).cloned());
+    }
+
+    let text = |s: &str| Value::Str(Cow::Owned(s.to_owned()));
+    let values = [
+        text(placement.model_id()),
+        text(placement.revision()),
+        text(&b.instance_id),
+        text(&b.lease_id),
+        text(placement.placement_id()),
+        Value::UInt(b.generation),
+    ];
+    let [model_id, revision, instance_id, lease_id, placement_id, generation] = &values;
+    let header = RuntimeHeader {
+        model_id,
+        revision,
+        instance_id,
+        lease_id: Some(lease_id),
+        placement_id: Some(placement_id),
+        generation: Some(generation),
+    };
+    construct_runtime(
+        &Path::Root,
+        &header,
+        placement.tensors().to_vec(),
+        fragments,
+        owners,
+    )
+    .map_err(|e| e.with_pointer(None))
+}

@@ -1,0 +1,70 @@
+//! The descriptor part of inventory records (§10.3 step 4.1–4.2, §10.5 step 3.1–3.2).
+
+use std::collections::HashMap;
+
+use super::members::Members;
+use crate::error::{Code, Error, Result};
+use crate::model::descriptor::{check_descriptor, DescriptorFields};
+use crate::wire::TensorDescriptor;
+
+/// Reads the descriptor members in the contract's order, checks and canonicalises.
+pub(crate) fn read_descriptor(record: &Members<'_, '_>) -> Result<TensorDescriptor> {
+    let shard_dims = record.opt("shard_dims");
+    let tensor_id = record.req("tensor_id")?;
+    let global_shape = record.req("global_shape")?;
+    let dtype = record.req("dtype")?;
+    let itemsize = record.req("itemsize")?;
+    let partition_dim = record.req("partition_dim")?;
+    let layer_id = record.opt("layer_id");
+    let expert_id = record.opt("expert_id");
+    let layout_fingerprint = record.req("layout_fingerprint")?;
+    let fields = DescriptorFields {
+        tensor_id,
+        global_shape,
+        dtype,
+        itemsize,
+        partition_dim: Some(partition_dim),
+        layout_fingerprint,
+        layer_id,
+        expert_id,
+        shard_dims,
+    };
+    check_descriptor(&fields, record.path())
+}
+
+/// The distinct canonical descriptors met so far; equivalent spellings merge.
+#[derive(Default)]
+pub(crate) struct DescriptorSet {
+    by_id: HashMap<String, TensorDescriptor>,
+}
+
+impl DescriptorSet {
+    /// Adds `descriptor`; a different one under an existing tensor_id is
+    /// `descriptor_mismatch` with "{prefix} descriptor mismatch: {tensor_id}".
+    pub(crate) fn merge(
+        &mut self,
+        descriptor: TensorDescriptor,
+        prefix: &str,
+        record: &Members<'_, '_>,
+    ) -> Result<()> {
+        match self.by_id.get(&descriptor.tensor_id) {
+            Some(existing) if *existing != descriptor => Err(Error::at(
+                Code::DescriptorMismatch,
+                format!("{prefix} descriptor mismatch: {}", descriptor.tensor_id),
+                record.path(),
+            )),
+            Some(_) => Ok(()),
+            None => {
+                self.by_id.insert(descriptor.tensor_id.clone(), descriptor);
+                Ok(())
+            }
+        }
+    }
+
+    /// The distinct descriptors sorted by tensor_id.
+    pub(crate) fn into_sorted(self) -> Vec<TensorDescriptor> {
+        let mut tensors: Vec<TensorDescriptor> = self.by_id.into_values().collect();
+        tensors.sort_by(|a, b| a.tensor_id.cmp(&b.tensor_id));
+        tensors
+    }
+}

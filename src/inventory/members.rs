@@ -1,0 +1,51 @@
+//! Reading members of inventory records (§10.1): a record that is not an object is read
+//! as an object with no members.
+
+use crate::error::{Code, Error, Result};
+use crate::path::Path;
+use crate::value::{Object, Value};
+
+/// A record (or the top level, or a rank) being read.
+#[derive(Clone, Copy)]
+pub(crate) struct Members<'v, 'a> {
+    object: Option<&'v Object<'a>>,
+    path: &'v Path<'v>,
+}
+
+impl<'v, 'a> Members<'v, 'a> {
+    /// Reads `value` as an object located at `path`.
+    pub(crate) fn of(value: &'v Value<'a>, path: &'v Path<'v>) -> Self {
+        Members {
+            object: value.as_object(),
+            path,
+        }
+    }
+
+    /// The location of member `key`.
+    pub(crate) fn at(&self, key: &'v str) -> Path<'v> {
+        Path::Key(self.path, key)
+    }
+
+    /// The location of the object itself.
+    pub(crate) fn path(&self) -> &'v Path<'v> {
+        self.path
+    }
+
+    /// "read x (req)": `missing_field` located at this object if absent.
+    pub(crate) fn req(&self, key: &str) -> Result<&'v Value<'a>> {
+        self.object.and_then(|o| o.get(key)).ok_or_else(|| {
+            Error::at(
+                Code::MissingField,
+                format!("missing required field: {key}"),
+                self.path,
+            )
+        })
+    }
+
+    /// "read x (opt)": absent and `null` are both not set.
+    pub(crate) fn opt(&self, key: &str) -> Option<&'v Value<'a>> {
+        self.object
+            .and_then(|o| o.get(key))
+            .filter(|v| !matches!(v, Value::Null))
+    }
+}

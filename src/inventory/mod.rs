@@ -1,0 +1,76 @@
+//! The three inventory readers (contract §10): the documents through which a framework
+//! describes what it holds. Unknown members are ignored at every level; a required member
+//! that is absent is `missing_field`, one that is `null` goes on to its check.
+
+mod binding;
+mod descriptor;
+mod members;
+mod placement;
+mod runtime;
+
+pub use binding::binding_from_inventory;
+pub use placement::placement_from_inventory;
+pub use runtime::runtime_from_inventory;
+
+use crate::model::{Binding, Placement, Runtime};
+use crate::reader;
+
+/// Reads a runtime inventory JSON document (§10.3).
+pub fn read_runtime_inventory(text: &[u8], options: &InventoryOptions<'_>) -> Result<Runtime> {
+    runtime_from_inventory(&reader::read(text, "runtime inventory")?, options)
+}
+
+/// Reads a binding inventory JSON document (§10.4).
+pub fn read_binding_inventory(text: &[u8], options: &InventoryOptions<'_>) -> Result<Binding> {
+    binding_from_inventory(&reader::read(text, "runtime binding inventory")?, options)
+}
+
+/// Reads a placement inventory JSON document (§10.5).
+pub fn read_placement_inventory(text: &[u8]) -> Result<Placement> {
+    placement_from_inventory(&reader::read(text, "placement inventory")?)
+}
+
+use crate::error::{Code, Error, Result};
+use crate::model::Owner;
+use crate::value::Value;
+
+/// Options of the runtime and binding inventory readers.
+#[derive(Clone, Copy, Default)]
+pub struct InventoryOptions<'o> {
+    /// The `address_semantics` option (§10.2): not given (`None` or `null`) or `"view"`.
+    /// Any other value is rejected with `address_semantics_invalid`.
+    pub address_semantics: Option<&'o Value<'o>>,
+    /// Called with each record; its result becomes that fragment's owner.
+    pub owner_resolver: Option<&'o dyn Fn(&Value<'_>) -> Option<Owner>>,
+}
+
+impl<'o> InventoryOptions<'o> {
+    /// Options with `address_semantics` set to `"view"`.
+    pub fn view() -> InventoryOptions<'static> {
+        static VIEW: Value<'static> = Value::Str(std::borrow::Cow::Borrowed("view"));
+        InventoryOptions {
+            address_semantics: Some(&VIEW),
+            owner_resolver: None,
+        }
+    }
+}
+
+/// §10.2: whether `view` semantics are declared; any other given value is an error.
+fn view_semantics(options: &InventoryOptions<'_>) -> Result<bool> {
+    match options.address_semantics {
+        None | Some(Value::Null) => Ok(false),
+        Some(Value::Str(s)) if s == "view" => Ok(true),
+        Some(_) => Err(Error::new(
+            Code::AddressSemanticsInvalid,
+            "address_semantics must be 'view'",
+        )),
+    }
+}
+
+fn offsets_require_view(path: &crate::Path<'_>) -> Error {
+    Error::at(
+        Code::OffsetsRequireViewSemantics,
+        "non-zero runtime offsets require address_semantics='view'",
+        path,
+    )
+}

@@ -1,0 +1,61 @@
+//! The placement inventory reader (contract §10.5).
+
+use super::descriptor::{read_descriptor, DescriptorSet};
+use super::members::Members;
+use super::runtime::{read_aliases, read_rank};
+use crate::check;
+use crate::error::Result;
+use crate::model::fragment::{check_placement_fragment, PlacementFragmentFields};
+use crate::model::{construct_placement, Placement};
+use crate::parse::top_object_of;
+use crate::path::Path;
+use crate::value::Value;
+
+const LABEL: &str = "placement inventory";
+
+/// Reads a placement inventory document into a validated [`Placement`].
+pub fn placement_from_inventory(document: &Value<'_>) -> Result<Placement> {
+    let root = Path::Root;
+    top_object_of(document, LABEL)?;
+    let top = Members::of(document, &root);
+
+    let tensors_at = top.at("tensors");
+    let records = check::seq(top.req("tensors")?, "placement inventory tensors", &tensors_at)?;
+    let mut descriptors = DescriptorSet::default();
+    let mut fragments = Vec::with_capacity(records.len());
+    for (i, value) in records.iter().enumerate() {
+        let at = tensors_at.index(i);
+        let record = Members::of(value, &at);
+        let descriptor = read_descriptor(&record)?;
+        let tensor_id = Value::Str(descriptor.tensor_id.clone().into());
+        descriptors.merge(descriptor, "placement", &record)?;
+
+        let rank_value = record.req("rank")?;
+        let placement_fragment_id = record.req("placement_fragment_id")?;
+        let global_offset = record.req("global_offset")?;
+        let local_shape = record.req("local_shape")?;
+        let nbytes = record.req("nbytes")?;
+        let rank_at = record.at("rank");
+        let rank = read_rank(&Members::of(rank_value, &rank_at))?;
+        let aliases = read_aliases(&record)?;
+        let fields = PlacementFragmentFields {
+            placement_fragment_id,
+            tensor_id: &tensor_id,
+            global_offset,
+            local_shape,
+            nbytes,
+            rank,
+            aliases,
+        };
+        fragments.push(check_placement_fragment(&fields, &at)?);
+    }
+
+    construct_placement(
+        &root,
+        top.req("model_id")?,
+        top.req("revision")?,
+        top.opt("placement_id"),
+        descriptors.into_sorted(),
+        fragments,
+    )
+}

@@ -1,0 +1,174 @@
+//! Per-fragment checks: PlacementFragment (§2.3), RuntimeFragment (§2.4) and
+//! RuntimeBindingFragment (§2.5). Each runs its checks in the contract's order on the
+//! members as found in the document and returns the wire value.
+
+use crate::check;
+use crate::error::{Code, Error, Result};
+use crate::path::Path;
+use crate::value::Value;
+use crate::wire::{ParallelRank, PlacementFragment, RuntimeBindingFragment, RuntimeFragment};
+
+/// The members of a placement fragment; the rank is already checked (§6.2 step 4.3).
+pub(crate) struct PlacementFragmentFields<'v, 'a> {
+    pub placement_fragment_id: &'v Value<'a>,
+    pub tensor_id: &'v Value<'a>,
+    pub global_offset: &'v Value<'a>,
+    pub local_shape: &'v Value<'a>,
+    pub nbytes: &'v Value<'a>,
+    pub rank: ParallelRank,
+    /// `None` means absent (default `[]`); a present `null` fails ALIASES.
+    pub aliases: Option<&'v Value<'a>>,
+}
+
+/// §2.3: INTS(global_offset, 0); INTS(local_shape, 1); STR(placement_fragment_id);
+/// STR(tensor_id); INT(nbytes, 1); ALIASES.
+pub(crate) fn check_placement_fragment(
+    fields: &PlacementFragmentFields<'_, '_>,
+    record: &Path<'_>,
+) -> Result<PlacementFragment> {
+    let at = |key: &'static str| Path::Key(record, key);
+    let global_offset = check::ints(fields.global_offset, "global_offset", 0, &at("global_offset"))?;
+    let local_shape = check::ints(fields.local_shape, "local_shape", 1, &at("local_shape"))?;
+    let id = check::string(
+        fields.placement_fragment_id,
+        "placement_fragment_id",
+        &at("placement_fragment_id"),
+    )?;
+    let tensor_id = check::string(fields.tensor_id, "tensor_id", &at("tensor_id"))?;
+    let nbytes = check::int(fields.nbytes, "nbytes", 1, &at("nbytes"))?;
+    let aliases = match fields.aliases {
+        None => Vec::new(),
+        Some(v) => check::aliases(v, &at("aliases"))?,
+    };
+    Ok(PlacementFragment {
+        aliases,
+        global_offset,
+        local_shape,
+        nbytes,
+        placement_fragment_id: id.to_owned(),
+        rank: fields.rank.clone(),
+        tensor_id: tensor_id.to_owned(),
+    })
+}
+
+/// The members of a runtime fragment; the rank is already checked.
+pub(crate) struct RuntimeFragmentFields<'v, 'a> {
+    pub fragment_id: &'v Value<'a>,
+    pub tensor_id: &'v Value<'a>,
+    pub global_offset: &'v Value<'a>,
+    pub local_shape: &'v Value<'a>,
+    pub address: &'v Value<'a>,
+    pub nbytes: &'v Value<'a>,
+    pub worker_id: &'v Value<'a>,
+    pub endpoint: &'v Value<'a>,
+    pub device: &'v Value<'a>,
+    pub rank: ParallelRank,
+    pub lease_generation: &'v Value<'a>,
+    /// `None` means absent (default `[]`); a present `null` fails ALIASES.
+    pub aliases: Option<&'v Value<'a>>,
+    /// `None` or `null` means not set.
+    pub placement_fragment_id: Option<&'v Value<'a>>,
+}
+
+/// §2.4 steps 1–8.
+pub(crate) fn check_runtime_fragment(
+    fields: &RuntimeFragmentFields<'_, '_>,
+    record: &Path<'_>,
+) -> Result<RuntimeFragment> {
+    let at = |key: &'static str| Path::Key(record, key);
+    let global_offset = check::ints(fields.global_offset, "global_offset", 0, &at("global_offset"))?;
+    let local_shape = check::ints(fields.local_shape, "local_shape", 1, &at("local_shape"))?;
+    let fragment_id = check::string(fields.fragment_id, "fragment_id", &at("fragment_id"))?;
+    let tensor_id = check::string(fields.tensor_id, "tensor_id", &at("tensor_id"))?;
+    let worker_id = check::string(fields.worker_id, "worker_id", &at("worker_id"))?;
+    let endpoint = check::string(fields.endpoint, "endpoint", &at("endpoint"))?;
+    let device = check::string(fields.device, "device", &at("device"))?;
+    let (address, nbytes) = check_address_range(fields.address, fields.nbytes, record)?;
+    let lease_generation = check::int(
+        fields.lease_generation,
+        "lease_generation",
+        0,
+        &at("lease_generation"),
+    )?;
+    let aliases = match fields.aliases {
+        None => Vec::new(),
+        Some(v) => check::aliases(v, &at("aliases"))?,
+    };
+    let placement_fragment_id = check::opt_string(
+        fields.placement_fragment_id,
+        "placement_fragment_id",
+        &at("placement_fragment_id"),
+    )?
+    .map(str::to_owned);
+    Ok(RuntimeFragment {
+        address,
+        aliases,
+        device: device.to_owned(),
+        endpoint: endpoint.to_owned(),
+        fragment_id: fragment_id.to_owned(),
+        global_offset,
+        lease_generation,
+        local_shape,
+        nbytes,
+        placement_fragment_id,
+        rank: fields.rank.clone(),
+        tensor_id: tensor_id.to_owned(),
+        worker_id: worker_id.to_owned(),
+    })
+}
+
+/// The members of a runtime binding fragment.
+pub(crate) struct BindingFragmentFields<'v, 'a> {
+    pub placement_fragment_id: &'v Value<'a>,
+    pub fragment_id: &'v Value<'a>,
+    pub address: &'v Value<'a>,
+    pub nbytes: &'v Value<'a>,
+    pub worker_id: &'v Value<'a>,
+    pub endpoint: &'v Value<'a>,
+    pub device: &'v Value<'a>,
+}
+
+/// §2.5: STR on placement_fragment_id, fragment_id, worker_id, endpoint, device; ADDR.
+pub(crate) fn check_binding_fragment(
+    fields: &BindingFragmentFields<'_, '_>,
+    record: &Path<'_>,
+) -> Result<RuntimeBindingFragment> {
+    let at = |key: &'static str| Path::Key(record, key);
+    let placement_fragment_id = check::string(
+        fields.placement_fragment_id,
+        "placement_fragment_id",
+        &at("placement_fragment_id"),
+    )?;
+    let fragment_id = check::string(fields.fragment_id, "fragment_id", &at("fragment_id"))?;
+    let worker_id = check::string(fields.worker_id, "worker_id", &at("worker_id"))?;
+    let endpoint = check::string(fields.endpoint, "endpoint", &at("endpoint"))?;
+    let device = check::string(fields.device, "device", &at("device"))?;
+    let (address, nbytes) = check_address_range(fields.address, fields.nbytes, record)?;
+    Ok(RuntimeBindingFragment {
+        address,
+        device: device.to_owned(),
+        endpoint: endpoint.to_owned(),
+        fragment_id: fragment_id.to_owned(),
+        nbytes,
+        placement_fragment_id: placement_fragment_id.to_owned(),
+        worker_id: worker_id.to_owned(),
+    })
+}
+
+/// ADDR (§2.4 step 4): INT(address, 1); INT(nbytes, 1); the exclusive end
+/// address + nbytes must itself be a u64.
+fn check_address_range(
+    address: &Value<'_>,
+    nbytes: &Value<'_>,
+    record: &Path<'_>,
+) -> Result<(u64, u64)> {
+    let address = check::int(address, "address", 1, &record.key("address"))?;
+    let nbytes = check::int(nbytes, "nbytes", 1, &record.key("nbytes"))?;
+    if address.checked_add(nbytes).is_none() {
+        return Err(Error::new(
+            Code::AddressRangeOverflow,
+            "address range must fit in an unsigned 64-bit integer",
+        ));
+    }
+    Ok((address, nbytes))
+}

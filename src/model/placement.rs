@@ -1,0 +1,133 @@
+//! PlacementManifest (contract §2.6) and its construction (§8.1).
+
+use crate::canonical;
+use crate::check;
+use crate::error::{Code, Error, Result};
+use crate::identity;
+use crate::path::Path;
+use crate::validate::{check_fragment_set, LogicalFragment};
+use crate::value::Value;
+use crate::wire::{PlacementFragment, PlacementManifest, TensorDescriptor};
+
+/// A validated placement manifest: serialisable, address-free, normalised (canonical
+/// descriptors sorted by tensor_id, fragments sorted by placement_fragment_id, aliases
+/// sorted) and carrying its canonical `placement_id` and `digest`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Placement {
+    manifest: PlacementManifest,
+    placement_id: String,
+    digest: String,
+}
+
+impl Placement {
+    /// Parses placement manifest JSON strictly (contract §6.2).
+    pub fn from_json(text: impl AsRef<[u8]>) -> Result<Placement> {
+        crate::parse::placement(text.as_ref())
+    }
+
+    /// Parses a document already read into a [`Value`](crate::Value) (for bindings that
+    /// build the tree from their own objects).
+    pub fn from_value(document: &crate::Value<'_>) -> Result<Placement> {
+        crate::parse::placement_from_value(document)
+    }
+
+    /// Validates a typed manifest exactly as if it were its JSON document; `placement_id:
+    /// None` means "compute". Error paths point into that document.
+    pub fn from_wire(manifest: &PlacementManifest) -> Result<Placement> {
+        Placement::from_json(crate::parse::encode_wire(manifest))
+    }
+
+    /// The canonical wire JSON (§6.1): pure ASCII, no whitespace, no trailing newline.
+    pub fn to_json(&self) -> String {
+        canonical::to_string(&self.manifest)
+            .unwrap_or_else(|e| unreachable!("wire types are always encodable: {e}"))
+    }
+
+    /// The model id.
+    pub fn model_id(&self) -> &str {
+        &self.manifest.model_id
+    }
+
+    /// The revision.
+    pub fn revision(&self) -> &str {
+        &self.manifest.revision
+    }
+
+    /// The canonical descriptors, sorted by tensor_id.
+    pub fn tensors(&self) -> &[TensorDescriptor] {
+        &self.manifest.tensors
+    }
+
+    /// The fragments, sorted by placement_fragment_id.
+    pub fn fragments(&self) -> &[PlacementFragment] {
+        &self.manifest.fragments
+    }
+
+    /// `sha256:` + 64 hex digits over the logical content (§7.1).
+    pub fn placement_id(&self) -> &str {
+        &self.placement_id
+    }
+
+    /// SHA-256 of the wire JSON, 64 lowercase hex digits (§7.2).
+    pub fn digest(&self) -> &str {
+        &self.digest
+    }
+
+    /// The normalised wire value.
+    pub fn as_wire(&self) -> &PlacementManifest {
+        &self.manifest
+    }
+}
+
+/// The §8.1 construction from checked parts. `model_id`, `revision` and `placement_id`
+/// are the members as found (`root` locates their object); `placement_id` not set means
+/// "compute".
+pub(crate) fn construct_placement(
+    root: &Path<'_>,
+    model_id: &Value<'_>,
+    revision: &Value<'_>,
+    placement_id: Option<&Value<'_>>,
+    mut tensors: Vec<TensorDescriptor>,
+    mut fragments: Vec<PlacementFragment>,
+) -> Result<Placement> {
+    tensors.sort_by(|a, b| a.tensor_id.cmp(&b.tensor_id));
+    fragments.sort_by(|a, b| a.placement_fragment_id.cmp(&b.placement_fragment_id));
+    let model_id = check::string(model_id, "model_id", &root.key("model_id"))?;
+    let revision = check::string(revision, "revision", &root.key("revision"))?;
+
+    let logical: Vec<LogicalFragment<'_>> = fragments
+        .iter()
+        .map(|f| LogicalFragment {
+            id: &f.placement_fragment_id,
+            tensor_id: &f.tensor_id,
+            rank: &f.rank,
+            global_offset: &f.global_offset,
+            local_shape: &f.local_shape,
+            nbytes: f.nbytes,
+        })
+        .collect();
+    check_fragment_set(&tensors, &logical)?;
+    drop(logical);
+
+    let canonical_id = identity::placement_id(model_id, revision, &tensors, &fragments);
+    let given = check::opt_string(placement_id, "placement_id", &root.key("placement_id"))?;
+    if given.is_some_and(|id| id != canonical_id) {
+        return Err(Error::new(
+            Code::PlacementIdMismatch,
+            "placement_id does not match canonical logical content",
+        ));
+    }
+    let manifest = PlacementManifest {
+        fragments,
+        model_id: model_id.to_owned(),
+        placement_id: Some(canonical_id.clone()),
+        revision: revision.to_owned(),
+        tensors,
+    };
+    let digest = identity::digest(&manifest);
+    Ok(Placement {
+        manifest,
+        placement_id: canonical_id,
+        digest,
+    })
+}

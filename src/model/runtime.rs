@@ -1,0 +1,169 @@
+//! RuntimeManifest (contract §2.7) and its construction (§8.4).
+
+use std::collections::{BTreeSet, HashMap};
+
+use super::owner::Owner;
+use crate::canonical;
+use crate::check;
+use crate::error::{Code, Error, Result};
+use crate::path::Path;
+use crate::validate::{check_fragment_set, check_physical, LogicalFragment};
+use crate::value::Value;
+use crate::wire::{RuntimeFragment, RuntimeManifest, TensorDescriptor};
+
+/// A validated runtime snapshot: logical boxes and where each lives now. Tensors and
+/// fragments keep manifest order. Owners are carried beside the fragments and excluded
+/// from equality.
+#[derive(Clone, Debug)]
+pub struct Runtime {
+    manifest: RuntimeManifest,
+    owners: Vec<Option<Owner>>,
+}
+
+impl PartialEq for Runtime {
+    fn eq(&self, other: &Self) -> bool {
+        self.manifest == other.manifest
+    }
+}
+
+impl Eq for Runtime {}
+
+impl Runtime {
+    /// Parses runtime manifest JSON strictly (contract §9.1).
+    pub fn from_json(text: impl AsRef<[u8]>) -> Result<Runtime> {
+        crate::parse::runtime(text.as_ref())
+    }
+
+    /// Parses a document already read into a [`Value`](crate::Value) (for bindings that
+    /// build the tree from their own objects).
+    pub fn from_value(document: &crate::Value<'_>) -> Result<Runtime> {
+        crate::parse::runtime_from_value(document)
+    }
+
+    /// Validates a typed manifest exactly as if it were its JSON document.
+    pub fn from_wire(manifest: &RuntimeManifest) -> Result<Runtime> {
+        Runtime::from_json(crate::parse::encode_wire(manifest))
+    }
+
+    /// The same manifest with `owners[i]` attached to fragment `i` (missing entries: none).
+    #[must_use]
+    pub fn with_owners(mut self, owners: Vec<Option<Owner>>) -> Runtime {
+        self.owners = owners;
+        self.owners.resize(self.manifest.fragments.len(), None);
+        self
+    }
+
+    /// The canonical JSON (§9.1).
+    pub fn to_json(&self) -> String {
+        canonical::to_string(&self.manifest)
+            .unwrap_or_else(|e| unreachable!("wire types are always encodable: {e}"))
+    }
+
+    /// The validated wire value.
+    pub fn as_wire(&self) -> &RuntimeManifest {
+        &self.manifest
+    }
+
+    /// The fragments, in manifest order.
+    pub fn fragments(&self) -> &[RuntimeFragment] {
+        &self.manifest.fragments
+    }
+
+    /// The canonical descriptors, in manifest order.
+    pub fn tensors(&self) -> &[TensorDescriptor] {
+        &self.manifest.tensors
+    }
+
+    /// The owner of fragment `index`, if one was attached.
+    pub fn owner(&self, index: usize) -> Option<&Owner> {
+        self.owners.get(index).and_then(Option::as_ref)
+    }
+
+    /// The generation: as given, or derived from the fragments' common lease_generation.
+    pub fn generation(&self) -> Option<u64> {
+        self.manifest.generation
+    }
+}
+
+/// The top-level members of a runtime manifest as found (`root` locates their object).
+pub(crate) struct RuntimeHeader<'v, 'a> {
+    pub model_id: &'v Value<'a>,
+    pub revision: &'v Value<'a>,
+    pub instance_id: &'v Value<'a>,
+    pub lease_id: Option<&'v Value<'a>>,
+    pub placement_id: Option<&'v Value<'a>>,
+    pub generation: Option<&'v Value<'a>>,
+}
+
+/// §8.4 steps 2–9 on checked, canonical descriptors and checked fragments.
+pub(crate) fn construct_runtime(
+    root: &Path<'_>,
+    header: &RuntimeHeader<'_, '_>,
+    tensors: Vec<TensorDescriptor>,
+    fragments: Vec<RuntimeFragment>,
+    owners: Vec<Option<Owner>>,
+) -> Result<Runtime> {
+    let model_id = check::string(header.model_id, "model_id", &root.key("model_id"))?;
+    let revision = check::string(header.revision, "revision", &root.key("revision"))?;
+    let instance_id = check::string(header.instance_id, "instance_id", &root.key("instance_id"))?;
+    let lease_id = check::opt_string(header.lease_id, "lease_id", &root.key("lease_id"))?;
+    let placement_id =
+        check::opt_string(header.placement_id, "placement_id", &root.key("placement_id"))?;
+    let mut generation = check::opt_int(header.generation, "generation", 0, &root.key("generation"))?;
+
+    let leases: BTreeSet<u64> = fragments.iter().map(|f| f.lease_generation).collect();
+    let mut leases = leases.into_iter();
+    match (leases.next(), leases.next()) {
+        (Some(_), Some(_)) => {
+            return Err(Error::new(
+                Code::InconsistentLeaseGenerations,
+                "runtime manifest has inconsistent lease generations",
+            ))
+        }
+        (Some(lease), None) => match generation {
+            None => generation = Some(lease),
+            Some(g) if g != lease => {
+                return Err(Error::new(
+                    Code::GenerationMismatch,
+                    "runtime manifest generation does not match fragment generation",
+                ))
+            }
+            Some(_) => {}
+        },
+        (None, _) => {}
+    }
+
+    let logical: Vec<LogicalFragment<'_>> = fragments
+        .iter()
+        .map(|f| LogicalFragment {
+            id: &f.fragment_id,
+            tensor_id: &f.tensor_id,
+            rank: &f.rank,
+            global_offset: &f.global_offset,
+            local_shape: &f.local_shape,
+            nbytes: f.nbytes,
+        })
+        .collect();
+    check_fragment_set(&tensors, &logical)?;
+    drop(logical);
+    let by_id: HashMap<&str, &TensorDescriptor> =
+        tensors.iter().map(|t| (t.tensor_id.as_str(), t)).collect();
+    check_physical(instance_id, &fragments, &|id| by_id.get(id).copied())?;
+    drop(by_id);
+
+    let mut owners = owners;
+    owners.resize(fragments.len(), None);
+    Ok(Runtime {
+        manifest: RuntimeManifest {
+            fragments,
+            generation,
+            instance_id: instance_id.to_owned(),
+            lease_id: lease_id.map(str::to_owned),
+            model_id: model_id.to_owned(),
+            placement_id: placement_id.map(str::to_owned),
+            revision: revision.to_owned(),
+            tensors,
+        },
+        owners,
+    })
+}

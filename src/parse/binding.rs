@@ -1,0 +1,79 @@
+//! Strict parse of runtime binding manifest JSON (contract §9.2).
+
+use super::members::{exact, member, top_object};
+use crate::check;
+use crate::error::Result;
+use crate::model::binding::BindingHeader;
+use crate::model::construct_binding;
+use crate::model::fragment::{check_binding_fragment, BindingFragmentFields};
+use crate::model::Binding;
+use crate::path::Path;
+use crate::reader;
+use crate::value::Value;
+
+const LABEL: &str = "runtime binding manifest";
+const MANIFEST_KEYS: [&str; 8] = [
+    "fragments",
+    "generation",
+    "instance_id",
+    "lease_id",
+    "model_id",
+    "placement_digest",
+    "placement_id",
+    "revision",
+];
+const FRAGMENT_KEYS: [&str; 7] = [
+    "address",
+    "device",
+    "endpoint",
+    "fragment_id",
+    "nbytes",
+    "placement_fragment_id",
+    "worker_id",
+];
+
+/// Reads and parses a runtime binding manifest document.
+pub(crate) fn binding(text: &[u8]) -> Result<Binding> {
+    binding_from_value(&reader::read(text, LABEL)?)
+}
+
+/// §9.2 parse steps 1–4 on a read document.
+pub(crate) fn binding_from_value(document: &Value<'_>) -> Result<Binding> {
+    let root = Path::Root;
+    top_object(document, LABEL)?;
+    let top = exact(document, &MANIFEST_KEYS, &|| LABEL.to_owned(), &root)?;
+
+    let fragments_at = root.key("fragments");
+    let items = check::seq(member(top, "fragments"), "runtime binding fragments", &fragments_at)?;
+    let mut fragments = Vec::with_capacity(items.len());
+    for (i, item) in items.iter().enumerate() {
+        let at = fragments_at.index(i);
+        let element = exact(
+            item,
+            &FRAGMENT_KEYS,
+            &|| format!("runtime binding fragment {i}"),
+            &at,
+        )?;
+        let fields = BindingFragmentFields {
+            placement_fragment_id: member(element, "placement_fragment_id"),
+            fragment_id: member(element, "fragment_id"),
+            address: member(element, "address"),
+            nbytes: member(element, "nbytes"),
+            worker_id: member(element, "worker_id"),
+            endpoint: member(element, "endpoint"),
+            device: member(element, "device"),
+        };
+        fragments.push(check_binding_fragment(&fields, &at)?);
+    }
+
+    let header = BindingHeader {
+        model_id: member(top, "model_id"),
+        revision: member(top, "revision"),
+        placement_id: member(top, "placement_id"),
+        placement_digest: member(top, "placement_digest"),
+        instance_id: member(top, "instance_id"),
+        lease_id: member(top, "lease_id"),
+        generation: member(top, "generation"),
+    };
+    construct_binding(&root, &header, fragments, Vec::new())
+}

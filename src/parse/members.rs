@@ -1,0 +1,89 @@
+//! Shared pieces of the strict parsers: exact key sets, and the descriptor and rank
+//! members of the two forms that carry them.
+
+use crate::error::{Code, Error, Result};
+use crate::model::descriptor::{check_descriptor, DescriptorFields};
+use crate::model::rank::{check_rank, RankFields};
+use crate::path::Path;
+use crate::value::{Object, Value};
+use crate::wire::{ParallelRank, TensorDescriptor};
+
+/// The 9 keys of a tensor element (§6.1).
+pub(crate) const TENSOR_KEYS: [&str; 9] = [
+    "dtype",
+    "expert_id",
+    "global_shape",
+    "itemsize",
+    "layer_id",
+    "layout_fingerprint",
+    "partition_dim",
+    "shard_dims",
+    "tensor_id",
+];
+
+/// The 4 keys of a rank.
+pub(crate) const RANK_KEYS: [&str; 4] = ["dp", "ep", "pp", "tp"];
+
+static NULL: Value<'static> = Value::Null;
+
+/// Member `key` of an object whose key set was checked (absent cannot happen; `null`
+/// would be returned).
+pub(crate) fn member<'v, 'a>(object: &'v Object<'a>, key: &str) -> &'v Value<'a> {
+    object.get(key).unwrap_or(&NULL)
+}
+
+/// The top level of a document: an object, else `not_an_object`.
+pub(crate) fn top_object<'v, 'a>(document: &'v Value<'a>, label: &str) -> Result<&'v Object<'a>> {
+    document.as_object().ok_or_else(|| {
+        Error::at(
+            Code::NotAnObject,
+            format!("{label} must be a JSON object"),
+            &Path::Root,
+        )
+    })
+}
+
+/// An object with exactly `keys`, else `fields_mismatch` with "{label} schema fields do
+/// not match contract", located at `path`.
+pub(crate) fn exact<'v, 'a>(
+    value: &'v Value<'a>,
+    keys: &[&str],
+    label: &dyn Fn() -> String,
+    path: &Path<'_>,
+) -> Result<&'v Object<'a>> {
+    match value.as_object() {
+        Some(object) if object.has_exact_keys(keys) => Ok(object),
+        _ => Err(Error::at(
+            Code::FieldsMismatch,
+            format!("{} schema fields do not match contract", label()),
+            path,
+        )),
+    }
+}
+
+/// The descriptor checks (§2.2) on a tensor element with exactly the 9 keys.
+pub(crate) fn descriptor(object: &Object<'_>, path: &Path<'_>) -> Result<TensorDescriptor> {
+    let fields = DescriptorFields {
+        tensor_id: member(object, "tensor_id"),
+        global_shape: member(object, "global_shape"),
+        dtype: member(object, "dtype"),
+        itemsize: member(object, "itemsize"),
+        partition_dim: object.get("partition_dim"),
+        layout_fingerprint: member(object, "layout_fingerprint"),
+        layer_id: object.get("layer_id"),
+        expert_id: object.get("expert_id"),
+        shard_dims: object.get("shard_dims"),
+    };
+    check_descriptor(&fields, path)
+}
+
+/// The ParallelRank checks (§2.1) on a rank object with exactly the 4 keys.
+pub(crate) fn rank(object: &Object<'_>, path: &Path<'_>) -> Result<ParallelRank> {
+    let fields = RankFields {
+        dp: member(object, "dp"),
+        tp: member(object, "tp"),
+        pp: member(object, "pp"),
+        ep: member(object, "ep"),
+    };
+    check_rank(&fields, path)
+}

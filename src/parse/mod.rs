@@ -1,0 +1,23 @@
+//! Strict parsers of the three wire forms: placement (§6.2), runtime manifest (§9.1) and
+//! runtime binding manifest (§9.2). Exact key sets at every level.
+
+mod binding;
+mod members;
+mod placement;
+mod runtime;
+
+pub(crate) use binding::{binding, binding_from_value};
+pub(crate) use members::top_object as top_object_of;
+pub(crate) use placement::{placement, placement_from_value};
+pub(crate) use runtime::{runtime, runtime_from_value};
+
+use serde::Serialize;
+
+use crate::canonical;
+
+/// The canonical JSON of a generated wire value, which the typed constructors parse so
+/// that typed and textual input run exactly the same checks.
+pub(crate) fn encode_wire<T: Serialize>(value: &T) -> Vec<u8> {
+    canonical::to_vec(value)
+        .unwrap_or_else(|e| unreachable!("wire types are always encodable: {e}"))
+}

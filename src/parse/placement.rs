@@ -1,0 +1,78 @@
+//! Strict parse of placement manifest JSON (contract §6.2).
+
+use super::members::{descriptor, exact, member, rank, top_object, RANK_KEYS, TENSOR_KEYS};
+use crate::check;
+use crate::error::Result;
+use crate::model::construct_placement;
+use crate::model::fragment::{check_placement_fragment, PlacementFragmentFields};
+use crate::model::Placement;
+use crate::path::Path;
+use crate::reader;
+use crate::value::Value;
+
+const LABEL: &str = "placement manifest";
+const MANIFEST_KEYS: [&str; 5] = ["fragments", "model_id", "placement_id", "revision", "tensors"];
+const FRAGMENT_KEYS: [&str; 7] = [
+    "aliases",
+    "global_offset",
+    "local_shape",
+    "nbytes",
+    "placement_fragment_id",
+    "rank",
+    "tensor_id",
+];
+
+/// Reads and parses a placement manifest document.
+pub(crate) fn placement(text: &[u8]) -> Result<Placement> {
+    placement_from_value(&reader::read(text, LABEL)?)
+}
+
+/// §6.2 steps 1–5 on a read document.
+pub(crate) fn placement_from_value(document: &Value<'_>) -> Result<Placement> {
+    let root = Path::Root;
+    let object = top_object(document, LABEL)?;
+    let top = exact(document, &MANIFEST_KEYS, &|| LABEL.to_owned(), &root)?;
+
+    let tensors_at = root.key("tensors");
+    let items = check::seq(member(top, "tensors"), "placement tensors", &tensors_at)?;
+    let mut tensors = Vec::with_capacity(items.len());
+    for (i, item) in items.iter().enumerate() {
+        let at = tensors_at.index(i);
+        let element = exact(item, &TENSOR_KEYS, &|| format!("placement tensor {i}"), &at)?;
+        tensors.push(descriptor(element, &at)?);
+    }
+
+    let fragments_at = root.key("fragments");
+    let items = check::seq(member(top, "fragments"), "placement fragments", &fragments_at)?;
+    let mut fragments = Vec::with_capacity(items.len());
+    for (i, item) in items.iter().enumerate() {
+        let at = fragments_at.index(i);
+        let element = exact(item, &FRAGMENT_KEYS, &|| format!("placement fragment {i}"), &at)?;
+        let rank_at = at.key("rank");
+        let rank_object = exact(
+            member(element, "rank"),
+            &RANK_KEYS,
+            &|| format!("placement rank {i}"),
+            &rank_at,
+        )?;
+        let fields = PlacementFragmentFields {
+            placement_fragment_id: member(element, "placement_fragment_id"),
+            tensor_id: member(element, "tensor_id"),
+            global_offset: member(element, "global_offset"),
+            local_shape: member(element, "local_shape"),
+            nbytes: member(element, "nbytes"),
+            rank: rank(rank_object, &rank_at)?,
+            aliases: Some(member(element, "aliases")),
+        };
+        fragments.push(check_placement_fragment(&fields, &at)?);
+    }
+
+    construct_placement(
+        &root,
+        member(object, "model_id"),
+        member(object, "revision"),
+        Some(member(object, "placement_id")),
+        tensors,
+        fragments,
+    )
+}

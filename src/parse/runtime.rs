@@ -1,0 +1,101 @@
+//! Strict parse of runtime manifest JSON (contract §9.1).
+
+use super::members::{descriptor, exact, member, rank, top_object, RANK_KEYS, TENSOR_KEYS};
+use crate::check;
+use crate::error::Result;
+use crate::model::construct_runtime;
+use crate::model::fragment::{check_runtime_fragment, RuntimeFragmentFields};
+use crate::model::runtime::RuntimeHeader;
+use crate::model::Runtime;
+use crate::path::Path;
+use crate::reader;
+use crate::value::Value;
+
+const LABEL: &str = "runtime manifest";
+const MANIFEST_KEYS: [&str; 8] = [
+    "fragments",
+    "generation",
+    "instance_id",
+    "lease_id",
+    "model_id",
+    "placement_id",
+    "revision",
+    "tensors",
+];
+const FRAGMENT_KEYS: [&str; 13] = [
+    "address",
+    "aliases",
+    "device",
+    "endpoint",
+    "fragment_id",
+    "global_offset",
+    "lease_generation",
+    "local_shape",
+    "nbytes",
+    "placement_fragment_id",
+    "rank",
+    "tensor_id",
+    "worker_id",
+];
+
+/// Reads and parses a runtime manifest document.
+pub(crate) fn runtime(text: &[u8]) -> Result<Runtime> {
+    runtime_from_value(&reader::read(text, LABEL)?)
+}
+
+/// §9.1 parse steps 1–5 on a read document.
+pub(crate) fn runtime_from_value(document: &Value<'_>) -> Result<Runtime> {
+    let root = Path::Root;
+    top_object(document, LABEL)?;
+    let top = exact(document, &MANIFEST_KEYS, &|| LABEL.to_owned(), &root)?;
+
+    let tensors_at = root.key("tensors");
+    let items = check::seq(member(top, "tensors"), "runtime tensors", &tensors_at)?;
+    let mut tensors = Vec::with_capacity(items.len());
+    for (i, item) in items.iter().enumerate() {
+        let at = tensors_at.index(i);
+        let element = exact(item, &TENSOR_KEYS, &|| format!("runtime tensor {i}"), &at)?;
+        tensors.push(descriptor(element, &at)?);
+    }
+
+    let fragments_at = root.key("fragments");
+    let items = check::seq(member(top, "fragments"), "runtime fragments", &fragments_at)?;
+    let mut fragments = Vec::with_capacity(items.len());
+    for (i, item) in items.iter().enumerate() {
+        let at = fragments_at.index(i);
+        let element = exact(item, &FRAGMENT_KEYS, &|| format!("runtime fragment {i}"), &at)?;
+        let rank_at = at.key("rank");
+        let rank_object = exact(
+            member(element, "rank"),
+            &RANK_KEYS,
+            &|| format!("runtime rank {i}"),
+            &rank_at,
+        )?;
+        let fields = RuntimeFragmentFields {
+            fragment_id: member(element, "fragment_id"),
+            tensor_id: member(element, "tensor_id"),
+            global_offset: member(element, "global_offset"),
+            local_shape: member(element, "local_shape"),
+            address: member(element, "address"),
+            nbytes: member(element, "nbytes"),
+            worker_id: member(element, "worker_id"),
+            endpoint: member(element, "endpoint"),
+            device: member(element, "device"),
+            rank: rank(rank_object, &rank_at)?,
+            lease_generation: member(element, "lease_generation"),
+            aliases: Some(member(element, "aliases")),
+            placement_fragment_id: element.get("placement_fragment_id"),
+        };
+        fragments.push(check_runtime_fragment(&fields, &at)?);
+    }
+
+    let header = RuntimeHeader {
+        model_id: member(top, "model_id"),
+        revision: member(top, "revision"),
+        instance_id: member(top, "instance_id"),
+        lease_id: top.get("lease_id"),
+        placement_id: top.get("placement_id"),
+        generation: top.get("generation"),
+    };
+    construct_runtime(&root, &header, tensors, fragments, Vec::new())
+}

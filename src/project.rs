@@ -1,0 +1,135 @@
+//! Projections (contract §11): a runtime snapshot's logical half as a placement, and its
+//! physical half as a binding to that placement.
+
+use std::borrow::Cow;
+
+use crate::check;
+use crate::error::{Code, Error, Result};
+use crate::identity::{self, FragmentIdPayload};
+use crate::model::binding::BindingHeader;
+use crate::model::{construct_binding, construct_placement, Binding, Placement, Runtime};
+use crate::path::Path;
+use crate::value::Value;
+use crate::wire::{PlacementFragment, RuntimeBindingFragment, RuntimeFragment};
+
+/// The placement_fragment_id of a runtime fragment: its explicit id, else the generated
+/// `logical:` id (§7.3).
+pub fn placement_fragment_id(fragment: &RuntimeFragment) -> String {
+    match &fragment.placement_fragment_id {
+        Some(id) => id.clone(),
+        None => identity::logical_fragment_id(&FragmentIdPayload {
+            aliases: &fragment.aliases,
+            global_offset: &fragment.global_offset,
+            local_shape: &fragment.local_shape,
+            nbytes: fragment.nbytes,
+            rank: &fragment.rank,
+            tensor_id: &fragment.tensor_id,
+        }),
+    }
+}
+
+/// §11.1 project_placement(R, placement_id?). `Some("")` is rejected (`empty_string`);
+/// only the canonical id is ever accepted.
+pub fn project_placement(runtime: &Runtime, placement_id: Option<&str>) -> Result<Placement> {
+    let argument = placement_id.map(|id| Value::Str(Cow::Borrowed(id)));
+    project_placement_value(runtime, argument.as_ref())
+}
+
+/// §11.1 with the argument as a document value (a binding may pass any object).
+pub(crate) fn project_placement_value(
+    runtime: &Runtime,
+    placement_id: Option<&Value<'_>>,
+) -> Result<Placement> {
+    let wire = runtime.as_wire();
+    let fragments: Vec<PlacementFragment> = wire
+        .fragments
+        .iter()
+        .map(|f| PlacementFragment {
+            aliases: f.aliases.clone(),
+            global_offset: f.global_offset.clone(),
+            local_shape: f.local_shape.clone(),
+            nbytes: f.nbytes,
+            placement_fragment_id: placement_fragment_id(f),
+            rank: f.rank.clone(),
+            tensor_id: f.tensor_id.clone(),
+        })
+        .collect();
+    let argument = match placement_id {
+        None | Some(Value::Null) => None,
+        Some(value) => Some(check::string(value, "placement_id", &Path::Root)?),
+    };
+    let held = wire.placement_id.as_deref();
+    let id = argument.or(held).map(|id| Value::Str(Cow::Borrowed(id)));
+    construct_placement(
+        &Path::Root,
+        &Value::Str(Cow::Borrowed(&wire.model_id)),
+        &Value::Str(Cow::Borrowed(&wire.revision)),
+        id.as_ref(),
+        wire.tensors.clone(),
+        fragments,
+    )
+    .map_err(|e| e.with_pointer(None))
+}
+
+/// §11.2 project_binding(R, placement_id?).
+pub fn project_binding(runtime: &Runtime, placement_id: Option<&str>) -> Result<Binding> {
+    let argument = placement_id.map(|id| Value::Str(Cow::Borrowed(id)));
+    project_binding_value(runtime, argument.as_ref())
+}
+
+/// §11.2 with the argument as a document value.
+pub(crate) fn project_binding_value(
+    runtime: &Runtime,
+    placement_id: Option<&Value<'_>>,
+) -> Result<Binding> {
+    let wire = runtime.as_wire();
+    let Some(lease_id) = wire.lease_id.as_deref() else {
+        return Err(Error::new(
+            Code::MissingLeaseId,
+            "runtime manifest has no lease_id for runtime binding",
+        ));
+    };
+    let Some(generation) = wire.generation else {
+        return Err(Error::new(
+            Code::MissingGeneration,
+            "runtime manifest has no generation for runtime binding",
+        ));
+    };
+    let placement = project_placement_value(runtime, placement_id)?;
+    let fragments: Vec<RuntimeBindingFragment> = wire
+        .fragments
+        .iter()
+        .map(|f| RuntimeBindingFragment {
+            address: f.address,
+            device: f.device.clone(),
+            endpoint: f.endpoint.clone(),
+            fragment_id: f.fragment_id.clone(),
+            nbytes: f.nbytes,
+            placement_fragment_id: placement_fragment_id(f),
+            worker_id: f.worker_id.clone(),
+        })
+        .collect();
+    let owners = (0..fragments.len()).map(|i| runtime.owner(i).cloned()).collect();
+    let text = |s: &str| Value::Str(Cow::Owned(s.to_owned()));
+    let header_values = [
+        text(&wire.model_id),
+        text(&wire.revision),
+        text(placement.placement_id()),
+        text(placement.digest()),
+        text(&wire.instance_id),
+        text(lease_id),
+        Value::UInt(generation),
+    ];
+    let [model_id, revision, placement_id, placement_digest, instance_id, lease_id, generation] =
+        &header_values;
+    let header = BindingHeader {
+        model_id,
+        revision,
+        placement_id,
+        placement_digest,
+        instance_id,
+        lease_id,
+        generation,
+    };
+    construct_binding(&Path::Root, &header, fragments, owners).map_err(|e| e.with_pointer(None))
+}

@@ -1,0 +1,319 @@
+//! The iterative parser: one left-to-right pass with an explicit stack of open containers.
+
+use std::borrow::Cow;
+use std::mem;
+
+use super::scan::{find_special, hex4, parse_u64, skip_digits, skip_whitespace};
+use super::{dup, duplicate_key, invalid_json, non_finite, MAX_DEPTH};
+use crate::error::Error;
+use crate::value::{Object, Value};
+
+/// An open array or object. Finished children wait on the parser's shared value and member
+/// stacks from `start` on, so each container is allocated once, at its exact size.
+enum Frame<'a> {
+    Array { start: usize },
+    Object { start: usize, key: Cow<'a, str> },
+}
+
+/// Parser state over one document.
+pub(super) struct Parser<'a, 'l> {
+    text: &'a str,
+    bytes: &'a [u8],
+    pos: usize,
+    label: &'l str,
+}
+
+impl<'a, 'l> Parser<'a, 'l> {
+    pub(super) fn new(text: &'a str, label: &'l str) -> Self {
+        Parser {
+            text,
+            bytes: text.as_bytes(),
+            pos: 0,
+            label,
+        }
+    }
+
+    #[cold]
+    fn invalid(&self) -> Error {
+        invalid_json(self.label)
+    }
+
+    #[inline]
+    fn peek(&self) -> Option<u8> {
+        self.bytes.get(self.pos).copied()
+    }
+
+    #[inline]
+    fn skip_ws(&mut self) {
+        self.pos = skip_whitespace(self.bytes, self.pos);
+    }
+
+    /// The text between two byte offsets that both lie on ASCII bytes or the end.
+    #[inline]
+    fn slice(&self, start: usize, end: usize) -> Result<&'a str, Error> {
+        self.text.get(start..end).ok_or_else(|| self.invalid())
+    }
+
+    /// Reads the whole document: one value, optionally surrounded by whitespace.
+    pub(super) fn parse(mut self) -> Result<Value<'a>, Error> {
+        let mut frames: Vec<Frame<'a>> = Vec::new();
+        let mut values: Vec<Value<'a>> = Vec::new();
+        let mut members: Vec<(Cow<'a, str>, Value<'a>)> = Vec::new();
+        'value: loop {
+            self.skip_ws();
+            let mut value = match self.peek() {
+                Some(open @ (b'[' | b'{')) => {
+                    if frames.len() >= MAX_DEPTH {
+                        return Err(self.invalid());
+                    }
+                    self.pos += 1;
+                    self.skip_ws();
+                    if open == b'[' {
+                        if self.peek() == Some(b']') {
+                            self.pos += 1;
+                            Value::Array(Vec::new())
+                        } else {
+                            frames.push(Frame::Array {
+                                start: values.len(),
+                            });
+                            continue 'value;
+                        }
+                    } else if self.peek() == Some(b'}') {
+                        self.pos += 1;
+                        Value::Object(Object::default())
+                    } else {
+                        let key = self.member_key()?;
+                        frames.push(Frame::Object {
+                            start: members.len(),
+                            key,
+                        });
+                        continue 'value;
+                    }
+                }
+                _ => self.scalar()?,
+            };
+            // Attach the finished value to its container, closing containers as they end.
+            loop {
+                match frames.last_mut() {
+                    None => {
+                        self.skip_ws();
+                        return if self.pos == self.bytes.len() {
+                            Ok(value)
+                        } else {
+                            Err(self.invalid())
+                        };
+                    }
+                    Some(Frame::Array { start }) => {
+                        values.push(value);
+                        self.skip_ws();
+                        match self.peek() {
+                            Some(b',') => {
+                                self.pos += 1;
+                                continue 'value;
+                            }
+                            Some(b']') => {
+                                self.pos += 1;
+                                let items = values.drain(*start..).collect();
+                                frames.pop();
+                                value = Value::Array(items);
+                            }
+                            _ => return Err(self.invalid()),
+                        }
+                    }
+                    Some(Frame::Object { start, key }) => {
+                        members.push((mem::take(key), value));
+                        self.skip_ws();
+                        match self.peek() {
+                            Some(b',') => {
+                                self.pos += 1;
+                                self.skip_ws();
+                                *key = self.member_key()?;
+                                continue 'value;
+                            }
+                            Some(b'}') => {
+                                self.pos += 1;
+                                let open = members.get(*start..).unwrap_or_default();
+                                if let Some(key) = dup::first_duplicate(open) {
+                                    return Err(duplicate_key(key));
+                                }
+                                let object = members.drain(*start..).collect();
+                                frames.pop();
+                                value = Value::Object(Object::from_members(object));
+                            }
+                            _ => return Err(self.invalid()),
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Reads `"key"` and the following `:` (with whitespace around the colon).
+    fn member_key(&mut self) -> Result<Cow<'a, str>, Error> {
+        if self.peek() != Some(b'"') {
+            return Err(self.invalid());
+        }
+        self.pos += 1;
+        let key = self.string()?;
+        self.skip_ws();
+        if self.peek() != Some(b':') {
+            return Err(self.invalid());
+        }
+        self.pos += 1;
+        Ok(key)
+    }
+
+    /// Reads a value that is not an array or object, starting at the current byte.
+    fn scalar(&mut self) -> Result<Value<'a>, Error> {
+        let rest = self.bytes.get(self.pos..).unwrap_or_default();
+        let (value, len) = match rest.first() {
+            Some(b'"') => {
+                self.pos += 1;
+                return Ok(Value::Str(self.string()?));
+            }
+            Some(b'-' | b'0'..=b'9') => return self.number(),
+            _ if rest.starts_with(b"true") => (Value::Bool(true), 4),
+            _ if rest.starts_with(b"false") => (Value::Bool(false), 5),
+            _ if rest.starts_with(b"null") => (Value::Null, 4),
+            _ if rest.starts_with(b"NaN") => return Err(non_finite("NaN")),
+            _ if rest.starts_with(b"Infinity") => return Err(non_finite("Infinity")),
+            _ => return Err(self.invalid()),
+        };
+        self.pos += len;
+        Ok(value)
+    }
+
+    /// Reads a number (or `-Infinity`); the current byte is `-` or a digit.
+    fn number(&mut self) -> Result<Value<'a>, Error> {
+        let start = self.pos;
+        let negative = self.peek() == Some(b'-');
+        if negative {
+            self.pos += 1;
+        }
+        let int_start = self.pos;
+        match self.peek() {
+            Some(b'0') => self.pos += 1,
+            Some(b'1'..=b'9') => self.pos = skip_digits(self.bytes, self.pos + 1),
+            Some(b'I') if self.bytes.get(self.pos..).unwrap_or_default().starts_with(b"Infinity") => {
+                return Err(non_finite("-Infinity"));
+            }
+            _ => return Err(self.invalid()),
+        }
+        let int_end = self.pos;
+        let mut integer = true;
+        if self.peek() == Some(b'.') {
+            self.pos = self.digits_after(self.pos + 1)?;
+            integer = false;
+        }
+        if let Some(b'e' | b'E') = self.peek() {
+            let mut at = self.pos + 1;
+            if let Some(b'+' | b'-') = self.bytes.get(at) {
+                at += 1;
+            }
+            self.pos = self.digits_after(at)?;
+            integer = false;
+        }
+        let text = Cow::Borrowed(self.slice(start, self.pos)?);
+        if !integer {
+            return Ok(Value::Float(text));
+        }
+        let digits = self.bytes.get(int_start..int_end).unwrap_or_default();
+        Ok(if negative {
+            if digits == b"0" {
+                Value::UInt(0)
+            } else {
+                Value::NegInt(text)
+            }
+        } else {
+            match parse_u64(digits) {
+                Some(n) => Value::UInt(n),
+                None => Value::BigUInt(text),
+            }
+        })
+    }
+
+    /// The end of a run of at least one digit starting at `at`.
+    fn digits_after(&self, at: usize) -> Result<usize, Error> {
+        let end = skip_digits(self.bytes, at);
+        if end == at {
+            Err(self.invalid())
+        } else {
+            Ok(end)
+        }
+    }
+
+    /// Reads the rest of a string whose opening quote has been consumed.
+    #[inline]
+    fn string(&mut self) -> Result<Cow<'a, str>, Error> {
+        let start = self.pos;
+        let end = find_special(self.bytes, start);
+        match self.bytes.get(end) {
+            Some(b'"') => {
+                self.pos = end + 1;
+                Ok(Cow::Borrowed(self.slice(start, end)?))
+            }
+            Some(b'\\') => {
+                let mut owned = String::with_capacity(end - start + 16);
+                owned.push_str(self.slice(start, end)?);
+                self.pos = end;
+                self.escaped_string(owned).map(Cow::Owned)
+            }
+            _ => Err(self.invalid()),
+        }
+    }
+
+    /// Continues a string at a backslash, decoding escapes into `out`.
+    fn escaped_string(&mut self, mut out: String) -> Result<String, Error> {
+        loop {
+            // The current byte is the backslash of an escape.
+            let escape = self.bytes.get(self.pos + 1).copied();
+            self.pos += 2;
+            let decoded = match escape {
+                Some(b'"') => '"',
+                Some(b'\\') => '\\',
+                Some(b'/') => '/',
+                Some(b'b') => '\u{8}',
+                Some(b'f') => '\u{c}',
+                Some(b'n') => '\n',
+                Some(b'r') => '\r',
+                Some(b't') => '\t',
+                Some(b'u') => self.unicode_escape()?,
+                _ => return Err(self.invalid()),
+            };
+            out.push(decoded);
+            let start = self.pos;
+            let end = find_special(self.bytes, start);
+            out.push_str(self.slice(start, end)?);
+            match self.bytes.get(end) {
+                Some(b'"') => {
+                    self.pos = end + 1;
+                    return Ok(out);
+                }
+                Some(b'\\') => self.pos = end,
+                _ => return Err(self.invalid()),
+            }
+        }
+    }
+
+    /// Decodes the hex digits of a `\u` escape (after the `u`), joining a surrogate pair.
+    fn unicode_escape(&mut self) -> Result<char, Error> {
+        let unit = hex4(self.bytes, self.pos).ok_or_else(|| self.invalid())?;
+        self.pos += 4;
+        let scalar = match unit {
+            0xD800..=0xDBFF => {
+                let next = self.bytes.get(self.pos..).unwrap_or_default();
+                if !next.starts_with(b"\\u") {
+                    return Err(self.invalid());
+                }
+                let low = hex4(self.bytes, self.pos + 2).ok_or_else(|| self.invalid())?;
+                if !(0xDC00..=0xDFFF).contains(&low) {
+                    return Err(self.invalid());
+                }
+                self.pos += 6;
+                0x10000 + ((unit - 0xD800) << 10) + (low - 0xDC00)
+            }
+            _ => unit,
+        };
+        char::from_u32(scalar).ok_or_else(|| self.invalid())
+    }
+}

@@ -1,0 +1,44 @@
+//! Same-rank box overlap (contract §8.3): fragments of one tensor on one rank must not
+//! intersect; replicas on different ranks may.
+
+use std::collections::HashMap;
+
+use super::fragment_set::LogicalFragment;
+use crate::error::{Code, Error, Result};
+use crate::geometry::{first_intersection, BoxRef};
+use crate::wire::ParallelRank;
+
+/// Groups by (tensor_id, rank) in order of first appearance and sweeps each group.
+pub(crate) fn check_box_overlap(fragments: &[LogicalFragment<'_>]) -> Result<()> {
+    let mut group_of: HashMap<(&str, &ParallelRank), usize> = HashMap::new();
+    let mut groups: Vec<Vec<usize>> = Vec::new();
+    for (i, fragment) in fragments.iter().enumerate() {
+        let next = groups.len();
+        let group = *group_of
+            .entry((fragment.tensor_id, fragment.rank))
+            .or_insert(next);
+        if group == next {
+            groups.push(Vec::new());
+        }
+        groups[group].push(i);
+    }
+    for members in groups.iter().filter(|m| m.len() > 1) {
+        let boxes: Vec<BoxRef<'_>> = members
+            .iter()
+            .map(|&i| BoxRef {
+                offset: fragments[i].global_offset,
+                extent: fragments[i].local_shape,
+            })
+            .collect();
+        if let Some((first, second)) = first_intersection(&boxes) {
+            return Err(Error::new(
+                Code::FragmentOverlap,
+                format!(
+                    "logical fragment boxes overlap for tensor and parallel rank: {} and {}",
+                    fragments[members[first]].id, fragments[members[second]].id
+                ),
+            ));
+        }
+    }
+    Ok(())
+}

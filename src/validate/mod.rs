@@ -1,0 +1,10 @@
+//! Rules over a whole manifest: the fragment set (§8.2), same-rank box overlap (§8.3),
+//! physical address overlap (§8.5).
+
+mod bignum;
+mod box_overlap;
+mod fragment_set;
+mod physical;
+
+pub(crate) use fragment_set::{check_fragment_set, LogicalFragment};
+pub(crate) use physical::check_physical;

@@ -1,0 +1,135 @@
+//! Physical address rules (contract §8.5): within one address space (instance, worker,
+//! device) byte ranges are disjoint, except for exact declared alias pairs.
+
+use std::collections::HashMap;
+
+use crate::error::{Code, Error, Result};
+use crate::wire::{RuntimeFragment, TensorDescriptor};
+
+/// Checks every address space of a runtime manifest. `descriptor` resolves a tensor_id to
+/// its canonical descriptor (the fragment-set rules have already run, so it always does).
+pub(crate) fn check_physical<'a>(
+    instance_id: &str,
+    fragments: &'a [RuntimeFragment],
+    descriptor: &dyn Fn(&str) -> Option<&'a TensorDescriptor>,
+) -> Result<()> {
+    let mut space_of: HashMap<(&str, &str), usize> = HashMap::new();
+    let mut spaces: Vec<Vec<usize>> = Vec::new();
+    for (i, fragment) in fragments.iter().enumerate() {
+        let next = spaces.len();
+        let space = *space_of
+            .entry((&fragment.worker_id, &fragment.device))
+            .or_insert(next);
+        if space == next {
+            spaces.push(Vec::new());
+        }
+        spaces[space].push(i);
+    }
+    for members in &mut spaces {
+        members.sort_by_key(|&i| fragments[i].address); // stable
+        // While no violation has been found, every active fragment contains the current
+        // address, so any two active ones overlap and must be an exact alias pair: the
+        // active set is one class of identical ranges. The alias relation is a conjunction
+        // of equalities, hence transitive, so comparing with the first member decides.
+        let mut active: Vec<usize> = Vec::new();
+        for &current in members.iter() {
+            let c = &fragments[current];
+            if let Some(&first) = active.first() {
+                let p = &fragments[first];
+                if p.address.saturating_add(p.nbytes) <= c.address {
+                    active.clear();
+                } else if !exact_alias_pair(p, c, descriptor) {
+                    return Err(overlap_error(instance_id, p, c));
+                }
+            }
+            active.push(current);
+        }
+    }
+    Ok(())
+}
+
+fn exact_alias_pair<'a>(
+    p: &'a RuntimeFragment,
+    c: &'a RuntimeFragment,
+    descriptor: &dyn Fn(&str) -> Option<&'a TensorDescriptor>,
+) -> bool {
+    let same_descriptor = match (descriptor(&p.tensor_id), descriptor(&c.tensor_id)) {
+        (Some(a), Some(b)) => {
+            a.global_shape == b.global_shape
+                && a.dtype == b.dtype
+                && a.itemsize == b.itemsize
+                && a.partition_dim == b.partition_dim
+                && a.shard_dims == b.shard_dims
+                && a.layer_id == b.layer_id
+                && a.expert_id == b.expert_id
+                && a.layout_fingerprint == b.layout_fingerprint
+        }
+        _ => false,
+    };
+    p.address == c.address
+        && p.nbytes == c.nbytes
+        && p.lease_generation == c.lease_generation
+        && p.aliases.len() >= 2
+        && p.aliases == c.aliases
+        && p.global_offset == c.global_offset
+        && p.local_shape == c.local_shape
+        && same_descriptor
+}
+
+fn overlap_error(instance_id: &str, first: &RuntimeFragment, second: &RuntimeFragment) -> Error {
+    Error::new(
+        Code::AddressOverlap,
+        format!(
+            "runtime manifest address ranges overlap: {} and {} in ({}, {}, {})",
+            first.fragment_id,
+            second.fragment_id,
+            python_repr(instance_id),
+            python_repr(&first.worker_id),
+            python_repr(&first.device),
+        ),
+    )
+}
+
+/// Python's `repr` of a str, which the reference embeds in the address_overlap message
+/// (§16 D8): single quotes unless the text has a `'` and no `"`; backslash, the quote,
+/// `\n`, `\r`, `\t` and other control characters escaped.
+pub(crate) fn python_repr(text: &str) -> String {
+    let quote = if text.contains('\'') && !text.contains('"') {
+        '"'
+    } else {
+        '\''
+    };
+    let mut out = String::with_capacity(text.len() + 2);
+    out.push(quote);
+    for c in text.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if c == quote => {
+                out.push('\\');
+                out.push(c);
+            }
+            c if u32::from(c) < 0x20 || (0x7f..0xa0).contains(&u32::from(c)) => {
+                out.push_str(&format!("\\x{:02x}", u32::from(c)));
+            }
+            c => out.push(c),
+        }
+    }
+    out.push(quote);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::python_repr;
+
+    #[test]
+    fn renders_like_python_repr() {
+        assert_eq!(python_repr("cuda:0"), "'cuda:0'");
+        assert_eq!(python_repr("it's"), "\"it's\"");
+        assert_eq!(python_repr("a'\"b"), "'a\\'\"b'");
+        assert_eq!(python_repr("a\\b\n\u{1}"), "'a\\\\b\\n\\x01'");
+    }
+}

@@ -1,0 +1,9 @@
+//! The wire types, generated from `schema/` by `weight-manifest-codegen`.
+//!
+//! They are the shapes of the documents, nothing more: values of these types are not
+//! validated. The validated domain values ([`crate::Placement`] and friends) hold them.
+
+#[rustfmt::skip]
+#[allow(clippy::all, clippy::pedantic, missing_docs)]
+mod generated;
+pub use generated::*;
