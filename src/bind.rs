@@ -1,7 +1,7 @@
 //! Bind (contract §12): a placement plus a binding to it gives a runtime manifest.
 
 use std::borrow::Cow;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use crate::error::{Code, Error, Result};
 use crate::model::runtime::RuntimeHeader;
@@ -16,10 +16,16 @@ pub fn bind(placement: &Placement, binding: &Binding) -> Result<Runtime> {
     let b = binding.as_wire();
     let mismatch = |code, message: &str| Err(Error::new(code, message));
     if placement.model_id() != b.model_id {
-        return mismatch(Code::ModelIdMismatch, "placement and runtime binding model_id differ");
+        return mismatch(
+            Code::ModelIdMismatch,
+            "placement and runtime binding model_id differ",
+        );
     }
     if placement.revision() != b.revision {
-        return mismatch(Code::RevisionMismatch, "placement and runtime binding revision differ");
+        return mismatch(
+            Code::RevisionMismatch,
+            "placement and runtime binding revision differ",
+        );
     }
     if placement.placement_id() != b.placement_id {
         return mismatch(
@@ -41,15 +47,15 @@ pub fn bind(placement: &Placement, binding: &Binding) -> Result<Runtime> {
         .enumerate()
         .map(|(i, f)| (f.placement_fragment_id.as_str(), (i, f)))
         .collect();
-    let placed: HashMap<&str, ()> = placement
+    let placed: HashSet<&str> = placement
         .fragments()
         .iter()
-        .map(|f| (f.placement_fragment_id.as_str(), ()))
+        .map(|f| f.placement_fragment_id.as_str())
         .collect();
     if let Some(unknown) = b
         .fragments
         .iter()
-        .find(|f| !placed.contains_key(f.placement_fragment_id.as_str()))
+        .find(|f| !placed.contains(f.placement_fragment_id.as_str()))
     {
         return Err(Error::new(
             Code::UnknownBindingFragment,

@@ -85,7 +85,10 @@ pub(crate) fn ints(value: &Value<'_>, field: &str, min: u64, path: &Path<'_>) ->
             path,
         ));
     };
-    items.iter().map(|item| int(item, field, min, path)).collect()
+    items
+        .iter()
+        .map(|item| int(item, field, min, path))
+        .collect()
 }
 
 /// SEQ(label): the value is an array.
@@ -172,7 +175,9 @@ mod tests {
             ]
         );
         assert_eq!(
-            int(&Value::UInt(0), "itemsize", 1, &p).unwrap_err().message(),
+            int(&Value::UInt(0), "itemsize", 1, &p)
+                .unwrap_err()
+                .message(),
             "itemsize must be at least 1"
         );
     }
@@ -180,8 +185,13 @@ mod tests {
     #[test]
     fn ints_names_the_array() {
         let p = Path::Root;
-        let err = ints(&Value::Array(vec![Value::UInt(1), Value::Null]), "local_shape", 1, &p)
-            .unwrap_err();
+        let err = ints(
+            &Value::Array(vec![Value::UInt(1), Value::Null]),
+            "local_shape",
+            1,
+            &p,
+        )
+        .unwrap_err();
         assert_eq!(err.message(), "local_shape must be an integer");
         let err = ints(&s("x"), "local_shape", 1, &p).unwrap_err();
         assert_eq!(err.code(), Code::NotASequence);
@@ -194,7 +204,10 @@ mod tests {
         let v = Value::Array(vec![s("zeta"), s("alpha")]);
         assert_eq!(aliases(&v, &p).unwrap(), ["alpha", "zeta"]);
         let dup = Value::Array(vec![s("a"), s("a")]);
-        assert_eq!(aliases(&dup, &p).unwrap_err().code(), Code::AliasesDuplicate);
+        assert_eq!(
+            aliases(&dup, &p).unwrap_err().code(),
+            Code::AliasesDuplicate
+        );
         for bad in [Value::Null, s("a"), Value::Array(vec![s("")])] {
             assert_eq!(aliases(&bad, &p).unwrap_err().code(), Code::AliasesInvalid);
         }

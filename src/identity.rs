@@ -76,7 +76,12 @@ mod tests {
 
     #[test]
     fn w2_generated_fragment_id() {
-        let rank = ParallelRank { dp: 0, ep: 1, pp: 1, tp: 0 };
+        let rank = ParallelRank {
+            dp: 0,
+            ep: 1,
+            pp: 1,
+            tp: 0,
+        };
         let payload = FragmentIdPayload {
             aliases: &[],
             global_offset: &[0, 0],

@@ -37,14 +37,17 @@ pub mod error;
 pub mod inventory;
 pub mod path;
 pub mod reader;
+pub mod schema;
 pub mod value;
 pub mod wire;
 
 mod bind;
 mod check;
+pub mod conformance;
 mod geometry;
 mod identity;
 mod model;
+pub mod ops;
 mod parse;
 mod project;
 mod validate;

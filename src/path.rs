@@ -16,11 +16,13 @@ pub enum Path<'p> {
 
 impl<'p> Path<'p> {
     /// The location of member `key` below this one.
+    #[must_use]
     pub fn key(&'p self, key: &'p str) -> Path<'p> {
         Path::Key(self, key)
     }
 
     /// The location of element `index` below this one.
+    #[must_use]
     pub fn index(&'p self, index: usize) -> Path<'p> {
         Path::Index(self, index)
     }

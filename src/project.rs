@@ -109,7 +109,9 @@ pub(crate) fn project_binding_value(
             worker_id: f.worker_id.clone(),
         })
         .collect();
-    let owners = (0..fragments.len()).map(|i| runtime.owner(i).cloned()).collect();
+    let owners = (0..fragments.len())
+        .map(|i| runtime.owner(i).cloned())
+        .collect();
     let text = |s: &str| Value::Str(Cow::Owned(s.to_owned()));
     let header_values = [
         text(&wire.model_id),

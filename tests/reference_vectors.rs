@@ -28,7 +28,7 @@ fn json(name: &str) -> serde_json::Value {
 }
 
 fn sha256_hex(data: &[u8]) -> String {
-    Sha256::digest(data).iter().map(|b| format!("{b:02x}")).collect()
+    weight_manifest::canonical::hex(&Sha256::digest(data).into())
 }
 
 const MODELS: [&str; 3] = ["01_tp_sharded_2d", "02_moe_ep_pp", "03_tied_aliases"];
@@ -41,17 +41,31 @@ fn model_placements_parse_to_themselves_with_recorded_ids() {
         let placement = Placement::from_json(&wire).unwrap();
         let recorded = &ids[model];
         assert_eq!(placement.to_json(), wire, "{model}");
-        assert_eq!(placement.placement_id(), recorded["placement_id"], "{model}");
+        assert_eq!(
+            placement.placement_id(),
+            recorded["placement_id"],
+            "{model}"
+        );
         assert_eq!(placement.digest(), recorded["digest"], "{model}");
         assert_eq!(placement.digest(), sha256_hex(wire.as_bytes()));
-        assert_eq!(placement.tensors().len() as u64, recorded["tensor_count"].as_u64().unwrap());
-        assert_eq!(placement.fragments().len() as u64, recorded["fragment_count"].as_u64().unwrap());
+        assert_eq!(
+            placement.tensors().len() as u64,
+            recorded["tensor_count"].as_u64().unwrap()
+        );
+        assert_eq!(
+            placement.fragments().len() as u64,
+            recorded["fragment_count"].as_u64().unwrap()
+        );
 
-        let pretty = Placement::from_json(bytes(&format!("{model}.placement.pretty.json"))).unwrap();
+        let pretty =
+            Placement::from_json(bytes(&format!("{model}.placement.pretty.json"))).unwrap();
         assert_eq!(pretty.to_json(), wire, "{model} pretty");
 
         let payload = bytes(&format!("{model}.placement-id-payload.json"));
-        assert_eq!(format!("sha256:{}", sha256_hex(&payload)), placement.placement_id());
+        assert_eq!(
+            format!("sha256:{}", sha256_hex(&payload)),
+            placement.placement_id()
+        );
     }
 }
 
@@ -61,10 +75,18 @@ fn model_runtime_inventories_project_to_recorded_placements_and_fragment_ids() {
     for model in MODELS {
         let inventory = bytes(&format!("{model}.runtime-inventory.json"));
         let runtime = read_runtime_inventory(&inventory, &InventoryOptions::default()).unwrap();
-        assert_eq!(runtime.to_json(), text(&format!("derived/{model}.runtime.json")), "{model}");
+        assert_eq!(
+            runtime.to_json(),
+            text(&format!("derived/{model}.runtime.json")),
+            "{model}"
+        );
 
         let placement = project_placement(&runtime, None).unwrap();
-        assert_eq!(placement.to_json(), text(&format!("{model}.placement.json")), "{model}");
+        assert_eq!(
+            placement.to_json(),
+            text(&format!("{model}.placement.json")),
+            "{model}"
+        );
 
         let recorded: Vec<(String, String)> = ids[model]["fragments"]
             .as_array()
@@ -83,11 +105,18 @@ fn model_runtime_inventories_project_to_recorded_placements_and_fragment_ids() {
                 .iter()
                 .find(|f| &f.fragment_id == runtime_id)
                 .unwrap();
-            assert_eq!(&weight_manifest::placement_fragment_id(fragment), placement_id);
+            assert_eq!(
+                &weight_manifest::placement_fragment_id(fragment),
+                placement_id
+            );
         }
 
         let binding = project_binding(&runtime, None).unwrap();
-        assert_eq!(binding.to_json(), text(&format!("derived/{model}.binding.json")), "{model}");
+        assert_eq!(
+            binding.to_json(),
+            text(&format!("derived/{model}.binding.json")),
+            "{model}"
+        );
     }
 }
 
@@ -97,7 +126,11 @@ fn model_bindings_read_and_bind_to_the_recorded_runtime() {
         let placement = Placement::from_json(bytes(&format!("{model}.placement.json"))).unwrap();
         let inventory = bytes(&format!("{model}.binding-inventory.json"));
         let binding = read_binding_inventory(&inventory, &InventoryOptions::default()).unwrap();
-        assert_eq!(binding.to_json(), text(&format!("derived/{model}.binding.json")), "{model}");
+        assert_eq!(
+            binding.to_json(),
+            text(&format!("derived/{model}.binding.json")),
+            "{model}"
+        );
 
         let runtime = bind(&placement, &binding).unwrap();
         assert_eq!(
@@ -124,21 +157,37 @@ fn worked_examples_and_empty_placement() {
         let wire = text(&format!("{vector}.placement.json"));
         let placement = Placement::from_json(&wire).unwrap();
         assert_eq!(placement.to_json(), wire, "{vector}");
-        assert_eq!(placement.placement_id(), expected["placement_id"], "{vector}");
+        assert_eq!(
+            placement.placement_id(),
+            expected["placement_id"],
+            "{vector}"
+        );
         assert_eq!(placement.digest(), expected["digest"], "{vector}");
         assert_eq!(expected["digest_payload"], wire.as_str());
         let payload = expected["placement_id_payload"].as_str().unwrap();
-        assert_eq!(format!("sha256:{}", sha256_hex(payload.as_bytes())), placement.placement_id());
+        assert_eq!(
+            format!("sha256:{}", sha256_hex(payload.as_bytes())),
+            placement.placement_id()
+        );
     }
     for vector in ["w2", "w3"] {
         let expected = json(&format!("{vector}.expected.json"));
         let inventory = bytes(&format!("{vector}.runtime-inventory.json"));
         let runtime = read_runtime_inventory(&inventory, &InventoryOptions::default()).unwrap();
-        assert_eq!(runtime.to_json(), text(&format!("derived/{vector}.runtime.json")));
+        assert_eq!(
+            runtime.to_json(),
+            text(&format!("derived/{vector}.runtime.json"))
+        );
         let placement = project_placement(&runtime, None).unwrap();
-        assert_eq!(placement.to_json(), text(&format!("{vector}.placement.json")));
+        assert_eq!(
+            placement.to_json(),
+            text(&format!("{vector}.placement.json"))
+        );
         let binding = project_binding(&runtime, None).unwrap();
-        assert_eq!(binding.to_json(), text(&format!("derived/{vector}.binding.json")));
+        assert_eq!(
+            binding.to_json(),
+            text(&format!("derived/{vector}.binding.json"))
+        );
         for entry in expected["fragment_id_payloads"].as_array().unwrap() {
             let fragment = runtime
                 .fragments()

@@ -6,7 +6,7 @@
 //! scalar outside printable ASCII written as a lowercase `\u` escape. The encoder writes into
 //! a [`Sink`], so an identity can be hashed without materialising the text.
 //!
-//! Two inputs are supported: any [`serde::Serialize`] value ([`write`], [`to_vec`],
+//! Two inputs are supported: any [`serde::Serialize`] value ([`write()`], [`to_vec`],
 //! [`to_string`], [`hash`]) and the reader's document tree ([`encode_value`]).
 //!
 //! Serde structs are written without buffering, in declaration order; the schemas declare

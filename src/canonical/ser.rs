@@ -173,7 +173,11 @@ impl<'s, S: Sink + ?Sized> ser::Serializer for Encoder<'s, S> {
             key: None,
         })
     }
-    fn serialize_struct(self, _name: &'static str, _len: usize) -> Result<Struct<'s, S>, EncodeError> {
+    fn serialize_struct(
+        self,
+        _name: &'static str,
+        _len: usize,
+    ) -> Result<Struct<'s, S>, EncodeError> {
         self.sink.put(b"{");
         Ok(Struct::new(self.sink, b"}"))
     }
@@ -214,9 +218,8 @@ impl<'s, S: Sink + ?Sized> Seq<'s, S> {
         value.serialize(Encoder::new(&mut *self.sink))
     }
 
-    fn finish(self) -> Result<(), EncodeError> {
+    fn finish(self) {
         self.sink.put(self.close);
-        Ok(())
     }
 }
 
@@ -230,7 +233,8 @@ macro_rules! seq_impl {
                     self.element(value)
                 }
                 fn end(self) -> Result<(), EncodeError> {
-                    self.finish()
+                    self.finish();
+                    Ok(())
                 }
             }
         )*
@@ -261,7 +265,11 @@ impl<'s, S: Sink + ?Sized> Struct<'s, S> {
         }
     }
 
-    fn field<T: Serialize + ?Sized>(&mut self, key: &'static str, value: &T) -> Result<(), EncodeError> {
+    fn field<T: Serialize + ?Sized>(
+        &mut self,
+        key: &'static str,
+        value: &T,
+    ) -> Result<(), EncodeError> {
         if let Some(previous) = self.previous {
             if previous >= key {
                 return Err(EncodeError::new(format!(
@@ -333,7 +341,10 @@ impl<S: Sink + ?Sized> ser::SerializeMap for Map<'_, S> {
     fn end(mut self) -> Result<(), EncodeError> {
         self.entries.sort_unstable_by(|a, b| a.0.cmp(&b.0));
         if let Some(pair) = self.entries.windows(2).find(|pair| pair[0].0 == pair[1].0) {
-            return Err(EncodeError::new(format!("duplicate map key: {}", pair[0].0)));
+            return Err(EncodeError::new(format!(
+                "duplicate map key: {}",
+                pair[0].0
+            )));
         }
         self.sink.put(b"{");
         for (i, (key, range)) in self.entries.iter().enumerate() {
@@ -342,7 +353,8 @@ impl<S: Sink + ?Sized> ser::SerializeMap for Map<'_, S> {
             }
             write_str(self.sink, key);
             self.sink.put(b":");
-            self.sink.put(self.values.get(range.clone()).unwrap_or_default());
+            self.sink
+                .put(self.values.get(range.clone()).unwrap_or_default());
         }
         self.sink.put(b"}");
         Ok(())

@@ -29,7 +29,10 @@ fn string_escaping_table() {
     assert_eq!(canon("\u{ffff}"), r#""\uffff""#);
     assert_eq!(canon("a/b"), r#""a/b""#);
     assert_eq!(canon("\u{0}"), r#""\u0000""#);
-    assert_eq!(canon("\"\\\u{8}\u{c}\n\r\t\u{1}\u{1f} ~"), r#""\"\\\b\f\n\r\t\u0001\u001f ~""#);
+    assert_eq!(
+        canon("\"\\\u{8}\u{c}\n\r\t\u{1}\u{1f} ~"),
+        r#""\"\\\b\f\n\r\t\u0001\u001f ~""#
+    );
     assert_eq!(canon(&'é'), r#""\u00e9""#);
     let printable: String = (0x20u8..0x7f).map(char::from).collect();
     let expected = printable.replace('\\', "\\\\").replace('"', "\\\"");
@@ -41,7 +44,10 @@ fn integers() {
     assert_eq!(canon(&0u64), "0");
     assert_eq!(canon(&u64::MAX), "18446744073709551615");
     assert_eq!(canon(&u128::MAX), "340282366920938463463374607431768211455");
-    assert_eq!(canon(&i128::MIN), "-170141183460469231731687303715884105728");
+    assert_eq!(
+        canon(&i128::MIN),
+        "-170141183460469231731687303715884105728"
+    );
     assert_eq!(canon(&i64::MIN), "-9223372036854775808");
     assert_eq!(canon(&-7i8), "-7");
     assert_eq!(canon(&(1u8, 2u16, 3u32, -4i16, -5i32)), "[1,2,3,-4,-5]");
@@ -95,17 +101,29 @@ fn structs_in_declaration_order() {
 
 #[test]
 fn maps_are_sorted_by_code_point() {
-    let map: HashMap<&str, u64> = [("b", 1), ("_", 2), ("~", 3), ("é", 4), ("😀", 5), ("\u{ffff}", 6), ("", 7)]
-        .into_iter()
-        .collect();
+    let map: HashMap<&str, u64> = [
+        ("b", 1),
+        ("_", 2),
+        ("~", 3),
+        ("é", 4),
+        ("😀", 5),
+        ("\u{ffff}", 6),
+        ("", 7),
+    ]
+    .into_iter()
+    .collect();
     assert_eq!(
         canon(&map),
         r#"{"":7,"_":2,"b":1,"~":3,"\u00e9":4,"\uffff":6,"\ud83d\ude00":5}"#
     );
-    let nested: BTreeMap<String, BTreeMap<String, Vec<u64>>> =
-        [("k".to_owned(), [("z".to_owned(), vec![1]), ("a".to_owned(), vec![])].into_iter().collect())]
+    let nested: BTreeMap<String, BTreeMap<String, Vec<u64>>> = [(
+        "k".to_owned(),
+        [("z".to_owned(), vec![1]), ("a".to_owned(), vec![])]
             .into_iter()
-            .collect();
+            .collect(),
+    )]
+    .into_iter()
+    .collect();
     assert_eq!(canon(&nested), r#"{"k":{"a":[],"z":[1]}}"#);
     assert_eq!(canon(&BTreeMap::<String, u8>::new()), "{}");
     let int_keys: BTreeMap<u8, u8> = [(1, 2)].into_iter().collect();
@@ -125,7 +143,10 @@ fn enums_and_units() {
     assert_eq!(canon(&Shapes::Unit), r#""Unit""#);
     assert_eq!(canon(&Shapes::New(1)), r#"{"New":1}"#);
     assert_eq!(canon(&Shapes::Tuple(1, 2)), r#"{"Tuple":[1,2]}"#);
-    assert_eq!(canon(&Shapes::Record { a: 1, b: 2 }), r#"{"Record":{"a":1,"b":2}}"#);
+    assert_eq!(
+        canon(&Shapes::Record { a: 1, b: 2 }),
+        r#"{"Record":{"a":1,"b":2}}"#
+    );
     assert_eq!(canon(&()), "null");
     assert_eq!(canon(&[true, false]), "[true,false]");
     assert_eq!(canon::<[u8]>(&[]), "[]");
@@ -162,10 +183,15 @@ fn encode(text: &str) -> Result<Vec<u8>, EncodeError> {
 #[test]
 fn document_tree() {
     assert_eq!(
-        canon_json(r#" { "b" : [ 1 , -0 , -5, 18446744073709551616 ] , "a" : { "y" : null , "x" : true } , "_" : "\u00E9/" } "#),
+        canon_json(
+            r#" { "b" : [ 1 , -0 , -5, 18446744073709551616 ] , "a" : { "y" : null , "x" : true } , "_" : "\u00E9/" } "#
+        ),
         r#"{"_":"\u00e9/","a":{"x":true,"y":null},"b":[1,0,-5,18446744073709551616]}"#
     );
-    assert_eq!(canon_json(r#"{"\u00e9":1,"~":2,"\ud83d\ude00":3,"\uffff":4}"#), r#"{"~":2,"\u00e9":1,"\uffff":4,"\ud83d\ude00":3}"#);
+    assert_eq!(
+        canon_json(r#"{"\u00e9":1,"~":2,"\ud83d\ude00":3,"\uffff":4}"#),
+        r#"{"~":2,"\u00e9":1,"\uffff":4,"\ud83d\ude00":3}"#
+    );
     let deep = format!("{}{}", "[".repeat(512), "]".repeat(512));
     assert_eq!(canon_json(&deep), deep);
 }

@@ -79,7 +79,10 @@ fn open<'v, 'a, S: Sink + ?Sized>(
             let mut members: Vec<(&str, &Value<'a>)> = object.iter().collect();
             members.sort_unstable_by(|a, b| a.0.cmp(b.0));
             if let Some(pair) = members.windows(2).find(|pair| pair[0].0 == pair[1].0) {
-                return Err(EncodeError::new(format!("duplicate object key: {}", pair[0].0)));
+                return Err(EncodeError::new(format!(
+                    "duplicate object key: {}",
+                    pair[0].0
+                )));
             }
             sink.put(b"{");
             stack.push((Frame::Object(members.into_iter()), true));

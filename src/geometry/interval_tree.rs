@@ -59,7 +59,12 @@ impl IntervalTree {
     }
 
     /// Calls `visit` with every member overlapping [lo, hi), until it returns `false`.
-    pub(crate) fn for_each_overlapping(&self, lo: u64, hi: u64, visit: &mut dyn FnMut(usize) -> bool) {
+    pub(crate) fn for_each_overlapping(
+        &self,
+        lo: u64,
+        hi: u64,
+        visit: &mut dyn FnMut(usize) -> bool,
+    ) {
         // Leaves whose start is < hi form a prefix.
         let limit = self.starts.partition_point(|&s| s < hi);
         if limit > 0 {
@@ -90,7 +95,7 @@ impl IntervalTree {
             }
             return true;
         }
-        let mid = (from + to) / 2;
+        let mid = from + (to - from) / 2;
         self.descend(2 * node, from, mid, limit, lo, visit)
             && self.descend(2 * node + 1, mid, to, limit, lo, visit)
     }

@@ -68,8 +68,10 @@ pub(crate) fn first_intersection(boxes: &[BoxRef<'_>]) -> Option<(usize, usize)>
 fn axes_by_distinct_extents(boxes: &[BoxRef<'_>], ndim: usize) -> Vec<usize> {
     let mut counts: Vec<(Reverse<usize>, usize)> = (0..ndim)
         .map(|axis| {
-            let mut pairs: Vec<(u64, u64)> =
-                boxes.iter().map(|b| (b.offset[axis], b.end(axis))).collect();
+            let mut pairs: Vec<(u64, u64)> = boxes
+                .iter()
+                .map(|b| (b.offset[axis], b.end(axis)))
+                .collect();
             pairs.sort_unstable();
             pairs.dedup();
             (Reverse(pairs.len()), axis)
@@ -88,8 +90,10 @@ mod tests {
         let ndim = boxes.first()?.offset.len();
         let mut best = (0usize, 0usize);
         for axis in 0..ndim {
-            let mut pairs: Vec<(u64, u64)> =
-                boxes.iter().map(|b| (b.offset[axis], b.end(axis))).collect();
+            let mut pairs: Vec<(u64, u64)> = boxes
+                .iter()
+                .map(|b| (b.offset[axis], b.end(axis)))
+                .collect();
             pairs.sort_unstable();
             pairs.dedup();
             if pairs.len() > best.0 {
@@ -113,7 +117,10 @@ mod tests {
     fn check(raw: &[(Vec<u64>, Vec<u64>)]) {
         let boxes: Vec<BoxRef<'_>> = raw
             .iter()
-            .map(|(o, e)| BoxRef { offset: o, extent: e })
+            .map(|(o, e)| BoxRef {
+                offset: o,
+                extent: e,
+            })
             .collect();
         assert_eq!(first_intersection(&boxes), reference(&boxes), "{raw:?}");
     }
@@ -154,7 +161,10 @@ mod tests {
         check(&raw);
         let boxes: Vec<BoxRef<'_>> = raw
             .iter()
-            .map(|(o, e)| BoxRef { offset: o, extent: e })
+            .map(|(o, e)| BoxRef {
+                offset: o,
+                extent: e,
+            })
             .collect();
         assert_eq!(first_intersection(&boxes), None);
     }

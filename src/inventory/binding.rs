@@ -14,7 +14,10 @@ use crate::value::Value;
 const LABEL: &str = "runtime binding inventory";
 
 /// Reads a binding inventory document into a validated [`Binding`].
-pub fn binding_from_inventory(document: &Value<'_>, options: &InventoryOptions<'_>) -> Result<Binding> {
+pub fn binding_from_inventory(
+    document: &Value<'_>,
+    options: &InventoryOptions<'_>,
+) -> Result<Binding> {
     let root = Path::Root;
     top_object_of(document, LABEL)?;
     let view = view_semantics(options)?;
@@ -32,7 +35,11 @@ pub fn binding_from_inventory(document: &Value<'_>, options: &InventoryOptions<'
         generation: generation_value,
     };
     let fragments_at = top.at("fragments");
-    let records = check::seq(top.req("fragments")?, "runtime binding fragments", &fragments_at)?;
+    let records = check::seq(
+        top.req("fragments")?,
+        "runtime binding fragments",
+        &fragments_at,
+    )?;
 
     let mut fragments = Vec::with_capacity(records.len());
     let mut owners = Vec::with_capacity(records.len());
@@ -58,7 +65,12 @@ pub fn binding_from_inventory(document: &Value<'_>, options: &InventoryOptions<'
         }
         let storage_offset = record.opt("storage_offset");
         let byte_offset = record.opt("byte_offset");
-        let storage_offset = check::opt_int(storage_offset, "storage_offset", 0, &record.at("storage_offset"))?;
+        let storage_offset = check::opt_int(
+            storage_offset,
+            "storage_offset",
+            0,
+            &record.at("storage_offset"),
+        )?;
         let byte_offset = check::opt_int(byte_offset, "byte_offset", 0, &record.at("byte_offset"))?;
         let nonzero = storage_offset.unwrap_or(0) != 0 || byte_offset.unwrap_or(0) != 0;
         if nonzero && !view {

@@ -34,6 +34,9 @@ use crate::error::{Code, Error, Result};
 use crate::model::Owner;
 use crate::value::Value;
 
+/// Resolves a record to the owner of its fragment's memory.
+pub type OwnerResolver = dyn Fn(&Value<'_>) -> Option<Owner>;
+
 /// Options of the runtime and binding inventory readers.
 #[derive(Clone, Copy, Default)]
 pub struct InventoryOptions<'o> {
@@ -41,10 +44,10 @@ pub struct InventoryOptions<'o> {
     /// Any other value is rejected with `address_semantics_invalid`.
     pub address_semantics: Option<&'o Value<'o>>,
     /// Called with each record; its result becomes that fragment's owner.
-    pub owner_resolver: Option<&'o dyn Fn(&Value<'_>) -> Option<Owner>>,
+    pub owner_resolver: Option<&'o OwnerResolver>,
 }
 
-impl<'o> InventoryOptions<'o> {
+impl InventoryOptions<'_> {
     /// Options with `address_semantics` set to `"view"`.
     pub fn view() -> InventoryOptions<'static> {
         static VIEW: Value<'static> = Value::Str(std::borrow::Cow::Borrowed("view"));

@@ -20,7 +20,11 @@ pub fn placement_from_inventory(document: &Value<'_>) -> Result<Placement> {
     let top = Members::of(document, &root);
 
     let tensors_at = top.at("tensors");
-    let records = check::seq(top.req("tensors")?, "placement inventory tensors", &tensors_at)?;
+    let records = check::seq(
+        top.req("tensors")?,
+        "placement inventory tensors",
+        &tensors_at,
+    )?;
     let mut descriptors = DescriptorSet::default();
     let mut fragments = Vec::with_capacity(records.len());
     for (i, value) in records.iter().enumerate() {

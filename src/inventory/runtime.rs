@@ -18,15 +18,27 @@ const LABEL: &str = "runtime inventory";
 
 /// Reads a runtime inventory document (already read by the strict reader with label
 /// `runtime inventory`) into a validated [`Runtime`].
-pub fn runtime_from_inventory(document: &Value<'_>, options: &InventoryOptions<'_>) -> Result<Runtime> {
+pub fn runtime_from_inventory(
+    document: &Value<'_>,
+    options: &InventoryOptions<'_>,
+) -> Result<Runtime> {
     let root = Path::Root;
     top_object_of(document, LABEL)?;
     let view = view_semantics(options)?;
     let top = Members::of(document, &root);
 
-    let generation = check::int(top.req("generation")?, "generation", 0, &top.at("generation"))?;
+    let generation = check::int(
+        top.req("generation")?,
+        "generation",
+        0,
+        &top.at("generation"),
+    )?;
     let tensors_at = top.at("tensors");
-    let records = check::seq(top.req("tensors")?, "runtime inventory tensors", &tensors_at)?;
+    let records = check::seq(
+        top.req("tensors")?,
+        "runtime inventory tensors",
+        &tensors_at,
+    )?;
 
     let mut descriptors = DescriptorSet::default();
     let mut fragments = Vec::with_capacity(records.len());
@@ -40,7 +52,12 @@ pub fn runtime_from_inventory(document: &Value<'_>, options: &InventoryOptions<'
 
         let rank_value = record.req("rank")?;
         let lease_generation = record.req("lease_generation")?;
-        let lease = check::int(lease_generation, "lease_generation", 0, &record.at("lease_generation"))?;
+        let lease = check::int(
+            lease_generation,
+            "lease_generation",
+            0,
+            &record.at("lease_generation"),
+        )?;
         if lease != generation {
             return Err(Error::at(
                 Code::LeaseGenerationMismatch,
@@ -101,7 +118,12 @@ fn check_view(record: &Members<'_, '_>, descriptor: &TensorDescriptor, view: boo
             &record.at("is_contiguous"),
         ));
     }
-    let local_shape = check::ints(record.req("local_shape")?, "local_shape", 1, &record.at("local_shape"))?;
+    let local_shape = check::ints(
+        record.req("local_shape")?,
+        "local_shape",
+        1,
+        &record.at("local_shape"),
+    )?;
     let stride_at = record.at("stride");
     let stride = check::ints(record.req("stride")?, "stride", 0, &stride_at)?;
     if stride.len() != local_shape.len() {
@@ -126,7 +148,12 @@ fn check_view(record: &Members<'_, '_>, descriptor: &TensorDescriptor, view: boo
     }
     let storage_offset = record.req("storage_offset")?;
     let byte_offset = record.req("byte_offset")?;
-    let storage_offset = check::int(storage_offset, "storage_offset", 0, &record.at("storage_offset"))?;
+    let storage_offset = check::int(
+        storage_offset,
+        "storage_offset",
+        0,
+        &record.at("storage_offset"),
+    )?;
     let byte_offset = check::int(byte_offset, "byte_offset", 0, &record.at("byte_offset"))?;
     if byte_offset % descriptor.itemsize != 0 {
         return Err(Error::at(

@@ -121,7 +121,10 @@ pub(crate) fn construct_binding(
         ));
     }
     let mut runtime_ids = HashSet::with_capacity(fragments.len());
-    if !fragments.iter().all(|f| runtime_ids.insert(f.fragment_id.as_str())) {
+    if !fragments
+        .iter()
+        .all(|f| runtime_ids.insert(f.fragment_id.as_str()))
+    {
         return Err(Error::new(
             Code::DuplicateRuntimeFragmentId,
             "duplicate runtime fragment_id in runtime binding",

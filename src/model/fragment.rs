@@ -27,7 +27,12 @@ pub(crate) fn check_placement_fragment(
     record: &Path<'_>,
 ) -> Result<PlacementFragment> {
     let at = |key: &'static str| Path::Key(record, key);
-    let global_offset = check::ints(fields.global_offset, "global_offset", 0, &at("global_offset"))?;
+    let global_offset = check::ints(
+        fields.global_offset,
+        "global_offset",
+        0,
+        &at("global_offset"),
+    )?;
     let local_shape = check::ints(fields.local_shape, "local_shape", 1, &at("local_shape"))?;
     let id = check::string(
         fields.placement_fragment_id,
@@ -76,7 +81,12 @@ pub(crate) fn check_runtime_fragment(
     record: &Path<'_>,
 ) -> Result<RuntimeFragment> {
     let at = |key: &'static str| Path::Key(record, key);
-    let global_offset = check::ints(fields.global_offset, "global_offset", 0, &at("global_offset"))?;
+    let global_offset = check::ints(
+        fields.global_offset,
+        "global_offset",
+        0,
+        &at("global_offset"),
+    )?;
     let local_shape = check::ints(fields.local_shape, "local_shape", 1, &at("local_shape"))?;
     let fragment_id = check::string(fields.fragment_id, "fragment_id", &at("fragment_id"))?;
     let tensor_id = check::string(fields.tensor_id, "tensor_id", &at("tensor_id"))?;

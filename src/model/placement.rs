@@ -15,7 +15,7 @@ use crate::wire::{PlacementFragment, PlacementManifest, TensorDescriptor};
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Placement {
     manifest: PlacementManifest,
-    placement_id: String,
+    id: String,
     digest: String,
 }
 
@@ -65,7 +65,7 @@ impl Placement {
 
     /// `sha256:` + 64 hex digits over the logical content (§7.1).
     pub fn placement_id(&self) -> &str {
-        &self.placement_id
+        &self.id
     }
 
     /// SHA-256 of the wire JSON, 64 lowercase hex digits (§7.2).
@@ -127,7 +127,7 @@ pub(crate) fn construct_placement(
     let digest = identity::digest(&manifest);
     Ok(Placement {
         manifest,
-        placement_id: canonical_id,
+        id: canonical_id,
         digest,
     })
 }

@@ -107,9 +107,13 @@ pub(crate) fn construct_runtime(
     let revision = check::string(header.revision, "revision", &root.key("revision"))?;
     let instance_id = check::string(header.instance_id, "instance_id", &root.key("instance_id"))?;
     let lease_id = check::opt_string(header.lease_id, "lease_id", &root.key("lease_id"))?;
-    let placement_id =
-        check::opt_string(header.placement_id, "placement_id", &root.key("placement_id"))?;
-    let mut generation = check::opt_int(header.generation, "generation", 0, &root.key("generation"))?;
+    let placement_id = check::opt_string(
+        header.placement_id,
+        "placement_id",
+        &root.key("placement_id"),
+    )?;
+    let mut generation =
+        check::opt_int(header.generation, "generation", 0, &root.key("generation"))?;
 
     let leases: BTreeSet<u64> = fragments.iter().map(|f| f.lease_generation).collect();
     let mut leases = leases.into_iter();

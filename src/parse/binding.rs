@@ -44,7 +44,11 @@ pub(crate) fn binding_from_value(document: &Value<'_>) -> Result<Binding> {
     let top = exact(document, &MANIFEST_KEYS, &|| LABEL.to_owned(), &root)?;
 
     let fragments_at = root.key("fragments");
-    let items = check::seq(member(top, "fragments"), "runtime binding fragments", &fragments_at)?;
+    let items = check::seq(
+        member(top, "fragments"),
+        "runtime binding fragments",
+        &fragments_at,
+    )?;
     let mut fragments = Vec::with_capacity(items.len());
     for (i, item) in items.iter().enumerate() {
         let at = fragments_at.index(i);

@@ -11,7 +11,13 @@ use crate::reader;
 use crate::value::Value;
 
 const LABEL: &str = "placement manifest";
-const MANIFEST_KEYS: [&str; 5] = ["fragments", "model_id", "placement_id", "revision", "tensors"];
+const MANIFEST_KEYS: [&str; 5] = [
+    "fragments",
+    "model_id",
+    "placement_id",
+    "revision",
+    "tensors",
+];
 const FRAGMENT_KEYS: [&str; 7] = [
     "aliases",
     "global_offset",
@@ -43,11 +49,20 @@ pub(crate) fn placement_from_value(document: &Value<'_>) -> Result<Placement> {
     }
 
     let fragments_at = root.key("fragments");
-    let items = check::seq(member(top, "fragments"), "placement fragments", &fragments_at)?;
+    let items = check::seq(
+        member(top, "fragments"),
+        "placement fragments",
+        &fragments_at,
+    )?;
     let mut fragments = Vec::with_capacity(items.len());
     for (i, item) in items.iter().enumerate() {
         let at = fragments_at.index(i);
-        let element = exact(item, &FRAGMENT_KEYS, &|| format!("placement fragment {i}"), &at)?;
+        let element = exact(
+            item,
+            &FRAGMENT_KEYS,
+            &|| format!("placement fragment {i}"),
+            &at,
+        )?;
         let rank_at = at.key("rank");
         let rank_object = exact(
             member(element, "rank"),

@@ -63,7 +63,12 @@ pub(crate) fn runtime_from_value(document: &Value<'_>) -> Result<Runtime> {
     let mut fragments = Vec::with_capacity(items.len());
     for (i, item) in items.iter().enumerate() {
         let at = fragments_at.index(i);
-        let element = exact(item, &FRAGMENT_KEYS, &|| format!("runtime fragment {i}"), &at)?;
+        let element = exact(
+            item,
+            &FRAGMENT_KEYS,
+            &|| format!("runtime fragment {i}"),
+            &at,
+        )?;
         let rank_at = at.key("rank");
         let rank_object = exact(
             member(element, "rank"),

@@ -194,7 +194,13 @@ impl<'a, 'l> Parser<'a, 'l> {
         match self.peek() {
             Some(b'0') => self.pos += 1,
             Some(b'1'..=b'9') => self.pos = skip_digits(self.bytes, self.pos + 1),
-            Some(b'I') if self.bytes.get(self.pos..).unwrap_or_default().starts_with(b"Infinity") => {
+            Some(b'I')
+                if self
+                    .bytes
+                    .get(self.pos..)
+                    .unwrap_or_default()
+                    .starts_with(b"Infinity") =>
+            {
                 return Err(non_finite("-Infinity"));
             }
             _ => return Err(self.invalid()),

@@ -82,7 +82,8 @@ pub(super) fn hex4(bytes: &[u8], at: usize) -> Option<u32> {
 #[inline]
 pub(super) fn parse_u64(digits: &[u8]) -> Option<u64> {
     digits.iter().try_fold(0u64, |acc, &b| {
-        acc.checked_mul(10)?.checked_add(u64::from(b.wrapping_sub(b'0')))
+        acc.checked_mul(10)?
+            .checked_add(u64::from(b.wrapping_sub(b'0')))
     })
 }
 

@@ -4,7 +4,7 @@ use std::borrow::Cow;
 
 use super::{read, read_str, MAX_DEPTH};
 use crate::code::Code;
-use crate::value::Value;
+use crate::value::{Object, Value};
 
 const LABEL: &str = "placement manifest";
 
@@ -24,7 +24,12 @@ fn err(text: &[u8]) -> (Code, String) {
 
 fn assert_invalid(text: &[u8]) {
     let (code, message) = err(text);
-    assert_eq!(code, Code::InvalidJson, "{:?}", String::from_utf8_lossy(text));
+    assert_eq!(
+        code,
+        Code::InvalidJson,
+        "{:?}",
+        String::from_utf8_lossy(text)
+    );
     assert_eq!(message, "placement manifest is not valid JSON");
 }
 
@@ -38,13 +43,63 @@ fn string(value: &Value<'_>) -> Cow<'static, str> {
 #[test]
 fn syntax_violations_are_invalid_json() {
     let cases: &[&[u8]] = &[
-        b"", b"   ", b"\xef\xbb\xbf{}", b"{} x", b"{}{}", b"{,}", b"[1,]", b"{\"a\":1,}",
-        b"['a']", b"{'a':1}", b"01", b"-01", b"-00", b"00", b"+1", b".5", b"1.", b"1.e3",
-        b"-", b"1e", b"1e+", b"-.5", b"--1", b"0x10", b"{\"a\" 1}", b"{\"a\":}", b"{1:2}",
-        b"[1 2]", b"/* c */ {}", b"{} // c", b"tru", b"nul", b"True", b"none", b"undefined",
-        b"\"abc", b"\"a\x01b\"", b"\"\x1f\"", b"\"tab\there\"", b"\"\\x41\"", b"\"\\u12\"",
-        b"\"\\u12G4\"", b"\"\\U0041\"", b"\"\\", b"[", b"{", b"{\"a\"", b"{\"a\":1", b"\x0c{}",
-        b"\xa0{}", b"{\"a\":1}\x00", b"[-]", b"-nan", b"-NaN", b"Infinit", b"-Inf", b"nan",
+        b"",
+        b"   ",
+        b"\xef\xbb\xbf{}",
+        b"{} x",
+        b"{}{}",
+        b"{,}",
+        b"[1,]",
+        b"{\"a\":1,}",
+        b"['a']",
+        b"{'a':1}",
+        b"01",
+        b"-01",
+        b"-00",
+        b"00",
+        b"+1",
+        b".5",
+        b"1.",
+        b"1.e3",
+        b"-",
+        b"1e",
+        b"1e+",
+        b"-.5",
+        b"--1",
+        b"0x10",
+        b"{\"a\" 1}",
+        b"{\"a\":}",
+        b"{1:2}",
+        b"[1 2]",
+        b"/* c */ {}",
+        b"{} // c",
+        b"tru",
+        b"nul",
+        b"True",
+        b"none",
+        b"undefined",
+        b"\"abc",
+        b"\"a\x01b\"",
+        b"\"\x1f\"",
+        b"\"tab\there\"",
+        b"\"\\x41\"",
+        b"\"\\u12\"",
+        b"\"\\u12G4\"",
+        b"\"\\U0041\"",
+        b"\"\\",
+        b"[",
+        b"{",
+        b"{\"a\"",
+        b"{\"a\":1",
+        b"\x0c{}",
+        b"\xa0{}",
+        b"{\"a\":1}\x00",
+        b"[-]",
+        b"-nan",
+        b"-NaN",
+        b"Infinit",
+        b"-Inf",
+        b"nan",
     ];
     for case in cases {
         assert_invalid(case);
@@ -62,7 +117,12 @@ fn invalid_utf8_is_invalid_json_even_after_other_errors() {
 
 #[test]
 fn whitespace_is_space_tab_lf_cr_only() {
-    assert_eq!(ok(" \t\r\n{ \"a\" \t:\n1 , \"b\":[ ] }\r\n").as_object().map(|o| o.len()), Some(2));
+    assert_eq!(
+        ok(" \t\r\n{ \"a\" \t:\n1 , \"b\":[ ] }\r\n")
+            .as_object()
+            .map(Object::len),
+        Some(2)
+    );
     assert_invalid(b"\x0b1");
     assert_invalid("\u{2028}1".as_bytes());
 }
@@ -89,7 +149,10 @@ fn non_finite_tokens() {
     ] {
         let (code, message) = err(text.as_bytes());
         assert_eq!(code, Code::NonFiniteNumber, "{text}");
-        assert_eq!(message, format!("non-finite JSON number is unsupported: {token}"));
+        assert_eq!(
+            message,
+            format!("non-finite JSON number is unsupported: {token}")
+        );
     }
 }
 
@@ -98,18 +161,29 @@ fn integers_keep_exact_values() {
     assert_eq!(ok("0"), Value::UInt(0));
     assert_eq!(ok("-0"), Value::UInt(0));
     assert_eq!(ok("18446744073709551615"), Value::UInt(u64::MAX));
-    assert_eq!(ok("18446744073709551616"), Value::BigUInt("18446744073709551616".into()));
-    assert_eq!(ok("99999999999999999999"), Value::BigUInt("99999999999999999999".into()));
+    assert_eq!(
+        ok("18446744073709551616"),
+        Value::BigUInt("18446744073709551616".into())
+    );
+    assert_eq!(
+        ok("99999999999999999999"),
+        Value::BigUInt("99999999999999999999".into())
+    );
     let long = format!("1{}", "0".repeat(5000));
     assert_eq!(ok(&long), Value::BigUInt(long.as_str().into()));
     assert_eq!(ok("-1"), Value::NegInt("-1".into()));
-    assert_eq!(ok("-18446744073709551616"), Value::NegInt("-18446744073709551616".into()));
+    assert_eq!(
+        ok("-18446744073709551616"),
+        Value::NegInt("-18446744073709551616".into())
+    );
     assert!(matches!(ok("-5"), Value::NegInt(Cow::Borrowed(_))));
 }
 
 #[test]
 fn fractions_and_exponents_are_floats() {
-    for text in ["2.0", "3.2e1", "1e400", "-0.0", "-0", "0e0", "1E+2", "1e-2", "-1.5E-07"] {
+    for text in [
+        "2.0", "3.2e1", "1e400", "-0.0", "-0", "0e0", "1E+2", "1e-2", "-1.5E-07",
+    ] {
         let value = ok(text);
         if text == "-0" {
             assert_eq!(value, Value::UInt(0));
@@ -122,9 +196,15 @@ fn fractions_and_exponents_are_floats() {
 #[test]
 fn escapes_decode_to_scalars() {
     let value = ok(r#""\"\\\/\b\f\n\r\t\u0041\u00e9\u00E9\u03b3\ud83d\ude00\uD83D\uDE00x""#);
-    assert_eq!(string(&value), "\"\\/\u{8}\u{c}\n\r\tA\u{e9}\u{e9}\u{3b3}\u{1f600}\u{1f600}x");
+    assert_eq!(
+        string(&value),
+        "\"\\/\u{8}\u{c}\n\r\tA\u{e9}\u{e9}\u{3b3}\u{1f600}\u{1f600}x"
+    );
     assert_eq!(string(&ok(r#""\u0000""#)), "\u{0}");
-    assert!(matches!(ok("\"plain é\""), Value::Str(Cow::Borrowed("plain é"))));
+    assert!(matches!(
+        ok("\"plain é\""),
+        Value::Str(Cow::Borrowed("plain é"))
+    ));
     assert!(matches!(ok(r#""a\nb""#), Value::Str(Cow::Owned(_))));
     assert_eq!(string(&ok("\"\u{7f}\u{2028}\"")), "\u{7f}\u{2028}");
 }
@@ -176,7 +256,7 @@ fn duplicate_keys() {
 fn duplicate_keys_in_large_objects() {
     let mut members: Vec<String> = (0..1000).map(|i| format!("\"k{i}\":{i}")).collect();
     let text = format!("{{{}}}", members.join(","));
-    assert_eq!(ok(&text).as_object().map(|o| o.len()), Some(1000));
+    assert_eq!(ok(&text).as_object().map(Object::len), Some(1000));
     members.push("\"k500\":0".to_owned());
     members.push("\"k7\":0".to_owned());
     let (code, message) = err(format!("{{{}}}", members.join(",")).as_bytes());
@@ -199,13 +279,19 @@ fn error_order_follows_section_4_5() {
     for (text, code) in table {
         assert_eq!(err(text.as_bytes()).0, code, "{text}");
     }
-    assert_eq!(err(br#"{"a":{"b":1,"b":2},"a":3}"#).1, "duplicate JSON field: b");
+    assert_eq!(
+        err(br#"{"a":{"b":1,"b":2},"a":3}"#).1,
+        "duplicate JSON field: b"
+    );
 }
 
 #[test]
 fn label_is_interpolated() {
     let error = read_str("{", "runtime binding inventory").expect_err("invalid");
-    assert_eq!(error.message(), "runtime binding inventory is not valid JSON");
+    assert_eq!(
+        error.message(),
+        "runtime binding inventory is not valid JSON"
+    );
     assert_eq!(error.path(), None);
 }
 
@@ -233,6 +319,36 @@ fn never_panics_on_truncations() {
             let mut bytes = text.as_bytes().to_vec();
             bytes[at] = b;
             let _ = read(&bytes, LABEL);
+        }
+    }
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::test_runner::Config {
+        cases: 2000,
+        rng_seed: proptest::test_runner::RngSeed::Fixed(0x7ead_e500),
+        failure_persistence: None,
+        ..proptest::test_runner::Config::default()
+    })]
+
+    /// Token soup from the JSON alphabet: the reader never panics, and what it accepts it
+    /// accepts again after canonical re-encoding.
+    #[test]
+    fn token_soup_never_panics(tokens in proptest::collection::vec(
+        proptest::sample::select(vec![
+            "{", "}", "[", "]", ",", ":", " ", "\"", "\"k\"", "\"a\"", "\\", "\\u", "d83d", "de00",
+            "0", "-", "1", ".", "e", "+", "18446744073709551616", "true", "null", "NaN", "é",
+            "\u{1}", "\\n", "\\ud800", "\"\\u0061\"",
+        ]),
+        0..24,
+    )) {
+        let text = tokens.concat();
+        if let Ok(value) = read_str(&text, LABEL) {
+            let mut out = Vec::new();
+            if crate::canonical::encode_value(&value, &mut out).is_ok() {
+                let again = read(&out, LABEL);
+                proptest::prop_assert!(again.is_ok(), "{text:?} -> {out:?}");
+            }
         }
     }
 }

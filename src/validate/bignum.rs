@@ -1,6 +1,8 @@
 //! Exact decimal products for the `nbytes_mismatch` message (§8.2 F8), which must name the
 //! product even when it exceeds 2^64−1.
 
+use std::fmt::Write as _;
+
 /// The exact product of `factors`, in decimal.
 pub(crate) fn product_decimal(factors: &[u64]) -> String {
     // Little-endian base-2^32 limbs.
@@ -47,7 +49,7 @@ pub(crate) fn product_decimal(factors: &[u64]) -> String {
         Some((top, rest)) => {
             let mut out = top.to_string();
             for chunk in rest.iter().rev() {
-                out.push_str(&format!("{chunk:09}"));
+                let _ = write!(out, "{chunk:09}");
             }
             out
         }
@@ -71,6 +73,9 @@ mod tests {
             product_decimal(&[u64::MAX, u64::MAX, 2]),
             "680564733841876926852962238568698216450"
         );
-        assert_eq!(product_decimal(&[1 << 40, 1 << 40]), (1u128 << 80).to_string());
+        assert_eq!(
+            product_decimal(&[1 << 40, 1 << 40]),
+            (1u128 << 80).to_string()
+        );
     }
 }

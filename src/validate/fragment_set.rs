@@ -85,8 +85,11 @@ fn check_box(tensor: &TensorDescriptor, fragment: &LogicalFragment<'_>) -> Resul
             format!("fragment rank mismatch: {id}"),
         ));
     }
-    let out_of_bounds = (0..shape.len())
-        .any(|k| offset[k].checked_add(extent[k]).is_none_or(|end| end > shape[k]));
+    let out_of_bounds = (0..shape.len()).any(|k| {
+        offset[k]
+            .checked_add(extent[k])
+            .is_none_or(|end| end > shape[k])
+    });
     if out_of_bounds {
         return Err(Error::new(
             Code::FragmentOutOfBounds,

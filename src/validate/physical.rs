@@ -2,6 +2,7 @@
 //! device) byte ranges are disjoint, except for exact declared alias pairs.
 
 use std::collections::HashMap;
+use std::fmt::Write as _;
 
 use crate::error::{Code, Error, Result};
 use crate::wire::{RuntimeFragment, TensorDescriptor};
@@ -27,10 +28,10 @@ pub(crate) fn check_physical<'a>(
     }
     for members in &mut spaces {
         members.sort_by_key(|&i| fragments[i].address); // stable
-        // While no violation has been found, every active fragment contains the current
-        // address, so any two active ones overlap and must be an exact alias pair: the
-        // active set is one class of identical ranges. The alias relation is a conjunction
-        // of equalities, hence transitive, so comparing with the first member decides.
+                                                        // While no violation has been found, every active fragment contains the current
+                                                        // address, so any two active ones overlap and must be an exact alias pair: the
+                                                        // active set is one class of identical ranges. The alias relation is a conjunction
+                                                        // of equalities, hence transitive, so comparing with the first member decides.
         let mut active: Vec<usize> = Vec::new();
         for &current in members.iter() {
             let c = &fragments[current];
@@ -112,7 +113,7 @@ pub(crate) fn python_repr(text: &str) -> String {
                 out.push(c);
             }
             c if u32::from(c) < 0x20 || (0x7f..0xa0).contains(&u32::from(c)) => {
-                out.push_str(&format!("\\x{:02x}", u32::from(c)));
+                let _ = write!(out, "\\x{:02x}", u32::from(c));
             }
             c => out.push(c),
         }

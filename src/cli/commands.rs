@@ -1,0 +1,269 @@
+//! One function per command: read, call the library, render.
+
+use std::borrow::Cow;
+use std::process::ExitCode;
+
+use serde_json::json;
+use weight_manifest::conformance::{self, RunOptions};
+use weight_manifest::inventory::{
+    read_binding_inventory, read_placement_inventory, read_runtime_inventory, InventoryOptions,
+};
+use weight_manifest::{
+    bind, project_binding, project_placement, Binding, Placement, Runtime, Value,
+};
+
+use super::args::{
+    BindingCommand, Command, ConformanceCommand, Format, PlacementCommand, ProjectCommand,
+    RuntimeCommand, SchemaCommand,
+};
+use super::output::{emit, read_input, write_atomic};
+use super::render::{json_success, rejection};
+
+type Outcome = Result<ExitCode, String>;
+
+fn read(path: &str) -> Result<Vec<u8>, String> {
+    read_input(path).map_err(|e| format!("cannot read {path}: {e}"))
+}
+
+fn semantics_value(given: Option<&String>) -> Option<Value<'_>> {
+    given.map(|s| Value::Str(Cow::Borrowed(s.as_str())))
+}
+
+pub(crate) fn run(command: Command) -> Outcome {
+    match command {
+        Command::Placement(command) => placement(&command),
+        Command::Runtime(RuntimeCommand::Validate {
+            input,
+            inventory,
+            semantics,
+        }) => {
+            let text = read(&input.file)?;
+            let value = semantics_value(semantics.address_semantics.as_ref());
+            let options = InventoryOptions {
+                address_semantics: value.as_ref(),
+                owner_resolver: None,
+            };
+            let result = if inventory {
+                read_runtime_inventory(&text, &options)
+            } else {
+                Runtime::from_json(&text)
+            };
+            Ok(match result {
+                Err(e) => rejection(&e, input.format.format),
+                Ok(runtime) => {
+                    if input.format.format == Format::Json {
+                        json_success(
+                            json!({ "runtime": runtime.to_json(), "generation": runtime.generation() }),
+                        );
+                    } else {
+                        let generation = runtime
+                            .generation()
+                            .map_or("none".to_owned(), |g| g.to_string());
+                        println!(
+                            "ok: {} tensors, {} fragments, generation {generation}",
+                            runtime.tensors().len(),
+                            runtime.fragments().len()
+                        );
+                    }
+                    ExitCode::SUCCESS
+                }
+            })
+        }
+        Command::Binding(BindingCommand::Validate {
+            input,
+            inventory,
+            semantics,
+        }) => {
+            let text = read(&input.file)?;
+            let value = semantics_value(semantics.address_semantics.as_ref());
+            let options = InventoryOptions {
+                address_semantics: value.as_ref(),
+                owner_resolver: None,
+            };
+            let result = if inventory {
+                read_binding_inventory(&text, &options)
+            } else {
+                Binding::from_json(&text)
+            };
+            Ok(match result {
+                Err(e) => rejection(&e, input.format.format),
+                Ok(binding) => {
+                    if input.format.format == Format::Json {
+                        json_success(json!({ "binding": binding.to_json() }));
+                    } else {
+                        let wire = binding.as_wire();
+                        println!(
+                            "ok: {} fragments bound to {} at generation {}",
+                            wire.fragments.len(),
+                            wire.placement_id,
+                            wire.generation
+                        );
+                    }
+                    ExitCode::SUCCESS
+                }
+            })
+        }
+        Command::Project(command) => project(command),
+        Command::Bind {
+            placement,
+            binding,
+            semantics,
+            out,
+            format,
+        } => {
+            let placement_text = read(&placement)?;
+            let binding_text = read(&binding)?;
+            let value = semantics_value(semantics.address_semantics.as_ref());
+            let options = InventoryOptions {
+                address_semantics: value.as_ref(),
+                owner_resolver: None,
+            };
+            let result = Placement::from_json(&placement_text).and_then(|p| {
+                let b = read_binding_inventory(&binding_text, &options)?;
+                bind(&p, &b)
+            });
+            match result {
+                Err(e) => Ok(rejection(&e, format.format)),
+                Ok(runtime) if format.format == Format::Json => {
+                    json_success(
+                        json!({ "runtime": runtime.to_json(), "generation": runtime.generation() }),
+                    );
+                    Ok(ExitCode::SUCCESS)
+                }
+                Ok(runtime) => write_out(out.output.as_deref(), &runtime.to_json()),
+            }
+        }
+        Command::Schema(SchemaCommand::Export { dir }) => {
+            std::fs::create_dir_all(&dir)
+                .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+            for (name, text) in weight_manifest::schema::PUBLISHED {
+                let path = dir.join(name);
+                write_atomic(&path, text.as_bytes())
+                    .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+            }
+            eprintln!(
+                "wrote {} schemas to {}",
+                weight_manifest::schema::PUBLISHED.len(),
+                dir.display()
+            );
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Conformance(ConformanceCommand::Testee) => {
+            conformance::serve(std::io::stdin().lock(), std::io::stdout().lock())
+                .map_err(|e| format!("testee I/O: {e}"))?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Conformance(ConformanceCommand::Run {
+            dir,
+            testee,
+            filter,
+            known_failures,
+            timeout,
+        }) => {
+            let options = RunOptions {
+                dir,
+                testee,
+                filter,
+                known_failures,
+                timeout: std::time::Duration::from_secs(timeout),
+            };
+            let summary = conformance::run(&options, &mut std::io::stdout().lock())
+                .map_err(|e| format!("conformance run: {e}"))?;
+            Ok(if summary.failed == 0 {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::from(1)
+            })
+        }
+    }
+}
+
+fn write_out(path: Option<&std::path::Path>, text: &str) -> Outcome {
+    emit(path, text.as_bytes()).map_err(|e| format!("cannot write output: {e}"))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn placement_fields(p: &Placement) -> serde_json::Value {
+    json!({
+        "canonical": p.to_json(),
+        "placement_id": p.placement_id(),
+        "digest": p.digest(),
+        "tensors": p.tensors().len(),
+        "fragments": p.fragments().len(),
+    })
+}
+
+fn placement(command: &PlacementCommand) -> Outcome {
+    let (input, out, inventory) = match command {
+        PlacementCommand::Validate(input) | PlacementCommand::Id(input) => (input, None, false),
+        PlacementCommand::Canonicalize { input, out } => (input, out.output.as_deref(), false),
+        PlacementCommand::FromInventory { input, out } => (input, out.output.as_deref(), true),
+    };
+    let text = read(&input.file)?;
+    let result = if inventory {
+        read_placement_inventory(&text)
+    } else {
+        Placement::from_json(&text)
+    };
+    let format = input.format.format;
+    let placement = match result {
+        Err(e) => return Ok(rejection(&e, format)),
+        Ok(p) => p,
+    };
+    match (command, format) {
+        (PlacementCommand::Id(_), Format::Text) => println!("{}", placement.placement_id()),
+        (PlacementCommand::Id(_), Format::Json) => {
+            json_success(json!({ "placement_id": placement.placement_id() }));
+        }
+        (PlacementCommand::Validate(_), Format::Text) => {
+            println!("placement_id: {}", placement.placement_id());
+            println!("digest: {}", placement.digest());
+            println!(
+                "tensors: {}, fragments: {}",
+                placement.tensors().len(),
+                placement.fragments().len()
+            );
+        }
+        (_, Format::Json) => json_success(placement_fields(&placement)),
+        (_, Format::Text) => return write_out(out, &placement.to_json()),
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn project(command: ProjectCommand) -> Outcome {
+    let (args, to_binding) = match command {
+        ProjectCommand::Placement(args) => (args, false),
+        ProjectCommand::Binding(args) => (args, true),
+    };
+    let text = read(&args.inventory)?;
+    let value = semantics_value(args.semantics.address_semantics.as_ref());
+    let options = InventoryOptions {
+        address_semantics: value.as_ref(),
+        owner_resolver: None,
+    };
+    let format = args.format.format;
+    let runtime = match read_runtime_inventory(&text, &options) {
+        Err(e) => return Ok(rejection(&e, format)),
+        Ok(r) => r,
+    };
+    let id = args.placement_id.as_deref();
+    if to_binding {
+        match project_binding(&runtime, id) {
+            Err(e) => Ok(rejection(&e, format)),
+            Ok(b) if format == Format::Json => {
+                json_success(json!({ "binding": b.to_json() }));
+                Ok(ExitCode::SUCCESS)
+            }
+            Ok(b) => write_out(args.out.output.as_deref(), &b.to_json()),
+        }
+    } else {
+        match project_placement(&runtime, id) {
+            Err(e) => Ok(rejection(&e, format)),
+            Ok(p) if format == Format::Json => {
+                json_success(placement_fields(&p));
+                Ok(ExitCode::SUCCESS)
+            }
+            Ok(p) => write_out(args.out.output.as_deref(), &p.to_json()),
+        }
+    }
+}

@@ -1,0 +1,24 @@
+//! Argument parsing and dispatch. No contract logic lives here: every command calls the
+//! library and renders its result or error.
+
+mod args;
+mod commands;
+mod output;
+mod render;
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+/// Parses the arguments and runs the command. Exit codes: 0 accepted, 1 rejected (or a
+/// conformance failure), 2 usage or I/O error.
+pub(crate) fn main() -> ExitCode {
+    let cli = args::Cli::parse();
+    match commands::run(cli.command) {
+        Ok(code) => code,
+        Err(error) => {
+            eprintln!("error: {error}");
+            ExitCode::from(2)
+        }
+    }
+}

@@ -1,0 +1,33 @@
+//! Rendering results and rejections for people (`text`) or programs (`json`).
+
+use std::process::ExitCode;
+
+use serde_json::{json, Value as Json};
+use weight_manifest::Error;
+
+use super::args::Format;
+
+/// Prints a rejection and returns exit code 1: `error[code]: message at /pointer` on
+/// standard error, or `{"ok":false,"error":{...}}` on standard output.
+pub(crate) fn rejection(error: &Error, format: Format) -> ExitCode {
+    match format {
+        Format::Text => eprintln!("{error}"),
+        Format::Json => {
+            let mut body = json!({ "code": error.code().as_str(), "message": error.message() });
+            if let Some(path) = error.path() {
+                body["path"] = Json::String(path.to_owned());
+            }
+            println!("{}", json!({ "ok": false, "error": body }));
+        }
+    }
+    ExitCode::from(1)
+}
+
+/// Prints `{"ok":true, ...fields}` on standard output.
+pub(crate) fn json_success(fields: Json) {
+    let mut object = json!({ "ok": true });
+    if let (Some(target), Json::Object(extra)) = (object.as_object_mut(), fields) {
+        target.extend(extra);
+    }
+    println!("{object}");
+}

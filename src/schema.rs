@@ -1,0 +1,50 @@
+//! The published JSON Schemas (draft 2020-12), embedded from `schema/dist/` as generated
+//! by `weight-manifest-codegen`.
+
+/// Every published schema file: (file name, contents).
+pub const PUBLISHED: &[(&str, &str)] = &[
+    (
+        "binding-inventory.schema.json",
+        include_str!("../schema/dist/binding-inventory.schema.json"),
+    ),
+    (
+        "binding.schema.json",
+        include_str!("../schema/dist/binding.schema.json"),
+    ),
+    (
+        "common.schema.json",
+        include_str!("../schema/dist/common.schema.json"),
+    ),
+    (
+        "conformance-fixture.schema.json",
+        include_str!("../schema/dist/conformance-fixture.schema.json"),
+    ),
+    (
+        "placement-inventory.schema.json",
+        include_str!("../schema/dist/placement-inventory.schema.json"),
+    ),
+    (
+        "placement.schema.json",
+        include_str!("../schema/dist/placement.schema.json"),
+    ),
+    (
+        "runtime-inventory.schema.json",
+        include_str!("../schema/dist/runtime-inventory.schema.json"),
+    ),
+    (
+        "runtime.schema.json",
+        include_str!("../schema/dist/runtime.schema.json"),
+    ),
+    (
+        "weight-manifest.bundle.schema.json",
+        include_str!("../schema/dist/weight-manifest.bundle.schema.json"),
+    ),
+];
+
+/// The published schema named `file`, if any.
+pub fn published(file: &str) -> Option<&'static str> {
+    PUBLISHED
+        .iter()
+        .find(|(name, _)| *name == file)
+        .map(|(_, text)| *text)
+}
