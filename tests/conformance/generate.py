@@ -346,3 +346,135 @@ def check_oracle_against_reference() -> None:
         expect(cj(rt) == ref_text(f"derived/{w}.runtime.json"), f"{w} runtime")
         expect(project_placement(rt)["canonical"] == ref_text(f"{w}.placement.json"), f"{w} project")
         expect(cj(project_binding(rt)) == ref_text(f"derived/{w}.binding.json"), f"{w} binding")
+
+
+# ----------------------------------------------------------------------------------------
+# Rendering documents
+
+class Raw:
+    """Raw JSON text spliced into a rendered document (a number spelling, a bad token)."""
+
+    def __init__(self, text: str):
+        self.text = text
+
+
+class Pairs:
+    """An object rendered member by member, in the given order; keys may repeat, and a key
+    may be a Raw (an escaped spelling)."""
+
+    def __init__(self, *items):
+        self.items = list(items)
+
+
+DEL = object()  # mutation marker: remove the member / element
+
+
+def render(v) -> str:
+    """Compact JSON text, keys in insertion order, non-ASCII kept raw (UTF-8)."""
+    if isinstance(v, Raw):
+        return v.text
+    if isinstance(v, (dict, Pairs)):
+        items = v.items if isinstance(v, Pairs) else v.items()
+        return "{" + ",".join(
+            (k.text if isinstance(k, Raw) else json.dumps(k, ensure_ascii=False)) + ":" + render(x)
+            for k, x in items) + "}"
+    if isinstance(v, (list, tuple)):
+        return "[" + ",".join(render(x) for x in v) + "]"
+    return json.dumps(v, ensure_ascii=False)
+
+
+def pretty(v) -> str:
+    return json.dumps(v, indent=2, ensure_ascii=False) + "\n"
+
+
+def _walk(d, path: str):
+    parts = path.split("/")[1:]
+    for p in parts[:-1]:
+        d = d[int(p)] if isinstance(d, list) else d[p]
+    last = parts[-1]
+    return d, (int(last) if isinstance(d, list) else last)
+
+
+def m(base, changes: dict):
+    """A deep copy of `base` with JSON-pointer-like paths set (`DEL` removes)."""
+    d = copy.deepcopy(base)
+    for path, value in changes.items():
+        parent, key = _walk(d, path)
+        if value is DEL:
+            del parent[key]
+        elif isinstance(parent, list) and key == len(parent):
+            parent.append(value)
+        else:
+            parent[key] = value
+    return d
+
+
+def dup(d: dict, key: str, value=DEL, spelling=None) -> Pairs:
+    """`d` as Pairs with `key` written a second time right after the first (same value
+    unless given; `spelling` is a Raw key for the repeat)."""
+    items = []
+    for k, x in d.items():
+        items.append((k, x))
+        if k == key:
+            items.append((spelling or k, x if value is DEL else value))
+    assert any(k == key for k, _ in d.items()), key
+    return Pairs(*items)
+
+
+def splice(text: str, old: str, new: str) -> str:
+    """Replace the first occurrence of `old` in a rendered document (must exist)."""
+    assert old in text, old
+    return text.replace(old, new, 1)
+
+
+# ----------------------------------------------------------------------------------------
+# The case registry
+
+CASES: dict[str, dict] = {}
+
+
+def _doc(v):
+    return v if isinstance(v, str) else render(v)
+
+
+def _inputs(document=None, placement=None, binding=None, address_semantics=DEL,
+            placement_id=DEL) -> dict:
+    inp = {}
+    if document is not None:
+        inp["document"] = _doc(document)
+    if placement is not None:
+        inp["placement"] = _doc(placement)
+    if binding is not None:
+        inp["binding"] = _doc(binding)
+    if address_semantics is not DEL:
+        inp["address_semantics"] = address_semantics
+    if placement_id is not DEL:
+        inp["placement_id"] = placement_id
+    return inp
+
+
+def _add(cid, op, description, inp, expect, tags):
+    assert cid not in CASES, f"duplicate case id {cid}"
+    assert re.fullmatch(r"[a-z_]+/[a-z0-9][a-z0-9.-]*", cid), cid
+    assert description.endswith(".") and "\n" not in description, cid
+    fx = {"description": description, "op": op, "input": inp, "expect": expect}
+    if tags:
+        fx["tags"] = sorted(set(tags))
+    CASES[cid] = fx
+
+
+def ok(cid, op, description, tags=(), expect=None, **inputs):
+    inp = _inputs(**inputs)
+    exp = {"ok": True}
+    exp.update(oracle(op, inp))
+    if expect is not None:  # literal expectations (reference files) must agree with the oracle
+        for k, v in expect.items():
+            assert exp[k] == v, f"{cid}: oracle and reference disagree on {k}"
+    _add(cid, op, description, inp, exp, tags)
+
+
+def bad(cid, op, description, code, path=None, tags=(), **inputs):
+    exp = {"ok": False, "code": code}
+    if path is not None:
+        exp["path"] = path
+    _add(cid, op, description, _inputs(**inputs), exp, tags)

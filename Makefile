@@ -1,0 +1,40 @@
+# The two commands of the README: `make example` and `make test`.
+# Everything they need is installed by the targets themselves.
+
+CARGO ?= cargo
+BIN := target/release/weight-manifest
+EXAMPLE := examples/moe-ep-pp
+
+.PHONY: example test test-rust conformance checks
+
+## Runs the main job on the bundled example: validate a placement, project a runtime
+## inventory to its placement and binding, bind them back, and check the round trip.
+example:
+	$(CARGO) build --release -q
+	@echo "== placement validate $(EXAMPLE)/placement.json"
+	$(BIN) placement validate $(EXAMPLE)/placement.json
+	@echo "== project placement $(EXAMPLE)/runtime-inventory.json"
+	$(BIN) project placement $(EXAMPLE)/runtime-inventory.json -o target/example-placement.json
+	$(BIN) placement validate target/example-placement.json
+	@echo "== project binding"
+	$(BIN) project binding $(EXAMPLE)/runtime-inventory.json -o target/example-binding.json
+	$(BIN) binding validate target/example-binding.json
+	@echo "== bind placement + binding inventory"
+	$(BIN) bind target/example-placement.json $(EXAMPLE)/binding-inventory.json -o target/example-runtime.json
+	$(BIN) runtime validate target/example-runtime.json
+
+## Runs every test: generated-code drift, formatting, lints, Rust tests, conformance.
+test: checks test-rust conformance
+
+checks:
+	$(CARGO) run -q -p weight-manifest-codegen -- --check
+	python3 tests/conformance/generate.py --check
+	$(CARGO) fmt --all -- --check
+	$(CARGO) clippy --workspace --all-targets -q -- -D warnings
+
+test-rust:
+	$(CARGO) test --workspace
+
+conformance:
+	$(CARGO) build -q
+	target/debug/weight-manifest conformance run --dir tests/conformance
