@@ -16,7 +16,8 @@ fn corpus() -> PathBuf {
 }
 
 fn run_fixture(fixture: &Fixture) -> Result<(), Failed> {
-    let request = json!({ "id": fixture.id, "op": fixture.fixture.op, "input": fixture.fixture.input });
+    let request =
+        json!({ "id": fixture.id, "op": fixture.fixture.op, "input": fixture.fixture.input });
     let response = respond(&request.to_string());
     match compare(&fixture.id, &fixture.fixture.expect, &response) {
         Verdict::Pass => Ok(()),
@@ -34,7 +35,11 @@ fn fixtures_match_the_published_schema() -> Result<(), Failed> {
     for file in walk(&corpus())? {
         let value: serde_json::Value = serde_json::from_slice(&fs::read(&file)?)?;
         for error in validator.iter_errors(&value) {
-            problems.push(format!("{}: {error} at {}", file.display(), error.instance_path()));
+            problems.push(format!(
+                "{}: {error} at {}",
+                file.display(),
+                error.instance_path()
+            ));
         }
     }
     if problems.is_empty() {
@@ -80,7 +85,9 @@ fn every_code_is_covered(fixtures: &[Fixture]) -> Result<(), Failed> {
         let count = by_code.get(name).copied().unwrap_or(0);
         if api_only.contains(name) {
             if count > 0 {
-                problems.push(format!("{name} is listed as API-only but {count} fixtures expect it"));
+                problems.push(format!(
+                    "{name} is listed as API-only but {count} fixtures expect it"
+                ));
             }
         } else if count < 2 {
             problems.push(format!("{name} is expected by {count} fixtures (need 2)"));
@@ -108,11 +115,18 @@ fn main() {
         }
     };
     let mut trials: Vec<Trial> = Vec::with_capacity(fixtures.len() + 2);
-    trials.push(Trial::test("corpus::fixtures_match_the_published_schema", fixtures_match_the_published_schema));
+    trials.push(Trial::test(
+        "corpus::fixtures_match_the_published_schema",
+        fixtures_match_the_published_schema,
+    ));
     let all = fixtures.clone();
-    trials.push(Trial::test("corpus::every_code_is_covered", move || every_code_is_covered(&all)));
+    trials.push(Trial::test("corpus::every_code_is_covered", move || {
+        every_code_is_covered(&all)
+    }));
     for fixture in fixtures {
-        trials.push(Trial::test(format!("fixture::{}", fixture.id), move || run_fixture(&fixture)));
+        trials.push(Trial::test(format!("fixture::{}", fixture.id), move || {
+            run_fixture(&fixture)
+        }));
     }
     libtest_mimic::run(&args, trials).exit();
 }

@@ -13,7 +13,8 @@ fn corpus(name: &str) -> PathBuf {
     let root = std::env::temp_dir().join(format!("wm-runner-{name}-{}", std::process::id()));
     let _ = fs::remove_dir_all(&root);
     fs::create_dir_all(root.join("placement")).unwrap();
-    let empty = r#"{"fragments":[],"model_id":"m","placement_id":null,"revision":"r","tensors":[]}"#;
+    let empty =
+        r#"{"fragments":[],"model_id":"m","placement_id":null,"revision":"r","tensors":[]}"#;
     let cases = [
         (
             "empty",
@@ -44,7 +45,11 @@ fn corpus(name: &str) -> PathBuf {
         ),
     ];
     for (name, case) in cases {
-        fs::write(root.join(format!("placement/{name}.json")), case.to_string()).unwrap();
+        fs::write(
+            root.join(format!("placement/{name}.json")),
+            case.to_string(),
+        )
+        .unwrap();
     }
     root
 }
@@ -78,10 +83,14 @@ fn the_rust_testee_passes() {
 
 #[test]
 fn a_testee_that_flips_one_code_is_caught() {
-    let testee = format!("{EXE} conformance testee | sed -u 's/\"empty_string\"/\"not_an_integer\"/'");
+    let testee =
+        format!("{EXE} conformance testee | sed -u 's/\"empty_string\"/\"not_an_integer\"/'");
     let (summary, out) = run_with("flip", &testee, None);
     assert_eq!((summary.passed, summary.failed), (2, 1), "{out}");
-    assert!(out.contains("FAIL placement/empty-model-id: expected code \"empty_string\""), "{out}");
+    assert!(
+        out.contains("FAIL placement/empty-model-id: expected code \"empty_string\""),
+        "{out}"
+    );
 }
 
 #[test]
@@ -98,17 +107,29 @@ for line in sys.stdin:
     print(json.dumps({'id': json.loads(line)['id'], 'skipped': True}), flush=True)
 ""#;
     let (summary, out) = run_with("skip", testee, None);
-    assert_eq!((summary.passed, summary.failed, summary.skipped), (0, 0, 3), "{out}");
+    assert_eq!(
+        (summary.passed, summary.failed, summary.skipped),
+        (0, 0, 3),
+        "{out}"
+    );
     assert!(out.ends_with("0 passed, 0 failed, 3 skipped\n"), "{out}");
 }
 
 #[test]
 fn known_failures_are_reported_and_stale_entries_fail() {
-    let testee = format!("{EXE} conformance testee | sed -u 's/\"empty_string\"/\"not_an_integer\"/'");
+    let testee =
+        format!("{EXE} conformance testee | sed -u 's/\"empty_string\"/\"not_an_integer\"/'");
     let known = "placement/empty-model-id: flipped on purpose\n";
     let (summary, out) = run_with("known", &testee, Some(known));
-    assert_eq!((summary.passed, summary.failed, summary.known), (2, 0, 1), "{out}");
-    assert!(out.contains("known failure placement/empty-model-id: flipped on purpose"), "{out}");
+    assert_eq!(
+        (summary.passed, summary.failed, summary.known),
+        (2, 0, 1),
+        "{out}"
+    );
+    assert!(
+        out.contains("known failure placement/empty-model-id: flipped on purpose"),
+        "{out}"
+    );
 
     let stale = "placement/empty: never failed\n";
     let (summary, out) = run_with("stale", &format!("{EXE} conformance testee"), Some(stale));

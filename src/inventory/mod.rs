@@ -6,10 +6,12 @@ mod binding;
 mod descriptor;
 mod members;
 mod placement;
+mod record;
 mod runtime;
 
 pub use binding::binding_from_inventory;
 pub use placement::placement_from_inventory;
+pub use record::{binding_from_records, placement_from_records, runtime_from_records, Record};
 pub use runtime::runtime_from_inventory;
 
 use crate::model::{Binding, Placement, Runtime};
@@ -35,7 +37,7 @@ use crate::model::Owner;
 use crate::value::Value;
 
 /// Resolves a record to the owner of its fragment's memory.
-pub type OwnerResolver = dyn Fn(&Value<'_>) -> Option<Owner>;
+pub type OwnerResolver<'o> = dyn Fn(&Value<'_>) -> Option<Owner> + 'o;
 
 /// Options of the runtime and binding inventory readers.
 #[derive(Clone, Copy, Default)]
@@ -44,7 +46,7 @@ pub struct InventoryOptions<'o> {
     /// Any other value is rejected with `address_semantics_invalid`.
     pub address_semantics: Option<&'o Value<'o>>,
     /// Called with each record; its result becomes that fragment's owner.
-    pub owner_resolver: Option<&'o OwnerResolver>,
+    pub owner_resolver: Option<&'o OwnerResolver<'o>>,
 }
 
 impl InventoryOptions<'_> {

@@ -478,3 +478,997 @@ def bad(cid, op, description, code, path=None, tags=(), **inputs):
     if path is not None:
         exp["path"] = path
     _add(cid, op, description, _inputs(**inputs), exp, tags)
+
+
+# ----------------------------------------------------------------------------------------
+# Building blocks for documents
+
+def T(tid, shape, pd=None, sd=None, dtype="bfloat16", itemsize=2, layer=None, expert=None,
+      fp="hf:bf16:row-major:v1"):
+    """A placement / runtime-manifest tensor (all 9 keys)."""
+    return {"tensor_id": tid, "global_shape": shape, "dtype": dtype, "itemsize": itemsize,
+            "partition_dim": pd, "shard_dims": sd, "layer_id": layer, "expert_id": expert,
+            "layout_fingerprint": fp}
+
+
+def RK(dp=0, tp=0, pp=0, ep=0):
+    return {"dp": dp, "tp": tp, "pp": pp, "ep": ep}
+
+
+def F(pfid, tid, off, shape, nbytes, aliases=(), **rank):
+    """A placement fragment (all 7 keys)."""
+    return {"placement_fragment_id": pfid, "tensor_id": tid, "global_offset": off,
+            "local_shape": shape, "nbytes": nbytes, "rank": RK(**rank), "aliases": list(aliases)}
+
+
+def PL(tensors, frags, model="example/dense-tp2", rev="r1", pid=None):
+    return {"model_id": model, "revision": rev, "placement_id": pid, "tensors": tensors,
+            "fragments": frags}
+
+
+def prod(xs):
+    out = 1
+    for x in xs:
+        out *= x
+    return out
+
+
+def canonical_stride(shape):
+    return [prod(shape[k + 1:]) for k in range(len(shape))]
+
+
+def REC(fid, tid, gshape, off, local, *, pd=None, sd=DEL, dtype="bfloat16", itemsize=2,
+        layer=DEL, expert=DEL, fp="hf:bf16:row-major:v1", address=4096, nbytes=None,
+        worker="worker-0", endpoint="10.0.0.1:17000", device="cuda:0", rank=None, lease=5,
+        aliases=DEL, pfid=DEL, stride=None, so=0, bo=0):
+    """A runtime inventory record (§10.3); optional members only when given."""
+    r = {"fragment_id": fid, "tensor_id": tid, "global_shape": gshape, "global_offset": off,
+         "local_shape": local, "dtype": dtype, "itemsize": itemsize, "partition_dim": pd}
+    for k, v in (("shard_dims", sd), ("layer_id", layer), ("expert_id", expert)):
+        if v is not DEL:
+            r[k] = v
+    r.update({"layout_fingerprint": fp, "address": address,
+              "nbytes": prod(local) * itemsize if nbytes is None else nbytes,
+              "worker_id": worker, "endpoint": endpoint, "device": device,
+              "rank": rank or RK(), "lease_generation": lease, "is_contiguous": True,
+              "stride": canonical_stride(local) if stride is None else stride,
+              "storage_offset": so, "byte_offset": bo})
+    if aliases is not DEL:
+        r["aliases"] = aliases
+    if pfid is not DEL:
+        r["placement_fragment_id"] = pfid
+    return r
+
+
+def RINV(records, model="example/rt", rev="r1", inst="instance-0", gen=5, lease="lease-5",
+         pid=DEL):
+    d = {"model_id": model, "revision": rev, "instance_id": inst, "generation": gen}
+    if lease is not DEL:
+        d["lease_id"] = lease
+    if pid is not DEL:
+        d["placement_id"] = pid
+    d["tensors"] = records
+    return d
+
+
+# The dense TP=2 block used as the base of most placement cases: a row split (dim 0), a
+# column split (dim 1) and a replicated norm on both TP ranks.
+QKV, OPROJ, NORM = "layers.0.attn.qkv.weight", "layers.0.attn.o_proj.weight", "layers.0.input_norm.weight"
+PB = PL(
+    [T(QKV, [8, 4], pd=0, layer=0), T(OPROJ, [4, 8], pd=1, layer=0), T(NORM, [4], layer=0)],
+    [F("qkv/tp0", QKV, [0, 0], [4, 4], 32, tp=0), F("qkv/tp1", QKV, [4, 0], [4, 4], 32, tp=1),
+     F("o_proj/tp0", OPROJ, [0, 0], [4, 4], 32, tp=0), F("o_proj/tp1", OPROJ, [0, 4], [4, 4], 32, tp=1),
+     F("norm/tp0", NORM, [0], [4], 8, tp=0), F("norm/tp1", NORM, [0], [4], 8, tp=1)])
+PB_ID = placement_from_wire(json.loads(render(PB)))["placement_id"]
+
+# Reference documents as values (member order as in the files).
+RI01 = ref_json("01_tp_sharded_2d.runtime-inventory.json")
+RI02 = ref_json("02_moe_ep_pp.runtime-inventory.json")
+RI03 = ref_json("03_tied_aliases.runtime-inventory.json")
+RIW2 = ref_json("w2.runtime-inventory.json")
+BI01 = ref_json("01_tp_sharded_2d.binding-inventory.json")
+BI02 = ref_json("02_moe_ep_pp.binding-inventory.json")
+BI03 = ref_json("03_tied_aliases.binding-inventory.json")
+P01 = ref_json("01_tp_sharded_2d.placement.json")
+P02 = ref_json("02_moe_ep_pp.placement.json")
+P03 = ref_json("03_tied_aliases.placement.json")
+RM01 = ref_json("derived/01_tp_sharded_2d.runtime.json")
+RM03 = ref_json("derived/03_tied_aliases.runtime.json")
+BM01 = ref_json("derived/01_tp_sharded_2d.binding.json")
+BM02 = ref_json("derived/02_moe_ep_pp.binding.json")
+ID01 = ref_json("ids.json")["01_tp_sharded_2d"]
+ID02 = ref_json("ids.json")["02_moe_ep_pp"]
+ID03 = ref_json("ids.json")["03_tied_aliases"]
+
+# A tied-embedding runtime inventory: embed and lm_head share storage on tp0 (an exact
+# declared alias pair, §8.5), plus a norm at the next address.
+EMB, LMH = "model.embed_tokens.weight", "lm_head.weight"
+TIED = RINV([
+    REC("rt/embed", EMB, [32, 8], [0, 0], [16, 8], pd=0, address=65536, aliases=[EMB, LMH]),
+    REC("rt/lm_head", LMH, [32, 8], [0, 0], [16, 8], pd=0, address=65536, aliases=[EMB, LMH]),
+    REC("rt/norm", "model.norm.weight", [8], [0], [8], address=65536 + 256),
+], model="example/tied")
+
+
+# ----------------------------------------------------------------------------------------
+# placement/ : placement.parse (§6.2, §2.1-§2.3, §8.1-§8.3)
+
+def cases_placement():
+    op = "placement.parse"
+    g = "placement/"
+
+    def P(name, desc, doc, tags=(), **kw):
+        ok(g + name, op, desc, tags, document=doc, **kw)
+
+    def X(name, desc, code, doc, path=None, tags=()):
+        bad(g + name, op, desc, code, path, tags, document=doc)
+
+    # -- accepted
+    P("tp2-dense-block", "A TP=2 dense block (row split, column split, replicated norm) is accepted and normalised.", PB, ["realistic"])
+    P("tp2-dense-block-pretty", "An indented spelling of the TP=2 block gives the same canonical text and ids as the compact one.", pretty(PB), ["realistic"])
+    P("tp2-dense-block-reordered", "Tensors and fragments given in reverse order give the same canonical text and ids (§13 order independence).",
+      m(PB, {"/tensors": PB["tensors"][::-1], "/fragments": PB["fragments"][::-1]}), ["order"])
+    P("tp2-dense-block-canonical-input", "The canonical emission of the TP=2 block parses back to exactly itself (§13.1).",
+      oracle(op, {"document": render(PB)})["canonical"])
+    P("tp2-dense-block-given-id", "A placement_id equal to the canonical id is accepted.", m(PB, {"/placement_id": PB_ID}))
+    P("given-id-with-reordered-content", "A given placement_id is compared with the id of the normalised content, so reordered input still matches.",
+      m(PB, {"/placement_id": PB_ID, "/fragments": PB["fragments"][::-1]}), ["order"])
+    P("aliases-unsorted", "Aliases given out of code point order are accepted and emitted sorted.",
+      m(PB, {"/fragments/0/aliases": ["zeta", "alpha", "Mid"]}))
+    P("aliases-sorted", "The same aliases given sorted give the same ids as the unsorted spelling.",
+      m(PB, {"/fragments/0/aliases": ["Mid", "alpha", "zeta"]}), ["order"])
+    P("aliases-single-name", "A one-name alias list is valid in a placement (no alias rule applies to placements, §8.5).",
+      m(PB, {"/fragments/2/aliases": ["tied.weight"]}))
+    for name, pd, sd in (("spelling-partition-dim-only", 0, None), ("spelling-shard-dims-only", None, [0]),
+                         ("spelling-both", 0, [0])):
+        P(name, f"Descriptor spelling partition_dim={pd}, shard_dims={sd} is canonicalised to partition_dim 0, shard_dims [0] (§3).",
+          m(PB, {"/tensors/0/partition_dim": pd, "/tensors/0/shard_dims": sd}), ["canonical"])
+    P("spelling-replicated-empty-shard-dims", "shard_dims [] with partition_dim null is the same replicated descriptor as null/null (§3).",
+      m(PB, {"/tensors/2/shard_dims": []}), ["canonical"])
+    grid = PL([T("experts.w", [8, 8], sd=[0, 1], expert=0)],
+              [F(f"w/{i}{j}", "experts.w", [4 * i, 4 * j], [4, 4], 32, tp=2 * i + j) for i in (0, 1) for j in (0, 1)],
+              model="example/nd")
+    P("nd-shard-dims-2x2-grid", "A tensor with shard_dims [0, 1] split into a 2x2 grid over four TP ranks is accepted.", grid, ["realistic"])
+    P("nd-shard-dims-touching-same-rank", "Four boxes of a 2x2 grid on one rank only touch and do not overlap (§8.3).",
+      m(grid, {f"/fragments/{k}/rank/tp": 0 for k in range(4)}), ["overlap"])
+    P("overlap-one-axis-only", "Boxes that overlap on axis 0 but only touch on axis 1 do not intersect.",
+      PL([T("w", [8, 8], sd=[0, 1])], [F("a", "w", [0, 0], [4, 4], 32), F("b", "w", [2, 4], [4, 4], 32)]), ["overlap"])
+    P("dp-replicas-same-box", "The same boxes on dp 0 and dp 1 are replicas and allowed (§17).",
+      m(PB, {"/fragments/6": F("qkv/dp1/tp0", QKV, [0, 0], [4, 4], 32, dp=1, tp=0),
+             "/fragments/7": F("norm/dp1/tp0", NORM, [0], [4], 8, dp=1)}), ["realistic"])
+    P("overlap-across-tp-ranks", "Partially overlapping boxes of one tensor on different TP ranks are allowed.",
+      PL([T("w", [8], pd=0)], [F("a", "w", [0], [6], 12, tp=0), F("b", "w", [2], [6], 12, tp=1)]), ["overlap"])
+    P("tensor-without-fragments", "A tensor that no fragment covers is valid (coverage is not a rule, §17).",
+      m(PB, {"/tensors/3": T("unused.weight", [2, 2])}))
+    P("partial-coverage", "Fragments that cover only part of a sharded tensor are valid.",
+      m(PB, {"/fragments": PB["fragments"][:1] + PB["fragments"][2:]}))
+    P("empty-placement", "A placement with no tensors and no fragments is valid (§17).", PL([], [], model="m", rev="r"))
+    P("u64-max-shape-and-nbytes", "global_shape, local_shape and nbytes of 2^64-1 are accepted (u64 bound, §1.2).",
+      PL([T("huge", [U64], itemsize=1)], [F("huge/0", "huge", [0], [U64], U64)]), ["u64"])
+    P("u64-max-rank-layer-expert", "Rank coordinates, layer_id and expert_id of 2^64-1 are accepted.",
+      PL([T("e", [4], layer=U64, expert=U64)], [F("e/0", "e", [0], [4], 8, dp=U64, tp=U64, pp=U64, ep=U64)]), ["u64"])
+    P("u64-max-offset-in-bounds", "A global_offset of 2^64-2 with extent 1 ends exactly at global_shape 2^64-1.",
+      PL([T("long", [U64], pd=0, itemsize=1)], [F("long/last", "long", [U64 - 1], [1], 1)]), ["u64"])
+    P("negative-zero-is-zero", "-0 in global_offset and rank coordinates reads as the integer 0 and gives the same ids as 0 (§4.3).",
+      m(PB, {"/fragments/0/global_offset": [Raw("-0"), Raw("-0")], "/fragments/0/rank/dp": Raw("-0")}), ["reader"])
+    P("non-ascii-ids-escaped", "Non-ASCII model_id, tensor_id and aliases are held as scalars and emitted with lowercase \\u escapes (§5).",
+      PL([T("嵌入.weight", [4], fp="fp:ü")], [F("frag/γ", "嵌入.weight", [0], [4], 8, aliases=["😀", "é"])], model="模型/ü", rev="révision"),
+      ["unicode"])
+    P("code-point-order-not-utf16", "Fragments are sorted by code point (U+FF61 before U+1F600), not by UTF-16 code units.",
+      PL([T("w", [4])], [F("a\U0001F600", "w", [0], [4], 8, tp=0), F("a\uFF61", "w", [0], [4], 8, tp=1)]), ["unicode", "order"])
+    P("uppercase-sorts-first", "Tensor ids sort by code point, so 'B' sorts before 'a'.",
+      PL([T("a", [4]), T("B", [4])], [F("f", "a", [0], [4], 8), F("F", "B", [0], [4], 8)]), ["order"])
+    P("explicit-logical-looking-id", "An explicit placement_fragment_id that looks like a generated logical id is an ordinary string.",
+      m(PB, {"/fragments/0/placement_fragment_id": "logical:" + "0" * 64}))
+    P("layer-and-expert-ids", "layer_id and expert_id values enter the canonical descriptor unchanged.",
+      m(PB, {"/tensors/0/layer_id": 7, "/tensors/0/expert_id": 3}))
+
+    # -- structure (fields_mismatch, not_a_sequence, not_an_object)
+    X("top-missing-revision", "A top level without revision does not have the five keys of §6.1.", "fields_mismatch", m(PB, {"/revision": DEL}), "", ["structure"])
+    X("top-missing-placement-id", "placement_id must be present (it may be null) in the strict top-level key set.", "fields_mismatch", m(PB, {"/placement_id": DEL}), "", ["structure"])
+    X("top-extra-schema-key", "A schema member is not part of the wire form (§6.1, §17).", "fields_mismatch", m(PB, {"/schema": "weight-placement"}), "", ["structure"])
+    X("top-extra-unknown-key", "An unknown top-level member fails the strict key set.", "fields_mismatch", m(PB, {"/comment": "x"}), "", ["structure"])
+    X("tensor-missing-shard-dims", "A tensor without shard_dims does not have the nine keys (shard_dims is nullable, not optional).", "fields_mismatch", m(PB, {"/tensors/1/shard_dims": DEL}), "/tensors/1", ["structure"])
+    X("tensor-missing-expert-id", "A tensor without expert_id does not have the nine keys.", "fields_mismatch", m(PB, {"/tensors/0/expert_id": DEL}), "/tensors/0", ["structure"])
+    X("tensor-extra-key", "A tensor with an extra member fails its key set.", "fields_mismatch", m(PB, {"/tensors/2/stride": [1]}), "/tensors/2", ["structure"])
+    X("tensor-not-an-object", "A tensor element that is a string fails the tensor key set.", "fields_mismatch", m(PB, {"/tensors/1": "tensor"}), "/tensors/1", ["structure"])
+    X("tensor-null", "A tensor element that is null fails the tensor key set.", "fields_mismatch", m(PB, {"/tensors/0": None}), "/tensors/0", ["structure"])
+    X("fragment-missing-aliases", "A fragment without aliases does not have the seven keys (aliases is required on the wire).", "fields_mismatch", m(PB, {"/fragments/3/aliases": DEL}), "/fragments/3", ["structure"])
+    X("fragment-extra-address", "A physical member in a placement fragment fails its key set (§6.1).", "fields_mismatch", m(PB, {"/fragments/0/address": 4096}), "/fragments/0", ["structure"])
+    X("fragment-not-an-object", "A fragment element that is an array fails the fragment key set.", "fields_mismatch", m(PB, {"/fragments/1": []}), "/fragments/1", ["structure"])
+    X("rank-missing-ep", "A rank without ep does not have exactly dp, tp, pp, ep.", "fields_mismatch", m(PB, {"/fragments/2/rank/ep": DEL}), "/fragments/2/rank", ["structure"])
+    X("rank-extra-key", "A rank with a group size member fails the rank key set.", "fields_mismatch", m(PB, {"/fragments/0/rank/tp_size": 2}), "/fragments/0/rank", ["structure"])
+    X("rank-not-an-object", "A rank that is an integer fails the rank key set.", "fields_mismatch", m(PB, {"/fragments/0/rank": 0}), "/fragments/0/rank", ["structure"])
+    X("rank-null", "A rank that is null fails the rank key set.", "fields_mismatch", m(PB, {"/fragments/5/rank": None}), "/fragments/5/rank", ["structure"])
+    X("tensors-not-an-array", "tensors that is an object fails SEQ(placement tensors).", "not_a_sequence", m(PB, {"/tensors": {}}), "/tensors", ["structure"])
+    X("tensors-null", "tensors that is null fails SEQ(placement tensors).", "not_a_sequence", m(PB, {"/tensors": None}), "/tensors", ["structure"])
+    X("fragments-not-an-array", "fragments that is a string fails SEQ(placement fragments).", "not_a_sequence", m(PB, {"/fragments": "none"}), "/fragments", ["structure"])
+    X("top-level-array", "A placement document whose top level is an array is not an object.", "not_an_object", [PB], "", ["structure"])
+    X("top-level-string", "A placement document whose top level is a string is not an object.", "not_an_object", '"placement"', "", ["structure"])
+    X("order-top-keys-before-tensors", "The top-level key set is checked before tensors is read.", "fields_mismatch",
+      m(PB, {"/extra": 1, "/tensors": "x"}), "", ["order"])
+    X("order-tensor-keys-before-fragment-keys", "All tensors are checked before any fragment.", "fields_mismatch",
+      m(PB, {"/tensors/2/extra": 1, "/fragments/0/extra": 1}), "/tensors/2", ["order"])
+    X("order-tensor-values-before-fragment-keys", "A tensor value check fails before a later fragment's key set is looked at.", "below_minimum",
+      m(PB, {"/tensors/1/itemsize": 0, "/fragments/0/extra": 1}), "/tensors/1/itemsize", ["order"])
+    X("order-tensor-checked-before-next-tensor-keys", "Each tensor's checks run before the next tensor's key set is checked.", "below_minimum",
+      m(PB, {"/tensors/0/itemsize": 0, "/tensors/1/extra": 1}), "/tensors/0/itemsize", ["order"])
+    X("order-tensors-before-fragments-sequence", "A tensor value check fails before fragments is checked to be an array.", "empty_string",
+      m(PB, {"/tensors/0/dtype": "", "/fragments": "x"}), "/tensors/0/dtype", ["order"])
+    X("order-fragment-keys-before-rank-keys", "A fragment's key set is checked before its rank's key set.", "fields_mismatch",
+      m(PB, {"/fragments/0/extra": 1, "/fragments/0/rank": {}}), "/fragments/0", ["order"])
+    X("order-rank-keys-before-rank-values", "The rank key set is checked before rank values.", "fields_mismatch",
+      m(PB, {"/fragments/0/rank/tp": DEL, "/fragments/0/rank/dp": -1}), "/fragments/0/rank", ["order"])
+    X("order-rank-before-fragment-values", "Rank values are checked before the fragment's own members.", "not_an_integer",
+      m(PB, {"/fragments/0/rank/dp": "0", "/fragments/0/global_offset": "x"}), "/fragments/0/rank/dp", ["order"])
+
+    # -- descriptor checks (§2.2)
+    D = "/tensors/1"
+    for name, val, code, what in (
+        ("global-shape-not-array", 8, "not_a_sequence", "an integer"),
+        ("global-shape-null", None, "not_a_sequence", "null"),
+        ("global-shape-empty", [], "empty_shape", "[]"),
+        ("global-shape-zero-extent", [4, 0], "below_minimum", "an extent of 0"),
+        ("global-shape-float-extent", [4, Raw("8.0")], "not_an_integer", "an extent written 8.0"),
+        ("global-shape-string-extent", [4, "8"], "not_an_integer", "an extent written as a string"),
+        ("global-shape-u64-overflow", [4, U64 + 1], "u64_overflow", "an extent of 2^64"),
+    ):
+        X(name, f"global_shape given as {what} fails the global_shape check of §2.2 step 1.", code, m(PB, {D + "/global_shape": val}), D + "/global_shape", ["descriptor"])
+    X("order-empty-shape-before-tensor-id", "empty_shape (step 1) wins over an empty tensor_id (step 2).", "empty_shape",
+      m(PB, {D + "/global_shape": [], D + "/tensor_id": ""}), D + "/global_shape", ["order"])
+    X("order-shape-extent-before-tensor-id", "A zero extent in global_shape wins over an empty tensor_id.", "below_minimum",
+      m(PB, {D + "/global_shape": [0, 8], D + "/tensor_id": ""}), D + "/global_shape", ["order"])
+    for name, val, what in (("tensor-id-empty", "", '""'), ("tensor-id-null", None, "null"), ("tensor-id-number", 5, "a number")):
+        X(name, f"tensor_id given as {what} fails STR(tensor_id).", "empty_string", m(PB, {D + "/tensor_id": val}), D + "/tensor_id", ["descriptor"])
+    X("order-tensor-id-before-dtype", "STR(tensor_id) runs before STR(dtype).", "empty_string",
+      m(PB, {D + "/tensor_id": "", D + "/dtype": ""}), D + "/tensor_id", ["order"])
+    X("dtype-empty", "An empty dtype fails STR(dtype).", "empty_string", m(PB, {D + "/dtype": ""}), D + "/dtype", ["descriptor"])
+    X("dtype-null", "A null dtype fails STR(dtype).", "empty_string", m(PB, {D + "/dtype": None}), D + "/dtype", ["descriptor"])
+    for name, val, code, what in (
+        ("itemsize-zero", 0, "below_minimum", "0"),
+        ("itemsize-negative", -2, "below_minimum", "-2"),
+        ("itemsize-huge-negative", Raw("-18446744073709551616"), "below_minimum", "-2^64 (negative wins over magnitude)"),
+        ("itemsize-float", Raw("2.0"), "not_an_integer", "2.0"),
+        ("itemsize-exponent", Raw("3.2e1"), "not_an_integer", "3.2e1"),
+        ("itemsize-huge-exponent", Raw("1e400"), "not_an_integer", "1e400"),
+        ("itemsize-true", True, "not_an_integer", "true"),
+        ("itemsize-string", "2", "not_an_integer", '"2"'),
+        ("itemsize-null", None, "not_an_integer", "null"),
+        ("itemsize-u64-overflow", U64 + 1, "u64_overflow", "2^64"),
+        ("itemsize-many-digits", Raw("1" + "0" * 40), "u64_overflow", "10^40"),
+    ):
+        X(name, f"itemsize {what} fails INT(itemsize, 1).", code, m(PB, {D + "/itemsize": val}), D + "/itemsize", ["descriptor", "integer"])
+    X("order-dtype-before-itemsize", "STR(dtype) runs before INT(itemsize).", "empty_string",
+      m(PB, {D + "/dtype": "", D + "/itemsize": 0}), D + "/dtype", ["order"])
+    for name, val, code, what in (
+        ("partition-dim-out-of-range", 2, "partition_dim_out_of_range", "2 on a 2-D tensor"),
+        ("partition-dim-u64-max-out-of-range", U64, "partition_dim_out_of_range", "2^64-1"),
+        ("partition-dim-negative", -1, "below_minimum", "-1"),
+        ("partition-dim-string", "1", "not_an_integer", '"1"'),
+        ("partition-dim-float", Raw("1.0"), "not_an_integer", "1.0"),
+        ("partition-dim-u64-overflow", U64 + 1, "u64_overflow", "2^64"),
+    ):
+        X(name, f"partition_dim {what} fails §2.2 step 5.", code, m(PB, {D + "/partition_dim": val}), D + "/partition_dim", ["descriptor"])
+    X("order-itemsize-before-partition-dim", "INT(itemsize) runs before the partition_dim checks.", "below_minimum",
+      m(PB, {D + "/itemsize": 0, D + "/partition_dim": 9}), D + "/itemsize", ["order"])
+    S = D + "/shard_dims"
+    for name, pd, sd, code, what in (
+        ("shard-dims-not-array", None, "0", "not_a_sequence", 'the string "0"'),
+        ("shard-dims-negative", None, [0, -1], "below_minimum", "[0, -1]"),
+        ("shard-dims-float", None, [Raw("0.0")], "not_an_integer", "[0.0]"),
+        ("shard-dims-duplicate", None, [0, 0], "shard_dims_duplicate", "[0, 0]"),
+        ("shard-dims-unsorted", None, [1, 0], "shard_dims_unsorted", "[1, 0]"),
+        ("shard-dims-out-of-range", None, [0, 2], "shard_dims_out_of_range", "[0, 2] on a 2-D tensor"),
+        ("shard-dims-conflict-other-dim", 1, [0], "partition_dim_conflict", "[0] with partition_dim 1"),
+        ("shard-dims-conflict-empty", 1, [], "partition_dim_conflict", "[] with partition_dim 1"),
+        ("shard-dims-conflict-two-dims", 1, [0, 1], "partition_dim_conflict", "[0, 1] with partition_dim 1"),
+        ("order-shard-dims-duplicate-before-unsorted", None, [1, 0, 0], "shard_dims_duplicate", "[1, 0, 0] (duplicate and unsorted)"),
+        ("order-shard-dims-unsorted-before-range", None, [3, 2], "shard_dims_unsorted", "[3, 2] (unsorted and out of range)"),
+        ("order-shard-dims-range-before-conflict", 1, [5], "shard_dims_out_of_range", "[5] with partition_dim 1 (out of range and conflicting)"),
+    ):
+        X(name, f"shard_dims {what} fails §2.2 step 6.", code, m(PB, {D + "/partition_dim": pd, S: sd}), S, ["descriptor"] + (["order"] if name.startswith("order") else []))
+    X("order-partition-dim-before-shard-dims", "partition_dim out of range (step 5) wins over duplicate shard_dims (step 6).", "partition_dim_out_of_range",
+      m(PB, {D + "/partition_dim": 7, S: [0, 0]}), D + "/partition_dim", ["order"])
+    X("order-shard-dims-before-layer-id", "The shard_dims checks run before INT(layer_id).", "shard_dims_duplicate",
+      m(PB, {D + "/partition_dim": None, S: [0, 0], D + "/layer_id": -1}), S, ["order"])
+    for name, field, val, code in (
+        ("layer-id-negative", "layer_id", -1, "below_minimum"),
+        ("layer-id-string", "layer_id", "0", "not_an_integer"),
+        ("layer-id-u64-overflow", "layer_id", U64 + 1, "u64_overflow"),
+        ("expert-id-float", "expert_id", Raw("1.5"), "not_an_integer"),
+        ("expert-id-negative", "expert_id", -3, "below_minimum"),
+        ("expert-id-boolean", "expert_id", False, "not_an_integer"),
+    ):
+        X(name, f"{field} {render(val)} fails INT({field}, 0).", code, m(PB, {f"{D}/{field}": val}), f"{D}/{field}", ["descriptor"])
+    X("order-layer-id-before-expert-id", "INT(layer_id) runs before INT(expert_id).", "below_minimum",
+      m(PB, {D + "/layer_id": -1, D + "/expert_id": "x"}), D + "/layer_id", ["order"])
+    X("order-expert-id-before-fingerprint", "INT(expert_id) runs before STR(layout_fingerprint).", "not_an_integer",
+      m(PB, {D + "/expert_id": "x", D + "/layout_fingerprint": ""}), D + "/expert_id", ["order"])
+    X("layout-fingerprint-empty", "An empty layout_fingerprint fails STR (step 9).", "empty_string", m(PB, {D + "/layout_fingerprint": ""}), D + "/layout_fingerprint", ["descriptor"])
+    X("layout-fingerprint-null", "A null layout_fingerprint fails STR (it is required and not nullable).", "empty_string", m(PB, {D + "/layout_fingerprint": None}), D + "/layout_fingerprint", ["descriptor"])
+
+    # -- fragment checks (§2.1, §2.3)
+    G = "/fragments/2"
+    for name, field, val, code in (
+        ("global-offset-not-array", "global_offset", "0,0", "not_a_sequence"),
+        ("global-offset-negative", "global_offset", [0, -1], "below_minimum"),
+        ("global-offset-float", "global_offset", [0, Raw("0.0")], "not_an_integer"),
+        ("global-offset-u64-overflow", "global_offset", [U64 + 1, 0], "u64_overflow"),
+        ("local-shape-zero", "local_shape", [0, 4], "below_minimum"),
+        ("local-shape-not-array", "local_shape", {"0": 4}, "not_a_sequence"),
+        ("local-shape-null-element", "local_shape", [4, None], "not_an_integer"),
+        ("placement-fragment-id-empty", "placement_fragment_id", "", "empty_string"),
+        ("placement-fragment-id-null", "placement_fragment_id", None, "empty_string"),
+        ("fragment-tensor-id-empty", "tensor_id", "", "empty_string"),
+        ("nbytes-zero", "nbytes", 0, "below_minimum"),
+        ("nbytes-string", "nbytes", "32", "not_an_integer"),
+        ("nbytes-exponent", "nbytes", Raw("3.2e1"), "not_an_integer"),
+        ("nbytes-u64-overflow", "nbytes", U64 + 1, "u64_overflow"),
+    ):
+        X(name, f"Fragment {field} {render(val)} fails its §2.3 check.", code, m(PB, {f"{G}/{field}": val}), f"{G}/{field}", ["fragment"])
+    X("order-global-offset-before-local-shape", "INTS(global_offset) runs before INTS(local_shape).", "below_minimum",
+      m(PB, {G + "/global_offset": [-1, 0], G + "/local_shape": "x"}), G + "/global_offset", ["order"])
+    X("order-local-shape-before-fragment-id", "INTS(local_shape) runs before STR(placement_fragment_id).", "below_minimum",
+      m(PB, {G + "/local_shape": [0, 4], G + "/placement_fragment_id": ""}), G + "/local_shape", ["order"])
+    X("order-nbytes-before-aliases", "INT(nbytes) runs before ALIASES.", "below_minimum",
+      m(PB, {G + "/nbytes": 0, G + "/aliases": None}), G + "/nbytes", ["order"])
+    for name, coord, val, code in (
+        ("rank-dp-negative", "dp", -1, "below_minimum"),
+        ("rank-tp-string", "tp", "1", "not_an_integer"),
+        ("rank-pp-null", "pp", None, "not_an_integer"),
+        ("rank-ep-u64-overflow", "ep", U64 + 1, "u64_overflow"),
+        ("rank-ep-float", "ep", Raw("1.0"), "not_an_integer"),
+    ):
+        X(name, f"Rank coordinate {coord} {render(val)} fails INT(parallel rank {coord}, 0).", code,
+          m(PB, {f"{G}/rank/{coord}": val}), f"{G}/rank/{coord}", ["rank"])
+    X("order-rank-dp-before-tp", "Rank checks run in the order dp, tp, pp, ep.", "below_minimum",
+      m(PB, {G + "/rank/dp": -1, G + "/rank/tp": "x"}), G + "/rank/dp", ["order"])
+    X("order-rank-pp-before-ep", "INT on pp runs before INT on ep, although ep comes first on the wire.", "not_an_integer",
+      m(PB, {G + "/rank/ep": -1, G + "/rank/pp": "x"}), G + "/rank/pp", ["order"])
+    for name, val, code in (
+        ("aliases-null", None, "aliases_invalid"),
+        ("aliases-string", "lm_head.weight", "aliases_invalid"),
+        ("aliases-object", {}, "aliases_invalid"),
+        ("aliases-empty-name", ["a", ""], "aliases_invalid"),
+        ("aliases-number-element", ["a", 1], "aliases_invalid"),
+        ("aliases-duplicate", ["a", "b", "a"], "aliases_duplicate"),
+        ("order-aliases-invalid-before-duplicate", ["a", "a", ""], "aliases_invalid"),
+    ):
+        X(name, f"aliases {render(val)} fails ALIASES.", code, m(PB, {G + "/aliases": val}), G + "/aliases", ["aliases"])
+    X("aliases-duplicate-after-unescape", "Aliases 'a' and '\\u0061' are equal after unescaping and so duplicates.", "aliases_duplicate",
+      m(PB, {G + "/aliases": ["a", Raw('"\\u0061"')]}), G + "/aliases", ["aliases", "reader"])
+
+    # -- construction (§8.1)
+    X("model-id-empty", "An empty model_id fails STR(model_id).", "empty_string", m(PB, {"/model_id": ""}), "/model_id")
+    X("model-id-null", "A null model_id fails STR(model_id).", "empty_string", m(PB, {"/model_id": None}), "/model_id")
+    X("revision-number", "A numeric revision fails STR(revision).", "empty_string", m(PB, {"/revision": 1}), "/revision")
+    X("order-model-id-before-revision", "STR(model_id) runs before STR(revision).", "empty_string",
+      m(PB, {"/model_id": "", "/revision": ""}), "/model_id", ["order"])
+    X("order-fragments-before-model-id", "model_id is checked only after every fragment's own checks.", "below_minimum",
+      m(PB, {"/model_id": "", "/fragments/5/nbytes": 0}), "/fragments/5/nbytes", ["order"])
+    X("order-model-id-before-fragment-set", "STR(model_id) (§8.1 step 5) runs before the fragment-set rules (step 6).", "empty_string",
+      m(PB, {"/model_id": "", "/tensors/1/tensor_id": QKV}), "/model_id", ["order"])
+    X("placement-id-empty", "An empty placement_id fails STR(placement_id).", "empty_string", m(PB, {"/placement_id": ""}), "/placement_id")
+    X("placement-id-number", "A numeric placement_id fails STR(placement_id).", "empty_string", m(PB, {"/placement_id": 7}), "/placement_id")
+    X("placement-id-wrong", "A placement_id that is not the canonical id is rejected.", "placement_id_mismatch",
+      m(PB, {"/placement_id": "sha256:" + "0" * 64}))
+    X("placement-id-of-other-placement", "The placement_id of another placement (W1) is rejected.", "placement_id_mismatch",
+      m(PB, {"/placement_id": ref_json("w1.expected.json")["placement_id"]}))
+    X("placement-id-uppercase", "The canonical id written in uppercase hex is a different string and is rejected.", "placement_id_mismatch",
+      m(PB, {"/placement_id": "sha256:" + PB_ID[7:].upper()}))
+    X("placement-id-without-prefix", "The canonical id without its sha256: prefix is rejected.", "placement_id_mismatch",
+      m(PB, {"/placement_id": PB_ID[7:]}))
+    X("placement-id-digest-confused", "The digest given as placement_id is rejected (the two identities differ, §7).", "placement_id_mismatch",
+      m(PB, {"/placement_id": "sha256:" + oracle(op, {"document": render(PB)})["digest"]}))
+    X("placement-id-of-content-change", "Changing one descriptor field (dtype) makes the old placement_id a mismatch (§7.1).", "placement_id_mismatch",
+      m(PB, {"/placement_id": PB_ID, "/tensors/2/dtype": "float32"}))
+    X("placement-id-of-alias-change", "Adding an alias changes the placement_id, so the old id is a mismatch.", "placement_id_mismatch",
+      m(PB, {"/placement_id": PB_ID, "/fragments/0/aliases": ["x", "y"]}))
+    X("order-fragment-set-before-placement-id", "The fragment-set rules run before placement_id is checked.", "fragment_overlap",
+      m(PB, {"/placement_id": "", "/fragments/1/rank/tp": 0, "/fragments/1/global_offset": [2, 0]}), tags=["order"])
+
+    # -- fragment-set rules (§8.2, §8.3)
+    X("duplicate-tensor-id", "Two tensors with one tensor_id are rejected (T1).", "duplicate_tensor_id", m(PB, {"/tensors/3": T(NORM, [4])}), tags=["fragment-set"])
+    X("duplicate-tensor-id-different-shape", "Two tensors with one tensor_id and different shapes are rejected (T1).", "duplicate_tensor_id",
+      m(PB, {"/tensors/3": T(QKV, [2])}), tags=["fragment-set"])
+    X("order-duplicate-tensor-before-fragments", "T1 runs before any fragment rule.", "duplicate_tensor_id",
+      m(PB, {"/tensors/3": T(NORM, [4]), "/fragments/0/tensor_id": "nowhere"}), tags=["order"])
+    X("duplicate-fragment-id", "Two fragments with one placement_fragment_id are rejected (F1).", "duplicate_fragment_id",
+      m(PB, {"/fragments/1/placement_fragment_id": "qkv/tp0"}), tags=["fragment-set"])
+    X("order-duplicate-id-before-duplicate-logical", "A fragment repeated with the same id and box fails F1 before F2.", "duplicate_fragment_id",
+      m(PB, {"/fragments/6": PB["fragments"][4]}), tags=["order"])
+    X("duplicate-logical-fragment", "The same tensor, rank and box under two ids is a duplicate logical fragment (F2), not an overlap.", "duplicate_logical_fragment",
+      m(PB, {"/fragments/6": F("norm/tp0-copy", NORM, [0], [4], 8, tp=0)}), tags=["fragment-set"])
+    X("duplicate-logical-fragment-other-aliases", "Aliases and nbytes are not part of the F2 key, so a copy with other aliases and nbytes is a duplicate.", "duplicate_logical_fragment",
+      m(PB, {"/fragments/6": F("qkv/tp0-copy", QKV, [0, 0], [4, 4], 64, aliases=["x", "y"], tp=0)}), tags=["fragment-set"])
+    X("unknown-tensor-id", "A fragment whose tensor_id names no tensor is rejected (F3).", "unknown_tensor_id",
+      m(PB, {"/fragments/3/tensor_id": "layers.0.attn.k.weight"}), tags=["fragment-set"])
+    X("fragment-rank-mismatch-offset", "A 1-element global_offset on a 2-D tensor is rejected (F4).", "fragment_rank_mismatch",
+      m(PB, {"/fragments/0/global_offset": [0]}), tags=["fragment-set"])
+    X("fragment-rank-mismatch-shape", "A 3-element local_shape on a 2-D tensor is rejected (F4).", "fragment_rank_mismatch",
+      m(PB, {"/fragments/0/local_shape": [4, 4, 1]}), tags=["fragment-set"])
+    X("fragment-out-of-bounds", "A box that ends past global_shape on the split axis is rejected (F5).", "fragment_out_of_bounds",
+      m(PB, {"/fragments/1/global_offset": [6, 0]}), tags=["fragment-set"])
+    X("fragment-out-of-bounds-u64-sum", "offset + extent above 2^64-1 is out of bounds (F5 with overflow).", "fragment_out_of_bounds",
+      PL([T("long", [U64], pd=0, itemsize=1)], [F("long/x", "long", [U64], [1], 1)]), tags=["fragment-set", "u64"])
+    X("replicated-fragment-offset", "A replicated tensor's fragment with a non-zero in-bounds offset is rejected (F6a before F6b).", "replicated_fragment_offset",
+      m(PB, {"/fragments/4/global_offset": [2], "/fragments/4/local_shape": [2], "/fragments/4/nbytes": 4}), tags=["fragment-set"])
+    X("replicated-fragment-incomplete", "A replicated tensor's fragment that covers only part of it is rejected (F6b).", "replicated_fragment_incomplete",
+      m(PB, {"/fragments/5/local_shape": [2], "/fragments/5/nbytes": 4}), tags=["fragment-set"])
+    X("non-shard-axis-offset", "A column split (partition_dim 1) fragment with a row offset is rejected (F7).", "non_shard_axis_offset",
+      m(PB, {"/fragments/2/global_offset": [2, 0], "/fragments/2/local_shape": [2, 4], "/fragments/2/nbytes": 16}), tags=["fragment-set", "realistic"])
+    X("non-shard-axis-shape", "A column split fragment that covers only part of the rows is rejected (F7).", "non_shard_axis_shape",
+      m(PB, {"/fragments/3/local_shape": [2, 4], "/fragments/3/nbytes": 16}), tags=["fragment-set", "realistic"])
+    X("non-shard-axis-shape-row-split", "A row split fragment narrower than the tensor on axis 1 is rejected (F7).", "non_shard_axis_shape",
+      m(PB, {"/fragments/0/local_shape": [4, 2], "/fragments/0/nbytes": 16}), tags=["fragment-set", "realistic"])
+    X("order-non-shard-axis-by-axis", "F7 checks axis 0 (shape) before axis 2 (offset) on a 3-D tensor split on axis 1.", "non_shard_axis_shape",
+      PL([T("w3", [2, 4, 2], pd=1)], [F("w3/a", "w3", [0, 0, 1], [1, 2, 1], 4)]), tags=["order"])
+    X("nbytes-mismatch", "nbytes that is not product(local_shape) * itemsize is rejected (F8).", "nbytes_mismatch",
+      m(PB, {"/fragments/0/nbytes": 31}), tags=["fragment-set"])
+    X("nbytes-mismatch-double", "nbytes twice the right size is rejected (F8).", "nbytes_mismatch",
+      m(PB, {"/fragments/4/nbytes": 16}), tags=["fragment-set"])
+    X("nbytes-mismatch-product-overflow", "A byte size product above 2^64-1 never equals nbytes (F8).", "nbytes_mismatch",
+      PL([T("big", [2**32, 2**32], itemsize=2)], [F("big/0", "big", [0, 0], [2**32, 2**32], U64)]), tags=["fragment-set", "u64"])
+    X("order-fragments-in-id-order", "Fragment rules run over fragments sorted by placement_fragment_id, not in input order.", "nbytes_mismatch",
+      m(PB, {"/fragments/0/placement_fragment_id": "z/first-in-input", "/fragments/0/tensor_id": "nowhere",
+             "/fragments/1/placement_fragment_id": "a/second-in-input", "/fragments/1/nbytes": 1}), tags=["order"])
+    X("order-bounds-before-replicated-offset", "F5 runs before F6a for a replicated fragment that is both offset and too long.", "fragment_out_of_bounds",
+      m(PB, {"/fragments/4/global_offset": [1]}), tags=["order"])
+    X("order-fragment-rules-before-overlap", "Every fragment passes F1-F8 before the overlap rule runs.", "nbytes_mismatch",
+      m(PB, {"/fragments/1/rank/tp": 0, "/fragments/1/global_offset": [2, 0], "/fragments/5/nbytes": 9}), tags=["order"])
+    X("fragment-overlap-1d", "Two overlapping boxes of one tensor on one rank are rejected (§8.3).", "fragment_overlap",
+      m(PB, {"/fragments/1/rank/tp": 0, "/fragments/1/global_offset": [2, 0]}), tags=["overlap"])
+    X("fragment-overlap-2d-partial", "Two partially overlapping 2-D boxes on one rank are rejected.", "fragment_overlap",
+      PL([T("w", [8, 8], sd=[0, 1])], [F("a", "w", [0, 0], [4, 4], 32), F("b", "w", [2, 2], [4, 4], 32)]), tags=["overlap"])
+    X("fragment-overlap-nested", "A box nested inside another on the same rank is rejected.", "fragment_overlap",
+      PL([T("w", [8], pd=0)], [F("outer", "w", [0], [8], 16), F("inner", "w", [2], [2], 4)]), tags=["overlap"])
+    X("fragment-overlap-non-adjacent", "An overlap between the first and third box in offset order is found.", "fragment_overlap",
+      PL([T("w", [16], pd=0)], [F("a", "w", [0], [10], 20), F("b", "w", [10], [2], 4), F("c", "w", [8], [1], 2)]), tags=["overlap"])
+    X("same-box-same-dp-rank", "A second copy of a box on the same rank (not a DP replica) is a duplicate logical fragment (F2).", "duplicate_logical_fragment",
+      m(PB, {"/fragments/6": F("qkv/dp0-again", QKV, [0, 0], [4, 4], 32, tp=0)}), tags=["realistic"])
+    X("fragment-overlap-2d-grid-on-one-rank", "A 2x2 grid plus a centred box on one rank overlaps all four.", "fragment_overlap",
+      PL([T("w", [8, 8], sd=[0, 1])], [F(f"g{i}{j}", "w", [4 * i, 4 * j], [4, 4], 32) for i in (0, 1) for j in (0, 1)]
+         + [F("centre", "w", [2, 2], [4, 4], 32)]), tags=["overlap"])
+
+
+# ----------------------------------------------------------------------------------------
+# reader/ : JSON syntax and reader rules (§4), mostly through placement.parse
+
+def cases_reader():
+    g = "reader/"
+    op = "placement.parse"
+    base = render(PB)
+
+    def X(name, desc, code, doc, op=op, tags=(), path=None, **kw):
+        bad(g + name, op, desc, code, path, ["reader", *tags], document=doc, **kw)
+
+    def P(name, desc, doc, op=op, tags=(), **kw):
+        ok(g + name, op, desc, ["reader", *tags], document=doc, **kw)
+
+    # -- syntax (§4.1)
+    X("empty-text", "An empty text is not valid JSON.", "invalid_json", "")
+    X("whitespace-only", "A text of only whitespace is not valid JSON.", "invalid_json", " \n\t ")
+    X("trailing-content", "Non-whitespace after the top-level value is invalid.", "invalid_json", base + "x")
+    X("trailing-second-object", "A second top-level value is trailing content.", "invalid_json", base + " {}")
+    X("byte-order-mark", "A leading byte-order mark (U+FEFF) is invalid.", "invalid_json", "\ufeff" + base)
+    X("line-comment", "A // comment is invalid.", "invalid_json", "// placement\n" + base)
+    X("block-comment", "A /* */ comment inside the object is invalid.", "invalid_json", splice(base, '{"model_id"', '{/* c */"model_id"'))
+    X("trailing-comma-object", "A trailing comma in an object is invalid.", "invalid_json", splice(base, '"dp":0,"tp":0,"pp":0,"ep":0}', '"dp":0,"tp":0,"pp":0,"ep":0,}'))
+    X("trailing-comma-array", "A trailing comma in an array is invalid.", "invalid_json", splice(base, "[8,4]", "[8,4,]"))
+    X("single-quotes", "Single-quoted strings are invalid.", "invalid_json", splice(base, '"r1"', "'r1'"))
+    X("leading-zero", "An integer with a leading zero (01) is invalid, not 1.", "invalid_json", splice(base, '"nbytes":32', '"nbytes":032'))
+    X("leading-zero-negative", "-01 is invalid.", "invalid_json", splice(base, '"layer_id":0', '"layer_id":-01'))
+    X("plus-sign", "A leading + on a number is invalid.", "invalid_json", splice(base, '"itemsize":2', '"itemsize":+2'))
+    X("leading-dot", "A number starting with . is invalid.", "invalid_json", splice(base, '"itemsize":2', '"itemsize":.5'))
+    X("trailing-dot", "A number ending with . is invalid.", "invalid_json", splice(base, '"itemsize":2', '"itemsize":2.'))
+    X("bare-exponent", "A number with an empty exponent (2e) is invalid.", "invalid_json", splice(base, '"itemsize":2', '"itemsize":2e'))
+    X("hex-number", "A hexadecimal number is invalid.", "invalid_json", splice(base, '"itemsize":2', '"itemsize":0x2'))
+    X("raw-tab-in-string", "A raw U+0009 inside a string is invalid.", "invalid_json", splice(base, '"r1"', '"r\t1"'))
+    X("raw-newline-in-string", "A raw U+000A inside a string is invalid.", "invalid_json", splice(base, '"r1"', '"r\n1"'))
+    X("raw-nul-in-string", "A raw U+0000 inside a string is invalid.", "invalid_json", splice(base, '"r1"', '"r\x001"'))
+    X("raw-unit-separator-in-string", "A raw U+001F inside a string is invalid.", "invalid_json", splice(base, '"r1"', '"r\x1f1"'))
+    X("unknown-escape", "The escape \\x is not a JSON escape.", "invalid_json", splice(base, '"r1"', '"r\\x31"'))
+    X("escape-short-hex", "A \\u escape with fewer than four hex digits is invalid.", "invalid_json", splice(base, '"r1"', '"r\\u31"'))
+    X("bare-word-true-capital", "The bare word True is invalid.", "invalid_json", splice(base, '"layer_id":0', '"layer_id":True'))
+    X("bare-word-nan-lowercase", "Lowercase nan is not one of the non-finite tokens and is invalid.", "invalid_json", splice(base, '"layer_id":0', '"layer_id":nan'))
+    X("bare-word-undefined", "The bare word undefined is invalid.", "invalid_json", splice(base, '"layer_id":0', '"layer_id":undefined'))
+    X("bare-word-inf", "The bare word inf is invalid (only Infinity is a non-finite token).", "invalid_json", splice(base, '"layer_id":0', '"layer_id":inf'))
+    X("unterminated-string", "An unterminated string is invalid.", "invalid_json", base[: base.index('"r1"') + 3])
+    X("unclosed-object", "An object that never closes is invalid.", "invalid_json", base[:-1])
+    X("form-feed-whitespace", "A form feed is not JSON whitespace.", "invalid_json", "\f" + base)
+    X("nbsp-whitespace", "U+00A0 is not JSON whitespace.", "invalid_json", base + "\u00a0")
+    X("missing-colon", "A member without a colon is invalid.", "invalid_json", splice(base, '"revision":"r1"', '"revision" "r1"'))
+    P("surrounding-whitespace", "Space, tab, LF and CR around the top-level value are allowed.", " \t\r\n" + base + "\r\n\t ")
+    X("invalid-json-runtime-inventory", "A runtime inventory with trailing content is invalid JSON.", "invalid_json",
+      render(RI01) + "]", op="runtime.from_inventory")
+    X("invalid-json-binding-inventory", "A binding inventory with a comment is invalid JSON.", "invalid_json",
+      "/**/" + render(BI01), op="binding.from_inventory")
+    X("invalid-json-runtime-manifest", "A runtime manifest JSON with single quotes is invalid.", "invalid_json",
+      "{'fragments':[]}", op="runtime.parse")
+    X("invalid-json-binding-manifest", "An empty binding manifest text is invalid JSON.", "invalid_json", "", op="binding.parse")
+    X("invalid-json-placement-inventory", "A placement inventory with a leading zero is invalid JSON.", "invalid_json",
+      splice(render(RI01), '"generation":3', '"generation":03'), op="placement.from_inventory")
+
+    # -- escapes and surrogates (§4.1, §16 D2)
+    X("lone-high-surrogate", "An escaped lone high surrogate is invalid.", "invalid_json", splice(base, '"r1"', '"r\\ud800"'), tags=["unicode"])
+    X("lone-low-surrogate", "An escaped lone low surrogate is invalid.", "invalid_json", splice(base, '"r1"', '"r\\udc00"'), tags=["unicode"])
+    X("reversed-surrogate-pair", "A low surrogate followed by a high surrogate is invalid.", "invalid_json", splice(base, '"r1"', '"\\ude00\\ud83d"'), tags=["unicode"])
+    X("high-surrogate-then-letter", "A high surrogate followed by a non-surrogate escape is invalid.", "invalid_json", splice(base, '"r1"', '"\\ud83d\\u0041"'), tags=["unicode"])
+    X("high-surrogate-at-end", "A high surrogate escape at the end of a string is invalid.", "invalid_json", splice(base, '"r1"', '"r1\\ud83d"'), tags=["unicode"])
+    X("lone-surrogate-in-key", "A lone surrogate escape in a member key is invalid.", "invalid_json", splice(base, '"revision"', '"revision\\udfff"'), tags=["unicode"])
+    X("lone-surrogate-in-ignored-member", "A lone surrogate in a member that the inventory reader ignores is still invalid JSON.", "invalid_json",
+      render(m(RI01, {"/note": Raw('"\\ud800"')})), op="runtime.from_inventory", tags=["unicode"])
+    P("escaped-surrogate-pair", "An escaped surrogate pair decodes to one scalar (U+1F600) and is re-escaped on output.",
+      splice(base, '"r1"', '"r\\ud83d\\ude00"'), tags=["unicode"])
+    P("escaped-surrogate-pair-uppercase", "Uppercase hex digits in escapes are accepted; the output escape is lowercase.",
+      splice(base, '"r1"', '"r\\uD83D\\uDE00"'), tags=["unicode"])
+    P("raw-supplementary-scalar", "A raw UTF-8 supplementary scalar gives the same result as its escaped pair.",
+      splice(base, '"r1"', '"r\U0001F600"'), tags=["unicode"])
+    P("escaped-solidus", "\\/ decodes to / and / is emitted unescaped.", splice(base, '"example/dense-tp2"', '"example\\/dense-tp2"'))
+    P("escaped-control-characters", "Escaped control characters are valid and emitted as \\n, \\t and \\u0001.",
+      splice(base, '"r1"', '"r\\n\\t\\u0001\\u001f"'), tags=["unicode"])
+    P("escaped-quote-backslash", "Escaped quote and backslash round-trip as \\\" and \\\\.", splice(base, '"r1"', '"r\\"\\\\1"'))
+    P("del-and-line-separator", "DEL and U+2028 are emitted as \\u007f and \\u2028.", splice(base, '"r1"', '"r\x7f\u2028"'), tags=["unicode"])
+    P("ascii-escape-equals-letter", "\\u0072\\u0031 decodes to the same revision as r1, giving the same ids.", splice(base, '"r1"', '"\\u0072\\u0031"'))
+
+    # -- non-finite tokens (§4.2)
+    for tok in ("NaN", "Infinity", "-Infinity"):
+        X(f"non-finite-{tok.lower()}", f"The bare token {tok} in an integer field is non_finite_number.", "non_finite_number",
+          splice(base, '"nbytes":32', f'"nbytes":{tok}'))
+    X("non-finite-in-array", "NaN inside global_shape is non_finite_number.", "non_finite_number", splice(base, "[8,4]", "[8,NaN]"))
+    X("non-finite-in-ignored-member", "Infinity in a member the runtime inventory reader ignores is still non_finite_number.", "non_finite_number",
+      render(m(RI01, {"/tensors/0/scale": Raw("Infinity")})), op="runtime.from_inventory")
+    X("non-finite-binding-inventory", "-Infinity in a binding inventory is non_finite_number.", "non_finite_number",
+      splice(render(BI01), '"generation":3', '"generation":-Infinity'), op="binding.from_inventory")
+    X("non-finite-runtime-manifest", "NaN in a runtime manifest JSON is non_finite_number.", "non_finite_number",
+      splice(render(RM01), '"address":139887084830720', '"address":NaN'), op="runtime.parse")
+
+    # -- duplicate keys (§4.4), at every depth
+    X("duplicate-key-top", "A repeated top-level key is duplicate_key, even with the same value.", "duplicate_key", dup(PB, "revision"))
+    X("duplicate-key-tensor", "A repeated key inside a tensor is duplicate_key.", "duplicate_key", m(PB, {"/tensors/0": dup(PB["tensors"][0], "dtype", "float16")}))
+    X("duplicate-key-fragment", "A repeated key inside a fragment is duplicate_key.", "duplicate_key", m(PB, {"/fragments/3": dup(PB["fragments"][3], "nbytes")}))
+    X("duplicate-key-rank", "A repeated key inside a rank is duplicate_key.", "duplicate_key", m(PB, {"/fragments/1/rank": dup(RK(tp=1), "tp", 0)}))
+    X("duplicate-key-escaped-spelling", "Keys \"model_id\" and \"\\u006dodel_id\" are equal after unescaping.", "duplicate_key",
+      dup(PB, "model_id", spelling=Raw('"\\u006dodel_id"')))
+    X("duplicate-key-ignored-inventory-member", "A duplicate key inside a member the runtime inventory reader ignores is still duplicate_key.", "duplicate_key",
+      render(m(RI01, {"/tensors/1/extra": Pairs(("a", 1), ("a", 2))})), op="runtime.from_inventory")
+    X("duplicate-key-ignored-top-member-placement-inventory", "A duplicate key inside an ignored top-level member of a placement inventory is duplicate_key.", "duplicate_key",
+      render(m(RI01, {"/meta": Pairs(("k", {}), ("k", {}))})), op="placement.from_inventory")
+    X("duplicate-key-binding-inventory-record", "A repeated key inside a binding inventory record is duplicate_key.", "duplicate_key",
+      render(m(BI01, {"/fragments/0": dup(BI01["fragments"][0], "address")})), op="binding.from_inventory")
+    X("duplicate-key-runtime-manifest-rank", "A repeated key inside a runtime manifest rank is duplicate_key.", "duplicate_key",
+      render(m(RM01, {"/fragments/2/rank": dup(RM01["fragments"][2]["rank"], "dp")})), op="runtime.parse")
+    X("duplicate-key-binding-manifest-top", "A repeated top-level key in a binding manifest JSON is duplicate_key.", "duplicate_key",
+      render(dup(BM01, "lease_id")), op="binding.parse")
+    X("duplicate-key-wins-over-field-errors", "The reader's duplicate_key wins over a strict key-set error in the same object.", "duplicate_key",
+      m(PB, {"/tensors/0": dup(m(PB["tensors"][0], {"/extra": 1}), "extra")}), tags=["order"])
+
+    # -- order of reader errors (§4.5), the four examples of the table and variants
+    X("order-non-finite-before-duplicate", "{\"a\":1,\"a\":NaN}: the token is read before the object closes.", "non_finite_number", '{"a":1,"a":NaN}', tags=["order"])
+    X("order-duplicate-before-trailing", "{\"a\":1,\"a\":2}x: the object closes before the trailing x is seen.", "duplicate_key", '{"a":1,"a":2}x', tags=["order"])
+    X("order-inner-duplicate-before-syntax", "{\"x\":{\"a\":1,\"a\":2},: the inner object closes before the syntax error.", "duplicate_key", '{"x":{"a":1,"a":2},', tags=["order"])
+    X("order-unclosed-duplicate-is-syntax", "{\"a\":1,\"a\":2 never closes, so the syntax error is found first.", "invalid_json", '{"a":1,"a":2', tags=["order"])
+    X("order-syntax-before-later-non-finite", "A syntax error before a NaN token is found first.", "invalid_json", '{"a":01,"b":NaN}', tags=["order"])
+    X("order-non-finite-before-later-syntax", "A NaN token before a syntax error is found first.", "non_finite_number", '{"a":NaN,"b":01}', tags=["order"])
+    X("order-reader-before-top-level-check", "A reader error wins over a top level that is not an object.", "non_finite_number", "[NaN]", tags=["order"])
+    X("order-reader-before-fields", "A duplicate key is reported although the object also lacks required keys.", "duplicate_key", '{"model_id":"m","model_id":"m"}', tags=["order"])
+    X("order-surrogate-before-duplicate", "A lone surrogate escape is a syntax error found before the object with a duplicate closes.", "invalid_json",
+      '{"a":1,"a":"\\ud800"}', tags=["order", "unicode"])
+
+    # -- top level (§4.6) for every document kind
+    for kind, kop, text in (("placement", "placement.parse", "null"), ("placement-inventory", "placement.from_inventory", "[]"),
+                            ("runtime-inventory", "runtime.from_inventory", "3"), ("binding-inventory", "binding.from_inventory", '"x"'),
+                            ("runtime-manifest", "runtime.parse", "true"), ("binding-manifest", "binding.parse", "[{}]")):
+        bad(f"{g}not-an-object-{kind}", kop, f"A {kind.replace('-', ' ')} whose top level is {text} is not an object.",
+            "not_an_object", "", ["reader"], document=text)
+    bad(g + "order-not-an-object-before-option", "runtime.from_inventory",
+        "The top-level object check runs before the address_semantics option is checked (§10.2, §16 D5).", "not_an_object", "",
+        ["reader", "order"], document="[]", address_semantics="VIEW")
+    bad(g + "order-invalid-json-before-option", "binding.from_inventory",
+        "The document is read before the address_semantics option is checked.", "invalid_json", None,
+        ["reader", "order"], document="{", address_semantics="")
+
+    # -- numbers (§4.3) beyond the per-field cases in placement/
+    P("u64-max-accepted-in-generation", "2^64-1 is accepted as a runtime inventory generation and lease_generation.",
+      render(RINV([REC("rt/a", "w", [4], [0], [4], lease=U64)], gen=U64)), op="runtime.from_inventory", tags=["u64"])
+    X("u64-max-plus-one-generation", "2^64 as a runtime inventory generation is u64_overflow.", "u64_overflow",
+      render(m(RI01, {"/generation": U64 + 1})), op="runtime.from_inventory", tags=["u64"], path="/generation")
+    P("ignored-member-huge-numbers", "1e400 and a 40-digit integer in members an inventory reader ignores are never checked.",
+      render(m(RI01, {"/tensors/0/scale": Raw("1e400"), "/tensors/1/serial": Raw("9" * 40), "/build": Raw("-0.0")})),
+      op="runtime.from_inventory")
+    P("negative-zero-in-inventory", "-0 as storage_offset and byte_offset reads as 0 and needs no view semantics.",
+      render(m(RI01, {"/tensors/0/storage_offset": Raw("-0"), "/tensors/0/byte_offset": Raw("-0")})), op="runtime.from_inventory")
+    X("negative-zero-address", "-0 as an address reads as 0 and fails below_minimum.", "below_minimum",
+      render(m(RI01, {"/tensors/2/address": Raw("-0")})), op="runtime.from_inventory", path="/tensors/2/address")
+    X("exponent-integer-in-inventory", "1E2 in a runtime inventory nbytes is a non-integer number.", "not_an_integer",
+      render(m(RI01, {"/tensors/1/nbytes": Raw("1E2")})), op="runtime.from_inventory", path="/tensors/1/nbytes")
+
+
+# ----------------------------------------------------------------------------------------
+# runtime_inventory/ : runtime.from_inventory (§10.2, §10.3, §8.4, §8.5)
+
+def cases_runtime_inventory():
+    g = "runtime_inventory/"
+    op = "runtime.from_inventory"
+    A0 = RI01["tensors"][0]["address"]
+
+    def P(name, desc, doc, tags=(), **kw):
+        ok(g + name, op, desc, tags, document=doc, **kw)
+
+    def X(name, desc, code, doc, path=None, tags=(), **kw):
+        bad(g + name, op, desc, code, path, tags, document=doc, **kw)
+
+    def R(i, **changes):  # a change set on record i of RI01
+        return {f"/tensors/{i}/{k}": v for k, v in changes.items()}
+
+    # -- accepted
+    P("option-null", "address_semantics null means not given.", RI01, address_semantics=None)
+    P("option-view-without-offsets", "address_semantics 'view' with zero offsets is accepted.", RI01, address_semantics="view")
+    P("view-with-offsets", "Non-zero storage_offset and item-aligned byte_offset are accepted under 'view'; the address is not adjusted.",
+      m(RI01, R(0, storage_offset=64, byte_offset=4)), address_semantics="view", tags=["view"])
+    P("view-storage-offset-any-value", "storage_offset has no alignment rule (3 elements under 'view').",
+      m(RI01, R(1, storage_offset=3)), address_semantics="view", tags=["view"])
+    P("records-reordered", "Runtime fragments keep record order while tensors are emitted sorted by tensor_id.",
+      m(RI01, {"/tensors": RI01["tensors"][::-1]}), ["order"])
+    P("descriptor-spellings-merged", "partition_dim 0 on one record and shard_dims [0] on another are one canonical descriptor (§10.3 step 4.2).",
+      m(RI01, R(2, partition_dim=None, shard_dims=[0])), ["canonical"])
+    P("optional-members-absent", "shard_dims, layer_id, expert_id, aliases, placement_fragment_id, lease_id and placement_id may be absent.",
+      RINV([REC("rt/a", "w", [4, 8], [0, 0], [2, 8], pd=0), REC("rt/b", "w", [4, 8], [2, 0], [2, 8], pd=0, address=8192)], lease=DEL))
+    P("optional-members-null", "Optional members given as null are not set.",
+      RINV([REC("rt/a", "w", [4], [0], [4], sd=None, layer=None, expert=None, aliases=None, pfid=None)], lease=None, pid=None))
+    P("unknown-members-ignored", "Unknown members at the top, record and rank level are ignored.",
+      m(RI01, {"/framework": {"name": "x"}, "/tensors/0/device_index": 0, "/tensors/0/rank/world_size": 2}))
+    P("placement-id-not-checked", "A runtime inventory's placement_id is kept as given; only a projection checks it (§8.4).",
+      m(RI01, {"/placement_id": "not-the-canonical-id"}))
+    P("empty-inventory", "An inventory with no records gives an empty runtime manifest with the given generation.", RINV([], gen=9))
+    P("extent-one-axis-any-stride", "An axis of extent 1 accepts any stride (§10.3 step 4.3.5).",
+      RINV([REC("rt/a", "w", [4, 8], [0, 0], [1, 8], pd=0, stride=[12345, 1]),
+            REC("rt/b", "w", [4, 8], [1, 0], [1, 8], pd=0, stride=[0, 1], address=8192)]), ["stride"])
+    P("extent-one-last-axis-any-stride", "A last axis of extent 1 accepts any stride while axis 0 must be 1.",
+      RINV([REC("rt/a", "w", [8, 4], [0, 0], [8, 1], pd=1, stride=[1, 7])]), ["stride"])
+    P("address-top-of-range", "address 2^64-33 with nbytes 32 ends exactly at 2^64-1 and is accepted (§2.4 step 4).",
+      RINV([REC("rt/top", "w", [16], [0], [16], address=U64 - 32)]), ["u64", "address"])
+    P("address-ranges-touching", "Byte ranges that only touch on one worker and device do not overlap.",
+      RINV([REC("rt/a", "w", [8], [0], [8], address=4096), REC("rt/b", "v", [8], [0], [8], address=4096 + 16)]), ["address"])
+    P("same-address-different-worker", "The same address on two workers with the same device name is in two address spaces.",
+      RINV([REC("rt/a", "w", [8], [0], [8], worker="w-0"), REC("rt/b", "w", [8], [0], [8], worker="w-1", rank=RK(tp=1))]), ["address"])
+    P("same-address-different-device", "The same address on two devices of one worker is in two address spaces.",
+      RINV([REC("rt/a", "w", [8], [0], [8], device="cuda:0"), REC("rt/b", "w", [8], [0], [8], device="cuda:1", rank=RK(tp=1))]), ["address"])
+    P("tied-exact-alias-pair", "Tied embeddings sharing one address with equal declared aliases are the exempt alias pair (§8.5).", TIED, ["alias", "realistic"])
+    P("tied-aliases-given-unsorted", "Alias lists are compared sorted, so [lm_head, embed] matches [embed, lm_head].",
+      m(TIED, {"/tensors/1/aliases": [LMH, EMB]}), ["alias"])
+    P("tied-alias-pair-different-ranks", "An exact alias pair need not share a rank.", m(TIED, {"/tensors/1/rank": RK(tp=1)}), ["alias"])
+    P("tied-alias-names-free-form", "Alias names need not be tensor ids.", m(TIED, {"/tensors/0/aliases": ["tie:a", "tie:b"], "/tensors/1/aliases": ["tie:b", "tie:a"]}), ["alias"])
+    P("tied-alias-equivalent-spellings", "Descriptors compared by the alias rule are canonical, so partition_dim 0 and shard_dims [0] match.",
+      m(TIED, {"/tensors/1/partition_dim": None, "/tensors/1/shard_dims": [0]}), ["alias", "canonical"])
+    P("tied-three-way", "Three fragments at one address that pairwise form exact alias pairs are accepted.",
+      m(TIED, {"/tensors/0/aliases": ["a", "b", "c"], "/tensors/1/aliases": ["a", "b", "c"],
+               "/tensors/3": REC("rt/out", "output.weight", [32, 8], [0, 0], [16, 8], pd=0, address=65536, aliases=["c", "b", "a"])}), ["alias"])
+    P("u64-max-rank-coordinates", "Rank coordinates of 2^64-1 are accepted.", m(RI01, R(0, rank=RK(U64, U64, U64, U64))), ["u64"])
+    P("moe-experts-over-pp-and-ep", "The MoE inventory with EP-owned experts over two PP stages is accepted.", RI02, ["realistic"])
+
+    # -- option (§10.2)
+    for name, val in (("option-empty", ""), ("option-uppercase", "VIEW"), ("option-padded", " view"), ("option-plural", "views")):
+        X(name, f"address_semantics {val!r} is not exactly 'view'.", "address_semantics_invalid", RI01, address_semantics=val, tags=["view"])
+    X("order-option-before-members", "The option is checked before any member is read (generation missing).", "address_semantics_invalid",
+      m(RI01, {"/generation": DEL}), address_semantics="VIEW", tags=["order"])
+
+    # -- top level
+    X("generation-missing", "A runtime inventory without generation lacks a required member.", "missing_field", m(RI01, {"/generation": DEL}), "")
+    X("generation-negative", "A negative generation fails INT(generation, 0).", "below_minimum", m(RI01, {"/generation": -1}), "/generation")
+    X("generation-string", "A string generation fails INT(generation, 0).", "not_an_integer", m(RI01, {"/generation": "3"}), "/generation")
+    X("generation-null", "A required member given as null is passed to its check: null generation is not an integer.", "not_an_integer", m(RI01, {"/generation": None}), "/generation")
+    X("generation-float", "A generation written 3.0 is not an integer.", "not_an_integer", m(RI01, {"/generation": Raw("3.0")}), "/generation")
+    X("order-generation-before-tensors", "generation is read and checked before tensors is read.", "below_minimum",
+      m(RI01, {"/generation": -1, "/tensors": DEL}), "/generation", ["order"])
+    X("tensors-missing", "A runtime inventory without tensors lacks a required member.", "missing_field", m(RI01, {"/tensors": DEL}), "")
+    X("tensors-object", "tensors that is an object fails SEQ(runtime inventory tensors).", "not_a_sequence", m(RI01, {"/tensors": {}}), "/tensors")
+    X("tensors-null", "tensors given as null fails SEQ(runtime inventory tensors).", "not_a_sequence", m(RI01, {"/tensors": None}), "/tensors")
+    X("record-not-an-object", "A record that is a number reads as an empty object: missing_field.", "missing_field", m(RI01, {"/tensors/1": 5}), "/tensors/1", ["structure"])
+    X("record-null", "A record that is null reads as an empty object: missing_field.", "missing_field", m(RI01, {"/tensors/0": None}), "/tensors/0", ["structure"])
+    for name, key in (("record-missing-tensor-id", "tensor_id"), ("record-missing-partition-dim", "partition_dim"),
+                      ("record-missing-layout-fingerprint", "layout_fingerprint"), ("record-missing-is-contiguous", "is_contiguous"),
+                      ("record-missing-stride", "stride"), ("record-missing-byte-offset", "byte_offset"),
+                      ("record-missing-lease-generation", "lease_generation"), ("record-missing-rank", "rank"),
+                      ("record-missing-fragment-id", "fragment_id"), ("record-missing-address", "address"),
+                      ("record-missing-endpoint", "endpoint"), ("record-missing-global-offset", "global_offset")):
+        X(name, f"A record without {key} lacks a required member.", "missing_field", m(RI01, {f"/tensors/2/{key}": DEL}), "/tensors/2", ["structure"])
+    X("rank-missing-pp", "A rank without pp lacks a required member; the rank is the object that lacks it.", "missing_field",
+      m(RI01, {"/tensors/0/rank/pp": DEL}), "/tensors/0/rank", ["structure"])
+    X("rank-not-an-object", "A rank that is a number reads as an empty object: missing_field at the rank.", "missing_field",
+      m(RI01, {"/tensors/3/rank": 7}), "/tensors/3/rank", ["structure"])
+    X("order-descriptor-reads-before-checks", "All descriptor members are read before the descriptor checks run.", "missing_field",
+      m(RI01, R(0, layout_fingerprint=DEL, global_shape=[])), "/tensors/0", ["order"])
+    X("order-fragment-reads-before-rank-members", "fragment_id ... device are read before the rank's members.", "missing_field",
+      m(RI01, R(0, device=DEL, rank={})), "/tensors/0", ["order"])
+    X("order-rank-read-before-lease-check", "rank is read (required) before lease_generation is compared.", "missing_field",
+      m(RI01, R(1, rank=DEL, lease_generation=4)), "/tensors/1", ["order"])
+
+    # -- descriptor (§2.2 via §10.3 step 4.1) and merge (step 4.2)
+    for name, changes, code, path in (
+        ("global-shape-empty", R(0, global_shape=[]), "empty_shape", "/tensors/0/global_shape"),
+        ("tensor-id-null", R(0, tensor_id=None), "empty_string", "/tensors/0/tensor_id"),
+        ("itemsize-null", R(1, itemsize=None), "not_an_integer", "/tensors/1/itemsize"),
+        ("partition-dim-out-of-range", R(0, partition_dim=2), "partition_dim_out_of_range", "/tensors/0/partition_dim"),
+        ("shard-dims-duplicate", R(0, partition_dim=None, shard_dims=[0, 0]), "shard_dims_duplicate", "/tensors/0/shard_dims"),
+        ("shard-dims-unsorted", R(0, partition_dim=None, shard_dims=[1, 0]), "shard_dims_unsorted", "/tensors/0/shard_dims"),
+        ("shard-dims-out-of-range", R(1, shard_dims=[1]), "shard_dims_out_of_range", "/tensors/1/shard_dims"),
+        ("partition-dim-conflict", R(0, shard_dims=[1]), "partition_dim_conflict", "/tensors/0/shard_dims"),
+        ("layer-id-negative", R(0, layer_id=-1), "below_minimum", "/tensors/0/layer_id"),
+        ("expert-id-string", R(0, expert_id="3"), "not_an_integer", "/tensors/0/expert_id"),
+        ("layout-fingerprint-empty", R(3, layout_fingerprint=""), "empty_string", "/tensors/3/layout_fingerprint"),
+    ):
+        X(name, f"A record whose descriptor has {name.replace('-', ' ')} fails the TensorDescriptor checks.", code, m(RI01, changes), path, ["descriptor"])
+    X("descriptor-mismatch-dtype", "A second record of one tensor with another dtype is a descriptor mismatch.", "descriptor_mismatch",
+      m(RI01, R(2, dtype="float16")), "/tensors/2", ["descriptor"])
+    X("descriptor-mismatch-layer-id", "A second record of one tensor with another layer_id is a descriptor mismatch.", "descriptor_mismatch",
+      m(RI01, R(3, layer_id=1)), "/tensors/3", ["descriptor"])
+    X("descriptor-mismatch-split-dim", "partition_dim 0 and shard_dims [1] are different canonical descriptors.", "descriptor_mismatch",
+      m(RI01, R(2, partition_dim=None, shard_dims=[1])), "/tensors/2", ["descriptor"])
+    X("descriptor-mismatch-layer-id-absent", "layer_id absent (null) and layer_id 0 are different descriptors.", "descriptor_mismatch",
+      m(RI01, R(3, layer_id=DEL)), "/tensors/3", ["descriptor"])
+    X("descriptor-mismatch-moe-expert-id", "An MoE expert record that changes expert_id of an earlier record is a mismatch.", "descriptor_mismatch",
+      m(RI02, R(5, expert_id=1)), "/tensors/5", ["descriptor", "realistic"])
+    X("order-descriptor-checks-before-merge", "The descriptor checks run before the comparison with earlier records.", "below_minimum",
+      m(RI01, R(2, itemsize=0)), "/tensors/2/itemsize", ["order"])
+    X("order-descriptor-mismatch-before-view", "descriptor_mismatch (step 4.2) wins over a non-contiguous view (step 4.3).", "descriptor_mismatch",
+      m(RI01, R(2, dtype="float16", is_contiguous=False)), "/tensors/2", ["order"])
+
+    # -- view (§10.3 step 4.3)
+    for name, val in (("is-contiguous-false", False), ("is-contiguous-one", 1), ("is-contiguous-string", "true"), ("is-contiguous-null", None)):
+        X(name, f"is_contiguous {render(val)} is not the literal true.", "not_contiguous", m(RI01, R(1, is_contiguous=val)), "/tensors/1/is_contiguous", ["view"])
+    X("order-contiguous-before-local-shape", "is_contiguous is checked before local_shape is read.", "not_contiguous",
+      m(RI01, R(0, is_contiguous=False, local_shape=DEL)), "/tensors/0/is_contiguous", ["order"])
+    X("local-shape-zero", "A zero extent in local_shape fails INTS(local_shape, 1).", "below_minimum", m(RI01, R(0, local_shape=[0, 8])), "/tensors/0/local_shape", ["view"])
+    X("local-shape-not-array", "A local_shape that is a string fails INTS.", "not_a_sequence", m(RI01, R(0, local_shape="8x8")), "/tensors/0/local_shape", ["view"])
+    X("stride-not-array", "A stride that is a string fails INTS(stride, 0).", "not_a_sequence", m(RI01, R(0, stride="8,1")), "/tensors/0/stride", ["stride"])
+    X("stride-negative", "A negative stride fails INTS(stride, 0).", "below_minimum", m(RI01, R(0, stride=[8, -1])), "/tensors/0/stride", ["stride"])
+    X("stride-rank-mismatch", "A 1-element stride for a 2-D view is a stride rank mismatch.", "stride_rank_mismatch", m(RI01, R(0, stride=[8])), "/tensors/0/stride", ["stride"])
+    X("stride-rank-mismatch-longer", "A 3-element stride for a 2-D view is a stride rank mismatch.", "stride_rank_mismatch", m(RI01, R(2, stride=[64, 8, 1])), "/tensors/2/stride", ["stride"])
+    X("stride-column-major", "A column-major stride [1, 8] is not the canonical row-major stride.", "non_canonical_stride", m(RI01, R(0, stride=[1, 8])), "/tensors/0/stride", ["stride"])
+    X("stride-padded-rows", "A padded row stride [16, 1] is not canonical.", "non_canonical_stride", m(RI01, R(2, stride=[16, 1])), "/tensors/2/stride", ["stride"])
+    X("stride-zero-on-replicated", "A zero stride on an axis of extent 8 is not canonical.", "non_canonical_stride", m(RI01, R(1, stride=[0])), "/tensors/1/stride", ["stride"])
+    X("stride-canonical-overflow", "A canonical stride above 2^64-1 equals no u64 value, so the stride fails (§10.3 step 4.3.5).", "non_canonical_stride",
+      RINV([REC("rt/huge", "huge", [2, 2**32, 2**32], [0, 0, 0], [2, 2**32, 2**32], itemsize=1, stride=[0, 2**32, 1], nbytes=1)]), "/tensors/0/stride", ["stride", "u64"])
+    X("stride-overflow-on-extent-one-axis", "An unrepresentable canonical stride on an extent-1 axis passes, so the record fails later at nbytes (§8.2 F8).", "nbytes_mismatch",
+      RINV([REC("rt/huge", "huge", [1, 2**32, 2**32], [0, 0, 0], [1, 2**32, 2**32], itemsize=1, stride=[7, 2**32, 1], nbytes=U64 - 4096)]), None, ["stride", "u64", "order"])
+    X("order-stride-rank-before-canonical", "The stride rank is checked before the stride values.", "stride_rank_mismatch",
+      m(RI01, R(0, stride=[1])), "/tensors/0/stride", ["order"])
+    X("storage-offset-negative", "A negative storage_offset fails INT(storage_offset, 0).", "below_minimum", m(RI01, R(0, storage_offset=-1)), "/tensors/0/storage_offset", ["view"])
+    X("byte-offset-float", "A byte_offset of 1.5 fails INT(byte_offset, 0).", "not_an_integer", m(RI01, R(0, byte_offset=Raw("1.5"))), "/tensors/0/byte_offset", ["view"])
+    X("byte-offset-u64-overflow", "A byte_offset of 2^64 fails with u64_overflow.", "u64_overflow", m(RI01, R(0, byte_offset=U64 + 1)), "/tensors/0/byte_offset", ["view", "u64"])
+    X("byte-offset-unaligned", "A byte_offset of 3 with itemsize 2 is not item-aligned, even under 'view'.", "byte_offset_unaligned",
+      m(RI01, R(0, byte_offset=3)), "/tensors/0/byte_offset", ["view"], address_semantics="view")
+    X("order-unaligned-before-view-requirement", "byte_offset alignment (step 4.3.7) is checked before the view requirement (4.3.8).", "byte_offset_unaligned",
+      m(RI01, R(1, byte_offset=1)), "/tensors/1/byte_offset", ["order"])
+    X("storage-offset-without-view", "A non-zero storage_offset without address_semantics 'view' is rejected.", "offsets_require_view_semantics",
+      m(RI01, R(0, storage_offset=64)), None, ["view"])
+    X("byte-offset-without-view", "A non-zero aligned byte_offset without 'view' is rejected.", "offsets_require_view_semantics",
+      m(RI01, R(3, byte_offset=2)), None, ["view"], address_semantics=None)
+    X("order-offset-reads-before-checks", "storage_offset and byte_offset are both read before either is checked.", "missing_field",
+      m(RI01, R(0, storage_offset=-1, byte_offset=DEL)), "/tensors/0", ["order"])
+    X("order-storage-offset-before-byte-offset", "INT(storage_offset) runs before INT(byte_offset).", "not_an_integer",
+      m(RI01, R(0, storage_offset="0", byte_offset=-1)), "/tensors/0/storage_offset", ["order"])
+    X("order-stride-before-offsets", "The stride check runs before the offsets are checked.", "non_canonical_stride",
+      m(RI01, R(0, stride=[1, 8], storage_offset=-1)), "/tensors/0/stride", ["order"])
+
+    # -- lease (§10.3 step 4.4)
+    X("lease-generation-mismatch", "A record whose lease_generation differs from generation is rejected.", "lease_generation_mismatch",
+      m(RI01, R(1, lease_generation=4)), "/tensors/1/lease_generation", ["lease"])
+    X("lease-generation-u64-overflow", "lease_generation 2^64 with generation 3 is u64_overflow, not a mismatch (§16 D1).", "u64_overflow",
+      m(RI01, R(0, lease_generation=U64 + 1)), "/tensors/0/lease_generation", ["lease", "u64"])
+    X("lease-generation-negative", "A negative lease_generation fails INT(lease_generation, 0).", "below_minimum",
+      m(RI01, R(2, lease_generation=-3)), "/tensors/2/lease_generation", ["lease"])
+    X("order-view-before-lease", "The view checks run before the lease check.", "non_canonical_stride",
+      m(RI01, R(0, stride=[16, 1], lease_generation=4)), "/tensors/0/stride", ["order"])
+    X("order-lease-before-fragment-reads", "The lease check runs before fragment_id ... device are read.", "lease_generation_mismatch",
+      m(RI01, R(0, lease_generation=2, address=DEL)), "/tensors/0/lease_generation", ["order"])
+
+    # -- fragment (§10.3 steps 4.5, 4.6)
+    for name, changes, code, path in (
+        ("rank-dp-negative", R(0, rank=RK(dp=-1)), "below_minimum", "/tensors/0/rank/dp"),
+        ("rank-ep-string", R(2, rank=m(RI01["tensors"][2]["rank"], {"/ep": "0"})), "not_an_integer", "/tensors/2/rank/ep"),
+        ("rank-tp-u64-overflow", R(0, rank=RK(tp=U64 + 1)), "u64_overflow", "/tensors/0/rank/tp"),
+        ("aliases-string", R(0, aliases="lm_head.weight"), "aliases_invalid", "/tensors/0/aliases"),
+        ("aliases-object", R(0, aliases={"a": 1}), "aliases_invalid", "/tensors/0/aliases"),
+        ("aliases-empty-name", R(0, aliases=[""]), "aliases_invalid", "/tensors/0/aliases"),
+        ("aliases-duplicate", R(0, aliases=["x", "x"]), "aliases_duplicate", "/tensors/0/aliases"),
+        ("global-offset-negative", R(0, global_offset=[0, -1]), "below_minimum", "/tensors/0/global_offset"),
+        ("global-offset-null", R(0, global_offset=None), "not_a_sequence", "/tensors/0/global_offset"),
+        ("fragment-id-empty", R(1, fragment_id=""), "empty_string", "/tensors/1/fragment_id"),
+        ("worker-id-null", R(1, worker_id=None), "empty_string", "/tensors/1/worker_id"),
+        ("endpoint-empty", R(1, endpoint=""), "empty_string", "/tensors/1/endpoint"),
+        ("device-number", R(1, device=0), "empty_string", "/tensors/1/device"),
+        ("address-zero", R(1, address=0), "below_minimum", "/tensors/1/address"),
+        ("address-negative", R(1, address=-4096), "below_minimum", "/tensors/1/address"),
+        ("address-hex-string", R(1, address="0x7f3a00000000"), "not_an_integer", "/tensors/1/address"),
+        ("address-u64-overflow", R(1, address=U64 + 1), "u64_overflow", "/tensors/1/address"),
+        ("nbytes-zero", R(1, nbytes=0), "below_minimum", "/tensors/1/nbytes"),
+        ("placement-fragment-id-empty", R(0, placement_fragment_id=""), "empty_string", "/tensors/0/placement_fragment_id"),
+        ("placement-fragment-id-number", R(0, placement_fragment_id=1), "empty_string", "/tensors/0/placement_fragment_id"),
+    ):
+        X(name, f"A record with {name.replace('-', ' ')} fails its RuntimeFragment or ParallelRank check.", code, m(RI01, changes), path, ["fragment"])
+    X("address-range-overflow", "address 2^64-32 with nbytes 32 has an unrepresentable end (§2.4 step 4).", "address_range_overflow",
+      RINV([REC("rt/top", "w", [16], [0], [16], address=U64 - 31)]), None, ["u64", "address"])
+    X("address-range-overflow-u64-max-address", "address 2^64-1 with nbytes 1 has an unrepresentable end.", "address_range_overflow",
+      RINV([REC("rt/top", "w", [1], [0], [1], itemsize=1, address=U64)]), None, ["u64", "address"])
+    X("order-rank-checks-before-fragment-checks", "The ParallelRank checks (step 4.5) run before the RuntimeFragment checks (4.6).", "below_minimum",
+      m(RI01, R(0, rank=RK(dp=-1), fragment_id="")), "/tensors/0/rank/dp", ["order"])
+    X("order-aliases-read-before-fragment-checks", "aliases that is not an array is rejected when read (4.5), before STR(fragment_id) (4.6).", "aliases_invalid",
+      m(RI01, R(0, aliases="x", fragment_id="")), "/tensors/0/aliases", ["order"])
+    X("order-fragment-checks-before-alias-elements", "An empty alias name is found by ALIASES (4.6 step 7), after STR(fragment_id).", "empty_string",
+      m(RI01, R(0, aliases=[""], fragment_id="")), "/tensors/0/fragment_id", ["order"])
+    X("order-global-offset-before-fragment-id", "INTS(global_offset) runs before STR(fragment_id).", "below_minimum",
+      m(RI01, R(0, global_offset=[-1, 0], fragment_id="")), "/tensors/0/global_offset", ["order"])
+    X("order-fragment-id-before-worker-id", "STR runs on fragment_id before worker_id.", "empty_string",
+      m(RI01, R(0, worker_id="", fragment_id="")), "/tensors/0/fragment_id", ["order"])
+    X("order-device-before-address", "STR(device) runs before the address checks.", "empty_string",
+      m(RI01, R(0, device="", address=0)), "/tensors/0/device", ["order"])
+    X("order-address-before-nbytes", "INT(address) runs before INT(nbytes).", "below_minimum",
+      m(RI01, R(0, address=0, nbytes=0)), "/tensors/0/address", ["order"])
+    X("order-aliases-before-placement-fragment-id", "ALIASES runs before STR(placement_fragment_id).", "aliases_duplicate",
+      m(RI01, R(0, aliases=["a", "a"], placement_fragment_id="")), "/tensors/0/aliases", ["order"])
+
+    # -- top-level strings and construction (§10.3 step 5, §8.4)
+    for name, key in (("model-id-missing", "model_id"), ("revision-missing", "revision"), ("instance-id-missing", "instance_id")):
+        X(name, f"A runtime inventory without {key} lacks a required member.", "missing_field", m(RI01, {f"/{key}": DEL}), "")
+    X("order-records-before-model-id", "model_id is read only after every record.", "below_minimum",
+      m(RI01, {"/model_id": DEL, "/tensors/3/address": 0}), "/tensors/3/address", ["order"])
+    for name, key, val in (("model-id-empty", "model_id", ""), ("revision-null", "revision", None), ("instance-id-empty", "instance_id", ""),
+                           ("lease-id-empty", "lease_id", ""), ("placement-id-empty", "placement_id", ""), ("lease-id-number", "lease_id", 3)):
+        X(name, f"{key} {render(val)} fails STR({key}).", "empty_string", m(RI01, {f"/{key}": val}), f"/{key}")
+    X("order-model-id-before-instance-id", "STR(model_id) runs before STR(instance_id).", "empty_string",
+      m(RI01, {"/model_id": "", "/instance_id": ""}), "/model_id", ["order"])
+    X("order-lease-id-before-placement-id", "STR(lease_id) runs before STR(placement_id).", "empty_string",
+      m(RI01, {"/placement_id": "", "/lease_id": ""}), "/lease_id", ["order"])
+    X("order-strings-before-fragment-set", "The manifest strings are checked before the fragment-set rules.", "empty_string",
+      m(RI01, {"/instance_id": "", "/tensors/2/fragment_id": RI01["tensors"][0]["fragment_id"]}), "/instance_id", ["order"])
+
+    # -- fragment-set rules (§8.2) on runtime fragments (id = fragment_id)
+    X("duplicate-fragment-id", "Two records with one runtime fragment_id are rejected (F1).", "duplicate_fragment_id",
+      m(RI01, R(2, fragment_id=RI01["tensors"][0]["fragment_id"])), None, ["fragment-set"])
+    X("duplicate-logical-fragment", "Two records of one tensor with the same rank and box are rejected (F2).", "duplicate_logical_fragment",
+      m(RI01, R(3, rank=RK(tp=0))), None, ["fragment-set"])
+    X("fragment-rank-mismatch", "A 2-element global_offset for a 1-D tensor is rejected (F4).", "fragment_rank_mismatch",
+      m(RI01, R(1, global_offset=[0, 0])), None, ["fragment-set"])
+    X("fragment-out-of-bounds", "A row split box past the end of the tensor is rejected (F5).", "fragment_out_of_bounds",
+      m(RI01, R(2, global_offset=[12, 0])), None, ["fragment-set"])
+    X("replicated-fragment-offset", "A replicated norm record with a non-zero offset is rejected (F6a).", "replicated_fragment_offset",
+      m(RI01, R(1, global_offset=[4], local_shape=[4], stride=[1], nbytes=8)), None, ["fragment-set"])
+    X("replicated-fragment-incomplete", "A replicated norm record covering half the tensor is rejected (F6b).", "replicated_fragment_incomplete",
+      m(RI01, R(3, local_shape=[4], nbytes=8)), None, ["fragment-set"])
+    X("non-shard-axis-offset", "A row split record with an offset on axis 1 is rejected (F7).", "non_shard_axis_offset",
+      m(RI01, R(2, global_offset=[8, 4], local_shape=[8, 4], stride=[4, 1], nbytes=64)), None, ["fragment-set"])
+    X("non-shard-axis-shape", "A row split record narrower than the tensor on axis 1 is rejected (F7).", "non_shard_axis_shape",
+      m(RI01, R(0, local_shape=[8, 4], stride=[4, 1], nbytes=64)), None, ["fragment-set"])
+    X("nbytes-mismatch", "A record whose nbytes is not the view's byte size is rejected (F8).", "nbytes_mismatch",
+      m(RI01, R(0, nbytes=127)), None, ["fragment-set"])
+    X("fragment-overlap", "Two row split boxes of one tensor on one rank that overlap are rejected (§8.3).", "fragment_overlap",
+      m(RI01, R(2, rank=RK(tp=0), global_offset=[4, 0])), None, ["fragment-set", "overlap"])
+    X("order-fragment-set-in-record-order", "Runtime fragments are checked in manifest (record) order: the first bad record wins.", "nbytes_mismatch",
+      m(RI01, R(1, nbytes=17) | R(3, global_offset=[0, 0])), None, ["order"])
+
+    # -- physical address rules (§8.5)
+    X("address-overlap-same-device", "Two fragments on one worker and device with overlapping byte ranges are rejected.", "address_overlap",
+      m(RI01, R(1, address=A0 + 64)), None, ["address"])
+    X("address-overlap-nested", "A byte range nested inside another in one address space is rejected.", "address_overlap",
+      RINV([REC("rt/a", "w", [64], [0], [64], address=4096), REC("rt/b", "v", [8], [0], [8], address=4096 + 32)]), None, ["address"])
+    X("address-overlap-two-endpoints", "The endpoint is not part of the address space: two endpoints of one worker and device overlap.", "address_overlap",
+      RINV([REC("rt/a", "w", [8], [0], [8], endpoint="10.0.0.1:17000"), REC("rt/b", "v", [8], [0], [8], endpoint="10.0.0.1:17001", address=4096 + 8)]), None, ["address"])
+    X("address-overlap-moe-experts", "Two MoE expert weights on one worker placed at overlapping addresses are rejected.", "address_overlap",
+      m(RI02, R(2, address=RI02["tensors"][1]["address"] + 64)), None, ["address", "realistic"])
+    X("order-fragment-set-before-address", "The fragment-set rules run before the address rules.", "nbytes_mismatch",
+      m(RI01, R(1, address=A0 + 64) | R(3, nbytes=15)), None, ["order"])
+    for name, desc, changes in (
+        ("alias-one-name", "A one-name alias list never qualifies as an exact declared alias pair.",
+         {"/tensors/0/aliases": [EMB], "/tensors/1/aliases": [EMB]}),
+        ("alias-one-side-only", "Aliases declared on only one of two fragments at one address do not qualify.", {"/tensors/1/aliases": DEL}),
+        ("alias-different-lists", "Different alias lists do not qualify.", {"/tensors/1/aliases": [EMB, "output.weight"]}),
+        ("alias-partial-overlap", "A partial overlap is rejected even with equal declared aliases.", {"/tensors/1/address": 65536 + 128}),
+        ("alias-different-nbytes", "A nested range with equal aliases (different nbytes and shape) is rejected.",
+         {"/tensors/1/local_shape": [8, 8], "/tensors/1/stride": [8, 1], "/tensors/1/nbytes": 128}),
+        ("alias-different-dtype", "Different dtypes make the descriptors differ, so the pair does not qualify.", {"/tensors/1/dtype": "float16"}),
+        ("alias-different-fingerprint", "Different layout fingerprints make the descriptors differ.", {"/tensors/1/layout_fingerprint": "other"}),
+        ("alias-different-global-shape", "Different global shapes make the descriptors differ.", {"/tensors/1/global_shape": [48, 8]}),
+        ("alias-different-layer-id", "Different layer_ids make the descriptors differ.", {"/tensors/1/layer_id": 1}),
+        ("alias-different-box", "Different global offsets do not qualify as an exact pair.", {"/tensors/1/global_offset": [16, 0]}),
+    ):
+        X(name, desc, "address_overlap", m(TIED, changes), None, ["alias", "address"])
+
+
+# ----------------------------------------------------------------------------------------
+# placement_inventory/ : placement.from_inventory (§10.5)
+
+def cases_placement_inventory():
+    g = "placement_inventory/"
+    op = "placement.from_inventory"
+    PI = {"model_id": "example/dense-tp2", "revision": "r1",
+          "tensors": [dict(canon_desc(t) if False else {k: t[k] for k in t if k != "shard_dims"},
+                           **{k: f[k] for k in ("placement_fragment_id", "global_offset", "local_shape", "nbytes", "rank")})
+                      for f in PB["fragments"] for t in PB["tensors"] if t["tensor_id"] == f["tensor_id"]]}
+
+    def P(name, desc, doc, tags=()):
+        ok(g + name, op, desc, tags, document=doc)
+
+    def X(name, desc, code, doc, path=None, tags=()):
+        bad(g + name, op, desc, code, path, tags, document=doc)
+
+    P("tp2-dense-block", "A placement inventory of the TP=2 block gives the same placement as the wire form.", PI, ["realistic"])
+    P("records-reordered", "Records in reverse order give the same placement.", m(PI, {"/tensors": PI["tensors"][::-1]}), ["order"])
+    P("runtime-inventory-with-explicit-ids", "A runtime inventory whose records all carry placement_fragment_id is a valid placement inventory (§10.5 note).", RI01)
+    P("physical-members-ignored", "Physical members (address 0, is_contiguous false, bad stride, other lease_generation) are not read.",
+      m(RI01, {"/tensors/0/address": 0, "/tensors/0/is_contiguous": False, "/tensors/1/stride": "x",
+               "/tensors/2/lease_generation": -1, "/generation": None, "/instance_id": ""}))
+    P("ignored-members-any-value", "Numbers like 1e400 and 2^70 in ignored members are never checked.",
+      m(PI, {"/tensors/0/scale": Raw("1e400"), "/tensors/1/serial": 2**70}))
+    P("descriptor-spellings-merged", "partition_dim 0 and shard_dims [0] on two records of one tensor are merged.",
+      m(PI, {"/tensors/1/partition_dim": None, "/tensors/1/shard_dims": [0]}), ["canonical"])
+    P("placement-id-given", "A placement_id equal to the canonical id is accepted.", m(PI, {"/placement_id": PB_ID}))
+    P("placement-id-null", "placement_id null means compute.", m(PI, {"/placement_id": None}))
+    P("aliases-and-optional-nulls", "aliases null and layer_id null are not set; unsorted aliases are sorted.",
+      m(PI, {"/tensors/0/aliases": ["z", "a"], "/tensors/1/aliases": None}))
+    P("empty-inventory", "No records give the empty placement.", {"model_id": "m", "revision": "r", "tensors": []})
+
+    X("tensors-missing", "A placement inventory without tensors lacks a required member.", "missing_field", m(PI, {"/tensors": DEL}), "")
+    X("tensors-string", "tensors that is a string fails SEQ(placement inventory tensors).", "not_a_sequence", m(PI, {"/tensors": "x"}), "/tensors")
+    X("record-not-an-object", "A record that is a string reads as an empty object: missing_field.", "missing_field", m(PI, {"/tensors/2": "x"}), "/tensors/2", ["structure"])
+    X("record-missing-tensor-id", "A record without tensor_id lacks a required member.", "missing_field", m(PI, {"/tensors/0/tensor_id": DEL}), "/tensors/0", ["structure"])
+    X("record-missing-partition-dim", "partition_dim is required even though it may be null.", "missing_field", m(PI, {"/tensors/4/partition_dim": DEL}), "/tensors/4", ["structure"])
+    X("record-missing-placement-fragment-id", "A record without placement_fragment_id lacks a required member (W2 inventory).", "missing_field", RIW2, "/tensors/0", ["structure"])
+    X("record-null-placement-fragment-id", "placement_fragment_id null fails STR in a placement inventory (§10.5 note).", "empty_string",
+      m(PI, {"/tensors/1/placement_fragment_id": None}), "/tensors/1/placement_fragment_id")
+    X("record-missing-rank", "A record without rank lacks a required member.", "missing_field", m(PI, {"/tensors/3/rank": DEL}), "/tensors/3", ["structure"])
+    X("rank-missing-dp", "A rank without dp lacks a required member.", "missing_field", m(PI, {"/tensors/0/rank/dp": DEL}), "/tensors/0/rank", ["structure"])
+    X("rank-not-an-object", "A rank that is an array reads as an empty object.", "missing_field", m(PI, {"/tensors/0/rank": [0, 0, 0, 0]}), "/tensors/0/rank", ["structure"])
+    X("order-fragment-members-before-rank-members", "placement_fragment_id is read before the rank's members.", "missing_field",
+      m(PI, {"/tensors/0/placement_fragment_id": DEL, "/tensors/0/rank": {}}), "/tensors/0", ["order"])
+    X("order-descriptor-reads-before-checks", "All descriptor members are read before the checks run.", "missing_field",
+      m(PI, {"/tensors/0/dtype": DEL, "/tensors/0/global_shape": []}), "/tensors/0", ["order"])
+    X("itemsize-null", "itemsize null fails INT(itemsize, 1).", "not_an_integer", m(PI, {"/tensors/0/itemsize": None}), "/tensors/0/itemsize", ["descriptor"])
+    X("global-shape-empty", "An empty global_shape is empty_shape.", "empty_shape", m(PI, {"/tensors/3/global_shape": []}), "/tensors/3/global_shape", ["descriptor"])
+    X("partition-dim-out-of-range", "partition_dim 1 on a 1-D tensor is out of range.", "partition_dim_out_of_range", m(PI, {"/tensors/4/partition_dim": 1}), "/tensors/4/partition_dim", ["descriptor"])
+    X("shard-dims-unsorted", "shard_dims [1, 0] is unsorted.", "shard_dims_unsorted", m(PI, {"/tensors/0/partition_dim": None, "/tensors/0/shard_dims": [1, 0]}), "/tensors/0/shard_dims", ["descriptor"])
+    X("shard-dims-duplicate", "shard_dims [1, 1] has a duplicate.", "shard_dims_duplicate", m(PI, {"/tensors/2/partition_dim": None, "/tensors/2/shard_dims": [1, 1]}), "/tensors/2/shard_dims", ["descriptor"])
+    X("shard-dims-out-of-range", "shard_dims [0, 2] names a dimension past ndim.", "shard_dims_out_of_range", m(PI, {"/tensors/0/partition_dim": None, "/tensors/0/shard_dims": [0, 2]}), "/tensors/0/shard_dims", ["descriptor"])
+    X("partition-dim-conflict", "partition_dim 0 with shard_dims [] conflicts.", "partition_dim_conflict", m(PI, {"/tensors/0/shard_dims": []}), "/tensors/0/shard_dims", ["descriptor"])
+    X("descriptor-mismatch-itemsize", "A second record of one tensor with another itemsize is a descriptor mismatch.", "descriptor_mismatch",
+      m(PI, {"/tensors/1/itemsize": 4}), "/tensors/1", ["descriptor"])
+    X("descriptor-mismatch-fingerprint", "A second record of one tensor with another layout_fingerprint is a descriptor mismatch.", "descriptor_mismatch",
+      m(RI01, {"/tensors/3/layout_fingerprint": "hf:bf16:v2"}), "/tensors/3", ["descriptor"])
+    X("order-descriptor-mismatch-before-rank", "descriptor_mismatch (step 3.2) wins over a missing rank (step 3.3).", "descriptor_mismatch",
+      m(PI, {"/tensors/1/dtype": "float16", "/tensors/1/rank": DEL}), "/tensors/1", ["order"])
+    X("aliases-string", "aliases that is not an array is rejected when read.", "aliases_invalid", m(PI, {"/tensors/0/aliases": "x"}), "/tensors/0/aliases", ["aliases"])
+    X("aliases-duplicate", "Duplicate aliases are rejected.", "aliases_duplicate", m(PI, {"/tensors/5/aliases": ["x", "x"]}), "/tensors/5/aliases", ["aliases"])
+    X("rank-tp-negative", "A negative tp coordinate fails INT.", "below_minimum", m(PI, {"/tensors/1/rank/tp": -1}), "/tensors/1/rank/tp", ["rank"])
+    X("rank-dp-u64-overflow", "A dp coordinate of 2^64 is u64_overflow.", "u64_overflow", m(PI, {"/tensors/1/rank/dp": U64 + 1}), "/tensors/1/rank/dp", ["rank", "u64"])
+    X("nbytes-zero", "nbytes 0 fails INT(nbytes, 1).", "below_minimum", m(PI, {"/tensors/5/nbytes": 0}), "/tensors/5/nbytes", ["fragment"])
+    X("local-shape-zero", "A zero extent in local_shape fails INTS(local_shape, 1).", "below_minimum", m(PI, {"/tensors/2/local_shape": [4, 0]}), "/tensors/2/local_shape", ["fragment"])
+    X("model-id-missing", "A placement inventory without model_id lacks a required member.", "missing_field", m(PI, {"/model_id": DEL}), "")
+    X("order-records-before-model-id", "model_id is read only after every record.", "below_minimum",
+      m(PI, {"/model_id": DEL, "/tensors/5/nbytes": 0}), "/tensors/5/nbytes", ["order"])
+    X("revision-empty", "An empty revision fails STR(revision).", "empty_string", m(PI, {"/revision": ""}), "/revision")
+    X("placement-id-empty", "An empty placement_id fails STR(placement_id).", "empty_string", m(PI, {"/placement_id": ""}), "/placement_id")
+    X("placement-id-wrong", "A placement_id that is not the canonical id is rejected.", "placement_id_mismatch",
+      m(PI, {"/placement_id": ID01["placement_id"]}))
+    X("placement-id-mismatch-reference", "The 01 inventory with the id of placement 02 is rejected.", "placement_id_mismatch",
+      m(RI01, {"/placement_id": ID02["placement_id"]}))
+    X("duplicate-fragment-id", "Two records with one placement_fragment_id are rejected (F1).", "duplicate_fragment_id",
+      m(PI, {"/tensors/1/placement_fragment_id": "qkv/tp0"}), None, ["fragment-set"])
+    X("duplicate-logical-fragment", "Two records of one tensor, rank and box are rejected (F2).", "duplicate_logical_fragment",
+      m(PI, {"/tensors/5/rank/tp": 0}), None, ["fragment-set"])
+    X("fragment-overlap", "Overlapping boxes of one tensor on one rank are rejected.", "fragment_overlap",
+      m(PI, {"/tensors/1/rank/tp": 0, "/tensors/1/global_offset": [3, 0]}), None, ["fragment-set", "overlap"])
+    X("nbytes-mismatch", "nbytes that is not the box's byte size is rejected.", "nbytes_mismatch", m(PI, {"/tensors/0/nbytes": 16}), None, ["fragment-set"])
+    X("non-shard-axis-shape", "A column split record narrower on axis 0 is rejected.", "non_shard_axis_shape",
+      m(PI, {"/tensors/3/local_shape": [2, 4], "/tensors/3/nbytes": 16}), None, ["fragment-set"])
+    X("replicated-fragment-incomplete", "A replicated record covering part of the tensor is rejected.", "replicated_fragment_incomplete",
+      m(PI, {"/tensors/4/local_shape": [2], "/tensors/4/nbytes": 4}), None, ["fragment-set"])
+    X("fragment-out-of-bounds", "A record box past the tensor end is rejected.", "fragment_out_of_bounds",
+      m(PI, {"/tensors/1/global_offset": [5, 0]}), None, ["fragment-set"])
+    X("non-finite-in-ignored-member", "NaN in an ignored member is still non_finite_number.", "non_finite_number",
+      m(PI, {"/tensors/0/address": Raw("NaN")}), None, ["reader"])
+    X("duplicate-key-in-ignored-member", "A duplicate key inside an ignored member is still duplicate_key.", "duplicate_key",
+      m(PI, {"/tensors/0/physical": Pairs(("address", 1), ("address", 1))}), None, ["reader"])
+    X("duplicate-key-in-record", "A repeated key inside a record is duplicate_key.", "duplicate_key",
+      m(PI, {"/tensors/2": dup(PI["tensors"][2], "nbytes")}), None, ["reader"])
+    X("not-an-object", "A placement inventory that is a string is not an object.", "not_an_object", '"inventory"', "")

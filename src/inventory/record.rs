@@ -1,0 +1,196 @@
+//! Inventories from Rust values: the counterpart of the reference's attribute-based
+//! adapter. A framework implements [`Record`] for its own types, answering each member
+//! the contract reads; the answers are assembled into a document and read by the same
+//! readers as JSON, so every rule and its order apply unchanged.
+
+use std::borrow::Cow;
+
+use super::{
+    binding_from_inventory, placement_from_inventory, runtime_from_inventory, InventoryOptions,
+};
+use crate::error::Result;
+use crate::model::{Binding, Owner, Placement, Runtime};
+use crate::value::{Object, Value};
+
+/// An object whose members the inventory readers can ask for by name.
+pub trait Record {
+    /// The member named `name`, or `None` when the record has no such member.
+    fn member(&self, name: &str) -> Option<Value<'_>>;
+
+    /// The opaque owner of this record's memory (runtime and binding records only).
+    fn owner(&self) -> Option<Owner> {
+        None
+    }
+}
+
+impl Record for Object<'_> {
+    fn member(&self, name: &str) -> Option<Value<'_>> {
+        self.get(name).cloned()
+    }
+}
+
+const DESCRIPTOR: [&str; 9] = [
+    "shard_dims",
+    "tensor_id",
+    "global_shape",
+    "dtype",
+    "itemsize",
+    "partition_dim",
+    "layer_id",
+    "expert_id",
+    "layout_fingerprint",
+];
+const RUNTIME_RECORD: [&str; 16] = [
+    "is_contiguous",
+    "local_shape",
+    "stride",
+    "storage_offset",
+    "byte_offset",
+    "rank",
+    "lease_generation",
+    "fragment_id",
+    "global_offset",
+    "address",
+    "nbytes",
+    "worker_id",
+    "endpoint",
+    "device",
+    "aliases",
+    "placement_fragment_id",
+];
+const BINDING_RECORD: [&str; 11] = [
+    "is_contiguous",
+    "lease_generation",
+    "storage_offset",
+    "byte_offset",
+    "placement_fragment_id",
+    "fragment_id",
+    "address",
+    "nbytes",
+    "worker_id",
+    "endpoint",
+    "device",
+];
+const PLACEMENT_RECORD: [&str; 6] = [
+    "rank",
+    "placement_fragment_id",
+    "global_offset",
+    "local_shape",
+    "nbytes",
+    "aliases",
+];
+
+/// Hands out the records' owners in record order: the readers call the resolver once per
+/// record, in order, after the record's checks pass.
+struct InOrder {
+    owners: Vec<Option<Owner>>,
+    next: std::cell::Cell<usize>,
+}
+
+impl InOrder {
+    fn new<R: Record>(records: &[R]) -> Self {
+        InOrder {
+            owners: records.iter().map(Record::owner).collect(),
+            next: std::cell::Cell::new(0),
+        }
+    }
+
+    fn next(&self, _record: &Value<'_>) -> Option<Owner> {
+        let index = self.next.get();
+        self.next.set(index + 1);
+        self.owners.get(index).cloned().flatten()
+    }
+}
+
+fn object_of<'r>(record: &'r dyn Record, groups: &[&[&'static str]]) -> Value<'r> {
+    let members = groups
+        .iter()
+        .flat_map(|names| names.iter())
+        .filter_map(|&name| record.member(name).map(|v| (Cow::Borrowed(name), v)))
+        .collect();
+    Value::Object(Object::from_members(members))
+}
+
+fn document<'r>(
+    top: &'r dyn Record,
+    top_names: &[&'static str],
+    list_name: &'static str,
+    list: Vec<Value<'r>>,
+) -> Value<'r> {
+    let mut members: Vec<(Cow<'static, str>, Value<'r>)> = top_names
+        .iter()
+        .filter_map(|&name| top.member(name).map(|v| (Cow::Borrowed(name), v)))
+        .collect();
+    members.push((Cow::Borrowed(list_name), Value::Array(list)));
+    Value::Object(Object::from_members(members))
+}
+
+/// Reads a runtime inventory (§10.3) from a top-level record and one record per fragment;
+/// each fragment's owner is its record's [`Record::owner`].
+pub fn runtime_from_records<R: Record>(
+    top: &dyn Record,
+    records: &[R],
+    options: &InventoryOptions<'_>,
+) -> Result<Runtime> {
+    let list = records
+        .iter()
+        .map(|r| object_of(r, &[&DESCRIPTOR, &RUNTIME_RECORD]))
+        .collect();
+    let names = [
+        "generation",
+        "model_id",
+        "revision",
+        "instance_id",
+        "lease_id",
+        "placement_id",
+    ];
+    let resolver = InOrder::new(records);
+    let resolve = |record: &Value<'_>| resolver.next(record);
+    let options = InventoryOptions {
+        address_semantics: options.address_semantics,
+        owner_resolver: Some(&resolve),
+    };
+    runtime_from_inventory(&document(top, &names, "tensors", list), &options)
+}
+
+/// Reads a binding inventory (§10.4) from a top-level record and one record per fragment.
+pub fn binding_from_records<R: Record>(
+    top: &dyn Record,
+    records: &[R],
+    options: &InventoryOptions<'_>,
+) -> Result<Binding> {
+    let list = records
+        .iter()
+        .map(|r| object_of(r, &[&BINDING_RECORD]))
+        .collect();
+    let names = [
+        "generation",
+        "model_id",
+        "revision",
+        "placement_id",
+        "placement_digest",
+        "instance_id",
+        "lease_id",
+    ];
+    let resolver = InOrder::new(records);
+    let resolve = |record: &Value<'_>| resolver.next(record);
+    let options = InventoryOptions {
+        address_semantics: options.address_semantics,
+        owner_resolver: Some(&resolve),
+    };
+    binding_from_inventory(&document(top, &names, "fragments", list), &options)
+}
+
+/// Reads a placement inventory (§10.5) from a top-level record and one record per fragment.
+pub fn placement_from_records<R: Record>(top: &dyn Record, records: &[R]) -> Result<Placement> {
+    let list = records
+        .iter()
+        .map(|r| object_of(r, &[&DESCRIPTOR, &PLACEMENT_RECORD]))
+        .collect();
+    placement_from_inventory(&document(
+        top,
+        &["model_id", "revision", "placement_id"],
+        "tensors",
+        list,
+    ))
+}
