@@ -7,6 +7,10 @@ EXAMPLE := examples/moe-ep-pp
 
 .PHONY: example test test-rust conformance checks
 
+# Each binding adds its own targets to TEST_TARGETS in bindings/<name>/rules.mk.
+TEST_TARGETS := checks test-rust conformance
+-include $(sort $(wildcard bindings/*/rules.mk))
+
 ## Runs the main job on the bundled example: validate a placement, project a runtime
 ## inventory to its placement and binding, bind them back, and check the round trip.
 example:
@@ -23,8 +27,9 @@ example:
 	$(BIN) bind target/example-placement.json $(EXAMPLE)/binding-inventory.json -o target/example-runtime.json
 	$(BIN) runtime validate target/example-runtime.json
 
-## Runs every test: generated-code drift, formatting, lints, Rust tests, conformance.
-test: checks test-rust conformance
+## Runs every test: generated-code drift, formatting, lints, Rust tests, conformance,
+## and each binding's tests.
+test: $(TEST_TARGETS)
 
 checks:
 	$(CARGO) run -q -p weight-manifest-codegen -- --check

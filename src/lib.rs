@@ -44,6 +44,7 @@ pub mod wire;
 mod bind;
 mod check;
 pub mod conformance;
+pub mod construct;
 mod geometry;
 mod identity;
 mod model;

@@ -1382,10 +1382,13 @@ def cases_runtime_inventory():
 def cases_placement_inventory():
     g = "placement_inventory/"
     op = "placement.from_inventory"
+    # The TP=2 block as a placement inventory: one record per fragment, descriptor members
+    # inline (shard_dims left out: it is optional here).
+    descs = {t["tensor_id"]: {k: v for k, v in t.items() if k != "shard_dims"} for t in PB["tensors"]}
     PI = {"model_id": "example/dense-tp2", "revision": "r1",
-          "tensors": [dict(canon_desc(t) if False else {k: t[k] for k in t if k != "shard_dims"},
-                           **{k: f[k] for k in ("placement_fragment_id", "global_offset", "local_shape", "nbytes", "rank")})
-                      for f in PB["fragments"] for t in PB["tensors"] if t["tensor_id"] == f["tensor_id"]]}
+          "tensors": [dict(descs[f["tensor_id"]], **{k: f[k] for k in (
+              "placement_fragment_id", "global_offset", "local_shape", "nbytes", "rank")})
+              for f in PB["fragments"]]}
 
     def P(name, desc, doc, tags=()):
         ok(g + name, op, desc, tags, document=doc)
@@ -1472,3 +1475,247 @@ def cases_placement_inventory():
     X("duplicate-key-in-record", "A repeated key inside a record is duplicate_key.", "duplicate_key",
       m(PI, {"/tensors/2": dup(PI["tensors"][2], "nbytes")}), None, ["reader"])
     X("not-an-object", "A placement inventory that is a string is not an object.", "not_an_object", '"inventory"', "")
+
+
+# ----------------------------------------------------------------------------------------
+# binding_inventory/ : binding.from_inventory (§10.4, §8.6)
+
+def cases_binding_inventory():
+    g = "binding_inventory/"
+    op = "binding.from_inventory"
+
+    def P(name, desc, doc, tags=(), **kw):
+        ok(g + name, op, desc, tags, document=doc, **kw)
+
+    def X(name, desc, code, doc, path=None, tags=(), **kw):
+        bad(g + name, op, desc, code, path, tags, document=doc, **kw)
+
+    def R(i, **changes):
+        return {f"/fragments/{i}/{k}": v for k, v in changes.items()}
+
+    P("fragments-reordered", "Binding fragments are emitted sorted by placement_fragment_id whatever the record order.",
+      m(BI01, {"/fragments": BI01["fragments"][::-1]}), ["order"])
+    P("option-view", "address_semantics 'view' is accepted.", BI01, address_semantics="view", tags=["view"])
+    P("lease-generation-absent", "lease_generation is optional in binding records.", m(BI01, R(0, lease_generation=DEL) | R(1, lease_generation=None)), ["lease"])
+    P("offsets-zero-without-view", "storage_offset and byte_offset of 0 need no view semantics.", m(BI01, R(0, storage_offset=0, byte_offset=0)), ["view"])
+    P("offsets-with-view", "Non-zero offsets are accepted under 'view', with no alignment rule (byte_offset 3).",
+      m(BI01, R(0, storage_offset=5, byte_offset=3)), ["view"], address_semantics="view")
+    P("unknown-members-ignored", "Unknown members of the inventory and its records are ignored.",
+      m(BI01, {"/note": [1, 2], "/fragments/2/stride": "ignored"}))
+    P("overlapping-addresses-not-checked", "A binding manifest does not check address overlap (§2.8); bind does.",
+      m(BI01, R(2, address=BI01["fragments"][0]["address"])), ["address"])
+    P("placement-id-format-not-checked", "A binding's placement_id is any non-empty string (§2.8).", m(BI01, {"/placement_id": "my-placement"}))
+    P("address-top-of-range", "address 2^64-33 with nbytes 32 is accepted.", m(BI01, R(3, address=U64 - 32, nbytes=32)), ["u64", "address"])
+    P("no-fragments", "A binding inventory with no fragments is valid.", m(BI01, {"/fragments": []}))
+    P("generation-u64-max", "generation 2^64-1 is accepted; records without lease_generation follow it.",
+      m(BI01, {"/generation": U64, "/fragments": [m(f, {"/lease_generation": DEL}) for f in BI01["fragments"]]}), ["u64"])
+
+    for name, val in (("option-empty", ""), ("option-uppercase", "VIEW")):
+        X(name, f"address_semantics {val!r} is not exactly 'view'.", "address_semantics_invalid", BI01, address_semantics=val, tags=["view"])
+    X("order-option-before-generation", "The option is checked before generation is read.", "address_semantics_invalid",
+      m(BI01, {"/generation": DEL}), address_semantics="View", tags=["order"])
+    X("generation-missing", "A binding inventory without generation lacks a required member.", "missing_field", m(BI01, {"/generation": DEL}), "")
+    X("generation-negative", "A negative generation fails INT(generation, 0).", "below_minimum", m(BI01, {"/generation": -1}), "/generation")
+    X("generation-float", "A generation written 3.0 fails INT.", "not_an_integer", m(BI01, {"/generation": Raw("3.0")}), "/generation")
+    X("order-generation-before-other-members", "generation is read and checked before the other members are read.", "not_an_integer",
+      m(BI01, {"/generation": "3", "/model_id": DEL}), "/generation", ["order"])
+    for key in ("model_id", "placement_digest", "lease_id", "fragments"):
+        X(f"{key.replace('_', '-')}-missing", f"A binding inventory without {key} lacks a required member.", "missing_field", m(BI01, {f"/{key}": DEL}), "")
+    X("fragments-object", "fragments that is an object fails SEQ(runtime binding fragments).", "not_a_sequence", m(BI01, {"/fragments": {}}), "/fragments")
+    X("record-not-an-object", "A record that is a number reads as an empty object: missing_field.", "missing_field", m(BI01, {"/fragments/1": 0}), "/fragments/1", ["structure"])
+    for key in ("is_contiguous", "placement_fragment_id", "fragment_id", "device", "nbytes"):
+        X(f"record-missing-{key.replace('_', '-')}", f"A record without {key} lacks a required member.", "missing_field",
+          m(BI01, {f"/fragments/2/{key}": DEL}), "/fragments/2", ["structure"])
+    X("is-contiguous-false", "is_contiguous false is rejected.", "not_contiguous", m(BI01, R(1, is_contiguous=False)), "/fragments/1/is_contiguous", ["view"])
+    X("is-contiguous-string", "is_contiguous \"true\" is not the literal true.", "not_contiguous", m(BI01, R(0, is_contiguous="true")), "/fragments/0/is_contiguous", ["view"])
+    X("lease-generation-mismatch", "A record lease_generation that differs from generation is rejected.", "lease_generation_mismatch",
+      m(BI01, R(2, lease_generation=2)), "/fragments/2/lease_generation", ["lease"])
+    X("lease-generation-negative", "A negative record lease_generation fails INT.", "below_minimum", m(BI01, R(0, lease_generation=-1)), "/fragments/0/lease_generation", ["lease"])
+    X("storage-offset-without-view", "A non-zero storage_offset without 'view' is rejected.", "offsets_require_view_semantics", m(BI01, R(0, storage_offset=8)), None, ["view"])
+    X("byte-offset-without-view", "A non-zero byte_offset without 'view' is rejected.", "offsets_require_view_semantics", m(BI01, R(3, byte_offset=2, storage_offset=0)), None, ["view"])
+    X("storage-offset-negative", "A negative storage_offset fails INT.", "below_minimum", m(BI01, R(0, storage_offset=-1)), "/fragments/0/storage_offset", ["view"])
+    X("byte-offset-string", "A string byte_offset fails INT.", "not_an_integer", m(BI01, R(0, byte_offset="0")), "/fragments/0/byte_offset", ["view"])
+    X("order-contiguous-before-lease", "is_contiguous is checked before lease_generation.", "not_contiguous",
+      m(BI01, R(0, is_contiguous=False, lease_generation=9)), "/fragments/0/is_contiguous", ["order"])
+    X("order-lease-before-offsets", "lease_generation is checked before the offsets.", "lease_generation_mismatch",
+      m(BI01, R(0, lease_generation=9, storage_offset=8)), "/fragments/0/lease_generation", ["order"])
+    X("order-offsets-before-fragment-members", "The offsets are checked before placement_fragment_id ... device are read.", "offsets_require_view_semantics",
+      m(BI01, R(0, storage_offset=8, device=DEL)), None, ["order"])
+    for name, changes, code, path in (
+        ("placement-fragment-id-empty", R(0, placement_fragment_id=""), "empty_string", "/fragments/0/placement_fragment_id"),
+        ("fragment-id-null", R(1, fragment_id=None), "empty_string", "/fragments/1/fragment_id"),
+        ("worker-id-empty", R(1, worker_id=""), "empty_string", "/fragments/1/worker_id"),
+        ("endpoint-number", R(1, endpoint=17000), "empty_string", "/fragments/1/endpoint"),
+        ("address-zero", R(2, address=0), "below_minimum", "/fragments/2/address"),
+        ("address-float", R(2, address=Raw("4096.0")), "not_an_integer", "/fragments/2/address"),
+        ("nbytes-zero", R(2, nbytes=0), "below_minimum", "/fragments/2/nbytes"),
+        ("nbytes-u64-overflow", R(2, nbytes=U64 + 1), "u64_overflow", "/fragments/2/nbytes"),
+    ):
+        X(name, f"A record with {name.replace('-', ' ')} fails its RuntimeBindingFragment check.", code, m(BI01, changes), path, ["fragment"])
+    X("address-range-overflow", "address 2^64-32 with nbytes 32 has an unrepresentable end.", "address_range_overflow",
+      m(BI01, R(3, address=U64 - 31, nbytes=32)), None, ["u64", "address"])
+    X("order-device-before-address", "STR(device) runs before the address checks.", "empty_string",
+      m(BI01, R(0, device="", address=0)), "/fragments/0/device", ["order"])
+    X("order-records-before-manifest-strings", "Records are checked before the manifest's own strings (construction, step 5).", "below_minimum",
+      m(BI01, {"/model_id": ""} | R(3, address=0)), "/fragments/3/address", ["order"])
+    for name, key, val in (("model-id-empty", "model_id", ""), ("revision-null", "revision", None), ("placement-id-empty", "placement_id", ""),
+                           ("instance-id-empty", "instance_id", ""), ("lease-id-empty", "lease_id", ""), ("placement-digest-empty", "placement_digest", "")):
+        X(name, f"{key} {render(val)} fails STR({key}).", "empty_string", m(BI01, {f"/{key}": val}), f"/{key}")
+    X("order-lease-id-before-digest", "STR(lease_id) runs before the placement_digest checks.", "empty_string",
+      m(BI01, {"/lease_id": "", "/placement_digest": "XYZ"}), "/lease_id", ["order"])
+    d = BI01["placement_digest"]
+    for name, val, what in (("digest-uppercase", d.upper(), "uppercase hex"), ("digest-prefixed", "sha256:" + d, "a sha256: prefix"),
+                            ("digest-63-chars", d[:-1], "63 characters"), ("digest-65-chars", d + "0", "65 characters"),
+                            ("digest-non-hex", "g" + d[1:], "a non-hex character"), ("digest-placement-id", ID01["placement_id"], "the placement_id")):
+        X(name, f"A placement_digest with {what} is not a bare lowercase SHA-256 digest.", "digest_format", m(BI01, {"/placement_digest": val}), None, ["digest"])
+    X("duplicate-binding-fragment", "Two records with one placement_fragment_id are rejected.", "duplicate_binding_fragment",
+      m(BI01, R(1, placement_fragment_id="gate_up_proj/tp0")))
+    X("duplicate-runtime-fragment-id", "Two records with one runtime fragment_id are rejected.", "duplicate_runtime_fragment_id",
+      m(BI01, R(3, fragment_id="rt/worker-tp0/gate_up")))
+    X("order-duplicate-binding-before-runtime-id", "duplicate_binding_fragment (step 6) wins over a duplicate fragment_id (step 7).", "duplicate_binding_fragment",
+      m(BI01, {"/fragments/4": BI01["fragments"][0]}), None, ["order"])
+    X("order-digest-format-before-duplicates", "The placement_digest format check (step 4) runs before the duplicate checks (steps 6, 7).", "digest_format",
+      m(BI01, {"/placement_digest": d.upper(), "/fragments/4": BI01["fragments"][0]}), None, ["order"])
+
+
+# ----------------------------------------------------------------------------------------
+# binding/ : binding.parse (§9.2, §8.6)
+
+def cases_binding():
+    g = "binding/"
+    op = "binding.parse"
+    base_text = ref_text("derived/01_tp_sharded_2d.binding.json")
+
+    def P(name, desc, doc, tags=()):
+        ok(g + name, op, desc, tags, document=doc)
+
+    def X(name, desc, code, doc, path=None, tags=()):
+        bad(g + name, op, desc, code, path, tags, document=doc)
+
+    P("canonical-roundtrip", "The canonical binding JSON of model 01 parses back to exactly itself (§13.4).", base_text)
+    P("pretty-roundtrip", "An indented binding JSON gives the canonical text.", pretty(BM01))
+    P("fragments-reordered", "Fragments given out of order are emitted sorted by placement_fragment_id.", m(BM02, {"/fragments": BM02["fragments"][::-1]}), ["order"])
+    P("overlap-not-checked", "Binding manifests do not check address overlap.", m(BM01, {"/fragments/2/address": BM01["fragments"][0]["address"]}), ["address"])
+    P("no-fragments", "A binding manifest without fragments is valid.", m(BM01, {"/fragments": []}))
+    P("address-top-of-range", "address 2^64-33 with nbytes 32 is accepted.", m(BM01, {"/fragments/3/address": U64 - 32, "/fragments/3/nbytes": 32}), ["u64"])
+
+    X("top-missing-lease-id", "A binding manifest without lease_id does not have the eight keys.", "fields_mismatch", m(BM01, {"/lease_id": DEL}), "", ["structure"])
+    X("top-extra-schema", "A schema member is not part of the binding wire form.", "fields_mismatch", m(BM01, {"/schema": "binding"}), "", ["structure"])
+    X("fragment-missing-endpoint", "A binding fragment without endpoint does not have the seven keys.", "fields_mismatch", m(BM01, {"/fragments/2/endpoint": DEL}), "/fragments/2", ["structure"])
+    X("fragment-extra-is-contiguous", "An inventory-only member in a binding fragment fails the key set.", "fields_mismatch", m(BM01, {"/fragments/0/is_contiguous": True}), "/fragments/0", ["structure"])
+    X("fragment-not-an-object", "A binding fragment that is a string fails the key set.", "fields_mismatch", m(BM01, {"/fragments/1": "x"}), "/fragments/1", ["structure"])
+    X("fragments-not-an-array", "fragments that is null fails SEQ(runtime binding fragments).", "not_a_sequence", m(BM01, {"/fragments": None}), "/fragments", ["structure"])
+    X("generation-null", "generation is not nullable in a binding manifest.", "not_an_integer", m(BM01, {"/generation": None}), "/generation")
+    X("lease-id-null", "lease_id is not nullable in a binding manifest.", "empty_string", m(BM01, {"/lease_id": None}), "/lease_id")
+    X("placement-digest-empty", "An empty placement_digest fails STR first.", "empty_string", m(BM01, {"/placement_digest": ""}), "/placement_digest", ["digest"])
+    X("digest-uppercase", "An uppercase placement_digest is rejected.", "digest_format", m(BM01, {"/placement_digest": BM01["placement_digest"].upper()}), None, ["digest"])
+    X("digest-prefixed", "A sha256:-prefixed placement_digest is rejected.", "digest_format", m(BM01, {"/placement_digest": "sha256:" + BM01["placement_digest"]}), None, ["digest"])
+    X("address-zero", "address 0 is the reserved null sentinel (§17).", "below_minimum", m(BM01, {"/fragments/1/address": 0}), "/fragments/1/address", ["address"])
+    X("address-range-overflow", "address 2^64-32 with nbytes 32 has an unrepresentable end.", "address_range_overflow",
+      m(BM01, {"/fragments/3/address": U64 - 31, "/fragments/3/nbytes": 32}), None, ["u64", "address"])
+    X("worker-id-empty", "An empty worker_id fails STR.", "empty_string", m(BM01, {"/fragments/3/worker_id": ""}), "/fragments/3/worker_id")
+    X("duplicate-binding-fragment", "Two fragments with one placement_fragment_id are rejected.", "duplicate_binding_fragment",
+      m(BM01, {"/fragments/1/placement_fragment_id": BM01["fragments"][0]["placement_fragment_id"]}))
+    X("duplicate-runtime-fragment-id", "Two fragments with one fragment_id are rejected.", "duplicate_runtime_fragment_id",
+      m(BM01, {"/fragments/1/fragment_id": BM01["fragments"][0]["fragment_id"]}))
+    X("order-fragments-before-model-id", "Fragment checks (§9.2 step 3) run before the manifest's strings (step 4).", "below_minimum",
+      m(BM01, {"/model_id": "", "/fragments/0/address": 0}), "/fragments/0/address", ["order"])
+    X("order-strings-before-generation", "In a binding manifest STR(model_id) runs before INT(generation) (unlike the inventory).", "empty_string",
+      m(BM01, {"/model_id": "", "/generation": -1}), "/model_id", ["order"])
+    X("order-digest-before-generation", "The placement_digest checks run before INT(generation).", "digest_format",
+      m(BM01, {"/placement_digest": "abc", "/generation": -1}), None, ["order"])
+
+
+# ----------------------------------------------------------------------------------------
+# runtime/ : runtime.parse (§9.1, §8.4, §8.5)
+
+def cases_runtime():
+    g = "runtime/"
+    op = "runtime.parse"
+
+    def P(name, desc, doc, tags=()):
+        ok(g + name, op, desc, tags, document=doc)
+
+    def X(name, desc, code, doc, path=None, tags=()):
+        bad(g + name, op, desc, code, path, tags, document=doc)
+
+    def gens(doc, *values):
+        return m(doc, {f"/fragments/{i}/lease_generation": v for i, v in enumerate(values)})
+
+    P("canonical-roundtrip", "The canonical runtime JSON of model 01 parses back to exactly itself (§13.4).", ref_text("derived/01_tp_sharded_2d.runtime.json"))
+    P("bound-runtime-roundtrip", "The bound runtime manifest of model 02 parses back to exactly itself.", ref_text("derived/02_moe_ep_pp.bound-runtime.json"))
+    P("tied-alias-pair", "Model 03 with its exact declared alias pairs parses.", RM03, ["alias"])
+    P("pretty", "An indented runtime manifest gives the canonical text.", pretty(RM01))
+    P("generation-null-derived", "generation null becomes the fragments' common lease_generation (§8.4 step 7).", m(RM01, {"/generation": None}))
+    P("generation-null-no-fragments", "Without fragments generation null stays null.", m(RM01, {"/generation": None, "/fragments": [], "/tensors": []}))
+    P("no-fragments-with-generation", "A runtime manifest without fragments keeps its generation.", m(RM01, {"/generation": 11, "/fragments": []}))
+    P("lease-id-and-placement-id-null", "lease_id and placement_id may be null.", m(RM01, {"/lease_id": None, "/placement_id": None}))
+    P("placement-id-not-checked", "A runtime manifest's placement_id is not compared with the canonical id (§8.4).", m(RM01, {"/placement_id": "sha256:" + "f" * 64}))
+    P("non-canonical-spelling", "A descriptor spelled partition_dim 0, shard_dims null is emitted canonical.", m(RM01, {"/tensors/0/shard_dims": None}), ["canonical"])
+    P("replicated-spelling-null", "A replicated descriptor with shard_dims null is emitted with shard_dims [].", m(RM01, {"/tensors/1/shard_dims": None}), ["canonical"])
+    P("aliases-sorted", "Aliases are emitted sorted.", m(RM03, {"/fragments/0/aliases": RM03["fragments"][0]["aliases"][::-1],
+                                                                "/fragments/1/aliases": RM03["fragments"][1]["aliases"][::-1]}), ["alias"])
+    P("fragments-not-resorted", "Fragments keep manifest order (not re-sorted).", m(RM01, {"/fragments": RM01["fragments"][::-1]}), ["order"])
+    P("tensors-not-resorted", "Tensors keep manifest order (not re-sorted).", m(RM01, {"/tensors": RM01["tensors"][::-1]}), ["order"])
+    P("explicit-placement-fragment-id-null", "placement_fragment_id null means not set.", m(RM01, {"/fragments/0/placement_fragment_id": None}))
+
+    X("top-missing-generation", "generation must be present (it may be null).", "fields_mismatch", m(RM01, {"/generation": DEL}), "", ["structure"])
+    X("top-extra-key", "An unknown top-level member fails the eight keys.", "fields_mismatch", m(RM01, {"/owner": None}), "", ["structure"])
+    X("tensor-missing-shard-dims", "A runtime tensor without shard_dims fails the nine keys.", "fields_mismatch", m(RM01, {"/tensors/1/shard_dims": DEL}), "/tensors/1", ["structure"])
+    X("fragment-missing-placement-fragment-id", "placement_fragment_id must be present (it may be null).", "fields_mismatch",
+      m(RM01, {"/fragments/2/placement_fragment_id": DEL}), "/fragments/2", ["structure"])
+    X("fragment-extra-owner", "owner is never serialised, so it fails the fragment key set.", "fields_mismatch", m(RM01, {"/fragments/0/owner": None}), "/fragments/0", ["structure"])
+    X("fragment-not-an-object", "A fragment that is a number fails the fragment key set.", "fields_mismatch", m(RM01, {"/fragments/3": 1}), "/fragments/3", ["structure"])
+    X("rank-missing-dp", "A runtime rank without dp fails the rank key set.", "fields_mismatch", m(RM01, {"/fragments/1/rank/dp": DEL}), "/fragments/1/rank", ["structure"])
+    X("rank-not-an-object", "A runtime rank that is a list fails the rank key set.", "fields_mismatch", m(RM01, {"/fragments/1/rank": [0, 0, 0, 0]}), "/fragments/1/rank", ["structure"])
+    X("tensors-not-an-array", "tensors that is a string fails SEQ(runtime tensors).", "not_a_sequence", m(RM01, {"/tensors": "x"}), "/tensors", ["structure"])
+    X("fragments-null", "fragments that is null fails SEQ(runtime fragments).", "not_a_sequence", m(RM01, {"/fragments": None}), "/fragments", ["structure"])
+    X("aliases-null", "aliases null fails ALIASES in a runtime manifest.", "aliases_invalid", m(RM01, {"/fragments/0/aliases": None}), "/fragments/0/aliases", ["aliases"])
+    X("aliases-duplicate", "Duplicate aliases are rejected.", "aliases_duplicate", m(RM01, {"/fragments/0/aliases": ["a", "a"]}), "/fragments/0/aliases", ["aliases"])
+    X("placement-fragment-id-empty", "An empty explicit placement_fragment_id fails STR.", "empty_string",
+      m(RM01, {"/fragments/1/placement_fragment_id": ""}), "/fragments/1/placement_fragment_id")
+    X("address-zero", "address 0 is the reserved null sentinel.", "below_minimum", m(RM01, {"/fragments/0/address": 0}), "/fragments/0/address", ["address"])
+    X("address-range-overflow", "An address range ending past 2^64-1 is rejected.", "address_range_overflow",
+      m(RM01, {"/fragments/1/address": U64 - 15}), None, ["u64", "address"])
+    X("endpoint-empty", "An empty endpoint fails STR.", "empty_string", m(RM01, {"/fragments/2/endpoint": ""}), "/fragments/2/endpoint")
+    X("lease-generation-negative", "A negative lease_generation fails INT.", "below_minimum", m(RM01, {"/fragments/0/lease_generation": -1}), "/fragments/0/lease_generation")
+    X("itemsize-zero", "itemsize 0 fails INT(itemsize, 1).", "below_minimum", m(RM01, {"/tensors/0/itemsize": 0}), "/tensors/0/itemsize", ["descriptor"])
+    X("partition-dim-conflict", "partition_dim 0 with shard_dims [1] conflicts.", "partition_dim_conflict", m(RM01, {"/tensors/0/shard_dims": [1]}), "/tensors/0/shard_dims", ["descriptor"])
+    X("global-shape-empty", "An empty global_shape is empty_shape.", "empty_shape", m(RM01, {"/tensors/1/global_shape": []}), "/tensors/1/global_shape", ["descriptor"])
+    X("instance-id-empty", "An empty instance_id fails STR.", "empty_string", m(RM01, {"/instance_id": ""}), "/instance_id")
+    X("lease-id-empty", "An empty lease_id fails STR.", "empty_string", m(RM01, {"/lease_id": ""}), "/lease_id")
+    X("placement-id-empty", "An empty placement_id fails STR.", "empty_string", m(RM01, {"/placement_id": ""}), "/placement_id")
+    X("generation-negative", "A negative generation fails INT.", "below_minimum", m(RM01, {"/generation": -1}), "/generation")
+    X("order-lease-id-before-generation", "STR(lease_id) runs before INT(generation).", "empty_string", m(RM01, {"/lease_id": "", "/generation": -1}), "/lease_id", ["order"])
+    X("order-fragments-before-model-id", "Fragment checks run before the manifest's strings.", "below_minimum",
+      m(RM01, {"/model_id": "", "/fragments/3/address": 0}), "/fragments/3/address", ["order"])
+    X("inconsistent-lease-generations", "Fragments with two lease generations are rejected (generation null).", "inconsistent_lease_generations",
+      gens(m(RM01, {"/generation": None}), 3, 3, 4, 3), None, ["lease"])
+    X("inconsistent-lease-generations-with-generation", "Two lease generations are rejected even when one equals generation.", "inconsistent_lease_generations",
+      gens(RM01, 3, 5, 3, 3), None, ["lease"])
+    X("generation-mismatch", "A generation that differs from the common lease_generation is rejected.", "generation_mismatch",
+      m(RM01, {"/generation": 4}), None, ["lease"])
+    X("generation-mismatch-tied", "Model 03 with generation 0 while its fragments carry 1 is rejected.", "generation_mismatch",
+      m(RM03, {"/generation": 0}), None, ["lease"])
+    X("order-generation-before-fragment-set", "The generation rule (step 7) runs before the fragment-set rules (step 8).", "generation_mismatch",
+      m(RM01, {"/generation": 4, "/tensors/2": RM01["tensors"][0]}), None, ["order"])
+    X("duplicate-tensor-id", "A tensor listed twice is rejected (T1).", "duplicate_tensor_id", m(RM01, {"/tensors/2": RM01["tensors"][1]}), None, ["fragment-set"])
+    X("unknown-tensor-id", "A fragment of an unlisted tensor is rejected (F3).", "unknown_tensor_id", m(RM01, {"/tensors": RM01["tensors"][:1]}), None, ["fragment-set"])
+    X("duplicate-fragment-id", "Two fragments with one fragment_id are rejected (F1).", "duplicate_fragment_id",
+      m(RM01, {"/fragments/3/fragment_id": RM01["fragments"][1]["fragment_id"]}), None, ["fragment-set"])
+    X("duplicate-logical-fragment", "Two fragments of one tensor, rank and box are rejected (F2).", "duplicate_logical_fragment",
+      m(RM01, {"/fragments/3/rank": RK()}), None, ["fragment-set"])
+    X("fragment-out-of-bounds", "A box past the tensor end is rejected (F5).", "fragment_out_of_bounds", m(RM01, {"/fragments/2/global_offset": [9, 0]}), None, ["fragment-set"])
+    X("nbytes-mismatch", "nbytes that is not the box's byte size is rejected (F8).", "nbytes_mismatch", m(RM01, {"/fragments/1/nbytes": 32}), None, ["fragment-set"])
+    X("fragment-overlap", "Overlapping boxes on one rank are rejected (§8.3).", "fragment_overlap",
+      m(RM01, {"/fragments/2/rank": RK(), "/fragments/2/global_offset": [4, 0]}), None, ["fragment-set", "overlap"])
+    X("address-overlap", "Overlapping byte ranges on one worker and device are rejected.", "address_overlap",
+      m(RM01, {"/fragments/1/address": RM01["fragments"][0]["address"] + 112}), None, ["address"])
+    X("address-overlap-two-endpoints", "Two endpoints of one worker and device share an address space.", "address_overlap",
+      m(RM01, {"/fragments/2/worker_id": "worker-tp0", "/fragments/2/device": "cuda:0", "/fragments/2/endpoint": "10.0.0.1:17001"}), None, ["address"])
+    X("alias-near-miss-one-name", "Tied fragments whose alias lists have one name do not qualify as an alias pair.", "address_overlap",
+      m(RM03, {"/fragments/0/aliases": ["lm_head.weight"], "/fragments/1/aliases": ["lm_head.weight"]}), None, ["alias", "address"])
+    X("alias-near-miss-dtype", "Tied fragments whose descriptors differ in dtype do not qualify.", "address_overlap",
+      m(RM03, {"/tensors/0/dtype": "float16"}), None, ["alias", "address"])
+    X("order-fragment-set-before-address", "The fragment-set rules run before the address rules.", "nbytes_mismatch",
+      m(RM01, {"/fragments/1/address": RM01["fragments"][0]["address"] + 112, "/fragments/3/nbytes": 8}), None, ["order"])

@@ -1,0 +1,296 @@
+//! In-memory construction, for bindings that build values from their own objects (the
+//! reference's constructors: `ParallelRank(...)`, `TensorDescriptor(...)`, ...).
+//!
+//! Each function takes the keyword arguments as an [`Object`] of document values, runs
+//! the type's checks in the contract's order, and returns the checked wire value. A
+//! member that is absent takes the contract's default (`0` for rank coordinates, not set
+//! for optional members, `[]` for aliases); a *required* member that is absent is read as
+//! `null` and fails its check — a binding that must report a missing argument differently
+//! (Python raises `TypeError`) checks presence itself. Errors carry no path: there is no
+//! document.
+
+use std::borrow::Cow;
+
+use crate::error::{Code, Error, Result};
+use crate::model::binding::BindingHeader;
+use crate::model::descriptor::{check_descriptor, DescriptorFields};
+use crate::model::fragment::{
+    check_binding_fragment, check_placement_fragment, check_runtime_fragment,
+    BindingFragmentFields, PlacementFragmentFields, RuntimeFragmentFields,
+};
+use crate::model::rank::{check_rank, RankFields};
+use crate::model::runtime::RuntimeHeader;
+use crate::model::{
+    construct_binding, construct_placement, construct_runtime, Binding, Owner, Placement, Runtime,
+};
+use crate::path::Path;
+use crate::value::{Object, Value};
+use crate::wire::{
+    ParallelRank, PlacementFragment, RuntimeBindingFragment, RuntimeFragment, TensorDescriptor,
+};
+
+static NULL: Value<'static> = Value::Null;
+static ZERO: Value<'static> = Value::UInt(0);
+
+fn required<'v, 'a>(fields: &'v Object<'a>, key: &str) -> &'v Value<'a> {
+    fields.get(key).unwrap_or(&NULL)
+}
+
+fn no_path(error: Error) -> Error {
+    error.with_pointer(None)
+}
+
+/// `ParallelRank(dp=0, tp=0, pp=0, ep=0)` (§2.1).
+pub fn parallel_rank(fields: &Object<'_>) -> Result<ParallelRank> {
+    let coordinate = |key| fields.get(key).unwrap_or(&ZERO);
+    let rank = RankFields {
+        dp: coordinate("dp"),
+        tp: coordinate("tp"),
+        pp: coordinate("pp"),
+        ep: coordinate("ep"),
+    };
+    check_rank(&rank, &Path::Root).map_err(no_path)
+}
+
+/// `TensorDescriptor(...)` (§2.2); returns the canonical form (§3).
+pub fn tensor_descriptor(fields: &Object<'_>) -> Result<TensorDescriptor> {
+    let descriptor = DescriptorFields {
+        tensor_id: required(fields, "tensor_id"),
+        global_shape: required(fields, "global_shape"),
+        dtype: required(fields, "dtype"),
+        itemsize: required(fields, "itemsize"),
+        partition_dim: fields.get("partition_dim"),
+        layout_fingerprint: required(fields, "layout_fingerprint"),
+        layer_id: fields.get("layer_id"),
+        expert_id: fields.get("expert_id"),
+        shard_dims: fields.get("shard_dims"),
+    };
+    check_descriptor(&descriptor, &Path::Root).map_err(no_path)
+}
+
+/// `PlacementFragment(...)` (§2.3) with an already constructed rank.
+pub fn placement_fragment(fields: &Object<'_>, rank: ParallelRank) -> Result<PlacementFragment> {
+    let fragment = PlacementFragmentFields {
+        placement_fragment_id: required(fields, "placement_fragment_id"),
+        tensor_id: required(fields, "tensor_id"),
+        global_offset: required(fields, "global_offset"),
+        local_shape: required(fields, "local_shape"),
+        nbytes: required(fields, "nbytes"),
+        rank,
+        aliases: fields.get("aliases"),
+    };
+    check_placement_fragment(&fragment, &Path::Root).map_err(no_path)
+}
+
+/// `RuntimeFragment(...)` (§2.4) with an already constructed rank.
+pub fn runtime_fragment(fields: &Object<'_>, rank: ParallelRank) -> Result<RuntimeFragment> {
+    let fragment = RuntimeFragmentFields {
+        fragment_id: required(fields, "fragment_id"),
+        tensor_id: required(fields, "tensor_id"),
+        global_offset: required(fields, "global_offset"),
+        local_shape: required(fields, "local_shape"),
+        address: required(fields, "address"),
+        nbytes: required(fields, "nbytes"),
+        worker_id: required(fields, "worker_id"),
+        endpoint: required(fields, "endpoint"),
+        device: required(fields, "device"),
+        rank,
+        lease_generation: required(fields, "lease_generation"),
+        aliases: fields.get("aliases"),
+        placement_fragment_id: fields.get("placement_fragment_id"),
+    };
+    check_runtime_fragment(&fragment, &Path::Root).map_err(no_path)
+}
+
+/// `RuntimeBindingFragment(...)` (§2.5).
+pub fn binding_fragment(fields: &Object<'_>) -> Result<RuntimeBindingFragment> {
+    let fragment = BindingFragmentFields {
+        placement_fragment_id: required(fields, "placement_fragment_id"),
+        fragment_id: required(fields, "fragment_id"),
+        address: required(fields, "address"),
+        nbytes: required(fields, "nbytes"),
+        worker_id: required(fields, "worker_id"),
+        endpoint: required(fields, "endpoint"),
+        device: required(fields, "device"),
+    };
+    check_binding_fragment(&fragment, &Path::Root).map_err(no_path)
+}
+
+/// `PlacementManifest(model_id, revision, tensors, fragments, placement_id=None)` (§8.1,
+/// steps 2 and 4–7; the element-type steps are the binding's).
+pub fn placement_manifest(
+    fields: &Object<'_>,
+    tensors: Vec<TensorDescriptor>,
+    fragments: Vec<PlacementFragment>,
+) -> Result<Placement> {
+    construct_placement(
+        &Path::Root,
+        required(fields, "model_id"),
+        required(fields, "revision"),
+        fields.get("placement_id"),
+        tensors,
+        fragments,
+    )
+    .map_err(no_path)
+}
+
+/// `RuntimeManifest(model_id, revision, instance_id, tensors, fragments, lease_id=None,
+/// placement_id=None, generation=None)` (§8.4 steps 2–9); `owners[i]` belongs to
+/// `fragments[i]`.
+pub fn runtime_manifest(
+    fields: &Object<'_>,
+    tensors: Vec<TensorDescriptor>,
+    fragments: Vec<RuntimeFragment>,
+    owners: Vec<Option<Owner>>,
+) -> Result<Runtime> {
+    let header = RuntimeHeader {
+        model_id: required(fields, "model_id"),
+        revision: required(fields, "revision"),
+        instance_id: required(fields, "instance_id"),
+        lease_id: fields.get("lease_id"),
+        placement_id: fields.get("placement_id"),
+        generation: fields.get("generation"),
+    };
+    construct_runtime(&Path::Root, &header, tensors, fragments, owners).map_err(no_path)
+}
+
+/// `RuntimeBindingManifest(...)` (§8.6 steps 2–7); `owners[i]` belongs to `fragments[i]`.
+pub fn binding_manifest(
+    fields: &Object<'_>,
+    fragments: Vec<RuntimeBindingFragment>,
+    owners: Vec<Option<Owner>>,
+) -> Result<Binding> {
+    let header = BindingHeader {
+        model_id: required(fields, "model_id"),
+        revision: required(fields, "revision"),
+        placement_id: required(fields, "placement_id"),
+        placement_digest: required(fields, "placement_digest"),
+        instance_id: required(fields, "instance_id"),
+        lease_id: required(fields, "lease_id"),
+        generation: required(fields, "generation"),
+    };
+    construct_binding(&Path::Root, &header, fragments, owners).map_err(no_path)
+}
+
+/// `wrong_element_type`: "{Owner} {collection} must contain {Type}" (§8.1, §8.4, §8.6),
+/// raised by a binding whose collection holds an object of another type.
+pub fn wrong_element_type(owner: &str, collection: &str, type_name: &str) -> Error {
+    Error::new(
+        Code::WrongElementType,
+        format!("{owner} {collection} must contain {type_name}"),
+    )
+}
+
+/// `wrong_element_type`: "rank must be a ParallelRank" (§2.3, §2.4).
+pub fn rank_wrong_type() -> Error {
+    Error::new(Code::WrongElementType, "rank must be a ParallelRank")
+}
+
+/// SEQ(label) for an in-memory collection that is not a sequence: `not_a_sequence`.
+pub fn not_a_sequence(label: &str) -> Error {
+    Error::new(Code::NotASequence, format!("{label} must be a sequence"))
+}
+
+/// A string value borrowed from `text`, for building keyword objects.
+pub fn text(text: &str) -> Value<'_> {
+    Value::Str(Cow::Borrowed(text))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn object<'a>(members: Vec<(&'static str, Value<'a>)>) -> Object<'a> {
+        Object::from_members(
+            members
+                .into_iter()
+                .map(|(k, v)| (Cow::Borrowed(k), v))
+                .collect(),
+        )
+    }
+
+    #[test]
+    fn api_only_codes_have_the_reference_messages() {
+        let error = wrong_element_type("PlacementManifest", "tensors", "TensorDescriptor");
+        assert_eq!(error.code(), Code::WrongElementType);
+        assert_eq!(
+            error.message(),
+            "PlacementManifest tensors must contain TensorDescriptor"
+        );
+        assert_eq!(rank_wrong_type().message(), "rank must be a ParallelRank");
+        assert_eq!(
+            not_a_sequence("RuntimeManifest fragments").code(),
+            Code::NotASequence
+        );
+    }
+
+    #[test]
+    fn rank_defaults_to_zero_and_checks_in_order() {
+        let rank = parallel_rank(&object(vec![("tp", Value::UInt(3))])).unwrap();
+        assert_eq!((rank.dp, rank.tp, rank.pp, rank.ep), (0, 3, 0, 0));
+        let error = parallel_rank(&object(vec![
+            ("ep", Value::Bool(true)),
+            ("tp", Value::Null),
+        ]))
+        .unwrap_err();
+        assert_eq!(error.message(), "parallel rank tp must be an integer");
+        assert_eq!(error.path(), None);
+    }
+
+    #[test]
+    fn in_memory_manifest_matches_the_worked_example_w1() {
+        let descriptor = tensor_descriptor(&object(vec![
+            ("tensor_id", text("layers.2.experts.3.w1")),
+            (
+                "global_shape",
+                Value::Array(vec![Value::UInt(8), Value::UInt(4)]),
+            ),
+            ("dtype", text("bfloat16")),
+            ("itemsize", Value::UInt(2)),
+            ("partition_dim", Value::UInt(0)),
+            ("layer_id", Value::UInt(2)),
+            ("expert_id", Value::UInt(3)),
+            ("layout_fingerprint", text("test:qwen:bf16:v1")),
+        ]))
+        .unwrap();
+        let rank = parallel_rank(&object(vec![
+            ("pp", Value::UInt(1)),
+            ("ep", Value::UInt(1)),
+        ]))
+        .unwrap();
+        let fragment = placement_fragment(
+            &object(vec![
+                ("placement_fragment_id", text("placement-0")),
+                ("tensor_id", text("layers.2.experts.3.w1")),
+                (
+                    "global_offset",
+                    Value::Array(vec![Value::UInt(0), Value::UInt(0)]),
+                ),
+                (
+                    "local_shape",
+                    Value::Array(vec![Value::UInt(4), Value::UInt(4)]),
+                ),
+                ("nbytes", Value::UInt(32)),
+            ]),
+            rank,
+        )
+        .unwrap();
+        let placement = placement_manifest(
+            &object(vec![
+                ("model_id", text("model")),
+                ("revision", text("revision")),
+            ]),
+            vec![descriptor],
+            vec![fragment],
+        )
+        .unwrap();
+        assert_eq!(
+            placement.placement_id(),
+            "sha256:c4f3bc2feed99a64ff156fd57cb5cf626ae8b38c1551c0fe2225e1921e14d73a"
+        );
+        assert_eq!(
+            placement.digest(),
+            "7320a5090dc88556c57e5d9e8cb316d05b3bf99b00f7a0c0da04198ca995e915"
+        );
+    }
+}
