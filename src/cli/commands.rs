@@ -9,11 +9,11 @@ use weight_manifest::inventory::{
     read_binding_inventory, read_placement_inventory, read_runtime_inventory, InventoryOptions,
 };
 use weight_manifest::{
-    bind, project_binding, project_placement, Binding, Placement, Runtime, Value,
+    bind, project_binding, project_placement, Binding, Error, Placement, Runtime, Value,
 };
 
 use super::args::{
-    BindingCommand, Command, ConformanceCommand, Format, PlacementCommand, ProjectCommand,
+    BindingCommand, Command, ConformanceCommand, Format, Input, PlacementCommand, ProjectCommand,
     RuntimeCommand, SchemaCommand,
 };
 use super::output::{emit, read_input, write_atomic};
@@ -36,73 +36,53 @@ pub(crate) fn run(command: Command) -> Outcome {
             input,
             inventory,
             semantics,
-        }) => {
-            let text = read(&input.file)?;
-            let value = semantics_value(semantics.address_semantics.as_ref());
-            let options = InventoryOptions {
-                address_semantics: value.as_ref(),
-                owner_resolver: None,
-            };
-            let result = if inventory {
-                read_runtime_inventory(&text, &options)
-            } else {
-                Runtime::from_json(&text)
-            };
-            Ok(match result {
-                Err(e) => rejection(&e, input.format.format),
-                Ok(runtime) => {
-                    if input.format.format == Format::Json {
-                        json_success(
-                            json!({ "runtime": runtime.to_json(), "generation": runtime.generation() }),
-                        );
-                    } else {
-                        let generation = runtime
-                            .generation()
-                            .map_or("none".to_owned(), |g| g.to_string());
-                        println!(
-                            "ok: {} tensors, {} fragments, generation {generation}",
-                            runtime.tensors().len(),
-                            runtime.fragments().len()
-                        );
-                    }
-                    ExitCode::SUCCESS
+        }) => validate(
+            &input,
+            semantics.address_semantics.as_ref(),
+            |text, options| {
+                if inventory {
+                    read_runtime_inventory(text, options)
+                } else {
+                    Runtime::from_json(text)
                 }
-            })
-        }
+            },
+            |runtime| json!({ "runtime": runtime.to_json(), "generation": runtime.generation() }),
+            |runtime| {
+                let generation = runtime
+                    .generation()
+                    .map_or("none".to_owned(), |g| g.to_string());
+                format!(
+                    "ok: {} tensors, {} fragments, generation {generation}",
+                    runtime.tensors().len(),
+                    runtime.fragments().len()
+                )
+            },
+        ),
         Command::Binding(BindingCommand::Validate {
             input,
             inventory,
             semantics,
-        }) => {
-            let text = read(&input.file)?;
-            let value = semantics_value(semantics.address_semantics.as_ref());
-            let options = InventoryOptions {
-                address_semantics: value.as_ref(),
-                owner_resolver: None,
-            };
-            let result = if inventory {
-                read_binding_inventory(&text, &options)
-            } else {
-                Binding::from_json(&text)
-            };
-            Ok(match result {
-                Err(e) => rejection(&e, input.format.format),
-                Ok(binding) => {
-                    if input.format.format == Format::Json {
-                        json_success(json!({ "binding": binding.to_json() }));
-                    } else {
-                        let wire = binding.as_wire();
-                        println!(
-                            "ok: {} fragments bound to {} at generation {}",
-                            wire.fragments.len(),
-                            wire.placement_id,
-                            wire.generation
-                        );
-                    }
-                    ExitCode::SUCCESS
+        }) => validate(
+            &input,
+            semantics.address_semantics.as_ref(),
+            |text, options| {
+                if inventory {
+                    read_binding_inventory(text, options)
+                } else {
+                    Binding::from_json(text)
                 }
-            })
-        }
+            },
+            |binding| json!({ "binding": binding.to_json() }),
+            |binding| {
+                let wire = binding.as_wire();
+                format!(
+                    "ok: {} fragments bound to {} at generation {}",
+                    wire.fragments.len(),
+                    wire.placement_id,
+                    wire.generation
+                )
+            },
+        ),
         Command::Project(command) => project(command),
         Command::Bind {
             placement,
@@ -176,6 +156,33 @@ pub(crate) fn run(command: Command) -> Outcome {
             })
         }
     }
+}
+
+/// Reads `input`, runs `check` with the inventory options, and renders the outcome.
+fn validate<T>(
+    input: &Input,
+    address_semantics: Option<&String>,
+    check: impl FnOnce(&[u8], &InventoryOptions<'_>) -> Result<T, Error>,
+    as_json: impl FnOnce(&T) -> serde_json::Value,
+    as_text: impl FnOnce(&T) -> String,
+) -> Outcome {
+    let text = read(&input.file)?;
+    let value = semantics_value(address_semantics);
+    let options = InventoryOptions {
+        address_semantics: value.as_ref(),
+        owner_resolver: None,
+    };
+    Ok(match check(&text, &options) {
+        Err(e) => rejection(&e, input.format.format),
+        Ok(checked) => {
+            if input.format.format == Format::Json {
+                json_success(as_json(&checked));
+            } else {
+                println!("{}", as_text(&checked));
+            }
+            ExitCode::SUCCESS
+        }
+    })
 }
 
 fn write_out(path: Option<&std::path::Path>, text: &str) -> Outcome {

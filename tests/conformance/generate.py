@@ -1662,6 +1662,8 @@ def cases_runtime():
     X("top-missing-generation", "generation must be present (it may be null).", "fields_mismatch", m(RM01, {"/generation": DEL}), "", ["structure"])
     X("top-extra-key", "An unknown top-level member fails the eight keys.", "fields_mismatch", m(RM01, {"/owner": None}), "", ["structure"])
     X("tensor-missing-shard-dims", "A runtime tensor without shard_dims fails the nine keys.", "fields_mismatch", m(RM01, {"/tensors/1/shard_dims": DEL}), "/tensors/1", ["structure"])
+    X("tensor-extra-key", "A runtime tensor with an unknown member fails the nine keys.", "fields_mismatch", m(RM01, {"/tensors/0/owner": None}), "/tensors/0", ["structure"])
+    X("rank-extra-key", "A runtime rank with an unknown member fails the rank key set.", "fields_mismatch", m(RM01, {"/fragments/0/rank/world": 2}), "/fragments/0/rank", ["structure"])
     X("fragment-missing-placement-fragment-id", "placement_fragment_id must be present (it may be null).", "fields_mismatch",
       m(RM01, {"/fragments/2/placement_fragment_id": DEL}), "/fragments/2", ["structure"])
     X("fragment-extra-owner", "owner is never serialised, so it fails the fragment key set.", "fields_mismatch", m(RM01, {"/fragments/0/owner": None}), "/fragments/0", ["structure"])
@@ -1719,3 +1721,340 @@ def cases_runtime():
       m(RM03, {"/tensors/0/dtype": "float16"}), None, ["alias", "address"])
     X("order-fragment-set-before-address", "The fragment-set rules run before the address rules.", "nbytes_mismatch",
       m(RM01, {"/fragments/1/address": RM01["fragments"][0]["address"] + 112, "/fragments/3/nbytes": 8}), None, ["order"])
+
+
+# ----------------------------------------------------------------------------------------
+# project/ : project.placement and project.binding (§11)
+
+def cases_project():
+    g = "project/"
+    PP, PBD = "project.placement", "project.binding"
+    pid01, pidw2 = ID01["placement_id"], ref_json("w2.expected.json")["placement_id"]
+    moved = m(RI01, {"/instance_id": "another-instance", "/generation": 8, "/lease_id": "lease-8",
+                     **{f"/tensors/{i}/{k}": v for i in range(4) for k, v in (
+                         ("lease_generation", 8), ("address", 4096 + 4096 * i), ("worker_id", f"host-{i}"),
+                         ("endpoint", f"h{i}:1"), ("device", "cuda:7"), ("fragment_id", f"new-{i}"))}})
+
+    def P(name, op, desc, doc, tags=(), **kw):
+        ok(g + name, op, desc, tags, document=doc, **kw)
+
+    def X(name, op, desc, code, doc, path=None, tags=(), **kw):
+        bad(g + name, op, desc, code, path, tags, document=doc, **kw)
+
+    P("placement-argument-correct", PP, "The canonical id given as the argument is accepted.", RI01, placement_id=pid01)
+    P("placement-argument-null", PP, "An argument of null means not given.", RI01, placement_id=None)
+    P("placement-inventory-id-correct", PP, "The inventory's own placement_id equal to the canonical id is accepted.", m(RI01, {"/placement_id": pid01}))
+    P("placement-argument-overrides-inventory", PP, "The argument is used instead of the inventory's (wrong) placement_id (§11.1 step 3).",
+      m(RI01, {"/placement_id": "sha256:" + "0" * 64}), placement_id=pid01, tags=["order"])
+    P("placement-physical-independence", PP, "Other instance, generation, lease, addresses, workers, devices and fragment_ids give the same placement.",
+      moved, placement_id=pid01)
+    P("placement-view-offsets", PP, "Offsets under 'view' do not enter the placement.", m(RI01, {"/tensors/0/storage_offset": 8}), address_semantics="view", tags=["view"])
+    P("placement-generated-ids", PP, "Records without placement_fragment_id get logical ids (W2).", RIW2, placement_id=pidw2)
+    P("placement-mixed-ids", PP, "Explicit and generated placement_fragment_ids can be mixed.",
+      m(RI01, {"/tensors/1/placement_fragment_id": DEL, "/tensors/3/placement_fragment_id": None}))
+    P("placement-tied-aliases", PP, "The tied-embedding inventory projects with its aliases in the logical ids.", TIED, tags=["alias", "realistic"])
+    P("binding-argument-correct", PBD, "project.binding with the canonical id as argument.", RI01, placement_id=pid01)
+    P("binding-physical-moved", PBD, "A moved runtime inventory projects to a binding with the same placement_id and digest.", moved)
+    P("binding-generated-ids", PBD, "project.binding on the tied inventory carries the logical ids.", TIED, tags=["alias"])
+    P("binding-view-offsets", PBD, "project.binding under 'view' with offsets.", m(TIED, {"/tensors/2/byte_offset": 2}), address_semantics="view", tags=["view"])
+
+    X("placement-argument-wrong", PP, "An argument that is not the canonical id is rejected.", "placement_id_mismatch", RI01, placement_id=ID02["placement_id"])
+    X("placement-argument-empty", PP, "An empty argument fails STR(placement_id) (§11.1 step 2).", "empty_string", RI01, placement_id="")
+    X("placement-argument-digest", PP, "The digest given as the argument is rejected.", "placement_id_mismatch", RI01, placement_id=ID01["digest"])
+    X("placement-inventory-id-wrong", PP, "A wrong placement_id in the inventory is rejected by the projection.", "placement_id_mismatch",
+      m(RI01, {"/placement_id": pidw2}))
+    X("placement-duplicate-explicit-id", PP, "Two runtime fragments with one explicit placement_fragment_id fail at projection (§11.1).", "duplicate_fragment_id",
+      m(RI01, {"/tensors/2/placement_fragment_id": "gate_up_proj/tp0"}), tags=["fragment-set"])
+    X("placement-explicit-id-equals-generated", PP, "An explicit id equal to another fragment's generated logical id is a duplicate.", "duplicate_fragment_id",
+      m(TIED, {"/tensors/2/placement_fragment_id": logical_id(runtime_fragment(TIED["tensors"][0]))}), tags=["fragment-set"])
+    X("placement-inventory-error-first", PP, "The inventory is read (and fails) before the argument is checked.", "non_canonical_stride",
+      m(RI01, {"/tensors/0/stride": [1, 8]}), "/tensors/0/stride", ["order"], placement_id="")
+    X("placement-stride-rank-mismatch", PP, "A stride rank mismatch in the inventory fails the projection.", "stride_rank_mismatch",
+      m(RI01, {"/tensors/1/stride": [1, 1]}), "/tensors/1/stride", ["stride"])
+    X("placement-byte-offset-unaligned", PP, "An unaligned byte_offset fails the projection.", "byte_offset_unaligned",
+      m(RI01, {"/tensors/1/byte_offset": 1}), "/tensors/1/byte_offset", ["view"], address_semantics="view")
+    X("placement-option-invalid", PP, "An invalid address_semantics fails the projection.", "address_semantics_invalid", RI01, address_semantics="VIEW")
+    X("placement-not-contiguous", PP, "A non-contiguous record fails the projection.", "not_contiguous",
+      m(RI01, {"/tensors/2/is_contiguous": False}), "/tensors/2/is_contiguous", ["view"])
+    X("binding-missing-lease-id", PBD, "A runtime manifest without lease_id cannot give a binding.", "missing_lease_id", m(RI01, {"/lease_id": DEL}), tags=["lease"])
+    X("binding-null-lease-id", PBD, "lease_id null is not set, so no binding can be made.", "missing_lease_id", m(TIED, {"/lease_id": None}), tags=["lease"])
+    X("binding-missing-lease-id-before-argument", PBD, "missing_lease_id (§11.2 step 1) wins over a wrong argument.", "missing_lease_id",
+      m(RI01, {"/lease_id": DEL}), placement_id="sha256:wrong", tags=["order"])
+    X("binding-argument-wrong", PBD, "A wrong argument fails the binding projection.", "placement_id_mismatch", RI01, placement_id=pidw2)
+    X("binding-argument-empty", PBD, "An empty argument fails STR(placement_id).", "empty_string", TIED, placement_id="")
+    X("binding-inventory-id-wrong", PBD, "A wrong inventory placement_id fails the binding projection.", "placement_id_mismatch",
+      m(TIED, {"/placement_id": pid01}))
+    X("binding-duplicate-explicit-id", PBD, "Duplicate explicit placement_fragment_ids fail the binding projection.", "duplicate_fragment_id",
+      m(RI01, {"/tensors/3/placement_fragment_id": "post_attention_layernorm/tp0"}), tags=["fragment-set"])
+    X("binding-address-overlap", PBD, "An address overlap in the inventory fails the binding projection.", "address_overlap",
+      m(TIED, {"/tensors/1/aliases": [EMB]}), tags=["alias", "address"])
+    X("binding-byte-offset-unaligned", PBD, "An unaligned byte_offset fails the binding projection.", "byte_offset_unaligned",
+      m(TIED, {"/tensors/0/byte_offset": 3}), "/tensors/0/byte_offset", ["view"], address_semantics="view")
+    X("binding-non-canonical-stride", PBD, "A non-canonical stride fails the binding projection.", "non_canonical_stride",
+      m(TIED, {"/tensors/2/stride": [2]}), "/tensors/2/stride", ["stride"])
+
+
+# ----------------------------------------------------------------------------------------
+# bind/ : bind (§12)
+
+def cases_bind():
+    g = "bind/"
+    op = "bind"
+    p01, p02, p03 = ref_text("01_tp_sharded_2d.placement.json"), ref_text("02_moe_ep_pp.placement.json"), ref_text("03_tied_aliases.placement.json")
+
+    def P(name, desc, placement, binding, tags=(), **kw):
+        ok(g + name, op, desc, tags, placement=placement, binding=binding, **kw)
+
+    def X(name, desc, code, placement, binding, tags=(), **kw):
+        bad(g + name, op, desc, code, None, tags, placement=placement, binding=binding, **kw)
+
+    def BF(i, **changes):
+        return {f"/fragments/{i}/{k}": v for k, v in changes.items()}
+
+    P("pretty-placement", "An indented placement binds like its canonical text.", ref_text("01_tp_sharded_2d.placement.pretty.json"), BI01)
+    P("non-canonical-placement", "A placement with reordered content and non-canonical spellings binds (the digest is of the normalised form).",
+      m(P01, {"/fragments": P01["fragments"][::-1], "/tensors/0/shard_dims": None}), BI01, ["canonical"])
+    P("binding-reordered", "The order of the binding's fragments does not affect the result.", p01, m(BI01, {"/fragments": BI01["fragments"][::-1]}), ["order"])
+    P("rebind-new-physical", "A new instance, generation, lease and addresses bind to the same placement (§13.3).", p01,
+      m(BI01, {"/instance_id": "restarted", "/generation": 4, "/lease_id": "lease-4",
+               **{f"/fragments/{i}/{k}": v for i in range(4) for k, v in (("lease_generation", 4), ("address", 8192 * (i + 1)), ("fragment_id", f"r{i}"))}}))
+    P("one-rank-over-many-workers", "The fragments of one rank may live on several workers and devices.", p01,
+      m(BI01, BF(2, worker_id="worker-tp0-b", device="cuda:2", endpoint="10.0.0.3:17000")), ["realistic"])
+    P("empty-placement-empty-binding", "An empty placement with an empty binding gives an empty runtime manifest with the binding's generation and lease_id (§12).",
+      ref_text("empty.placement.json"),
+      {"model_id": "m", "revision": "r", "placement_id": ref_json("empty.expected.json")["placement_id"],
+       "placement_digest": ref_json("empty.expected.json")["digest"], "instance_id": "i", "generation": 6, "lease_id": "l", "fragments": []})
+    P("view-offsets", "Binding records with offsets bind under 'view'.", p03, m(BI03, BF(0, storage_offset=16)), ["view"], address_semantics="view")
+    P("lease-generation-absent", "Binding records without lease_generation take the binding generation as the fence.", p02,
+      m(BI02, {f"/fragments/{i}/lease_generation": DEL for i in range(len(BI02["fragments"]))}), ["lease"])
+
+    X("model-id-mismatch", "A binding for another model_id is rejected.", "model_id_mismatch", p01, m(BI01, {"/model_id": "example/other"}))
+    X("model-id-mismatch-tied", "A binding with the model_id of model 01 for placement 03 is rejected.", "model_id_mismatch", p03, m(BI03, {"/model_id": ID01["model_id"]}))
+    X("order-model-id-before-revision", "model_id is compared before revision.", "model_id_mismatch", p01, m(BI01, {"/model_id": "x", "/revision": "y"}), ["order"])
+    X("revision-mismatch", "A binding for another revision is rejected.", "revision_mismatch", p01, m(BI01, {"/revision": "rev-2024-02"}))
+    X("revision-mismatch-moe", "A binding for another revision of the MoE model is rejected.", "revision_mismatch", p02, m(BI02, {"/revision": "main"}))
+    X("order-revision-before-placement-id", "revision is compared before placement_id.", "revision_mismatch", p01, m(BI01, {"/revision": "y", "/placement_id": "z"}), ["order"])
+    X("placement-id-mismatch", "A binding naming another placement_id is rejected.", "binding_placement_id_mismatch", p01, m(BI01, {"/placement_id": ID02["placement_id"]}))
+    X("placement-id-mismatch-free-form", "A binding with a free-form placement_id is rejected by bind.", "binding_placement_id_mismatch", p03, m(BI03, {"/placement_id": "tied"}))
+    X("order-placement-id-before-digest", "placement_id is compared before the digest.", "binding_placement_id_mismatch", p01,
+      m(BI01, {"/placement_id": "z", "/placement_digest": "0" * 64}), ["order"])
+    X("digest-mismatch", "A binding with the digest of another placement is rejected.", "digest_mismatch", p01, m(BI01, {"/placement_digest": ID02["digest"]}))
+    X("digest-mismatch-zero", "An all-zero digest is well-formed but does not match.", "digest_mismatch", p02, m(BI02, {"/placement_digest": "0" * 64}))
+    X("order-digest-before-fragments", "The digest is compared before the fragments.", "digest_mismatch", p01,
+      m(BI01, {"/placement_digest": "0" * 64, "/fragments": []}), ["order"])
+    X("unknown-binding-fragment", "A binding fragment whose id is not in the placement is rejected.", "unknown_binding_fragment", p01,
+      m(BI01, {"/fragments/4": m(BI01["fragments"][0], {"/placement_fragment_id": "gate_up_proj/tp2", "/fragment_id": "extra"})}))
+    X("order-unknown-before-missing", "A renamed fragment is unknown (step 5) before the original is missing (step 6).", "unknown_binding_fragment", p01,
+      m(BI01, BF(1, placement_fragment_id="gate_up_proj/TP1")), ["order"])
+    X("missing-binding-fragment", "A placement fragment without a binding fragment is rejected.", "missing_binding_fragment", p01,
+      m(BI01, {"/fragments/3": DEL}))
+    X("missing-binding-fragment-moe", "A MoE binding that lacks one expert fragment is rejected.", "missing_binding_fragment", p02,
+      m(BI02, {"/fragments/7": DEL}), ["realistic"])
+    X("order-missing-before-nbytes", "A missing fragment (step 6) is reported before an nbytes mismatch (step 7).", "missing_binding_fragment", p01,
+      m(BI01, {"/fragments/3": DEL} | BF(0, nbytes=64)), ["order"])
+    X("binding-nbytes-mismatch", "A binding fragment whose nbytes differs from the placement is rejected.", "binding_nbytes_mismatch", p01, m(BI01, BF(2, nbytes=32)))
+    X("binding-nbytes-mismatch-tied", "A tied binding fragment with twice the bytes is rejected.", "binding_nbytes_mismatch", p03, m(BI03, BF(5, nbytes=512)))
+    X("order-nbytes-before-overlap", "nbytes is compared (step 7) before address overlap (step 9).", "binding_nbytes_mismatch", p01,
+      m(BI01, BF(0, nbytes=64) | BF(2, worker_id="worker-tp0", device="cuda:0", address=BI01["fragments"][0]["address"] + 8)), ["order"])
+    X("address-overlap", "Binding two fragments to overlapping ranges on one worker and device fails at bind.", "address_overlap", p01,
+      m(BI01, BF(2, address=BI01["fragments"][0]["address"] + 64)), ["address"])
+    X("address-overlap-across-ranks", "Fragments of two TP ranks bound to one worker and device at one address overlap.", "address_overlap", p01,
+      m(BI01, BF(1, worker_id="worker-tp0", device="cuda:0")), ["address"])
+    assert any(f["fragment_id"] == "rt/worker-dp0-tp0/lm_head.weight" for f in BI03["fragments"])
+    X("address-overlap-tied-shifted", "A tied pair whose second half is bound 16 bytes later is a partial overlap.", "address_overlap", p03,
+      m(BI03, {f"/fragments/{i}/address": f["address"] + 16 for i, f in enumerate(BI03["fragments"]) if f["fragment_id"] == "rt/worker-dp0-tp0/lm_head.weight"}), ["alias", "address"])
+    X("placement-error-first", "The placement is parsed before the binding inventory is read.", "fields_mismatch", m(P01, {"/schema": "x"}), "[]", ["order"])
+    X("placement-invalid-json", "An invalid placement text fails bind.", "invalid_json", p01 + ",", BI01, ["reader"])
+    X("placement-id-mismatch-in-placement", "A placement document whose own placement_id is wrong fails bind.", "placement_id_mismatch",
+      m(P01, {"/placement_id": ID03["placement_id"]}), BI01)
+    X("binding-option-invalid", "An invalid address_semantics fails the binding inventory read.", "address_semantics_invalid", p01, BI01, address_semantics="")
+    X("binding-offsets-without-view", "Binding offsets without 'view' fail the binding inventory read.", "offsets_require_view_semantics", p01, m(BI01, BF(0, byte_offset=2)), ["view"])
+    X("binding-digest-format", "A malformed placement_digest fails before bind compares anything.", "digest_format", p01, m(BI01, {"/placement_digest": ID01["digest"].upper()}), ["digest"])
+    X("binding-lease-mismatch", "A binding record lease_generation mismatch fails the binding inventory read.", "lease_generation_mismatch", p02, m(BI02, BF(0, lease_generation=11)), ["lease"])
+    X("binding-duplicate-fragment", "A duplicate binding fragment fails the binding construction before bind.", "duplicate_binding_fragment", p01,
+      m(BI01, {"/fragments/4": BI01["fragments"][0]}))
+
+
+# ----------------------------------------------------------------------------------------
+# reference/ : every reference vector through every operation that applies
+
+def cases_reference():
+    g = "reference/"
+    for mname in MODELS:
+        short = mname.replace("_", "-")
+        wire = ref_text(f"{mname}.placement.json")
+        ids = ref_json("ids.json")[mname]
+        pexp = {"canonical": wire, "placement_id": ids["placement_id"], "digest": ids["digest"]}
+        rinv, binv = ref_text(f"{mname}.runtime-inventory.json"), ref_text(f"{mname}.binding-inventory.json")
+        runtime, binding = ref_text(f"derived/{mname}.runtime.json"), ref_text(f"derived/{mname}.binding.json")
+        bound = ref_text(f"derived/{mname}.bound-runtime.json")
+        tags = ["reference", "realistic"]
+        ok(f"{g}{short}-placement-parse", "placement.parse", f"Reference placement {mname} parses to its own bytes, id and digest.", tags, pexp, document=wire)
+        ok(f"{g}{short}-placement-parse-pretty", "placement.parse", f"The indented reference placement {mname} gives the canonical bytes, id and digest.", tags, pexp,
+           document=ref_text(f"{mname}.placement.pretty.json"))
+        ok(f"{g}{short}-runtime-from-inventory", "runtime.from_inventory", f"The reference runtime inventory {mname} gives the derived runtime JSON.", tags,
+           {"runtime": runtime}, document=rinv)
+        ok(f"{g}{short}-project-placement", "project.placement", f"Projecting the reference runtime inventory {mname} gives the reference placement.", tags, pexp, document=rinv)
+        ok(f"{g}{short}-project-placement-with-id", "project.placement", f"Projecting {mname} with its placement_id as argument gives the reference placement.", tags, pexp,
+           document=rinv, placement_id=ids["placement_id"])
+        ok(f"{g}{short}-project-binding", "project.binding", f"The binding projection of {mname} gives the derived binding JSON.", tags, {"binding": binding}, document=rinv)
+        ok(f"{g}{short}-binding-from-inventory", "binding.from_inventory", f"The reference binding inventory {mname} gives the derived binding JSON.", tags,
+           {"binding": binding}, document=binv)
+        ok(f"{g}{short}-bind", "bind", f"Binding the reference placement {mname} to its binding inventory gives the derived bound runtime JSON.", tags,
+           {"runtime": bound}, placement=wire, binding=binv)
+        ok(f"{g}{short}-runtime-parse", "runtime.parse", f"The derived runtime JSON of {mname} parses back to itself.", tags, {"runtime": runtime}, document=runtime)
+        ok(f"{g}{short}-bound-runtime-parse", "runtime.parse", f"The derived bound runtime JSON of {mname} parses back to itself.", tags, {"runtime": bound}, document=bound)
+        ok(f"{g}{short}-binding-parse", "binding.parse", f"The derived binding JSON of {mname} parses back to itself.", tags, {"binding": binding}, document=binding)
+    ok(f"{g}01-tp-sharded-2d-placement-from-inventory", "placement.from_inventory",
+       "The 01 runtime inventory read as a placement inventory gives the reference placement (§10.5 note).", ["reference"],
+       {"canonical": ref_text("01_tp_sharded_2d.placement.json"), "placement_id": ID01["placement_id"], "digest": ID01["digest"]},
+       document=ref_text("01_tp_sharded_2d.runtime-inventory.json"))
+    for w in WORKED:
+        e = ref_json(f"{w}.expected.json")
+        pexp = {"canonical": e["digest_payload"], "placement_id": e["placement_id"], "digest": e["digest"]}
+        ok(f"{g}{w}-placement-parse", "placement.parse", f"Worked example {w} parses to its own bytes, id and digest.", ["reference"], pexp,
+           document=ref_text(f"{w}.placement.json"))
+    for w in ("w2", "w3"):
+        e = ref_json(f"{w}.expected.json")
+        pexp = {"canonical": e["digest_payload"], "placement_id": e["placement_id"], "digest": e["digest"]}
+        rinv = ref_text(f"{w}.runtime-inventory.json")
+        ok(f"{g}{w}-runtime-from-inventory", "runtime.from_inventory", f"The {w} runtime inventory gives the derived runtime JSON.", ["reference"],
+           {"runtime": ref_text(f"derived/{w}.runtime.json")}, document=rinv)
+        ok(f"{g}{w}-project-placement", "project.placement", f"Projecting the {w} runtime inventory gives the {w} placement with generated logical ids.", ["reference"], pexp, document=rinv)
+        ok(f"{g}{w}-project-binding", "project.binding", f"The binding projection of {w} gives the derived binding JSON.", ["reference"],
+           {"binding": ref_text(f"derived/{w}.binding.json")}, document=rinv)
+
+
+# ----------------------------------------------------------------------------------------
+# Coverage, schema check, writing
+
+GROUPS = ("placement", "placement_inventory", "runtime_inventory", "binding_inventory", "project",
+          "bind", "runtime", "binding", "reader", "reference")
+
+
+def contract_codes() -> list[str]:
+    """Every code of the §18 table of spec/contract.md."""
+    for spec in (ROOT / "spec" / "contract.md", ROOT.parent / "shared" / "spec" / "contract.md", Path("/work/shared/spec/contract.md")):
+        if spec.exists():
+            text = spec.read_text(encoding="utf-8")
+            table = text[text.index("## 18. Error codes"):]
+            return re.findall(r"^\| `([a-z0-9_]+)` \|", table, re.M)
+    sys.exit("generate.py: cannot find spec/contract.md for the §18 code table")
+
+
+def api_only_codes() -> dict[str, str]:
+    out = {}
+    for line in (HERE / "api-only-codes.txt").read_text(encoding="utf-8").splitlines():
+        if line.strip() and not line.startswith("#"):
+            code, _, reason = line.partition(":")
+            out[code.strip()] = reason.strip()
+    return out
+
+
+OPS = {"placement.parse", "placement.from_inventory", "runtime.from_inventory", "binding.from_inventory",
+       "project.placement", "project.binding", "bind", "runtime.parse", "binding.parse"}
+INPUT_KEYS = {"document", "placement", "binding", "address_semantics", "placement_id"}
+EXPECT_KEYS = {"ok", "code", "path", "canonical", "placement_id", "digest", "runtime", "binding", "generation"}
+
+
+def check_fixture(cid: str, fx: dict) -> None:
+    """A hand-written check of schema/conformance-fixture.schema.json."""
+    def need(cond, what):
+        if not cond:
+            sys.exit(f"generate.py: {cid}: not valid against the fixture schema: {what}")
+    need(set(fx) <= {"description", "op", "input", "expect", "tags"}, "top-level keys")
+    need({"description", "op", "input", "expect"} <= set(fx), "required keys")
+    need(isinstance(fx["description"], str), "description")
+    need(fx["op"] in OPS, "op")
+    need(set(fx["input"]) <= INPUT_KEYS, "input keys")
+    for k, v in fx["input"].items():
+        need(isinstance(v, str) or (v is None and k in ("address_semantics", "placement_id")), f"input.{k}")
+    need(("placement" in fx["input"] and "binding" in fx["input"]) if fx["op"] == "bind" else "document" in fx["input"], "op inputs")
+    e = fx["expect"]
+    need(set(e) <= EXPECT_KEYS and isinstance(e.get("ok"), bool), "expect keys")
+    if e["ok"]:
+        need("code" not in e and "path" not in e, "ok forbids code/path")
+    else:
+        need(isinstance(e.get("code"), str) and re.fullmatch(r"[a-z][a-z0-9]*(_[a-z0-9]+)*", e["code"]), "code")
+    for k in ("path", "canonical", "placement_id", "digest", "runtime", "binding"):
+        need(k not in e or isinstance(e[k], str), k)
+    need("generation" not in e or e["generation"] is None or (isinstance(e["generation"], int) and 0 <= e["generation"] <= U64), "generation")
+    need("tags" not in fx or all(isinstance(t, str) for t in fx["tags"]), "tags")
+
+
+def build() -> dict[str, str]:
+    """All output files (path relative to tests/conformance -> text)."""
+    check_oracle_against_reference()
+    CASES.clear()
+    for group in GROUPS:
+        globals()["cases_" + group]()
+    files = {}
+    coverage: dict[str, list[str]] = {}
+    ops_seen: dict[str, set] = {op: set() for op in OPS}
+    for cid, fx in sorted(CASES.items()):
+        assert cid.split("/")[0] in GROUPS, cid
+        check_fixture(cid, fx)
+        ops_seen[fx["op"]].add(fx["expect"]["ok"])
+        if not fx["expect"]["ok"]:
+            coverage.setdefault(fx["expect"]["code"], []).append(cid)
+        files[cid + ".json"] = json.dumps(fx, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+    for op, seen in ops_seen.items():
+        assert seen == {True, False}, f"op {op} lacks accepting or rejecting cases"
+    codes, api_only = contract_codes(), api_only_codes()
+    assert len(codes) == 57, f"expected the 57 codes of §18, found {len(codes)}"
+    for code in coverage:
+        assert code in codes, f"fixture code {code} is not in contract §18"
+    for code in codes:
+        if code in api_only:
+            assert code not in coverage, f"{code} is listed as API-only but a fixture expects it"
+        else:
+            assert len(coverage.get(code, [])) >= 2, f"code {code} has fewer than two fixtures: {coverage.get(code)}"
+    cov = {"api_only": api_only, "codes": {c: coverage.get(c, []) for c in codes}}
+    files["coverage.json"] = json.dumps(cov, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+    return files
+
+
+def existing_files() -> set[str]:
+    out = {"coverage.json"} if (HERE / "coverage.json").exists() else set()
+    for group in GROUPS:
+        d = HERE / group
+        if d.is_dir():
+            out |= {f"{group}/{p.name}" for p in d.iterdir() if p.suffix == ".json"}
+    return out
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--check", action="store_true", help="exit 1 if the checked-in files differ from what would be generated")
+    args = ap.parse_args()
+    files = build()
+    have = existing_files()
+    if args.check:
+        bad_files = sorted(p for p in files if not (HERE / p).exists() or (HERE / p).read_text(encoding="utf-8") != files[p])
+        extra = sorted(have - set(files))
+        for p in bad_files:
+            print(f"differs or missing: tests/conformance/{p}")
+        for p in extra:
+            print(f"extra: tests/conformance/{p}")
+        if bad_files or extra:
+            print("run: python3 tests/conformance/generate.py")
+            return 1
+        print(f"{len(files) - 1} fixtures up to date")
+        return 0
+    for p in sorted(have - set(files)):
+        (HERE / p).unlink()
+    for p, text in files.items():
+        path = HERE / p
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if not path.exists() or path.read_text(encoding="utf-8") != text:
+            path.write_text(text, encoding="utf-8")
+    counts = {}
+    for p in files:
+        if "/" in p:
+            counts[p.split("/")[0]] = counts.get(p.split("/")[0], 0) + 1
+    print(", ".join(f"{g}: {counts.get(g, 0)}" for g in GROUPS) + f"; total {len(files) - 1}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
