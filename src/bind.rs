@@ -12,6 +12,25 @@ use crate::wire::{RuntimeBindingFragment, RuntimeFragment};
 
 /// bind(P, B): checks that B binds P (steps 1–7), then builds and validates the runtime
 /// manifest (steps 8–9). The order of B's fragments does not matter.
+///
+/// ```
+/// use weight_manifest::inventory::{read_runtime_inventory, InventoryOptions};
+/// use weight_manifest::{bind, project_binding, project_placement};
+///
+/// let inventory = r#"{"model_id":"m","revision":"r","instance_id":"i","lease_id":"l",
+///   "generation":7,"tensors":[{"tensor_id":"norm","global_shape":[4],"dtype":"float32",
+///   "itemsize":4,"partition_dim":null,"layout_fingerprint":"fp","is_contiguous":true,
+///   "local_shape":[4],"stride":[1],"storage_offset":0,"byte_offset":0,
+///   "rank":{"dp":0,"tp":0,"pp":0,"ep":0},"lease_generation":7,"fragment_id":"rt-0",
+///   "global_offset":[0],"address":4096,"nbytes":16,"worker_id":"w0","endpoint":"e0",
+///   "device":"cuda:0"}]}"#;
+/// let runtime = read_runtime_inventory(inventory.as_bytes(), &InventoryOptions::default())?;
+/// let placement = project_placement(&runtime, None)?;
+/// let binding = project_binding(&runtime, None)?;
+/// let rebound = bind(&placement, &binding)?;
+/// assert_eq!(project_placement(&rebound, None)?.digest(), placement.digest());
+/// # Ok::<(), weight_manifest::Error>(())
+/// ```
 pub fn bind(placement: &Placement, binding: &Binding) -> Result<Runtime> {
     let b = binding.as_wire();
     let mismatch = |code, message: &str| Err(Error::new(code, message));

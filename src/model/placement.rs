@@ -21,6 +21,25 @@ pub struct Placement {
 
 impl Placement {
     /// Parses placement manifest JSON strictly (contract §6.2).
+    ///
+    /// ```
+    /// use weight_manifest::{Code, Placement};
+    ///
+    /// let text = r#"{"fragments":[{"aliases":[],"global_offset":[0,0],"local_shape":[4,4],
+    ///   "nbytes":32,"placement_fragment_id":"placement-0","rank":{"dp":0,"ep":1,"pp":1,"tp":0},
+    ///   "tensor_id":"layers.2.experts.3.w1"}],"model_id":"model","placement_id":null,
+    ///   "revision":"revision","tensors":[{"dtype":"bfloat16","expert_id":3,"global_shape":[8,4],
+    ///   "itemsize":2,"layer_id":2,"layout_fingerprint":"test:qwen:bf16:v1","partition_dim":0,
+    ///   "shard_dims":null,"tensor_id":"layers.2.experts.3.w1"}]}"#;
+    /// let placement = Placement::from_json(text)?;
+    /// assert_eq!(placement.digest(), "7320a5090dc88556c57e5d9e8cb316d05b3bf99b00f7a0c0da04198ca995e915");
+    ///
+    /// // A 4x4 box of 2-byte items is 32 bytes, not 30.
+    /// let error = Placement::from_json(text.replace("\"nbytes\":32", "\"nbytes\":30")).unwrap_err();
+    /// assert_eq!(error.code(), Code::NbytesMismatch);
+    /// assert_eq!(error.message(), "fragment byte size mismatch: placement-0: expected 32, got 30");
+    /// # Ok::<(), weight_manifest::Error>(())
+    /// ```
     pub fn from_json(text: impl AsRef<[u8]>) -> Result<Placement> {
         crate::parse::placement(text.as_ref())
     }
@@ -33,6 +52,23 @@ impl Placement {
 
     /// Validates a typed manifest exactly as if it were its JSON document; `placement_id:
     /// None` means "compute". Error paths point into that document.
+    ///
+    /// ```
+    /// use weight_manifest::wire::PlacementManifest;
+    /// use weight_manifest::Placement;
+    ///
+    /// let empty = PlacementManifest {
+    ///     fragments: vec![],
+    ///     model_id: "m".into(),
+    ///     placement_id: None,
+    ///     revision: "r".into(),
+    ///     tensors: vec![],
+    /// };
+    /// let placement = Placement::from_wire(&empty)?;
+    /// assert_eq!(placement.placement_id(), "sha256:65e60da33f39b251b1b47dfc71795c890e90c56bbab9c16ff7ab2414dcd15fd1");
+    /// assert_eq!(placement.as_wire().placement_id.as_deref(), Some(placement.placement_id()));
+    /// # Ok::<(), weight_manifest::Error>(())
+    /// ```
     pub fn from_wire(manifest: &PlacementManifest) -> Result<Placement> {
         Placement::from_json(crate::parse::encode_wire(manifest))
     }
