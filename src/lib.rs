@@ -31,6 +31,8 @@
 //! assert_eq!(error.path(), Some("/model_id"));
 //! ```
 
+#[doc(hidden)]
+pub mod bench_data;
 pub mod canonical;
 pub mod code;
 pub mod error;

@@ -48,6 +48,9 @@ pub(crate) enum Command {
     /// The conformance suite: testee and runner.
     #[command(subcommand)]
     Conformance(ConformanceCommand),
+    /// Write a generated benchmark workload (BENCHMARKS.md).
+    #[command(hide = true)]
+    BenchData(super::bench_data::BenchDataArgs),
 }
 
 #[derive(Subcommand)]

@@ -84,6 +84,7 @@ pub(crate) fn run(command: Command) -> Outcome {
             },
         ),
         Command::Project(command) => project(command),
+        Command::BenchData(args) => super::bench_data::run(&args),
         Command::Bind {
             placement,
             binding,

@@ -2,6 +2,7 @@
 //! library and renders its result or error.
 
 mod args;
+mod bench_data;
 mod commands;
 mod output;
 mod render;
