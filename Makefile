@@ -5,11 +5,14 @@ CARGO ?= cargo
 BIN := target/release/weight-manifest
 EXAMPLE := examples/moe-ep-pp
 
-.PHONY: example test test-rust conformance checks
+.PHONY: example test test-rust conformance checks fuzz-smoke
 
 # Each binding adds its own targets to TEST_TARGETS in bindings/<name>/rules.mk.
 TEST_TARGETS := checks test-rust conformance
 -include $(sort $(wildcard bindings/*/rules.mk))
+# Last: a short fuzz smoke of every target (scripts/fuzz.sh; FUZZ_SECONDS per target).
+TEST_TARGETS += fuzz-smoke
+FUZZ_SECONDS ?= 30
 
 ## Runs the main job on the bundled example: validate a placement, project a runtime
 ## inventory to its placement and binding, bind them back, and check the round trip.
@@ -43,3 +46,6 @@ test-rust:
 conformance:
 	$(CARGO) build -q
 	target/debug/weight-manifest conformance run --dir tests/conformance
+
+fuzz-smoke:
+	scripts/fuzz.sh smoke $(FUZZ_SECONDS)

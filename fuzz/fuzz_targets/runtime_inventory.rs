@@ -1,0 +1,20 @@
+//! Runtime inventory reader (both address semantics), then the projections and bind:
+//! never panics; project / bind / re-project keeps the placement digest (§13.3).
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use weight_manifest::inventory::{read_runtime_inventory, InventoryOptions};
+use weight_manifest::{bind, project_binding, project_placement, Runtime};
+
+fuzz_target!(|data: &[u8]| {
+    for options in [InventoryOptions::default(), InventoryOptions::view()] {
+        let Ok(runtime) = read_runtime_inventory(data, &options) else { continue };
+        let text = runtime.to_json();
+        assert_eq!(Runtime::from_json(&text).expect("emitted runtime must parse"), runtime);
+        let Ok(placement) = project_placement(&runtime, None) else { continue };
+        let Ok(binding) = project_binding(&runtime, None) else { continue };
+        let rebound = bind(&placement, &binding).expect("a projected binding binds");
+        let again = project_placement(&rebound, None).expect("a bound runtime projects");
+        assert_eq!(again.digest(), placement.digest());
+    }
+});

@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# Fuzzing the readers, parsers, adapters and encoder (cargo-fuzz on stable, `-s none`).
+#
+#   scripts/fuzz.sh smoke [SECONDS]        every target for SECONDS each (default 30): CI
+#   scripts/fuzz.sh run TARGET [SECONDS]   one target, long run (default 3600)
+#   scripts/fuzz.sh list                   the targets
+#
+# Corpora are seeded from the conformance fixtures (tests/conformance) into
+# fuzz/corpus/TARGET; findings land in fuzz/artifacts/TARGET and fail the run. A finding
+# becomes a regression fixture in tests/conformance (generate.py) once fixed.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+TARGETS=(placement_parse placement_inventory runtime_inventory binding_inventory runtime_parse binding_parse canonical)
+
+need_cargo_fuzz() {
+  if ! cargo fuzz --version >/dev/null 2>&1; then
+    echo "installing cargo-fuzz (one time)" >&2
+    cargo install cargo-fuzz --version 0.13.2 --locked >&2
+  fi
+}
+
+# Which fixture inputs seed which target.
+seed() {
+  local target=$1 dir=fuzz/corpus/$1
+  mkdir -p "$dir"
+  python3 - "$target" "$dir" <<'PY'
+import hashlib, json, pathlib, sys
+target, out = sys.argv[1], pathlib.Path(sys.argv[2])
+ops = {
+    "placement_parse": {"placement.parse"},
+    "placement_inventory": {"placement.from_inventory"},
+    "runtime_inventory": {"runtime.from_inventory", "project.placement", "project.binding"},
+    "binding_inventory": {"binding.from_inventory"},
+    "runtime_parse": {"runtime.parse"},
+    "binding_parse": {"binding.parse"},
+    "canonical": None,
+}[target]
+for path in sorted(pathlib.Path("tests/conformance").glob("*/*.json")):
+    fixture = json.loads(path.read_text())
+    inputs = fixture["input"]
+    texts = []
+    if ops is None or fixture["op"] in ops:
+        texts.append(inputs.get("document"))
+    if target == "placement_parse" and fixture["op"] == "bind":
+        texts.append(inputs.get("placement"))
+    if target == "binding_inventory" and fixture["op"] == "bind":
+        texts.append(inputs.get("binding"))
+    for text in texts:
+        if text is not None:
+            data = text.encode("utf-8", "surrogatepass")
+            (out / hashlib.sha1(data).hexdigest()).write_bytes(data)
+PY
+}
+
+run_target() {
+  local target=$1 seconds=$2 log rc=0
+  seed "$target"
+  echo "== fuzz $target for ${seconds}s" >&2
+  log=$(mktemp)
+  cargo fuzz run -s none "$target" "fuzz/corpus/$target" -- \
+    -max_total_time="$seconds" -rss_limit_mb=2048 -max_len=65536 -timeout=10 \
+    -print_final_stats=1 >"$log" 2>&1 || rc=$?
+  grep -E '^stat::(number_of_executed_units|peak_rss_mb)' "$log" || true
+  if compgen -G "fuzz/artifacts/$target/*" >/dev/null; then
+    grep -E '(ERROR|SUMMARY|panicked)' "$log" | head -5 >&2 || true
+    echo "FINDING in $target: see fuzz/artifacts/$target/" >&2
+    rm -f "$log"
+    return 1
+  fi
+  if [ "$rc" -ne 0 ]; then
+    tail -20 "$log" >&2
+    echo "fuzzing $target failed without a finding (exit $rc)" >&2
+    rm -f "$log"
+    return 1
+  fi
+  rm -f "$log"
+}
+
+case "${1:-}" in
+  list) printf '%s\n' "${TARGETS[@]}" ;;
+  smoke)
+    need_cargo_fuzz
+    seconds=${2:-30}
+    failed=0
+    for target in "${TARGETS[@]}"; do run_target "$target" "$seconds" || failed=$((failed + 1)); done
+    echo "$(( ${#TARGETS[@]} - failed )) passed, $failed failed"
+    [ "$failed" -eq 0 ]
+    ;;
+  run)
+    need_cargo_fuzz
+    run_target "${2:?target}" "${3:-3600}"
+    ;;
+  *) sed -n '2,12p' "$0"; exit 2 ;;
+esac
