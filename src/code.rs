@@ -124,10 +124,34 @@ pub enum Code {
     MissingBindingFragment,
     /// `binding_nbytes_mismatch`
     BindingNbytesMismatch,
+    /// `adapt_rules_invalid`: an adapter rules file has the wrong shape, or a rule value is
+    /// out of range for the checkpoint or the grid (a stage, dim, layer or expert), at the
+    /// pointer of the member at fault (added by this implementation).
+    AdaptRulesInvalid,
+    /// `adapt_regex_invalid`: a rule's `match` is not a valid regex, or has a named group
+    /// other than `layer` and `expert` (added by this implementation).
+    AdaptRegexInvalid,
+    /// `adapt_unknown_action`: a rule's action names no known action (added by this
+    /// implementation).
+    AdaptUnknownAction,
+    /// `adapt_unmatched_tensor`: no rule matches a checkpoint tensor; the message names it
+    /// (added by this implementation).
+    AdaptUnmatchedTensor,
+    /// `adapt_uneven_split`: a split, the experts over ep, or the layers over pp do not
+    /// divide evenly; the message names the tensor, the dim and the sizes (added by this
+    /// implementation).
+    AdaptUnevenSplit,
+    /// `adapt_header_invalid`: a safetensors header or index is not valid, or describes a
+    /// tensor the contract cannot (added by this implementation).
+    AdaptHeaderInvalid,
+    /// `adapt_grid_invalid`: an adapter grid size is 0, or the placement would exceed the
+    /// fragment limit (added by this implementation).
+    AdaptGridInvalid,
 }
 
 impl Code {
-    /// Every code, in the order of the contract's table.
+    /// Every code: the contract's table in its order, then the codes added by this
+    /// implementation.
     pub const ALL: &'static [Code] = &[
         Code::InvalidJson,
         Code::DuplicateKey,
@@ -186,6 +210,13 @@ impl Code {
         Code::UnknownBindingFragment,
         Code::MissingBindingFragment,
         Code::BindingNbytesMismatch,
+        Code::AdaptRulesInvalid,
+        Code::AdaptRegexInvalid,
+        Code::AdaptUnknownAction,
+        Code::AdaptUnmatchedTensor,
+        Code::AdaptUnevenSplit,
+        Code::AdaptHeaderInvalid,
+        Code::AdaptGridInvalid,
     ];
 
     /// The snake_case spelling used on the wire and in fixtures.
@@ -248,6 +279,13 @@ impl Code {
             Code::UnknownBindingFragment => "unknown_binding_fragment",
             Code::MissingBindingFragment => "missing_binding_fragment",
             Code::BindingNbytesMismatch => "binding_nbytes_mismatch",
+            Code::AdaptRulesInvalid => "adapt_rules_invalid",
+            Code::AdaptRegexInvalid => "adapt_regex_invalid",
+            Code::AdaptUnknownAction => "adapt_unknown_action",
+            Code::AdaptUnmatchedTensor => "adapt_unmatched_tensor",
+            Code::AdaptUnevenSplit => "adapt_uneven_split",
+            Code::AdaptHeaderInvalid => "adapt_header_invalid",
+            Code::AdaptGridInvalid => "adapt_grid_invalid",
         }
     }
 }

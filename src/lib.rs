@@ -31,6 +31,7 @@
 //! assert_eq!(error.path(), Some("/model_id"));
 //! ```
 
+pub mod adapt;
 #[doc(hidden)]
 pub mod bench_data;
 pub mod canonical;

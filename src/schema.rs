@@ -4,6 +4,10 @@
 /// Every published schema file: (file name, contents).
 pub const PUBLISHED: &[(&str, &str)] = &[
     (
+        "adapter-rules.schema.json",
+        include_str!("../schema/dist/adapter-rules.schema.json"),
+    ),
+    (
         "binding-inventory.schema.json",
         include_str!("../schema/dist/binding-inventory.schema.json"),
     ),

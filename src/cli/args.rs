@@ -48,6 +48,9 @@ pub(crate) enum Command {
     /// The conformance suite: testee and runner.
     #[command(subcommand)]
     Conformance(ConformanceCommand),
+    /// A placement from a checkpoint's headers and a sharding rules file.
+    #[command(subcommand)]
+    Adapt(super::adapt::AdaptCommand),
     /// Write a generated benchmark workload (BENCHMARKS.md).
     #[command(hide = true)]
     BenchData(super::bench_data::BenchDataArgs),

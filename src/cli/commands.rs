@@ -129,6 +129,7 @@ pub(crate) fn run(command: Command) -> Outcome {
             );
             Ok(ExitCode::SUCCESS)
         }
+        Command::Adapt(command) => super::adapt::run(command),
         Command::Conformance(ConformanceCommand::Testee) => {
             conformance::serve(std::io::stdin().lock(), std::io::stdout().lock())
                 .map_err(|e| format!("testee I/O: {e}"))?;

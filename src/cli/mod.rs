@@ -1,6 +1,7 @@
 //! Argument parsing and dispatch. No contract logic lives here: every command calls the
 //! library and renders its result or error.
 
+mod adapt;
 mod args;
 mod bench_data;
 mod commands;
