@@ -1,0 +1,38 @@
+"""weight_manifest: the model-weight manifest contract, backed by a Rust core.
+
+A drop-in for the reference implementation's ``mooncake.model_weight``: the same names,
+fields, defaults and messages. Every rejection is a ``ValueError`` (precisely a
+:class:`ManifestError`) whose message is the contract's, with the stable ``code`` and
+the JSON pointer ``path`` (or ``None``) attached.
+"""
+
+from ._manifests import (
+    PlacementManifest,
+    RuntimeBindingManifest,
+    RuntimeManifest,
+    bind_runtime_manifest,
+    placement_manifest_from_runtime_manifest,
+    runtime_binding_from_runtime_manifest,
+)
+from ._native import ManifestError as ManifestError
+from ._types import (
+    ParallelRank,
+    PlacementFragment,
+    RuntimeBindingFragment,
+    RuntimeFragment,
+    TensorDescriptor,
+)
+
+__all__ = [
+    "ParallelRank",
+    "PlacementFragment",
+    "PlacementManifest",
+    "RuntimeBindingFragment",
+    "RuntimeBindingManifest",
+    "RuntimeFragment",
+    "RuntimeManifest",
+    "TensorDescriptor",
+    "bind_runtime_manifest",
+    "placement_manifest_from_runtime_manifest",
+    "runtime_binding_from_runtime_manifest",
+]

@@ -1,0 +1,134 @@
+"""The conformance testee of the Python binding: ``python -m weight_manifest.testee``.
+
+Speaks the NDJSON protocol of the conformance spec on standard input and output. Every
+operation runs through the public Python API: documents are read with the core's strict
+reader into Python data (dicts, lists, exact ints), inventories go through
+``X.from_runtime_inventory``, and every result is rebuilt once more with
+``dataclasses.replace`` (the dataclass constructors) before it is emitted, so the corpus
+exercises the conversions in both directions.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import sys
+from typing import Any, Callable, Optional, TextIO
+
+from . import _native
+from ._manifests import (
+    PlacementManifest,
+    RuntimeBindingManifest,
+    RuntimeManifest,
+    bind_runtime_manifest,
+    placement_manifest_from_runtime_manifest,
+    runtime_binding_from_runtime_manifest,
+)
+
+
+def _placement_result(manifest: PlacementManifest) -> dict[str, Any]:
+    manifest = dataclasses.replace(manifest)
+    return {
+        "canonical": manifest.to_json(),
+        "placement_id": manifest.placement_id,
+        "digest": manifest.digest,
+    }
+
+
+def _runtime_result(manifest: RuntimeManifest) -> dict[str, Any]:
+    manifest = dataclasses.replace(manifest)
+    return {"runtime": _native.runtime_to_json(manifest), "generation": manifest.generation}
+
+
+def _binding_result(manifest: RuntimeBindingManifest) -> dict[str, Any]:
+    manifest = dataclasses.replace(manifest)
+    return {"binding": _native.binding_to_json(manifest)}
+
+
+def _runtime(inputs: dict[str, Any]) -> RuntimeManifest:
+    inventory = _native.read_inventory_json(inputs["document"], "runtime")
+    return RuntimeManifest.from_runtime_inventory(
+        inventory, address_semantics=inputs.get("address_semantics")
+    )
+
+
+def _binding(text: str, inputs: dict[str, Any]) -> RuntimeBindingManifest:
+    inventory = _native.read_inventory_json(text, "binding")
+    return RuntimeBindingManifest.from_runtime_inventory(
+        inventory, address_semantics=inputs.get("address_semantics")
+    )
+
+
+def _bind(inputs: dict[str, Any]) -> dict[str, Any]:
+    placement = PlacementManifest.from_json(inputs["placement"])
+    binding = _binding(inputs["binding"], inputs)
+    return _runtime_result(bind_runtime_manifest(placement, binding))
+
+
+_OPS: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
+    "placement.parse": lambda i: _placement_result(
+        PlacementManifest.from_json(i["document"])
+    ),
+    "placement.from_inventory": lambda i: _placement_result(
+        PlacementManifest.from_runtime_inventory(
+            _native.read_inventory_json(i["document"], "placement")
+        )
+    ),
+    "runtime.from_inventory": lambda i: _runtime_result(_runtime(i)),
+    "binding.from_inventory": lambda i: _binding_result(_binding(i["document"], i)),
+    "project.placement": lambda i: _placement_result(
+        placement_manifest_from_runtime_manifest(
+            _runtime(i), placement_id=i.get("placement_id")
+        )
+    ),
+    "project.binding": lambda i: _binding_result(
+        runtime_binding_from_runtime_manifest(
+            _runtime(i), placement_id=i.get("placement_id")
+        )
+    ),
+    "bind": _bind,
+    "runtime.parse": lambda i: _runtime_result(
+        _native.runtime_from_json(RuntimeManifest, i["document"])
+    ),
+    "binding.parse": lambda i: _binding_result(
+        _native.binding_from_json(RuntimeBindingManifest, i["document"])
+    ),
+}
+
+
+def respond(line: str) -> dict[str, Any]:
+    """The response to one request line."""
+    request_id: Optional[Any] = None
+    try:
+        request = json.loads(line)
+        request_id = request.get("id")
+        operation = _OPS.get(request.get("op"))
+        if operation is None:
+            return {"id": request_id, "skipped": True}
+        result = operation(request.get("input") or {})
+        return {"id": request_id, "ok": True, "result": result}
+    except _native.ManifestError as error:
+        body = {"code": error.code, "message": str(error)}
+        if error.path is not None:
+            body["path"] = error.path
+        return {"id": request_id, "ok": False, "error": body}
+    except Exception as error:  # noqa: BLE001 - a bad request is answered, never fatal
+        message = f"{type(error).__name__}: {error}"
+        return {
+            "id": request_id,
+            "ok": False,
+            "error": {"code": "bad_request", "message": message},
+        }
+
+
+def serve(source: TextIO, sink: TextIO) -> None:
+    """Answers requests until end of input."""
+    for line in source:
+        if not line.strip():
+            continue
+        sink.write(json.dumps(respond(line)) + "\n")
+        sink.flush()
+
+
+if __name__ == "__main__":
+    serve(sys.stdin, sys.stdout)

@@ -1,0 +1,163 @@
+//! The Python classes of the public API (frozen dataclasses defined in
+//! `weight_manifest._types`), registered once at import, and their trusted construction:
+//! a value the core has already validated is built without running `__post_init__` again.
+
+use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{PyDict, PyModule, PyString, PyType};
+
+/// The registered dataclasses.
+pub(crate) struct Classes {
+    pub rank: Py<PyType>,
+    pub descriptor: Py<PyType>,
+    pub placement_fragment: Py<PyType>,
+    pub runtime_fragment: Py<PyType>,
+    pub binding_fragment: Py<PyType>,
+    pub placement: Py<PyType>,
+    pub runtime: Py<PyType>,
+    pub binding: Py<PyType>,
+}
+
+static CLASSES: PyOnceLock<Classes> = PyOnceLock::new();
+static OBJECT_NEW: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+
+/// Registers the dataclasses (called once by `weight_manifest._types`).
+#[pyfunction]
+#[pyo3(signature = (*, rank, descriptor, placement_fragment, runtime_fragment, binding_fragment, placement, runtime, binding))]
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn register(
+    py: Python<'_>,
+    rank: Py<PyType>,
+    descriptor: Py<PyType>,
+    placement_fragment: Py<PyType>,
+    runtime_fragment: Py<PyType>,
+    binding_fragment: Py<PyType>,
+    placement: Py<PyType>,
+    runtime: Py<PyType>,
+    binding: Py<PyType>,
+) {
+    let classes = Classes {
+        rank,
+        descriptor,
+        placement_fragment,
+        runtime_fragment,
+        binding_fragment,
+        placement,
+        runtime,
+        binding,
+    };
+    // A second registration (a reloaded module) keeps the first classes.
+    let _ = CLASSES.set(py, classes);
+}
+
+/// The registered classes.
+pub(crate) fn classes(py: Python<'_>) -> PyResult<&Classes> {
+    CLASSES.get(py).ok_or_else(|| {
+        pyo3::exceptions::PyRuntimeError::new_err("weight_manifest._types is not loaded")
+    })
+}
+
+/// Whether `object` is an instance of `class`.
+pub(crate) fn is_a(object: &Bound<'_, PyAny>, class: &Py<PyType>) -> PyResult<bool> {
+    object.is_instance(class.bind(object.py()))
+}
+
+/// An instance of `class` holding `fields`, built without `__init__`: for values the core
+/// produced and validated.
+pub(crate) fn trusted<'py>(
+    class: &Bound<'py, PyType>,
+    fields: &[(&str, Bound<'py, PyAny>)],
+) -> PyResult<Bound<'py, PyAny>> {
+    let py = class.py();
+    let new = OBJECT_NEW.get_or_try_init(py, || -> PyResult<Py<PyAny>> {
+        Ok(py
+            .import("builtins")?
+            .getattr("object")?
+            .getattr("__new__")?
+            .unbind())
+    })?;
+    let object = new.bind(py).call1((class,))?;
+    let dict = object.getattr("__dict__")?.cast_into::<PyDict>()?;
+    for (name, value) in fields {
+        dict.set_item(PyString::intern(py, name), value)?;
+    }
+    Ok(object)
+}
+
+/// Stores normalised `fields` into an instance under construction (its `__post_init__`).
+pub(crate) fn store<'py>(
+    object: &Bound<'py, PyAny>,
+    fields: &[(&str, Bound<'py, PyAny>)],
+) -> PyResult<()> {
+    let py = object.py();
+    let dict = object.getattr("__dict__")?.cast_into::<PyDict>()?;
+    for (name, value) in fields {
+        dict.set_item(PyString::intern(py, name), value)?;
+    }
+    Ok(())
+}
+
+/// Pauses Python's cyclic garbage collector while many acyclic objects are built: with the
+/// collector running, building a manifest of n fragments rescans the growing heap again
+/// and again. The previous state is restored when the guard is dropped.
+pub(crate) struct GcPause<'py> {
+    resume: Option<Bound<'py, PyModule>>,
+}
+
+impl<'py> GcPause<'py> {
+    /// Disables the collector if it is enabled.
+    pub(crate) fn new(py: Python<'py>) -> PyResult<Self> {
+        let gc = py.import("gc")?;
+        if gc.call_method0("isenabled")?.is_truthy()? {
+            gc.call_method0("disable")?;
+            Ok(GcPause { resume: Some(gc) })
+        } else {
+            Ok(GcPause { resume: None })
+        }
+    }
+}
+
+impl Drop for GcPause<'_> {
+    fn drop(&mut self) {
+        if let Some(gc) = &self.resume {
+            if let Err(e) = gc.call_method0("enable") {
+                e.write_unraisable(gc.py(), None);
+            }
+        }
+    }
+}
+
+/// A fixed list of attribute or member names, interned as Python strings on first use
+/// (looking a name up by `&str` would build a new Python string every time).
+pub(crate) struct Names {
+    list: &'static [&'static str],
+    interned: PyOnceLock<Vec<Py<PyString>>>,
+}
+
+impl Names {
+    /// The names of `list`.
+    pub(crate) const fn new(list: &'static [&'static str]) -> Self {
+        Names {
+            list,
+            interned: PyOnceLock::new(),
+        }
+    }
+
+    /// Each name with its interned Python string.
+    pub(crate) fn interned<'py>(
+        &self,
+        py: Python<'py>,
+    ) -> Vec<(&'static str, Bound<'py, PyString>)> {
+        let interned = self.interned.get_or_init(py, || {
+            self.list
+                .iter()
+                .map(|name| PyString::intern(py, name).unbind())
+                .collect()
+        });
+        self.list
+            .iter()
+            .zip(interned)
+            .map(|(name, s)| (*name, s.bind(py).clone()))
+            .collect()
+    }
+}

@@ -1,0 +1,338 @@
+//! Core values to Python: the fields of each dataclass from a checked wire value, and the
+//! dataclass instances the core's results become (built without re-running the checks).
+
+use std::collections::HashMap;
+
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyFloat, PyList, PyTuple, PyType};
+use weight_manifest::wire::{
+    ParallelRank, PlacementFragment, RuntimeBindingFragment, RuntimeFragment, TensorDescriptor,
+};
+use weight_manifest::{Binding, Owner, Placement, Runtime, Value};
+
+use crate::classes::{classes, trusted, GcPause};
+use crate::manifests::{BindingCore, PlacementCore, RuntimeCore, CORE};
+
+/// Named fields of a dataclass instance.
+pub(crate) type Fields<'py> = Vec<(&'static str, Bound<'py, PyAny>)>;
+
+/// A tuple of ints.
+pub(crate) fn ints<'py>(py: Python<'py>, values: &[u64]) -> PyResult<Bound<'py, PyAny>> {
+    Ok(PyTuple::new(py, values)?.into_any())
+}
+
+/// A tuple of strs.
+pub(crate) fn strs<'py>(py: Python<'py>, values: &[String]) -> PyResult<Bound<'py, PyAny>> {
+    Ok(PyTuple::new(py, values)?.into_any())
+}
+
+/// A str.
+pub(crate) fn string<'py>(py: Python<'py>, value: &str) -> PyResult<Bound<'py, PyAny>> {
+    Ok(value.into_pyobject(py)?.into_any())
+}
+
+/// An int.
+pub(crate) fn int(py: Python<'_>, value: u64) -> PyResult<Bound<'_, PyAny>> {
+    Ok(value.into_pyobject(py)?.into_any())
+}
+
+/// An int or None.
+pub(crate) fn opt_int(py: Python<'_>, value: Option<u64>) -> PyResult<Bound<'_, PyAny>> {
+    Ok(value.into_pyobject(py)?.into_any())
+}
+
+/// A str or None.
+pub(crate) fn opt_str<'py>(py: Python<'py>, value: Option<&str>) -> PyResult<Bound<'py, PyAny>> {
+    Ok(value.into_pyobject(py)?.into_any())
+}
+
+/// The Python object held as an owner, or None.
+pub(crate) fn owner<'py>(py: Python<'py>, owner: Option<&Owner>) -> Bound<'py, PyAny> {
+    owner
+        .and_then(|o| o.downcast_ref::<Py<PyAny>>())
+        .map_or_else(|| py.None().into_bound(py), |o| o.bind(py).clone())
+}
+
+/// A document value as Python data: null, booleans, exact ints, floats, strs; arrays as
+/// tuples (`tuples`) or lists; objects as dicts.
+pub(crate) fn to_py<'py>(
+    py: Python<'py>,
+    value: &Value<'_>,
+    tuples: bool,
+) -> PyResult<Bound<'py, PyAny>> {
+    Ok(match value {
+        Value::Null => py.None().into_bound(py),
+        Value::Bool(b) => b.into_pyobject(py)?.to_owned().into_any(),
+        Value::UInt(n) => int(py, *n)?,
+        Value::NegInt(text) | Value::BigUInt(text) => big_int(py, text)?,
+        Value::Float(text) => PyFloat::new(py, text.parse::<f64>().unwrap_or(f64::NAN)).into_any(),
+        Value::Str(s) => string(py, s)?,
+        Value::Array(items) => {
+            let items = items
+                .iter()
+                .map(|item| to_py(py, item, tuples))
+                .collect::<PyResult<Vec<_>>>()?;
+            if tuples {
+                PyTuple::new(py, items)?.into_any()
+            } else {
+                PyList::new(py, items)?.into_any()
+            }
+        }
+        Value::Object(object) => {
+            let dict = PyDict::new(py);
+            for (key, item) in object.iter() {
+                dict.set_item(key, to_py(py, item, tuples)?)?;
+            }
+            dict.into_any()
+        }
+    })
+}
+
+/// An integer written in decimal, of any size (Python's int-to-str digit limit does not
+/// apply to `decimal`).
+fn big_int<'py>(py: Python<'py>, text: &str) -> PyResult<Bound<'py, PyAny>> {
+    let int = py.import("builtins")?.getattr("int")?;
+    match int.call1((text,)) {
+        Ok(n) => Ok(n),
+        Err(_) => int.call1((py.import("decimal")?.getattr("Decimal")?.call1((text,))?,)),
+    }
+}
+
+/// ParallelRank fields.
+pub(crate) fn rank_fields<'py>(py: Python<'py>, r: &ParallelRank) -> PyResult<Fields<'py>> {
+    Ok(vec![
+        ("dp", int(py, r.dp)?),
+        ("tp", int(py, r.tp)?),
+        ("pp", int(py, r.pp)?),
+        ("ep", int(py, r.ep)?),
+    ])
+}
+
+/// TensorDescriptor fields.
+pub(crate) fn descriptor_fields<'py>(
+    py: Python<'py>,
+    d: &TensorDescriptor,
+) -> PyResult<Fields<'py>> {
+    let shard_dims = match &d.shard_dims {
+        Some(dims) => ints(py, dims)?,
+        None => py.None().into_bound(py),
+    };
+    Ok(vec![
+        ("tensor_id", string(py, &d.tensor_id)?),
+        ("global_shape", ints(py, &d.global_shape)?),
+        ("dtype", string(py, &d.dtype)?),
+        ("itemsize", int(py, d.itemsize)?),
+        ("partition_dim", opt_int(py, d.partition_dim)?),
+        ("layout_fingerprint", string(py, &d.layout_fingerprint)?),
+        ("layer_id", opt_int(py, d.layer_id)?),
+        ("expert_id", opt_int(py, d.expert_id)?),
+        ("shard_dims", shard_dims),
+    ])
+}
+
+/// PlacementFragment fields with the given rank object.
+pub(crate) fn placement_fragment_fields<'py>(
+    py: Python<'py>,
+    f: &PlacementFragment,
+    rank: Bound<'py, PyAny>,
+) -> PyResult<Fields<'py>> {
+    Ok(vec![
+        (
+            "placement_fragment_id",
+            string(py, &f.placement_fragment_id)?,
+        ),
+        ("tensor_id", string(py, &f.tensor_id)?),
+        ("global_offset", ints(py, &f.global_offset)?),
+        ("local_shape", ints(py, &f.local_shape)?),
+        ("nbytes", int(py, f.nbytes)?),
+        ("rank", rank),
+        ("aliases", strs(py, &f.aliases)?),
+    ])
+}
+
+/// RuntimeFragment fields with the given rank and owner objects.
+pub(crate) fn runtime_fragment_fields<'py>(
+    py: Python<'py>,
+    f: &RuntimeFragment,
+    rank: Bound<'py, PyAny>,
+    owner: Bound<'py, PyAny>,
+) -> PyResult<Fields<'py>> {
+    Ok(vec![
+        ("fragment_id", string(py, &f.fragment_id)?),
+        ("tensor_id", string(py, &f.tensor_id)?),
+        ("global_offset", ints(py, &f.global_offset)?),
+        ("local_shape", ints(py, &f.local_shape)?),
+        ("address", int(py, f.address)?),
+        ("nbytes", int(py, f.nbytes)?),
+        ("worker_id", string(py, &f.worker_id)?),
+        ("endpoint", string(py, &f.endpoint)?),
+        ("device", string(py, &f.device)?),
+        ("rank", rank),
+        ("lease_generation", int(py, f.lease_generation)?),
+        ("owner", owner),
+        ("aliases", strs(py, &f.aliases)?),
+        (
+            "placement_fragment_id",
+            opt_str(py, f.placement_fragment_id.as_deref())?,
+        ),
+    ])
+}
+
+/// RuntimeBindingFragment fields with the given owner object.
+pub(crate) fn binding_fragment_fields<'py>(
+    py: Python<'py>,
+    f: &RuntimeBindingFragment,
+    owner: Bound<'py, PyAny>,
+) -> PyResult<Fields<'py>> {
+    Ok(vec![
+        (
+            "placement_fragment_id",
+            string(py, &f.placement_fragment_id)?,
+        ),
+        ("fragment_id", string(py, &f.fragment_id)?),
+        ("address", int(py, f.address)?),
+        ("nbytes", int(py, f.nbytes)?),
+        ("worker_id", string(py, &f.worker_id)?),
+        ("endpoint", string(py, &f.endpoint)?),
+        ("device", string(py, &f.device)?),
+        ("owner", owner),
+    ])
+}
+
+/// Builds ParallelRank instances, one per distinct rank (they are immutable values).
+pub(crate) struct Ranks<'py> {
+    class: Bound<'py, PyType>,
+    made: HashMap<(u64, u64, u64, u64), Bound<'py, PyAny>>,
+}
+
+impl<'py> Ranks<'py> {
+    /// An empty set of ranks.
+    pub(crate) fn new(py: Python<'py>) -> PyResult<Self> {
+        Ok(Ranks {
+            class: classes(py)?.rank.bind(py).clone(),
+            made: HashMap::new(),
+        })
+    }
+
+    /// The instance for `rank`.
+    pub(crate) fn get(&mut self, rank: &ParallelRank) -> PyResult<Bound<'py, PyAny>> {
+        let key = (rank.dp, rank.tp, rank.pp, rank.ep);
+        if let Some(made) = self.made.get(&key) {
+            return Ok(made.clone());
+        }
+        let made = trusted(&self.class, &rank_fields(self.class.py(), rank)?)?;
+        self.made.insert(key, made.clone());
+        Ok(made)
+    }
+}
+
+/// TensorDescriptor instances for checked descriptors.
+pub(crate) fn descriptors<'py>(
+    py: Python<'py>,
+    tensors: &[TensorDescriptor],
+) -> PyResult<Bound<'py, PyAny>> {
+    let class = classes(py)?.descriptor.bind(py);
+    let items = tensors
+        .iter()
+        .map(|d| trusted(class, &descriptor_fields(py, d)?))
+        .collect::<PyResult<Vec<_>>>()?;
+    Ok(PyTuple::new(py, items)?.into_any())
+}
+
+/// A PlacementManifest instance of `class` for a core placement.
+pub(crate) fn placement<'py>(
+    class: &Bound<'py, PyType>,
+    placement: Placement,
+) -> PyResult<Bound<'py, PyAny>> {
+    let py = class.py();
+    let _pause = GcPause::new(py)?;
+    let fragment_class = classes(py)?.placement_fragment.bind(py);
+    let mut ranks = Ranks::new(py)?;
+    let fragments = placement
+        .fragments()
+        .iter()
+        .map(|f| {
+            trusted(
+                fragment_class,
+                &placement_fragment_fields(py, f, ranks.get(&f.rank)?)?,
+            )
+        })
+        .collect::<PyResult<Vec<_>>>()?;
+    let fields = vec![
+        ("model_id", string(py, placement.model_id())?),
+        ("revision", string(py, placement.revision())?),
+        ("tensors", descriptors(py, placement.tensors())?),
+        ("fragments", PyTuple::new(py, fragments)?.into_any()),
+        ("placement_id", string(py, placement.placement_id())?),
+        (CORE, Bound::new(py, PlacementCore(placement))?.into_any()),
+    ];
+    trusted(class, &fields)
+}
+
+/// A RuntimeManifest instance of `class` for a core runtime manifest (with its owners).
+pub(crate) fn runtime<'py>(
+    class: &Bound<'py, PyType>,
+    runtime: Runtime,
+) -> PyResult<Bound<'py, PyAny>> {
+    let py = class.py();
+    let _pause = GcPause::new(py)?;
+    let fragment_class = classes(py)?.runtime_fragment.bind(py);
+    let mut ranks = Ranks::new(py)?;
+    let fragments = runtime
+        .fragments()
+        .iter()
+        .enumerate()
+        .map(|(i, f)| {
+            let owner = owner(py, runtime.owner(i));
+            trusted(
+                fragment_class,
+                &runtime_fragment_fields(py, f, ranks.get(&f.rank)?, owner)?,
+            )
+        })
+        .collect::<PyResult<Vec<_>>>()?;
+    let wire = runtime.as_wire();
+    let fields = vec![
+        ("model_id", string(py, &wire.model_id)?),
+        ("revision", string(py, &wire.revision)?),
+        ("instance_id", string(py, &wire.instance_id)?),
+        ("tensors", descriptors(py, runtime.tensors())?),
+        ("fragments", PyTuple::new(py, fragments)?.into_any()),
+        ("lease_id", opt_str(py, wire.lease_id.as_deref())?),
+        ("placement_id", opt_str(py, wire.placement_id.as_deref())?),
+        ("generation", opt_int(py, wire.generation)?),
+        (CORE, Bound::new(py, RuntimeCore(runtime))?.into_any()),
+    ];
+    trusted(class, &fields)
+}
+
+/// A RuntimeBindingManifest instance of `class` for a core binding (with its owners).
+pub(crate) fn binding<'py>(
+    class: &Bound<'py, PyType>,
+    binding: Binding,
+) -> PyResult<Bound<'py, PyAny>> {
+    let py = class.py();
+    let _pause = GcPause::new(py)?;
+    let fragment_class = classes(py)?.binding_fragment.bind(py);
+    let fragments = binding
+        .fragments()
+        .iter()
+        .enumerate()
+        .map(|(i, f)| {
+            let owner = owner(py, binding.owner(i));
+            trusted(fragment_class, &binding_fragment_fields(py, f, owner)?)
+        })
+        .collect::<PyResult<Vec<_>>>()?;
+    let wire = binding.as_wire();
+    let fields = vec![
+        ("model_id", string(py, &wire.model_id)?),
+        ("revision", string(py, &wire.revision)?),
+        ("placement_id", string(py, &wire.placement_id)?),
+        ("placement_digest", string(py, &wire.placement_digest)?),
+        ("instance_id", string(py, &wire.instance_id)?),
+        ("generation", int(py, wire.generation)?),
+        ("lease_id", string(py, &wire.lease_id)?),
+        ("fragments", PyTuple::new(py, fragments)?.into_any()),
+        (CORE, Bound::new(py, BindingCore(binding))?.into_any()),
+    ];
+    trusted(class, &fields)
+}

@@ -1,0 +1,52 @@
+//! The Python binding of the weight-manifest core: the extension module
+//! `weight_manifest._native`, used by the `weight_manifest` package (a drop-in for the
+//! reference's `mooncake.model_weight`).
+//!
+//! The binding is thin: it converts Python objects to the core's document values
+//! ([`convert`], [`records`]), calls the core, and converts results and rejections back
+//! ([`emit`], [`errors`]). No contract rule is implemented here.
+
+mod classes;
+mod convert;
+mod emit;
+mod errors;
+mod manifests;
+mod ops;
+mod records;
+mod values;
+
+use pyo3::prelude::*;
+
+/// The extension module.
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("ManifestError", m.py().get_type::<errors::ManifestError>())?;
+    m.add_class::<manifests::PlacementCore>()?;
+    m.add_class::<manifests::RuntimeCore>()?;
+    m.add_class::<manifests::BindingCore>()?;
+    m.add_function(wrap_pyfunction!(classes::register, m)?)?;
+    m.add_function(wrap_pyfunction!(values::init_parallel_rank, m)?)?;
+    m.add_function(wrap_pyfunction!(values::init_tensor_descriptor, m)?)?;
+    m.add_function(wrap_pyfunction!(values::init_placement_fragment, m)?)?;
+    m.add_function(wrap_pyfunction!(values::init_runtime_fragment, m)?)?;
+    m.add_function(wrap_pyfunction!(values::init_binding_fragment, m)?)?;
+    m.add_function(wrap_pyfunction!(values::effective_shard_dims, m)?)?;
+    m.add_function(wrap_pyfunction!(manifests::init_placement_manifest, m)?)?;
+    m.add_function(wrap_pyfunction!(manifests::init_runtime_manifest, m)?)?;
+    m.add_function(wrap_pyfunction!(manifests::init_binding_manifest, m)?)?;
+    m.add_function(wrap_pyfunction!(ops::placement_from_json, m)?)?;
+    m.add_function(wrap_pyfunction!(ops::placement_to_json, m)?)?;
+    m.add_function(wrap_pyfunction!(ops::placement_digest, m)?)?;
+    m.add_function(wrap_pyfunction!(ops::runtime_to_json, m)?)?;
+    m.add_function(wrap_pyfunction!(ops::binding_to_json, m)?)?;
+    m.add_function(wrap_pyfunction!(ops::runtime_from_json, m)?)?;
+    m.add_function(wrap_pyfunction!(ops::binding_from_json, m)?)?;
+    m.add_function(wrap_pyfunction!(ops::read_inventory_json, m)?)?;
+    m.add_function(wrap_pyfunction!(ops::runtime_from_inventory, m)?)?;
+    m.add_function(wrap_pyfunction!(ops::binding_from_inventory, m)?)?;
+    m.add_function(wrap_pyfunction!(ops::placement_from_inventory, m)?)?;
+    m.add_function(wrap_pyfunction!(ops::project_placement, m)?)?;
+    m.add_function(wrap_pyfunction!(ops::project_binding, m)?)?;
+    m.add_function(wrap_pyfunction!(ops::bind, m)?)?;
+    Ok(())
+}

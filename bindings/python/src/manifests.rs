@@ -1,0 +1,325 @@
+//! The three manifests (contract §2.6–§2.8) built from Python objects: `__post_init__` of
+//! each dataclass calls its `init_*` here. The binding runs the in-memory steps (§8.1
+//! steps 1 and 3, §8.4 step 1, §8.6 step 1: the collection is a sequence of the right
+//! type) with the core's error constructors; the core runs everything else. The validated
+//! core value is kept on the instance (`_wm_core`, not a field) for `to_json`, `digest`,
+//! the projections and bind.
+
+use std::collections::HashMap;
+
+use pyo3::exceptions::PyTypeError;
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyTuple, PyType};
+use weight_manifest::{construct, Binding, Object, Owner, Placement, Runtime};
+
+use crate::classes::{classes, is_a, store, Names};
+use crate::convert::{is_sequence, value};
+use crate::emit::{descriptors, int, opt_int, opt_str, string};
+use crate::errors::to_py;
+use crate::values::{binding_fragment, descriptor, placement_fragment, runtime_fragment};
+
+/// The instance attribute that holds the validated core value.
+pub(crate) const CORE: &str = "_wm_core";
+
+/// A validated placement (held by a PlacementManifest).
+#[pyclass(frozen, module = "weight_manifest._native")]
+pub(crate) struct PlacementCore(pub(crate) Placement);
+
+/// A validated runtime manifest with its owners (held by a RuntimeManifest).
+#[pyclass(frozen, module = "weight_manifest._native")]
+pub(crate) struct RuntimeCore(pub(crate) Runtime);
+
+/// A validated runtime binding with its owners (held by a RuntimeBindingManifest).
+#[pyclass(frozen, module = "weight_manifest._native")]
+pub(crate) struct BindingCore(pub(crate) Binding);
+
+/// The top-level fields of a PlacementManifest the core reads.
+static PLACEMENT_HEADER: Names = Names::new(&["model_id", "revision", "placement_id"]);
+
+/// The top-level fields of a RuntimeManifest the core reads.
+static RUNTIME_HEADER: Names = Names::new(&[
+    "model_id",
+    "revision",
+    "instance_id",
+    "lease_id",
+    "placement_id",
+    "generation",
+]);
+
+/// The top-level fields of a RuntimeBindingManifest the core reads.
+static BINDING_HEADER: Names = Names::new(&[
+    "model_id",
+    "revision",
+    "placement_id",
+    "placement_digest",
+    "instance_id",
+    "lease_id",
+    "generation",
+]);
+
+/// SEQ("{owner} {collection}") and the element type (`wrong_element_type`).
+fn items<'py>(
+    this: &Bound<'py, PyAny>,
+    owner: &str,
+    collection: &'static str,
+    class: &Py<PyType>,
+    type_name: &str,
+) -> PyResult<Vec<Bound<'py, PyAny>>> {
+    let py = this.py();
+    let member = this.getattr(collection)?;
+    if !is_sequence(&member) {
+        let error = construct::not_a_sequence(&format!("{owner} {collection}"));
+        return Err(to_py(py, &error));
+    }
+    let items = member.try_iter()?.collect::<PyResult<Vec<_>>>()?;
+    for item in &items {
+        if !is_a(item, class)? {
+            let error = construct::wrong_element_type(owner, collection, type_name);
+            return Err(to_py(py, &error));
+        }
+    }
+    Ok(items)
+}
+
+/// The named attributes as keyword arguments for the core.
+fn header(this: &Bound<'_, PyAny>, names: &Names) -> PyResult<Object<'static>> {
+    let members = names
+        .interned(this.py())
+        .into_iter()
+        .map(|(name, key)| Ok((name.into(), value(&this.getattr(key)?)?)))
+        .collect::<PyResult<Vec<_>>>()?;
+    Ok(Object::from_members(members))
+}
+
+/// The owner of a fragment instance (`None` stays unset).
+fn owner_of(fragment: &Bound<'_, PyAny>) -> PyResult<Option<Owner>> {
+    let owner = fragment.getattr("owner")?;
+    Ok((!owner.is_none()).then(|| Owner::new(owner.unbind())))
+}
+
+/// `items` in the order of `sorted_ids`, each matched by its id (validated distinct).
+fn reorder<'py>(
+    py: Python<'py>,
+    items: &[Bound<'py, PyAny>],
+    ids: &[String],
+    sorted_ids: &[&str],
+) -> PyResult<Bound<'py, PyAny>> {
+    let index: HashMap<&str, usize> = ids
+        .iter()
+        .enumerate()
+        .map(|(i, id)| (id.as_str(), i))
+        .collect();
+    let ordered = sorted_ids
+        .iter()
+        .map(|id| index.get(id).map(|&i| items[i].clone()))
+        .collect::<Option<Vec<_>>>()
+        .ok_or_else(|| PyTypeError::new_err("a fragment id is not unique"))?;
+    Ok(PyTuple::new(py, ordered)?.into_any())
+}
+
+/// `PlacementManifest.__post_init__` (§8.1).
+#[pyfunction]
+pub(crate) fn init_placement_manifest(this: &Bound<'_, PyAny>) -> PyResult<()> {
+    let py = this.py();
+    let c = classes(py)?;
+    let owner = "PlacementManifest";
+    let tensor_items = items(this, owner, "tensors", &c.descriptor, "TensorDescriptor")?;
+    let tensors = tensor_items
+        .iter()
+        .map(descriptor)
+        .collect::<PyResult<Vec<_>>>()?;
+    let fragment_items = items(
+        this,
+        owner,
+        "fragments",
+        &c.placement_fragment,
+        "PlacementFragment",
+    )?;
+    let fragments = fragment_items
+        .iter()
+        .map(placement_fragment)
+        .collect::<PyResult<Vec<_>>>()?;
+    let ids: Vec<String> = fragments
+        .iter()
+        .map(|f| f.placement_fragment_id.clone())
+        .collect();
+    let fields = header(this, &PLACEMENT_HEADER)?;
+    let placement =
+        construct::placement_manifest(&fields, tensors, fragments).map_err(|e| to_py(py, &e))?;
+    let sorted: Vec<&str> = placement
+        .fragments()
+        .iter()
+        .map(|f| f.placement_fragment_id.as_str())
+        .collect();
+    let fragments = reorder(py, &fragment_items, &ids, &sorted)?;
+    store(
+        this,
+        &[
+            ("model_id", string(py, placement.model_id())?),
+            ("revision", string(py, placement.revision())?),
+            ("tensors", descriptors(py, placement.tensors())?),
+            ("fragments", fragments),
+            ("placement_id", string(py, placement.placement_id())?),
+            (CORE, Bound::new(py, PlacementCore(placement))?.into_any()),
+        ],
+    )
+}
+
+/// `RuntimeManifest.__post_init__` (§8.4). Fragments keep manifest order and their own
+/// owners; tensors are held canonical (§8.4 step 2).
+#[pyfunction]
+pub(crate) fn init_runtime_manifest(this: &Bound<'_, PyAny>) -> PyResult<()> {
+    let py = this.py();
+    let c = classes(py)?;
+    let owner = "RuntimeManifest";
+    let tensor_items = items(this, owner, "tensors", &c.descriptor, "TensorDescriptor")?;
+    let fragment_items = items(
+        this,
+        owner,
+        "fragments",
+        &c.runtime_fragment,
+        "RuntimeFragment",
+    )?;
+    let tensors = tensor_items
+        .iter()
+        .map(descriptor)
+        .collect::<PyResult<Vec<_>>>()?;
+    let fragments = fragment_items
+        .iter()
+        .map(runtime_fragment)
+        .collect::<PyResult<Vec<_>>>()?;
+    let owners = fragment_items
+        .iter()
+        .map(owner_of)
+        .collect::<PyResult<Vec<_>>>()?;
+    let runtime =
+        construct::runtime_manifest(&header(this, &RUNTIME_HEADER)?, tensors, fragments, owners)
+            .map_err(|e| to_py(py, &e))?;
+    let wire = runtime.as_wire();
+    let stored = [
+        ("model_id", string(py, &wire.model_id)?),
+        ("revision", string(py, &wire.revision)?),
+        ("instance_id", string(py, &wire.instance_id)?),
+        ("tensors", descriptors(py, runtime.tensors())?),
+        ("fragments", PyTuple::new(py, &fragment_items)?.into_any()),
+        ("lease_id", opt_str(py, wire.lease_id.as_deref())?),
+        ("placement_id", opt_str(py, wire.placement_id.as_deref())?),
+        ("generation", opt_int(py, wire.generation)?),
+    ];
+    store(this, &stored)?;
+    store(
+        this,
+        &[(CORE, Bound::new(py, RuntimeCore(runtime))?.into_any())],
+    )
+}
+
+/// `RuntimeBindingManifest.__post_init__` (§8.6). Fragments are held sorted by
+/// placement_fragment_id, each with its own owner.
+#[pyfunction]
+pub(crate) fn init_binding_manifest(this: &Bound<'_, PyAny>) -> PyResult<()> {
+    let py = this.py();
+    let c = classes(py)?;
+    let fragment_items = items(
+        this,
+        "RuntimeBindingManifest",
+        "fragments",
+        &c.binding_fragment,
+        "RuntimeBindingFragment",
+    )?;
+    let fragments = fragment_items
+        .iter()
+        .map(binding_fragment)
+        .collect::<PyResult<Vec<_>>>()?;
+    let owners = fragment_items
+        .iter()
+        .map(owner_of)
+        .collect::<PyResult<Vec<_>>>()?;
+    let ids: Vec<String> = fragments
+        .iter()
+        .map(|f| f.placement_fragment_id.clone())
+        .collect();
+    let binding = construct::binding_manifest(&header(this, &BINDING_HEADER)?, fragments, owners)
+        .map_err(|e| to_py(py, &e))?;
+    let sorted: Vec<&str> = binding
+        .fragments()
+        .iter()
+        .map(|f| f.placement_fragment_id.as_str())
+        .collect();
+    let fragments = reorder(py, &fragment_items, &ids, &sorted)?;
+    let wire = binding.as_wire();
+    let stored = [
+        ("model_id", string(py, &wire.model_id)?),
+        ("revision", string(py, &wire.revision)?),
+        ("placement_id", string(py, &wire.placement_id)?),
+        ("placement_digest", string(py, &wire.placement_digest)?),
+        ("instance_id", string(py, &wire.instance_id)?),
+        ("generation", int(py, wire.generation)?),
+        ("lease_id", string(py, &wire.lease_id)?),
+        ("fragments", fragments),
+    ];
+    store(this, &stored)?;
+    store(
+        this,
+        &[(CORE, Bound::new(py, BindingCore(binding))?.into_any())],
+    )
+}
+
+/// The validated core value of a manifest instance of `class`; an instance that lost it
+/// (unpickled, copied) is validated again.
+fn core<'py, T: pyo3::PyClass>(
+    object: &Bound<'py, PyAny>,
+    class: &Py<PyType>,
+    what: &str,
+    type_name: &str,
+    init: fn(&Bound<'_, PyAny>) -> PyResult<()>,
+) -> PyResult<Bound<'py, T>> {
+    if !is_a(object, class)? {
+        return Err(PyTypeError::new_err(format!(
+            "{what} must be a {type_name}"
+        )));
+    }
+    let dict = object.getattr("__dict__")?.cast_into::<PyDict>()?;
+    if let Some(held) = dict.get_item(CORE)? {
+        if let Ok(held) = held.cast_into::<T>() {
+            return Ok(held);
+        }
+    }
+    init(object)?;
+    let held = dict
+        .get_item(CORE)?
+        .ok_or_else(|| PyTypeError::new_err("manifest has no core value"))?;
+    Ok(held.cast_into::<T>()?)
+}
+
+/// The placement held by a PlacementManifest (`what` names the argument in a TypeError).
+pub(crate) fn placement_core<'py>(
+    object: &Bound<'py, PyAny>,
+    what: &str,
+) -> PyResult<Bound<'py, PlacementCore>> {
+    let class = &classes(object.py())?.placement;
+    core(object, class, what, "PlacementManifest", |o| {
+        init_placement_manifest(o)
+    })
+}
+
+/// The runtime manifest held by a RuntimeManifest.
+pub(crate) fn runtime_core<'py>(
+    object: &Bound<'py, PyAny>,
+    what: &str,
+) -> PyResult<Bound<'py, RuntimeCore>> {
+    let class = &classes(object.py())?.runtime;
+    core(object, class, what, "RuntimeManifest", |o| {
+        init_runtime_manifest(o)
+    })
+}
+
+/// The binding held by a RuntimeBindingManifest.
+pub(crate) fn binding_core<'py>(
+    object: &Bound<'py, PyAny>,
+    what: &str,
+) -> PyResult<Bound<'py, BindingCore>> {
+    let class = &classes(object.py())?.binding;
+    core(object, class, what, "RuntimeBindingManifest", |o| {
+        init_binding_manifest(o)
+    })
+}

@@ -1,0 +1,301 @@
+//! The operations on whole documents and manifests: JSON in and out, the inventory
+//! readers (with the owner resolver), the projections (§11) and bind (§12).
+
+use std::borrow::Cow;
+use std::cell::{Cell, RefCell};
+
+use pyo3::prelude::*;
+use pyo3::types::{PyByteArray, PyBytes, PyString, PyType};
+use weight_manifest::inventory::{self, InventoryOptions};
+use weight_manifest::{reader, Binding, Owner, Placement, Runtime, Value};
+
+use crate::classes::classes;
+use crate::convert::value;
+use crate::emit::{self, to_py};
+use crate::errors::OrRaise;
+use crate::manifests::{binding_core, placement_core, runtime_core};
+use crate::records::{self, Inventory};
+
+/// The bytes of a document given as `str` or `bytes`. A `str` that is not UTF-8
+/// encodable (lone surrogates) keeps its invalid bytes, and anything else is no text at
+/// all: the core reader rejects both as `invalid_json`.
+fn document_bytes<'a>(text: &'a Bound<'_, PyAny>) -> PyResult<Cow<'a, [u8]>> {
+    if let Ok(s) = text.cast::<PyString>() {
+        return Ok(match s.to_str() {
+            Ok(s) => Cow::Owned(s.as_bytes().to_vec()),
+            Err(_) => Cow::Owned(
+                s.call_method1("encode", ("utf-8", "surrogatepass"))?
+                    .cast_into::<PyBytes>()?
+                    .as_bytes()
+                    .to_vec(),
+            ),
+        });
+    }
+    if let Ok(b) = text.cast::<PyBytes>() {
+        return Ok(Cow::Borrowed(b.as_bytes()));
+    }
+    if let Ok(b) = text.cast::<PyByteArray>() {
+        return Ok(Cow::Owned(b.to_vec()));
+    }
+    Ok(Cow::Borrowed(b""))
+}
+
+/// `PlacementManifest.from_json` (§6.2).
+#[pyfunction]
+pub(crate) fn placement_from_json<'py>(
+    class: &Bound<'py, PyType>,
+    text: &Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let placement = Placement::from_json(document_bytes(text)?).or_raise(class.py())?;
+    emit::placement(class, placement)
+}
+
+/// `PlacementManifest.to_json` (§6.1).
+#[pyfunction]
+pub(crate) fn placement_to_json(manifest: &Bound<'_, PyAny>) -> PyResult<String> {
+    Ok(placement_core(manifest, "manifest")?.get().0.to_json())
+}
+
+/// `PlacementManifest.digest` (§7.2).
+#[pyfunction]
+pub(crate) fn placement_digest(manifest: &Bound<'_, PyAny>) -> PyResult<String> {
+    Ok(placement_core(manifest, "manifest")?
+        .get()
+        .0
+        .digest()
+        .to_owned())
+}
+
+/// Runtime manifest JSON (§9.1).
+#[pyfunction]
+pub(crate) fn runtime_to_json(manifest: &Bound<'_, PyAny>) -> PyResult<String> {
+    Ok(runtime_core(manifest, "manifest")?.get().0.to_json())
+}
+
+/// Runtime binding manifest JSON (§9.2).
+#[pyfunction]
+pub(crate) fn binding_to_json(manifest: &Bound<'_, PyAny>) -> PyResult<String> {
+    Ok(binding_core(manifest, "manifest")?.get().0.to_json())
+}
+
+/// A RuntimeManifest from runtime manifest JSON (§9.1).
+#[pyfunction]
+pub(crate) fn runtime_from_json<'py>(
+    class: &Bound<'py, PyType>,
+    text: &Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let runtime = Runtime::from_json(document_bytes(text)?).or_raise(class.py())?;
+    emit::runtime(class, runtime)
+}
+
+/// A RuntimeBindingManifest from runtime binding manifest JSON (§9.2).
+#[pyfunction]
+pub(crate) fn binding_from_json<'py>(
+    class: &Bound<'py, PyType>,
+    text: &Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let binding = Binding::from_json(document_bytes(text)?).or_raise(class.py())?;
+    emit::binding(class, binding)
+}
+
+/// Reads an inventory JSON document with the strict reader (§4) into Python data (dicts,
+/// lists, exact ints). A top level that is not an object is rejected by the core's reader
+/// for `kind` (`runtime`, `binding`, `placement`) before it reads anything else.
+#[pyfunction]
+pub(crate) fn read_inventory_json<'py>(
+    text: &Bound<'py, PyAny>,
+    kind: &str,
+) -> PyResult<Bound<'py, PyAny>> {
+    let py = text.py();
+    let label = match kind {
+        "runtime" => "runtime inventory",
+        "binding" => "runtime binding inventory",
+        _ => "placement inventory",
+    };
+    let bytes = document_bytes(text)?;
+    let document = reader::read(&bytes, label).or_raise(py)?;
+    if !matches!(document, Value::Object(_)) {
+        let options = InventoryOptions::default();
+        match kind {
+            "runtime" => inventory::runtime_from_inventory(&document, &options).map(|_| ()),
+            "binding" => inventory::binding_from_inventory(&document, &options).map(|_| ()),
+            _ => inventory::placement_from_inventory(&document).map(|_| ()),
+        }
+        .or_raise(py)?;
+    }
+    to_py(py, &document, false)
+}
+
+/// Calls the Python owner resolver once per record, in record order, as the core's readers
+/// ask; the first exception it raises is kept and raised after the read.
+struct Resolver<'a, 'py> {
+    callback: Option<&'a Bound<'py, PyAny>>,
+    records: &'a [Bound<'py, PyAny>],
+    next: Cell<usize>,
+    failure: RefCell<Option<PyErr>>,
+}
+
+impl<'a, 'py> Resolver<'a, 'py> {
+    fn new(resolver: Option<&'a Bound<'py, PyAny>>, records: &'a [Bound<'py, PyAny>]) -> Self {
+        Resolver {
+            callback: resolver.filter(|r| !r.is_none()),
+            records,
+            next: Cell::new(0),
+            failure: RefCell::new(None),
+        }
+    }
+
+    fn resolve(&self) -> Option<Owner> {
+        let index = self.next.get();
+        self.next.set(index + 1);
+        let callback = self.callback?;
+        if self.failure.borrow().is_some() {
+            return None;
+        }
+        match callback.call1((self.records.get(index)?,)) {
+            Ok(owner) if owner.is_none() => None,
+            Ok(owner) => Some(Owner::new(owner.unbind())),
+            Err(e) => {
+                *self.failure.borrow_mut() = Some(e);
+                None
+            }
+        }
+    }
+
+    /// The read's result, unless the resolver raised first.
+    fn finish<T>(self, result: PyResult<T>) -> PyResult<T> {
+        match self.failure.into_inner() {
+            Some(e) => Err(e),
+            None => result,
+        }
+    }
+}
+
+/// Reads a runtime or binding inventory with the option and the resolver.
+fn read_with<'py, T>(
+    inventory: &Inventory<'py>,
+    owner_resolver: Option<&Bound<'py, PyAny>>,
+    address_semantics: Option<&Bound<'py, PyAny>>,
+    read: fn(&Value<'_>, &InventoryOptions<'_>) -> weight_manifest::Result<T>,
+    py: Python<'py>,
+) -> PyResult<T> {
+    let semantics = address_semantics.map(value).transpose()?;
+    let resolver = Resolver::new(owner_resolver, &inventory.records);
+    let resolve = |_: &Value<'_>| resolver.resolve();
+    let options = InventoryOptions {
+        address_semantics: semantics.as_ref(),
+        owner_resolver: Some(&resolve),
+    };
+    let result = read(&inventory.document, &options).or_raise(py);
+    resolver.finish(result)
+}
+
+/// `RuntimeManifest.from_runtime_inventory` (§10.3).
+#[pyfunction]
+#[pyo3(signature = (class, inventory, owner_resolver=None, address_semantics=None))]
+pub(crate) fn runtime_from_inventory<'py>(
+    class: &Bound<'py, PyType>,
+    inventory: &Bound<'py, PyAny>,
+    owner_resolver: Option<&Bound<'py, PyAny>>,
+    address_semantics: Option<&Bound<'py, PyAny>>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let py = class.py();
+    let inventory = records::runtime(inventory)?;
+    let read = inventory::runtime_from_inventory;
+    let runtime = read_with(&inventory, owner_resolver, address_semantics, read, py)?;
+    emit::runtime(class, runtime)
+}
+
+/// `RuntimeBindingManifest.from_runtime_inventory` (§10.4).
+#[pyfunction]
+#[pyo3(signature = (class, inventory, owner_resolver=None, address_semantics=None))]
+pub(crate) fn binding_from_inventory<'py>(
+    class: &Bound<'py, PyType>,
+    inventory: &Bound<'py, PyAny>,
+    owner_resolver: Option<&Bound<'py, PyAny>>,
+    address_semantics: Option<&Bound<'py, PyAny>>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let py = class.py();
+    let inventory = records::binding(inventory)?;
+    let read = inventory::binding_from_inventory;
+    let binding = read_with(&inventory, owner_resolver, address_semantics, read, py)?;
+    emit::binding(class, binding)
+}
+
+/// `PlacementManifest.from_runtime_inventory` (§10.5).
+#[pyfunction]
+pub(crate) fn placement_from_inventory<'py>(
+    class: &Bound<'py, PyType>,
+    inventory: &Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let inventory = records::placement(inventory)?;
+    let placement =
+        inventory::placement_from_inventory(&inventory.document).or_raise(class.py())?;
+    emit::placement(class, placement)
+}
+
+/// The projection's `placement_id` argument: `None` is not given; a value that is not a
+/// str fails the argument's STR check exactly as `""` does.
+fn id_argument(placement_id: Option<&Bound<'_, PyAny>>) -> Option<String> {
+    let argument = placement_id.filter(|id| !id.is_none())?;
+    Some(
+        argument
+            .cast::<PyString>()
+            .ok()
+            .and_then(|s| s.to_str().ok().map(str::to_owned))
+            .unwrap_or_default(),
+    )
+}
+
+/// Projections and bind take values, not documents: their errors have no location (§15
+/// leaves it undefined), so `path` is None.
+fn unlocated(error: weight_manifest::Error) -> weight_manifest::Error {
+    error.with_pointer(None)
+}
+
+/// `placement_manifest_from_runtime_manifest` (§11.1).
+#[pyfunction]
+#[pyo3(signature = (manifest, placement_id=None))]
+pub(crate) fn project_placement<'py>(
+    manifest: &Bound<'py, PyAny>,
+    placement_id: Option<&Bound<'py, PyAny>>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let py = manifest.py();
+    let runtime = runtime_core(manifest, "manifest")?;
+    let argument = id_argument(placement_id);
+    let placement = weight_manifest::project_placement(&runtime.get().0, argument.as_deref())
+        .map_err(unlocated)
+        .or_raise(py)?;
+    emit::placement(classes(py)?.placement.bind(py), placement)
+}
+
+/// `runtime_binding_from_runtime_manifest` (§11.2).
+#[pyfunction]
+#[pyo3(signature = (manifest, placement_id=None))]
+pub(crate) fn project_binding<'py>(
+    manifest: &Bound<'py, PyAny>,
+    placement_id: Option<&Bound<'py, PyAny>>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let py = manifest.py();
+    let runtime = runtime_core(manifest, "manifest")?;
+    let argument = id_argument(placement_id);
+    let binding = weight_manifest::project_binding(&runtime.get().0, argument.as_deref())
+        .map_err(unlocated)
+        .or_raise(py)?;
+    emit::binding(classes(py)?.binding.bind(py), binding)
+}
+
+/// `bind_runtime_manifest` (§12).
+#[pyfunction]
+pub(crate) fn bind<'py>(
+    placement: &Bound<'py, PyAny>,
+    binding: &Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let py = placement.py();
+    let p = placement_core(placement, "placement")?;
+    let b = binding_core(binding, "binding")?;
+    let runtime = weight_manifest::bind(&p.get().0, &b.get().0)
+        .map_err(unlocated)
+        .or_raise(py)?;
+    emit::runtime(classes(py)?.runtime.bind(py), runtime)
+}

@@ -1,0 +1,202 @@
+//! Inventories given as Python objects (contract §10, §16 D5): the top level and each
+//! record may be a mapping (read by key) or any object (read by attribute), as the
+//! reference reads them. Only the members the contract reads are taken; the result is the
+//! document the core's inventory readers read, so every rule and its order are the core's.
+
+use std::borrow::Cow;
+
+use pyo3::exceptions::{PyAttributeError, PyKeyError};
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyMapping, PyString};
+use weight_manifest::{Object, Value};
+
+use crate::classes::Names;
+use crate::convert::{is_sequence, value};
+
+/// Descriptor members of a record (§10.3 step 4.1).
+static DESCRIPTOR: Names = Names::new(&[
+    "shard_dims",
+    "tensor_id",
+    "global_shape",
+    "dtype",
+    "itemsize",
+    "partition_dim",
+    "layer_id",
+    "expert_id",
+    "layout_fingerprint",
+]);
+/// The other members of a runtime inventory record (§10.3).
+static RUNTIME_RECORD: Names = Names::new(&[
+    "is_contiguous",
+    "local_shape",
+    "stride",
+    "storage_offset",
+    "byte_offset",
+    "rank",
+    "lease_generation",
+    "fragment_id",
+    "global_offset",
+    "address",
+    "nbytes",
+    "worker_id",
+    "endpoint",
+    "device",
+    "aliases",
+    "placement_fragment_id",
+]);
+/// The members of a binding inventory record (§10.4).
+static BINDING_RECORD: Names = Names::new(&[
+    "is_contiguous",
+    "lease_generation",
+    "storage_offset",
+    "byte_offset",
+    "placement_fragment_id",
+    "fragment_id",
+    "address",
+    "nbytes",
+    "worker_id",
+    "endpoint",
+    "device",
+]);
+/// The other members of a placement inventory record (§10.5).
+static PLACEMENT_RECORD: Names = Names::new(&[
+    "rank",
+    "placement_fragment_id",
+    "global_offset",
+    "local_shape",
+    "nbytes",
+    "aliases",
+]);
+/// The members of a record's `rank`.
+static RANK: Names = Names::new(&["dp", "tp", "pp", "ep"]);
+
+/// An inventory as a document, with its records as given (for the owner resolver).
+pub(crate) struct Inventory<'py> {
+    /// The document the core reads.
+    pub document: Value<'static>,
+    /// The records, in order (empty when the list member is not a sequence).
+    pub records: Vec<Bound<'py, PyAny>>,
+}
+
+/// A runtime inventory (§10.3).
+pub(crate) fn runtime<'py>(inventory: &Bound<'py, PyAny>) -> PyResult<Inventory<'py>> {
+    static TOP: Names = Names::new(&[
+        "generation",
+        "model_id",
+        "revision",
+        "instance_id",
+        "lease_id",
+        "placement_id",
+        "tensors",
+    ]);
+    read(inventory, &TOP, "tensors", &[&DESCRIPTOR, &RUNTIME_RECORD])
+}
+
+/// A binding inventory (§10.4).
+pub(crate) fn binding<'py>(inventory: &Bound<'py, PyAny>) -> PyResult<Inventory<'py>> {
+    static TOP: Names = Names::new(&[
+        "generation",
+        "model_id",
+        "revision",
+        "placement_id",
+        "placement_digest",
+        "instance_id",
+        "lease_id",
+        "fragments",
+    ]);
+    read(inventory, &TOP, "fragments", &[&BINDING_RECORD])
+}
+
+/// A placement inventory (§10.5).
+pub(crate) fn placement<'py>(inventory: &Bound<'py, PyAny>) -> PyResult<Inventory<'py>> {
+    static TOP: Names = Names::new(&["model_id", "revision", "placement_id", "tensors"]);
+    read(
+        inventory,
+        &TOP,
+        "tensors",
+        &[&DESCRIPTOR, &PLACEMENT_RECORD],
+    )
+}
+
+/// Reads the `top` members; the member `list` (one of them) is read as a list of records
+/// with the members `record_names` when it is a sequence.
+fn read<'py>(
+    inventory: &Bound<'py, PyAny>,
+    top: &Names,
+    list: &str,
+    record_names: &[&Names],
+) -> PyResult<Inventory<'py>> {
+    let py = inventory.py();
+    let mut members = Vec::new();
+    let mut records = Vec::new();
+    for (name, key) in top.interned(py) {
+        let Some(member) = member(inventory, &key)? else {
+            continue;
+        };
+        let converted = if name == list && is_sequence(&member) {
+            records = member.try_iter()?.collect::<PyResult<Vec<_>>>()?;
+            let values = records
+                .iter()
+                .map(|r| record(r, record_names))
+                .collect::<PyResult<Vec<_>>>()?;
+            Value::Array(values)
+        } else {
+            value(&member)?
+        };
+        members.push((Cow::Borrowed(name), converted));
+    }
+    Ok(Inventory {
+        document: Value::Object(Object::from_members(members)),
+        records,
+    })
+}
+
+/// A record as an object holding the members it has; `rank` is read as a record too.
+fn record(object: &Bound<'_, PyAny>, names: &[&Names]) -> PyResult<Value<'static>> {
+    let py = object.py();
+    let mut members = Vec::new();
+    for (name, key) in names.iter().flat_map(|names| names.interned(py)) {
+        if let Some(member) = member(object, &key)? {
+            let converted = if name == "rank" {
+                record(&member, &[&RANK])?
+            } else {
+                value(&member)?
+            };
+            members.push((Cow::Borrowed(name), converted));
+        }
+    }
+    Ok(Value::Object(Object::from_members(members)))
+}
+
+/// The member `name` of a mapping (by key) or of any other object (by attribute); `None`
+/// when it has none.
+fn member<'py>(
+    object: &Bound<'py, PyAny>,
+    name: &Bound<'py, PyString>,
+) -> PyResult<Option<Bound<'py, PyAny>>> {
+    let py = object.py();
+    if object.is_exact_instance_of::<PyDict>() {
+        return object.cast::<PyDict>()?.get_item(name);
+    }
+    let found = if object.cast::<PyMapping>().is_ok() {
+        object
+            .get_item(name)
+            .map_or_else(|e| absent_if::<PyKeyError>(py, e), |v| Ok(Some(v)))
+    } else {
+        object
+            .getattr(name)
+            .map_or_else(|e| absent_if::<PyAttributeError>(py, e), |v| Ok(Some(v)))
+    };
+    found
+}
+
+fn absent_if<E: pyo3::PyTypeInfo>(
+    py: Python<'_>,
+    error: PyErr,
+) -> PyResult<Option<Bound<'_, PyAny>>> {
+    if error.is_instance_of::<E>(py) {
+        Ok(None)
+    } else {
+        Err(error)
+    }
+}

@@ -1,0 +1,47 @@
+"""The conformance testee answers the protocol (the full corpus runs from the Rust
+runner in `make test`; this checks the protocol's edges)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+from weight_manifest import testee
+from conftest import REFERENCE, W1_DIGEST, W1_ID
+
+
+def ask(request: object) -> dict[str, object]:
+    return testee.respond(json.dumps(request))
+
+
+def test_success_rejection_skip_and_bad_requests() -> None:
+    text = (REFERENCE / "w1.placement.json").read_text()
+    ok = ask({"id": "a", "op": "placement.parse", "input": {"document": text}})
+    assert ok == {"id": "a", "ok": True, "result": {"canonical": text, "placement_id": W1_ID, "digest": W1_DIGEST}}
+
+    rejected = ask({"id": "b", "op": "placement.from_inventory", "input": {"document": "[]"}})
+    assert rejected == {
+        "id": "b",
+        "ok": False,
+        "error": {"code": "not_an_object", "message": "placement inventory must be a JSON object", "path": ""},
+    }
+    assert ask({"id": "c", "op": "coverage.future", "input": {}}) == {"id": "c", "skipped": True}
+    missing = ask({"id": "d", "op": "bind", "input": {}})
+    assert missing["ok"] is False and missing["error"]["code"] == "bad_request"  # type: ignore[index]
+    assert testee.respond("not json")["error"]["code"] == "bad_request"  # type: ignore[index]
+
+
+def test_process_answers_in_order_and_exits_cleanly() -> None:
+    lines = "\n".join(
+        json.dumps({"id": str(i), "op": "runtime.from_inventory", "input": {"document": doc}})
+        for i, doc in enumerate([(REFERENCE / "w2.runtime-inventory.json").read_text(), "{", ""])
+    )
+    done = subprocess.run(
+        [sys.executable, "-m", "weight_manifest.testee"], input=lines + "\n\n", capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    responses = [json.loads(line) for line in done.stdout.splitlines()]
+    assert [r["id"] for r in responses] == ["0", "1", "2"]
+    assert responses[0]["ok"] is True and responses[0]["result"]["generation"] == 7
+    assert [r["error"]["code"] for r in responses[1:]] == ["invalid_json", "invalid_json"]
