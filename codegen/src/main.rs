@@ -5,10 +5,14 @@
 //! cargo run -p weight-manifest-codegen -- [--check] [--root DIR]
 //! ```
 //!
-//! Writes `src/wire/generated.rs` and `schema/dist/*`. With `--check` nothing is
+//! Writes `src/wire/generated.rs`, `schema/dist/*`, and for the C++ binding the error
+//! code table `bindings/cpp/src/code_table.rs` (from `src/code.rs`) and the C header
+//! `bindings/cpp/include/weight_manifest.h` (cbindgen). With `--check` nothing is
 //! written: the exit code is 1 if any of those files would change.
 
 mod bundle;
+mod c_codes;
+mod c_header;
 mod dist;
 mod json;
 mod output;
@@ -33,7 +37,9 @@ const GENERATED_RS: &str = "src/wire/generated.rs";
 
 const USAGE: &str = "usage: weight-manifest-codegen [--check] [--root DIR]
 
-Generates src/wire/generated.rs and schema/dist/* from schema/*.schema.json.
+Generates src/wire/generated.rs and schema/dist/* from schema/*.schema.json,
+bindings/cpp/src/code_table.rs from src/code.rs, and
+bindings/cpp/include/weight_manifest.h from bindings/cpp/src (cbindgen).
   --check     write nothing; exit 1 if any generated file would change
   --root DIR  workspace root (default: the current directory)";
 
@@ -84,6 +90,15 @@ fn generate(root: &Path) -> Result<Vec<Output>> {
             contents,
         });
     }
+    let code_table = c_codes::table(&c_codes::read(root)?);
+    outputs.push(Output {
+        path: c_header::HEADER.to_owned(),
+        contents: c_header::generate(root, &code_table)?,
+    });
+    outputs.push(Output {
+        path: c_codes::TABLE.to_owned(),
+        contents: code_table,
+    });
     Ok(outputs)
 }
 

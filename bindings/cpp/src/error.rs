@@ -1,0 +1,146 @@
+//! The error object handed to C: a code (as `WmCode` and as its name), a message and,
+//! where the contract defines one, a JSON pointer into the input document.
+
+use std::ffi::c_char;
+
+use crate::code::WmCode;
+use crate::guard::guard;
+use crate::text::{expose_none, CText};
+
+/// A rejection or a failed call. Opaque: read it with the `wm_error_*` accessors and free
+/// it with `wm_error_free`.
+#[derive(Debug)]
+pub struct WmError {
+    code: WmCode,
+    name: CText,
+    message: CText,
+    path: Option<CText>,
+}
+
+impl WmError {
+    /// A contract rejection from the core.
+    pub(crate) fn from_core(error: &weight_manifest::Error) -> WmError {
+        WmError {
+            code: WmCode::from_core(error.code()),
+            name: CText::new(error.code().as_str()),
+            message: CText::new(error.message()),
+            path: error.path().map(CText::new),
+        }
+    }
+
+    /// An error of the C ABI itself (`invalid_argument`, `internal_error`).
+    pub(crate) fn abi(code: WmCode, message: &str) -> WmError {
+        WmError {
+            code,
+            name: CText::new(code.name().to_str().unwrap_or_default()),
+            message: CText::new(message),
+            path: None,
+        }
+    }
+
+    /// The code.
+    pub fn code(&self) -> WmCode {
+        self.code
+    }
+
+    /// The code's name.
+    pub fn name(&self) -> &str {
+        self.name.as_str()
+    }
+
+    /// The message.
+    pub fn message(&self) -> &str {
+        self.message.as_str()
+    }
+
+    /// The JSON pointer, if any.
+    pub fn path(&self) -> Option<&str> {
+        self.path.as_ref().map(CText::as_str)
+    }
+
+    /// Moves the error to the heap for C.
+    pub(crate) fn into_raw(self) -> *mut WmError {
+        Box::into_raw(Box::new(self))
+    }
+}
+
+/// The error's code; `WM_CODE_OK` for a NULL error (NULL means success).
+///
+/// # Safety
+/// `error` is NULL or a live error returned by this library.
+#[no_mangle]
+pub unsafe extern "C" fn wm_error_code(error: *const WmError) -> WmCode {
+    guard(WmCode::InternalError, || {
+        // SAFETY: the caller promises `error` is NULL or live; `as_ref` checks NULL.
+        unsafe { error.as_ref() }.map_or(WmCode::Ok, WmError::code)
+    })
+}
+
+/// The error's code as its NUL-terminated wire name (`"fragment_overlap"`), owned by the
+/// error; `"ok"` for a NULL error.
+///
+/// # Safety
+/// `error` is NULL or a live error returned by this library.
+#[no_mangle]
+pub unsafe extern "C" fn wm_error_code_name(error: *const WmError) -> *const c_char {
+    guard(std::ptr::null(), || {
+        // SAFETY: the caller promises `error` is NULL or live; `as_ref` checks NULL.
+        match unsafe { error.as_ref() } {
+            // SAFETY: a NULL length pointer is allowed.
+            Some(error) => unsafe { error.name.expose(std::ptr::null_mut()) },
+            None => WmCode::Ok.name().as_ptr(),
+        }
+    })
+}
+
+/// The message (for people), NUL-terminated and owned by the error; its length in bytes
+/// (the message may contain NUL characters) is stored in `len` unless `len` is NULL.
+/// Returns NULL for a NULL error.
+///
+/// # Safety
+/// `error` is NULL or a live error returned by this library; `len` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn wm_error_message(error: *const WmError, len: *mut usize) -> *const c_char {
+    guard(std::ptr::null(), || {
+        // SAFETY: the caller promises `error` is NULL or live and `len` NULL or writable.
+        unsafe {
+            match error.as_ref() {
+                Some(error) => error.message.expose(len),
+                None => expose_none(len),
+            }
+        }
+    })
+}
+
+/// The RFC 6901 JSON pointer into the input document (`""` is the whole document),
+/// NUL-terminated and owned by the error, with its length in `len` unless `len` is NULL;
+/// NULL when the error has no location (or the error is NULL).
+///
+/// # Safety
+/// `error` is NULL or a live error returned by this library; `len` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn wm_error_path(error: *const WmError, len: *mut usize) -> *const c_char {
+    guard(std::ptr::null(), || {
+        // SAFETY: the caller promises `error` is NULL or live and `len` NULL or writable.
+        unsafe {
+            match error.as_ref().and_then(|e| e.path.as_ref()) {
+                Some(path) => path.expose(len),
+                None => expose_none(len),
+            }
+        }
+    })
+}
+
+/// Frees an error. NULL is allowed (and does nothing).
+///
+/// # Safety
+/// `error` is NULL or an error returned by this library and not yet freed; it is not used
+/// afterwards.
+#[no_mangle]
+pub unsafe extern "C" fn wm_error_free(error: *mut WmError) {
+    if !error.is_null() {
+        // SAFETY: the caller hands over an error this library allocated with `Box`.
+        let error = unsafe { Box::from_raw(error) };
+        guard((), || drop(error));
+    }
+}
