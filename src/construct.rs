@@ -68,8 +68,12 @@ pub fn tensor_descriptor(fields: &Object<'_>) -> Result<TensorDescriptor> {
     check_descriptor(&descriptor, &Path::Root).map_err(no_path)
 }
 
-/// `PlacementFragment(...)` (§2.3) with an already constructed rank.
-pub fn placement_fragment(fields: &Object<'_>, rank: ParallelRank) -> Result<PlacementFragment> {
+/// `PlacementFragment(...)` (§2.3) with an already constructed rank; `None` when the
+/// binding's `rank` is not a ParallelRank (`wrong_element_type` at its step).
+pub fn placement_fragment(
+    fields: &Object<'_>,
+    rank: Option<ParallelRank>,
+) -> Result<PlacementFragment> {
     let fragment = PlacementFragmentFields {
         placement_fragment_id: required(fields, "placement_fragment_id"),
         tensor_id: required(fields, "tensor_id"),
@@ -82,8 +86,9 @@ pub fn placement_fragment(fields: &Object<'_>, rank: ParallelRank) -> Result<Pla
     check_placement_fragment(&fragment, &Path::Root).map_err(no_path)
 }
 
-/// `RuntimeFragment(...)` (§2.4) with an already constructed rank.
-pub fn runtime_fragment(fields: &Object<'_>, rank: ParallelRank) -> Result<RuntimeFragment> {
+/// `RuntimeFragment(...)` (§2.4) with an already constructed rank; `None` when the
+/// binding's `rank` is not a ParallelRank (`wrong_element_type` at its step).
+pub fn runtime_fragment(fields: &Object<'_>, rank: Option<ParallelRank>) -> Result<RuntimeFragment> {
     let fragment = RuntimeFragmentFields {
         fragment_id: required(fields, "fragment_id"),
         tensor_id: required(fields, "tensor_id"),
@@ -225,6 +230,24 @@ mod tests {
     }
 
     #[test]
+    fn a_missing_rank_fails_after_nbytes_and_before_aliases() {
+        let base = vec![
+            ("placement_fragment_id", text("p")),
+            ("tensor_id", text("t")),
+            ("global_offset", Value::Array(vec![Value::UInt(0)])),
+            ("local_shape", Value::Array(vec![Value::UInt(1)])),
+            ("nbytes", Value::UInt(4)),
+            ("aliases", Value::Null),
+        ];
+        let error = placement_fragment(&object(base.clone()), None).unwrap_err();
+        assert_eq!(error.message(), "rank must be a ParallelRank");
+        let mut bad_nbytes = base;
+        bad_nbytes[4].1 = Value::UInt(0);
+        let error = placement_fragment(&object(bad_nbytes), None).unwrap_err();
+        assert_eq!(error.code(), Code::BelowMinimum, "nbytes is checked before the rank");
+    }
+
+    #[test]
     fn rank_defaults_to_zero_and_checks_in_order() {
         let rank = parallel_rank(&object(vec![("tp", Value::UInt(3))])).unwrap();
         assert_eq!((rank.dp, rank.tp, rank.pp, rank.ep), (0, 3, 0, 0));
@@ -272,7 +295,7 @@ mod tests {
                 ),
                 ("nbytes", Value::UInt(32)),
             ]),
-            rank,
+            Some(rank),
         )
         .unwrap();
         let placement = placement_manifest(

@@ -15,6 +15,27 @@ pub struct Error {
     code: Code,
     message: String,
     path: Option<String>,
+    detail: Option<Box<Detail>>,
+}
+
+/// The values a message interpolates, for rejections whose rendering differs between
+/// languages (contract §16 D8), so a binding can render them its own way.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Detail {
+    /// `address_overlap`: the two runtime fragment_ids and their address space.
+    AddressOverlap {
+        /// The fragment named first.
+        first: String,
+        /// The fragment named second.
+        second: String,
+        /// The manifest's instance_id.
+        instance_id: String,
+        /// The shared worker_id.
+        worker_id: String,
+        /// The shared device.
+        device: String,
+    },
 }
 
 /// The result type of every fallible operation in this crate.
@@ -27,6 +48,7 @@ impl Error {
             code,
             message: message.into(),
             path: None,
+            detail: None,
         }
     }
 
@@ -36,6 +58,7 @@ impl Error {
             code,
             message: message.into(),
             path: Some(path.to_pointer()),
+            detail: None,
         }
     }
 
@@ -44,6 +67,18 @@ impl Error {
     pub fn with_pointer(mut self, pointer: Option<String>) -> Self {
         self.path = pointer;
         self
+    }
+
+    /// Attaches the interpolated values.
+    #[must_use]
+    pub fn with_detail(mut self, detail: Detail) -> Self {
+        self.detail = Some(Box::new(detail));
+        self
+    }
+
+    /// The interpolated values, for the rejections that carry them.
+    pub fn detail(&self) -> Option<&Detail> {
+        self.detail.as_deref()
     }
 
     /// The stable code.

@@ -58,8 +58,11 @@ mod validate;
 
 pub use bind::bind;
 pub use code::Code;
-pub use error::{Error, Result};
+pub use error::{Detail, Error, Result};
 pub use model::{Binding, Owner, Placement, Runtime};
 pub use path::Path;
-pub use project::{placement_fragment_id, project_binding, project_placement};
+pub use project::{
+    placement_fragment_id, project_binding, project_binding_value, project_placement,
+    project_placement_value,
+};
 pub use value::{Object, Value};

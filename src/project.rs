@@ -35,8 +35,9 @@ pub fn project_placement(runtime: &Runtime, placement_id: Option<&str>) -> Resul
     project_placement_value(runtime, argument.as_ref())
 }
 
-/// §11.1 with the argument as a document value (a binding may pass any object).
-pub(crate) fn project_placement_value(
+/// §11.1 with the argument as a document value: a binding may pass any object, and
+/// `None` or `null` mean not given.
+pub fn project_placement_value(
     runtime: &Runtime,
     placement_id: Option<&Value<'_>>,
 ) -> Result<Placement> {
@@ -77,8 +78,8 @@ pub fn project_binding(runtime: &Runtime, placement_id: Option<&str>) -> Result<
     project_binding_value(runtime, argument.as_ref())
 }
 
-/// §11.2 with the argument as a document value.
-pub(crate) fn project_binding_value(
+/// §11.2 with the argument as a document value (see [`project_placement_value`]).
+pub fn project_binding_value(
     runtime: &Runtime,
     placement_id: Option<&Value<'_>>,
 ) -> Result<Binding> {

@@ -48,7 +48,7 @@ pub fn placement_from_inventory(document: &Value<'_>) -> Result<Placement> {
             global_offset,
             local_shape,
             nbytes,
-            rank,
+            rank: Some(rank),
             aliases,
         };
         fragments.push(check_placement_fragment(&fields, &at)?);

@@ -88,7 +88,7 @@ pub fn runtime_from_inventory(
             worker_id,
             endpoint,
             device,
-            rank,
+            rank: Some(rank),
             lease_generation,
             aliases,
             placement_fragment_id: record.opt("placement_fragment_id"),

@@ -8,16 +8,23 @@ use crate::path::Path;
 use crate::value::Value;
 use crate::wire::{ParallelRank, PlacementFragment, RuntimeBindingFragment, RuntimeFragment};
 
-/// The members of a placement fragment; the rank is already checked (§6.2 step 4.3).
+/// The members of a placement fragment. The rank is already checked (§6.2 step 4.3);
+/// `None` means the in-memory value is not a ParallelRank, which fails at its step.
 pub(crate) struct PlacementFragmentFields<'v, 'a> {
     pub placement_fragment_id: &'v Value<'a>,
     pub tensor_id: &'v Value<'a>,
     pub global_offset: &'v Value<'a>,
     pub local_shape: &'v Value<'a>,
     pub nbytes: &'v Value<'a>,
-    pub rank: ParallelRank,
+    pub rank: Option<ParallelRank>,
     /// `None` means absent (default `[]`); a present `null` fails ALIASES.
     pub aliases: Option<&'v Value<'a>>,
+}
+
+/// `rank is a ParallelRank` (§2.3, §2.4; in-memory construction only).
+fn checked_rank(rank: Option<&ParallelRank>) -> Result<ParallelRank> {
+    rank.cloned()
+        .ok_or_else(|| Error::new(Code::WrongElementType, "rank must be a ParallelRank"))
 }
 
 /// §2.3: INTS(global_offset, 0); INTS(local_shape, 1); STR(placement_fragment_id);
@@ -41,6 +48,7 @@ pub(crate) fn check_placement_fragment(
     )?;
     let tensor_id = check::string(fields.tensor_id, "tensor_id", &at("tensor_id"))?;
     let nbytes = check::int(fields.nbytes, "nbytes", 1, &at("nbytes"))?;
+    let rank = checked_rank(fields.rank.as_ref())?;
     let aliases = match fields.aliases {
         None => Vec::new(),
         Some(v) => check::aliases(v, &at("aliases"))?,
@@ -51,12 +59,13 @@ pub(crate) fn check_placement_fragment(
         local_shape,
         nbytes,
         placement_fragment_id: id.to_owned(),
-        rank: fields.rank.clone(),
+        rank,
         tensor_id: tensor_id.to_owned(),
     })
 }
 
-/// The members of a runtime fragment; the rank is already checked.
+/// The members of a runtime fragment; the rank is already checked (`None`: not a
+/// ParallelRank, in-memory only).
 pub(crate) struct RuntimeFragmentFields<'v, 'a> {
     pub fragment_id: &'v Value<'a>,
     pub tensor_id: &'v Value<'a>,
@@ -67,7 +76,7 @@ pub(crate) struct RuntimeFragmentFields<'v, 'a> {
     pub worker_id: &'v Value<'a>,
     pub endpoint: &'v Value<'a>,
     pub device: &'v Value<'a>,
-    pub rank: ParallelRank,
+    pub rank: Option<ParallelRank>,
     pub lease_generation: &'v Value<'a>,
     /// `None` means absent (default `[]`); a present `null` fails ALIASES.
     pub aliases: Option<&'v Value<'a>>,
@@ -100,6 +109,7 @@ pub(crate) fn check_runtime_fragment(
         0,
         &at("lease_generation"),
     )?;
+    let rank = checked_rank(fields.rank.as_ref())?;
     let aliases = match fields.aliases {
         None => Vec::new(),
         Some(v) => check::aliases(v, &at("aliases"))?,
@@ -121,7 +131,7 @@ pub(crate) fn check_runtime_fragment(
         local_shape,
         nbytes,
         placement_fragment_id,
-        rank: fields.rank.clone(),
+        rank,
         tensor_id: tensor_id.to_owned(),
         worker_id: worker_id.to_owned(),
     })

@@ -76,7 +76,7 @@ pub(crate) fn placement_from_value(document: &Value<'_>) -> Result<Placement> {
             global_offset: member(element, "global_offset"),
             local_shape: member(element, "local_shape"),
             nbytes: member(element, "nbytes"),
-            rank: rank(rank_object, &rank_at)?,
+            rank: Some(rank(rank_object, &rank_at)?),
             aliases: Some(member(element, "aliases")),
         };
         fragments.push(check_placement_fragment(&fields, &at)?);

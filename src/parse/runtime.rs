@@ -86,7 +86,7 @@ pub(crate) fn runtime_from_value(document: &Value<'_>) -> Result<Runtime> {
             worker_id: member(element, "worker_id"),
             endpoint: member(element, "endpoint"),
             device: member(element, "device"),
-            rank: rank(rank_object, &rank_at)?,
+            rank: Some(rank(rank_object, &rank_at)?),
             lease_generation: member(element, "lease_generation"),
             aliases: Some(member(element, "aliases")),
             placement_fragment_id: element.get("placement_fragment_id"),

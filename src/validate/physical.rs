@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 use std::fmt::Write as _;
 
-use crate::error::{Code, Error, Result};
+use crate::error::{Code, Detail, Error, Result};
 use crate::wire::{RuntimeFragment, TensorDescriptor};
 
 /// Checks every address space of a runtime manifest. `descriptor` resolves a tensor_id to
@@ -78,6 +78,13 @@ fn exact_alias_pair<'a>(
 }
 
 fn overlap_error(instance_id: &str, first: &RuntimeFragment, second: &RuntimeFragment) -> Error {
+    let detail = Detail::AddressOverlap {
+        first: first.fragment_id.clone(),
+        second: second.fragment_id.clone(),
+        instance_id: instance_id.to_owned(),
+        worker_id: first.worker_id.clone(),
+        device: first.device.clone(),
+    };
     Error::new(
         Code::AddressOverlap,
         format!(
@@ -89,6 +96,7 @@ fn overlap_error(instance_id: &str, first: &RuntimeFragment, second: &RuntimeFra
             python_repr(&first.device),
         ),
     )
+    .with_detail(detail)
 }
 
 /// Python's `repr` of a str, which the reference embeds in the address_overlap message

@@ -4,6 +4,8 @@
 use pyo3::create_exception;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
+use pyo3::types::PyTuple;
+use weight_manifest::Detail;
 
 create_exception!(
     weight_manifest,
@@ -13,9 +15,34 @@ create_exception!(
      and, where the contract defines one, the JSON pointer `path` (else None)."
 );
 
+/// The message as the reference renders it: `address_overlap` embeds the Python repr of
+/// the address-space tuple (contract §16 D8), so it is rendered here by Python itself.
+fn message(py: Python<'_>, error: &weight_manifest::Error) -> PyResult<String> {
+    match error.detail() {
+        Some(Detail::AddressOverlap {
+            first,
+            second,
+            instance_id,
+            worker_id,
+            device,
+        }) => {
+            let space = PyTuple::new(py, [instance_id, worker_id, device])?;
+            Ok(format!(
+                "runtime manifest address ranges overlap: {first} and {second} in {}",
+                space.repr()?
+            ))
+        }
+        _ => Ok(error.message().to_owned()),
+    }
+}
+
 /// The Python exception for a core rejection.
 pub(crate) fn to_py(py: Python<'_>, error: &weight_manifest::Error) -> PyErr {
-    let exception = ManifestError::new_err(error.message().to_owned());
+    let text = match message(py, error) {
+        Ok(text) => text,
+        Err(e) => return e,
+    };
+    let exception = ManifestError::new_err(text);
     let value = exception.value(py);
     if let Err(e) = value
         .setattr("code", error.code().as_str())

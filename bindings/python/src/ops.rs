@@ -234,17 +234,13 @@ pub(crate) fn placement_from_inventory<'py>(
     emit::placement(class, placement)
 }
 
-/// The projection's `placement_id` argument: `None` is not given; a value that is not a
-/// str fails the argument's STR check exactly as `""` does.
-fn id_argument(placement_id: Option<&Bound<'_, PyAny>>) -> Option<String> {
-    let argument = placement_id.filter(|id| !id.is_none())?;
-    Some(
-        argument
-            .cast::<PyString>()
-            .ok()
-            .and_then(|s| s.to_str().ok().map(str::to_owned))
-            .unwrap_or_default(),
-    )
+/// The projection's `placement_id` argument as a document value: `None` is not given;
+/// any other object goes to the argument's STR check.
+fn id_argument(placement_id: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Value<'static>>> {
+    placement_id
+        .filter(|id| !id.is_none())
+        .map(crate::convert::value)
+        .transpose()
 }
 
 /// Projections and bind take values, not documents: their errors have no location (§15
@@ -262,8 +258,8 @@ pub(crate) fn project_placement<'py>(
 ) -> PyResult<Bound<'py, PyAny>> {
     let py = manifest.py();
     let runtime = runtime_core(manifest, "manifest")?;
-    let argument = id_argument(placement_id);
-    let placement = weight_manifest::project_placement(&runtime.get().0, argument.as_deref())
+    let argument = id_argument(placement_id)?;
+    let placement = weight_manifest::project_placement_value(&runtime.get().0, argument.as_ref())
         .map_err(unlocated)
         .or_raise(py)?;
     emit::placement(classes(py)?.placement.bind(py), placement)
@@ -278,8 +274,8 @@ pub(crate) fn project_binding<'py>(
 ) -> PyResult<Bound<'py, PyAny>> {
     let py = manifest.py();
     let runtime = runtime_core(manifest, "manifest")?;
-    let argument = id_argument(placement_id);
-    let binding = weight_manifest::project_binding(&runtime.get().0, argument.as_deref())
+    let argument = id_argument(placement_id)?;
+    let binding = weight_manifest::project_binding_value(&runtime.get().0, argument.as_ref())
         .map_err(unlocated)
         .or_raise(py)?;
     emit::binding(classes(py)?.binding.bind(py), binding)

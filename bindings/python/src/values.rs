@@ -94,42 +94,18 @@ fn fragment_rank(object: &Bound<'_, PyAny>) -> PyResult<Option<ParallelRank>> {
     }
 }
 
-/// Runs a fragment constructor whose rank step sits between its other checks (§2.3, §2.4):
-/// with no ParallelRank, the checks before that step run (the members checked after it,
-/// `after`, are left out so they take their valid defaults), and then the rank step fails.
-fn with_rank<T>(
-    fields: &Object<'_>,
-    rank: Option<ParallelRank>,
-    after: &[&str],
-    construct: impl Fn(&Object<'_>, ParallelRank) -> weight_manifest::Result<T>,
-) -> weight_manifest::Result<T> {
-    if let Some(rank) = rank {
-        return construct(fields, rank);
-    }
-    let before = Object::from_members(
-        fields
-            .iter()
-            .filter(|(name, _)| !after.contains(name))
-            .map(|(name, v)| (Cow::Owned(name.to_owned()), v.clone()))
-            .collect(),
-    );
-    construct(&before, construct::parallel_rank(&Object::default())?)?;
-    Err(construct::rank_wrong_type())
-}
-
 /// The checked PlacementFragment instance.
 pub(crate) fn placement_fragment(object: &Bound<'_, PyAny>) -> PyResult<PlacementFragment> {
     let fields = fields(object, &PLACEMENT_FRAGMENT)?;
     let rank = fragment_rank(object)?;
-    with_rank(&fields, rank, &["aliases"], construct::placement_fragment).or_raise(object.py())
+    construct::placement_fragment(&fields, rank).or_raise(object.py())
 }
 
 /// The checked RuntimeFragment instance.
 pub(crate) fn runtime_fragment(object: &Bound<'_, PyAny>) -> PyResult<RuntimeFragment> {
     let fields = fields(object, &RUNTIME_FRAGMENT)?;
     let rank = fragment_rank(object)?;
-    let after = ["aliases", "placement_fragment_id"];
-    with_rank(&fields, rank, &after, construct::runtime_fragment).or_raise(object.py())
+    construct::runtime_fragment(&fields, rank).or_raise(object.py())
 }
 
 /// The checked RuntimeBindingFragment instance.

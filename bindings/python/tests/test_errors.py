@@ -122,7 +122,13 @@ def test_manifest_rule_messages() -> None:
 
 @pytest.mark.parametrize(
     ("instance", "worker", "device"),
-    [("instance", "worker-0", "cuda:0"), ("inst", "it's", "cuda:ü"), ("a\"b'c", "w\\x", "d\n")],
+    [
+        ("instance", "worker-0", "cuda:0"),
+        ("inst", "it's", "cuda:ü"),
+        ("a\"b'c", "w\\x", "d\n"),
+        # Non-printable non-ASCII: Python's repr escapes these (\xa0, \u2028, \U000e0001).
+        ("i\u00a0", "w\u2028", "cuda:\U000e0001"),
+    ],
 )
 def test_address_overlap_names_the_space_as_a_python_tuple(instance: str, worker: str, device: str) -> None:
     a = runtime_fragment(fragment_id="a", worker_id=worker, device=device)
