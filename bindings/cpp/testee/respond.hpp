@@ -1,0 +1,239 @@
+// The testee's request handling: one request line in, one response line out
+// (shared/spec/conformance.md), through the C++ wrapper. Separate from main() so the
+// tests can drive it line by line.
+
+#ifndef WEIGHT_MANIFEST_TESTEE_RESPOND_HPP
+#define WEIGHT_MANIFEST_TESTEE_RESPOND_HPP
+
+#include <cstdint>
+#include <exception>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "json.hpp"
+#include "weight_manifest.hpp"
+
+namespace testee {
+
+namespace wm = weight_manifest;
+
+/// A request that cannot be run (malformed envelope or a missing input member).
+struct BadRequest {
+  std::string message;
+};
+
+/// The input members of a request (conformance.md, "Operations"); null means absent.
+struct Input {
+  std::optional<std::string> document;
+  std::optional<std::string> placement;
+  std::optional<std::string> binding;
+  std::optional<std::string> address_semantics;
+  std::optional<std::string> placement_id;
+
+  const std::string& need(const std::optional<std::string>& member, const char* name) const {
+    if (!member) {
+      throw BadRequest{std::string("input member `") + name + "` is required"};
+    }
+    return *member;
+  }
+
+  wm::InventoryOptions options() const {
+    wm::InventoryOptions options;
+    if (address_semantics) {
+      options.address_semantics = std::string_view(*address_semantics);
+    }
+    return options;
+  }
+
+  std::optional<std::string_view> expected_id() const {
+    if (placement_id) {
+      return std::string_view(*placement_id);
+    }
+    return std::nullopt;
+  }
+};
+
+inline Input read_input(const json::Value* value) {
+  Input input;
+  if (value == nullptr || value->kind == json::Value::Kind::Null) {
+    return input;
+  }
+  if (value->kind != json::Value::Kind::Object) {
+    throw BadRequest{"request input is not an object"};
+  }
+  for (const auto& [key, member] : value->members) {
+    std::optional<std::string>* slot = nullptr;
+    if (key == "document") {
+      slot = &input.document;
+    } else if (key == "placement") {
+      slot = &input.placement;
+    } else if (key == "binding") {
+      slot = &input.binding;
+    } else if (key == "address_semantics") {
+      slot = &input.address_semantics;
+    } else if (key == "placement_id") {
+      slot = &input.placement_id;
+    } else {
+      throw BadRequest{"request input has an unknown member `" + key + "`"};
+    }
+    if (member.kind == json::Value::Kind::String) {
+      *slot = member.text;
+    } else if (member.kind != json::Value::Kind::Null) {
+      throw BadRequest{"request input member `" + key + "` is not a string"};
+    }
+  }
+  return input;
+}
+
+/// The "result" object of a success.
+inline std::string placement_result(const wm::Placement& placement) {
+  return json::ObjectWriter()
+      .string("canonical", placement.canonical())
+      .string("digest", placement.digest())
+      .string("placement_id", placement.placement_id())
+      .finish();
+}
+
+inline std::string runtime_result(const wm::Runtime& runtime) {
+  const std::optional<std::uint64_t> generation = runtime.generation();
+  return json::ObjectWriter()
+      .raw("generation", generation ? std::to_string(*generation) : std::string("null"))
+      .string("runtime", runtime.json())
+      .finish();
+}
+
+inline std::string binding_result(const wm::Binding& binding) {
+  return json::ObjectWriter().string("binding", binding.json()).finish();
+}
+
+/// The outcome of an operation: the result object's text, or the rejection.
+using Outcome = wm::Result<std::string>;
+
+template <class T>
+inline Outcome render(wm::Result<T>&& result, std::string (*to_json)(const T&)) {
+  if (!result) {
+    return result.error();
+  }
+  return to_json(*result);
+}
+
+/// The operations this testee implements (conformance.md, "Operations").
+inline bool known(std::string_view op) {
+  for (const char* name : {"placement.parse", "placement.from_inventory", "runtime.parse",
+                           "binding.parse", "runtime.from_inventory", "binding.from_inventory",
+                           "project.placement", "project.binding", "bind"}) {
+    if (op == name) {
+      return true;
+    }
+  }
+  return false;
+}
+
+/// Runs `op`; std::nullopt for an operation this testee does not know.
+inline std::optional<Outcome> run(std::string_view op, const Input& in) {
+  if (op == "placement.parse") {
+    return render(wm::Placement::try_parse(in.need(in.document, "document")), placement_result);
+  }
+  if (op == "placement.from_inventory") {
+    return render(wm::Placement::try_from_inventory(in.need(in.document, "document")),
+                  placement_result);
+  }
+  if (op == "runtime.parse") {
+    return render(wm::Runtime::try_parse(in.need(in.document, "document")), runtime_result);
+  }
+  if (op == "binding.parse") {
+    return render(wm::Binding::try_parse(in.need(in.document, "document")), binding_result);
+  }
+  if (op == "runtime.from_inventory") {
+    return render(wm::Runtime::try_from_inventory(in.need(in.document, "document"), in.options()),
+                  runtime_result);
+  }
+  if (op == "binding.from_inventory") {
+    return render(wm::Binding::try_from_inventory(in.need(in.document, "document"), in.options()),
+                  binding_result);
+  }
+  if (op == "project.placement" || op == "project.binding") {
+    auto runtime = wm::Runtime::try_from_inventory(in.need(in.document, "document"), in.options());
+    if (!runtime) {
+      return Outcome(runtime.error());
+    }
+    if (op == "project.placement") {
+      return render(wm::try_project_placement(*runtime, in.expected_id()), placement_result);
+    }
+    return render(wm::try_project_binding(*runtime, in.expected_id()), binding_result);
+  }
+  if (op == "bind") {
+    const std::string& placement_text = in.need(in.placement, "placement");
+    const std::string& binding_text = in.need(in.binding, "binding");
+    auto placement = wm::Placement::try_parse(placement_text);
+    if (!placement) {
+      return Outcome(placement.error());
+    }
+    auto binding = wm::Binding::try_from_inventory(binding_text, in.options());
+    if (!binding) {
+      return Outcome(binding.error());
+    }
+    return render(wm::try_bind(*placement, *binding), runtime_result);
+  }
+  return std::nullopt;
+}
+
+inline std::string bad_request(const json::Value& id, const std::string& message) {
+  const std::string error =
+      json::ObjectWriter().string("code", "bad_request").string("message", message).finish();
+  return json::ObjectWriter().value("id", id).boolean("ok", false).raw("error", error).finish();
+}
+
+/// Answers one request line.
+inline std::string respond(std::string_view line) {
+  json::Value id;  // null until the request says otherwise
+  try {
+    const json::Value request = json::parse(line);
+    if (const json::Value* given = request.find("id")) {
+      id = *given;
+    }
+    const json::Value* op = request.find("op");
+    if (op == nullptr) {
+      return bad_request(id, "request has no op");
+    }
+    // An operation this testee does not know is skipped whatever its input holds (a
+    // newer operation may have input members this testee cannot read).
+    if (op->kind != json::Value::Kind::String || !known(op->text)) {
+      return json::ObjectWriter().value("id", id).boolean("skipped", true).finish();
+    }
+    const Input input = read_input(request.find("input"));
+    const std::optional<Outcome> outcome = run(op->text, input);
+    if (!outcome) {
+      return bad_request(id, "operation without an implementation: " + op->text);
+    }
+    if (*outcome) {
+      return json::ObjectWriter().value("id", id).boolean("ok", true).raw("result", **outcome).finish();
+    }
+    const wm::Error& error = outcome->error();
+    json::ObjectWriter body;
+    body.string("code", error.code_name()).string("message", error.message());
+    if (error.path()) {
+      body.string("path", *error.path());
+    }
+    return json::ObjectWriter()
+        .value("id", id)
+        .boolean("ok", false)
+        .raw("error", body.finish())
+        .finish();
+  } catch (const json::ParseError& e) {
+    return bad_request(id, std::string("request is not JSON: ") + e.what());
+  } catch (const BadRequest& e) {
+    return bad_request(id, e.message);
+  } catch (const std::exception& e) {
+    return bad_request(id, std::string("unexpected failure: ") + e.what());
+  }
+}
+
+inline bool blank(std::string_view line) {
+  return line.find_first_not_of(" \t\r\n") == std::string_view::npos;
+}
+
+}  // namespace testee
+
+#endif  // WEIGHT_MANIFEST_TESTEE_RESPOND_HPP
