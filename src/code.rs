@@ -147,6 +147,22 @@ pub enum Code {
     /// `adapt_grid_invalid`: an adapter grid size is 0, or the placement would exceed the
     /// fragment limit (added by this implementation).
     AdaptGridInvalid,
+    /// `plan_model_mismatch`: the source and target placements of a reshard plan name a
+    /// different model_id or revision (added by this implementation).
+    PlanModelMismatch,
+    /// `plan_tensor_mismatch`: the source and target placements of a reshard plan differ
+    /// in their tensor sets or in a descriptor field other than the shard dims (added by
+    /// this implementation).
+    PlanTensorMismatch,
+    /// `plan_uncovered_tensor`: no source cover tiles a tensor the target needs: neither
+    /// the distinct source boxes nor any single DP replica (added by this implementation).
+    PlanUncoveredTensor,
+    /// `plan_limit_exceeded`: a reshard plan would exceed its region or segment limit
+    /// (added by this implementation).
+    PlanLimitExceeded,
+    /// `coverage_incomplete`: a coverage report that was required to be complete is not
+    /// (added by this implementation).
+    CoverageIncomplete,
 }
 
 impl Code {
@@ -217,6 +233,11 @@ impl Code {
         Code::AdaptUnevenSplit,
         Code::AdaptHeaderInvalid,
         Code::AdaptGridInvalid,
+        Code::PlanModelMismatch,
+        Code::PlanTensorMismatch,
+        Code::PlanUncoveredTensor,
+        Code::PlanLimitExceeded,
+        Code::CoverageIncomplete,
     ];
 
     /// The snake_case spelling used on the wire and in fixtures.
@@ -286,6 +307,11 @@ impl Code {
             Code::AdaptUnevenSplit => "adapt_uneven_split",
             Code::AdaptHeaderInvalid => "adapt_header_invalid",
             Code::AdaptGridInvalid => "adapt_grid_invalid",
+            Code::PlanModelMismatch => "plan_model_mismatch",
+            Code::PlanTensorMismatch => "plan_tensor_mismatch",
+            Code::PlanUncoveredTensor => "plan_uncovered_tensor",
+            Code::PlanLimitExceeded => "plan_limit_exceeded",
+            Code::CoverageIncomplete => "coverage_incomplete",
         }
     }
 }

@@ -36,9 +36,11 @@ pub mod adapt;
 pub mod bench_data;
 pub mod canonical;
 pub mod code;
+pub mod coverage;
 pub mod error;
 pub mod inventory;
 pub mod path;
+pub mod plan;
 pub mod reader;
 pub mod schema;
 pub mod value;
@@ -58,9 +60,11 @@ mod validate;
 
 pub use bind::bind;
 pub use code::Code;
+pub use coverage::{coverage, Coverage};
 pub use error::{Detail, Error, Result};
 pub use model::{Binding, Owner, Placement, Runtime};
 pub use path::Path;
+pub use plan::{plan, Plan, PlanLimits};
 pub use project::{
     placement_fragment_id, project_binding, project_binding_value, project_placement,
     project_placement_value,

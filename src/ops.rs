@@ -28,6 +28,12 @@ pub struct OpResult {
     pub generation: Option<Option<u64>>,
     /// Binding manifest JSON (binding-producing operations).
     pub binding: Option<String>,
+    /// Coverage report JSON (`coverage`).
+    pub report: Option<String>,
+    /// Reshard plan JSON (`plan`).
+    pub plan: Option<String>,
+    /// The plan_id (`plan`).
+    pub plan_id: Option<String>,
 }
 
 impl OpResult {
@@ -64,6 +70,9 @@ impl OpResult {
             ("canonical", &self.canonical),
             ("digest", &self.digest),
             ("placement_id", &self.placement_id),
+            ("plan", &self.plan),
+            ("plan_id", &self.plan_id),
+            ("report", &self.report),
             ("runtime", &self.runtime),
         ];
         for (key, value) in strings {
@@ -144,5 +153,34 @@ pub fn run(op: Op, input: &OpInput) -> Result<Result<OpResult, Error>, RequestEr
         }
         Op::RuntimeParse => Runtime::from_json(document()?).map(|r| OpResult::runtime(&r)),
         Op::BindingParse => Binding::from_json(document()?).map(|b| OpResult::binding(&b)),
+        Op::Coverage => Placement::from_json(document()?).and_then(|p| {
+            let coverage = crate::coverage(&p);
+            if input.require_complete == Some(true) {
+                coverage.require_complete()?;
+            }
+            Ok(OpResult {
+                report: Some(coverage.to_json()),
+                ..OpResult::default()
+            })
+        }),
+        Op::Plan => {
+            let source_text = need(input.source.as_ref(), "source")?;
+            let target_text = need(input.target.as_ref(), "target")?;
+            let defaults = crate::PlanLimits::default();
+            let limits = crate::PlanLimits {
+                max_regions: input.max_regions.unwrap_or(defaults.max_regions),
+                max_segments: input.max_segments.unwrap_or(defaults.max_segments),
+            };
+            Placement::from_json(source_text)
+                .and_then(|s| {
+                    let t = Placement::from_json(target_text)?;
+                    crate::plan(&s, &t, &limits)
+                })
+                .map(|p| OpResult {
+                    plan: Some(p.to_json()),
+                    plan_id: Some(p.plan_id().to_owned()),
+                    ..OpResult::default()
+                })
+        }
     })
 }

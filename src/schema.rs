@@ -24,12 +24,20 @@ pub const PUBLISHED: &[(&str, &str)] = &[
         include_str!("../schema/dist/conformance-fixture.schema.json"),
     ),
     (
+        "coverage.schema.json",
+        include_str!("../schema/dist/coverage.schema.json"),
+    ),
+    (
         "placement-inventory.schema.json",
         include_str!("../schema/dist/placement-inventory.schema.json"),
     ),
     (
         "placement.schema.json",
         include_str!("../schema/dist/placement.schema.json"),
+    ),
+    (
+        "plan.schema.json",
+        include_str!("../schema/dist/plan.schema.json"),
     ),
     (
         "runtime-inventory.schema.json",

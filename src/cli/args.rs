@@ -48,6 +48,10 @@ pub(crate) enum Command {
     /// The conformance suite: testee and runner.
     #[command(subcommand)]
     Conformance(ConformanceCommand),
+    /// Coverage analysis: which tensors the placement holds completely.
+    Coverage(super::coverage::CoverageArgs),
+    /// Plan the byte regions that move weights from one placement to another.
+    Plan(super::plan::PlanArgs),
     /// A placement from a checkpoint's headers and a sharding rules file.
     #[command(subcommand)]
     Adapt(super::adapt::AdaptCommand),

@@ -5,7 +5,9 @@ mod adapt;
 mod args;
 mod bench_data;
 mod commands;
+mod coverage;
 mod output;
+mod plan;
 mod render;
 
 use std::process::ExitCode;

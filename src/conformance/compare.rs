@@ -56,6 +56,9 @@ fn compare_result(expect: &FixtureExpect, result: &Json) -> Verdict {
         ("digest", &expect.digest),
         ("runtime", &expect.runtime),
         ("binding", &expect.binding),
+        ("report", &expect.report),
+        ("plan", &expect.plan),
+        ("plan_id", &expect.plan_id),
     ];
     for (name, wanted) in fields {
         if let Some(wanted) = wanted {

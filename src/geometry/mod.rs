@@ -1,10 +1,15 @@
 //! Boxes and the sweep that finds intersecting ones; shared by validation, coverage and
 //! planning.
 
+mod box_index;
 mod interval_tree;
 mod sweep;
+mod tiling;
+mod volume;
 
+pub(crate) use box_index::BoxIndex;
 pub(crate) use sweep::first_intersection;
+pub(crate) use tiling::{analyse, Tiling};
 
 /// An N-D half-open box: on axis k it covers [offset[k], offset[k] + extent[k]).
 /// Callers guarantee equal lengths and that every end fits in u64 (checked by §8.2 F4/F5).

@@ -455,6 +455,128 @@ pub struct ConformanceFixture {
     #[serde(default, skip_serializing_if = "::std::vec::Vec::is_empty")]
     pub tags: ::std::vec::Vec<::std::string::String>,
 }
+///A distinct box of a tensor's fragments. Fragments with identical boxes on several ranks are replicas of one box.
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Eq, Hash, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct CoverageBox {
+    ///Start of the box on each axis.
+    pub global_offset: ::std::vec::Vec<u64>,
+    ///Extent of the box on each axis.
+    pub local_shape: ::std::vec::Vec<u64>,
+    ///Number of fragments (ranks) that hold exactly this box.
+    pub replicas: u64,
+}
+///Coverage of a tensor by the fragments of one data-parallel replica alone.
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Eq, Hash, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct CoverageDp {
+    ///The DP rank coordinate.
+    pub dp: u64,
+    ///How the distinct boxes of the fragments with this dp cover the tensor; `complete` means this replica alone holds the whole tensor.
+    pub status: CoverageStatus,
+}
+///Coverage analysis of a placement (`weight-manifest coverage`, API `coverage`): for each tensor, whether the distinct boxes of its fragments tile it. Not a validity rule of the placement (contract §17): an incomplete placement is valid. Emitted in the canonical encoding (contract §5).
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Eq, Hash, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct CoverageReport {
+    ///The analysed placement's digest (contract §7.2).
+    pub digest: ::std::string::String,
+    ///The analysed placement's model_id.
+    pub model_id: ::std::string::String,
+    ///The analysed placement's placement_id (contract §7.1).
+    pub placement_id: ::std::string::String,
+    ///The analysed placement's revision.
+    pub revision: ::std::string::String,
+    ///One entry per tensor of the placement, sorted by tensor_id.
+    pub tensors: ::std::vec::Vec<CoverageTensor>,
+    ///Number of tensors whose status is `ambiguous`.
+    pub tensors_ambiguous: u64,
+    ///Number of tensors whose status is `complete`; the placement is complete when this equals the number of tensors.
+    pub tensors_complete: u64,
+    ///Number of tensors whose status is `gaps`.
+    pub tensors_with_gaps: u64,
+}
+///`complete`: the distinct boxes are pairwise disjoint and their volumes sum to the tensor's (they tile it). `gaps`: they are disjoint but leave elements uncovered. `ambiguous`: two distinct boxes intersect, so there is no single tiling.
+#[derive(
+    ::serde::Deserialize,
+    ::serde::Serialize,
+    Clone,
+    Copy,
+    Debug,
+    Eq,
+    Hash,
+    Ord,
+    PartialEq,
+    PartialOrd
+)]
+pub enum CoverageStatus {
+    #[serde(rename = "complete")]
+    Complete,
+    #[serde(rename = "gaps")]
+    Gaps,
+    #[serde(rename = "ambiguous")]
+    Ambiguous,
+}
+impl ::std::fmt::Display for CoverageStatus {
+    fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+        match *self {
+            Self::Complete => f.write_str("complete"),
+            Self::Gaps => f.write_str("gaps"),
+            Self::Ambiguous => f.write_str("ambiguous"),
+        }
+    }
+}
+impl ::std::str::FromStr for CoverageStatus {
+    type Err = self::error::ConversionError;
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        match value {
+            "complete" => Ok(Self::Complete),
+            "gaps" => Ok(Self::Gaps),
+            "ambiguous" => Ok(Self::Ambiguous),
+            _ => Err("invalid value".into()),
+        }
+    }
+}
+impl ::std::convert::TryFrom<&str> for CoverageStatus {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl ::std::convert::TryFrom<::std::string::String> for CoverageStatus {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+///The coverage of one tensor.
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Eq, Hash, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct CoverageTensor {
+    ///The distinct boxes of the tensor's fragments, sorted by global_offset then local_shape (element-wise, numerically).
+    pub boxes: ::std::vec::Vec<CoverageBox>,
+    ///One entry per DP value that occurs in the placement (any tensor), ascending: how that DP replica alone covers this tensor.
+    pub dp: ::std::vec::Vec<CoverageDp>,
+    ///For `ambiguous`: the indices into `boxes` of two intersecting boxes, the pair that the same-rank overlap procedure of contract §8.3 names when run on `boxes` in their order. Null otherwise.
+    #[serde(deserialize_with = "::std::option::Option::deserialize")]
+    pub overlap: ::std::option::Option<[u64; 2usize]>,
+    ///How the distinct boxes cover the tensor.
+    pub status: CoverageStatus,
+    ///The tensor.
+    pub tensor_id: ::std::string::String,
+    ///For `gaps`: the lexicographically first coordinate that no fragment covers. Null otherwise.
+    #[serde(deserialize_with = "::std::option::Option::deserialize")]
+    pub uncovered_coordinate: ::std::option::Option<::std::vec::Vec<u64>>,
+    ///For `gaps`: the exact number of uncovered elements, in decimal digits (a string because a tensor's volume has no bound). Null otherwise.
+    #[serde(deserialize_with = "::std::option::Option::deserialize")]
+    pub uncovered_elements: ::std::option::Option<::std::string::String>,
+}
 ///The expected outcome. `ok` must agree; on success each other member present must match byte for byte; on rejection `code` must be equal, and `path` too where given. `ok: true` forbids `code` and `path`; `ok: false` requires `code`.
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Eq, Hash, PartialEq)]
 #[serde(deny_unknown_fields)]
@@ -482,6 +604,15 @@ pub struct FixtureExpect {
     ///Expected placement id (`sha256:` + 64 lowercase hex digits).
     #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub placement_id: ::std::option::Option<::std::string::String>,
+    ///Expected reshard plan as canonical JSON text (plan).
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub plan: ::std::option::Option<::std::string::String>,
+    ///Expected plan id (`sha256:` + 64 lowercase hex digits) (plan).
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub plan_id: ::std::option::Option<::std::string::String>,
+    ///Expected coverage report as canonical JSON text (coverage).
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub report: ::std::option::Option<::std::string::String>,
     ///Expected runtime manifest as canonical JSON text (runtime.from_inventory, bind, runtime.parse).
     #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub runtime: ::std::option::Option<::std::string::String>,
@@ -505,15 +636,30 @@ pub struct FixtureInput {
     ///Binding inventory JSON text (bind).
     #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub binding: ::std::option::Option<::std::string::String>,
-    ///The input document as raw JSON text (every op except bind).
+    ///The input document as raw JSON text (every op except bind and plan).
     #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub document: ::std::option::Option<::std::string::String>,
+    ///The planner's region limit (plan); absent or null means the default.
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub max_regions: ::std::option::Option<u64>,
+    ///The planner's total segment limit (plan); absent or null means the default.
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub max_segments: ::std::option::Option<u64>,
     ///Placement manifest JSON text (bind).
     #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub placement: ::std::option::Option<::std::string::String>,
     ///The expected placement id given to a projection (project.placement, project.binding); absent or null means not given.
     #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub placement_id: ::std::option::Option<::std::string::String>,
+    ///Whether an incomplete coverage report is a rejection with code coverage_incomplete (coverage); absent or null means false.
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub require_complete: ::std::option::Option<bool>,
+    ///Source placement manifest JSON text (plan).
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub source: ::std::option::Option<::std::string::String>,
+    ///Target placement manifest JSON text (plan).
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub target: ::std::option::Option<::std::string::String>,
 }
 ///An operation of the conformance protocol (conformance.md, 'Operations').
 #[derive(
@@ -547,6 +693,10 @@ pub enum FixtureOp {
     RuntimeParse,
     #[serde(rename = "binding.parse")]
     BindingParse,
+    #[serde(rename = "coverage")]
+    Coverage,
+    #[serde(rename = "plan")]
+    Plan,
 }
 impl ::std::fmt::Display for FixtureOp {
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
@@ -560,6 +710,8 @@ impl ::std::fmt::Display for FixtureOp {
             Self::Bind => f.write_str("bind"),
             Self::RuntimeParse => f.write_str("runtime.parse"),
             Self::BindingParse => f.write_str("binding.parse"),
+            Self::Coverage => f.write_str("coverage"),
+            Self::Plan => f.write_str("plan"),
         }
     }
 }
@@ -578,6 +730,8 @@ impl ::std::str::FromStr for FixtureOp {
             "bind" => Ok(Self::Bind),
             "runtime.parse" => Ok(Self::RuntimeParse),
             "binding.parse" => Ok(Self::BindingParse),
+            "coverage" => Ok(Self::Coverage),
+            "plan" => Ok(Self::Plan),
             _ => Err("invalid value".into()),
         }
     }
@@ -709,6 +863,68 @@ pub struct PlacementManifest {
     pub revision: ::std::string::String,
     ///Logical tensors, emitted as canonical descriptors sorted by tensor_id.
     pub tensors: ::std::vec::Vec<TensorDescriptor>,
+}
+///One outer loop of a strided region: `count` iterations, advancing the source and target byte positions by their strides.
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Eq, Hash, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct PlanLoop {
+    ///Number of iterations, at least 2 (axes of extent 1 are omitted).
+    pub count: u64,
+    ///Bytes the source position advances per iteration.
+    pub source_stride: u64,
+    ///Bytes the target position advances per iteration.
+    pub target_stride: u64,
+}
+///The identity of a placement a plan reads or writes.
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Eq, Hash, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct PlanPlacement {
+    ///The placement's digest (contract §7.2).
+    pub digest: ::std::string::String,
+    ///The placement's placement_id (contract §7.1).
+    pub placement_id: ::std::string::String,
+}
+///The overlap of one target fragment with one source tile, copied as `product(loops[].count)` contiguous runs of `run_bytes`: for loop indices i_0..i_{n-1} (outermost first), run bytes go from source_offset + sum(i_k * source_stride_k) in the source buffer to target_offset + sum(i_k * target_stride_k) in the target buffer.
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Eq, Hash, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct PlanRegion {
+    ///Start of the overlap in the tensor's global coordinates.
+    pub global_offset: ::std::vec::Vec<u64>,
+    ///The outer loops, outermost first: one per axis before the run's first axis whose overlap extent is at least 2, with that extent as count and the axis's row-major byte stride in each buffer; then two adjacent loops are one whenever the outer one's strides equal the inner one's count times its strides in both buffers (the merged loop keeps the inner strides). Empty when the overlap is one contiguous run in both buffers.
+    pub loops: ::std::vec::Vec<PlanLoop>,
+    ///Bytes the region copies: run_bytes times the product of the loop counts.
+    pub nbytes: u64,
+    ///Length of one contiguous run: itemsize times the overlap's extents on axes first..ndim-1, where first is the smallest axis such that on every later axis the overlap spans the whole extent of both fragments (the innermost axis is always in the run).
+    pub run_bytes: u64,
+    ///Extent of the overlap on each axis.
+    pub shape: ::std::vec::Vec<u64>,
+    ///placement_fragment_id of the source fragment read.
+    pub source_fragment_id: ::std::string::String,
+    ///Byte offset of the overlap's first element in the source fragment's buffer.
+    pub source_offset: u64,
+    ///placement_fragment_id of the target fragment written.
+    pub target_fragment_id: ::std::string::String,
+    ///Byte offset of the overlap's first element in the target fragment's buffer.
+    pub target_offset: u64,
+    ///The tensor both fragments belong to.
+    pub tensor_id: ::std::string::String,
+}
+///A reshard plan (`weight-manifest plan`, API `plan`): the byte regions that move a model's weights from a source placement to a target placement. Every target fragment's buffer is filled by the regions that name it, each copying from one source fragment's buffer; both buffers are row-major (C order) in the fragment's local_shape with the tensor's itemsize. Emitted in the canonical encoding (contract §5).
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Eq, Hash, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ReshardPlan {
+    ///The model_id both placements name.
+    pub model_id: ::std::string::String,
+    ///`sha256:` + SHA-256 (64 lowercase hex digits) of the canonical encoding of this object without `plan_id` and with the member `"schema":"weight-plan"` added (as for placement_id, contract §7.1). It covers both placements' ids and digests and every region.
+    pub plan_id: ::std::string::String,
+    ///The regions, ordered by tensor_id, then target_fragment_id, then the source box (global_offset then local_shape, element-wise, numerically). There is one region per overlap of a target fragment with a tile of its source cover: the distinct source boxes when they tile the tensor, else the DP replica with the target's dp when it tiles the tensor alone, else the replicas that tile it alone in turn (ascending dp, round robin over the target fragments of the tensor that need one). Of the fragments holding a tile, a region reads one with the target's dp if any; among those candidates (else all), the one whose rank has had the fewest bytes read so far in region order, ties by rank (dp, tp, pp, ep).
+    pub regions: ::std::vec::Vec<PlanRegion>,
+    ///The revision both placements name.
+    pub revision: ::std::string::String,
+    ///The placement the bytes are read from.
+    pub source: PlanPlacement,
+    ///The placement the bytes are written to.
+    pub target: PlanPlacement,
 }
 ///Physical location of one placement fragment (contract §2.5).
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Eq, Hash, PartialEq)]

@@ -284,6 +284,12 @@ def oracle(op: str, inp: dict) -> dict:
         return {"runtime": cj(rt), "generation": rt["generation"]}
     if op == "binding.parse":
         return {"binding": cj(binding_from_inventory(doc))}
+    if op == "coverage":
+        report = coverage_report(doc)
+        assert not inp.get("require_complete") or report["tensors_complete"] == len(report["tensors"]), "oracle: incomplete"
+        return {"report": cj(report)}
+    if op == "plan":
+        return reshard_plan(loads(inp["source"]), loads(inp["target"]), inp.get("max_regions"), inp.get("max_segments"))
     raise AssertionError(op)
 
 
@@ -438,8 +444,17 @@ def _doc(v):
 
 
 def _inputs(document=None, placement=None, binding=None, address_semantics=DEL,
-            placement_id=DEL) -> dict:
+            placement_id=DEL, source=None, target=None, require_complete=DEL, max_regions=DEL,
+            max_segments=DEL) -> dict:
     inp = {}
+    if source is not None:
+        inp["source"] = _doc(source)
+    if target is not None:
+        inp["target"] = _doc(target)
+    for key, value in (("require_complete", require_complete), ("max_regions", max_regions),
+                       ("max_segments", max_segments)):
+        if value is not DEL:
+            inp[key] = value
     if document is not None:
         inp["document"] = _doc(document)
     if placement is not None:
@@ -474,6 +489,17 @@ def ok(cid, op, description, tags=(), expect=None, **inputs):
 
 
 def bad(cid, op, description, code, path=None, tags=(), **inputs):
+    if code in ADDED_CODES:  # the oracle must reject with the same code
+        inp = _inputs(**inputs)
+        if op == "plan":
+            try:
+                reshard_plan(loads(inp["source"]), loads(inp["target"]), inp.get("max_regions"), inp.get("max_segments"))
+                raise AssertionError(f"{cid}: the oracle accepts")
+            except PlanError as e:
+                assert str(e) == code, f"{cid}: the oracle rejects with {e}"
+        else:
+            report = coverage_report(loads(inp["document"]))
+            assert report["tensors_complete"] < len(report["tensors"]), f"{cid}: the oracle finds it complete"
     exp = {"ok": False, "code": code}
     if path is not None:
         exp["path"] = path
@@ -1926,10 +1952,352 @@ def cases_reference():
 
 
 # ----------------------------------------------------------------------------------------
+# coverage/ and plan/ : the coverage analysis and the reshard planner (codes added by this
+# implementation; README "Codes added by this implementation", schema/coverage.schema.json,
+# schema/plan.schema.json). The oracle below works on small inputs by direct enumeration.
+
+ADDED_CODES = ["plan_model_mismatch", "plan_tensor_mismatch", "plan_uncovered_tensor",
+               "plan_limit_exceeded", "coverage_incomplete"]
+DEFAULT_MAX_REGIONS = 1 << 20
+DEFAULT_MAX_SEGMENTS = 1 << 28
+
+
+def _box_end(b, k):
+    return b[0][k] + b[1][k]
+
+
+def _intersect(a, b):
+    return all(a[0][k] < _box_end(b, k) and b[0][k] < _box_end(a, k) for k in range(len(a[0])))
+
+
+def _overlap_pair(boxes):
+    """The pair the §8.3 procedure names for `boxes` in the given order, or None."""
+    if len(boxes) < 2:
+        return None
+    ndim = len(boxes[0][0])
+    counts = [len({(b[0][k], _box_end(b, k)) for b in boxes}) for k in range(ndim)]
+    s = counts.index(max(counts))
+    order = sorted(range(len(boxes)), key=lambda i: boxes[i][0][s])
+    active = []
+    for c in order:
+        active = [p for p in active if _box_end(boxes[p], s) > boxes[c][0][s]]
+        for p in active:
+            if _intersect(boxes[p], boxes[c]):
+                return [p, c]
+        active.append(c)
+    return None
+
+
+def _tiling(shape, boxes):
+    """(status, uncovered elements, first uncovered coordinate, overlap pair) of distinct
+    boxes: by pairwise intersection and a walk over the compressed grid in lex order."""
+    pair = _overlap_pair(boxes)
+    if pair is not None:
+        return "ambiguous", None, None, pair
+    total = prod(shape)
+    covered = sum(prod(b[1]) for b in boxes)
+    if covered == total:
+        return "complete", None, None, None
+    cuts = []
+    for k in range(len(shape)):
+        cs = {0}
+        for b in boxes:
+            cs |= {b[0][k], _box_end(b, k)}
+        cuts.append(sorted(c for c in cs if c < shape[k]))
+
+    def first(prefix):
+        k = len(prefix)
+        if k == len(shape):
+            return None if any(all(b[0][j] <= prefix[j] < _box_end(b, j) for j in range(k)) for b in boxes) else prefix
+        for c in cuts[k]:
+            found = first(prefix + [c])
+            if found is not None:
+                return found
+        return None
+    return "gaps", str(total - covered), first([]), None
+
+
+def _distinct(frags):
+    return sorted({(tuple(f["global_offset"]), tuple(f["local_shape"])) for f in frags})
+
+
+def _as_lists(boxes):
+    return [(list(o), list(e)) for o, e in boxes]
+
+
+def coverage_report(doc: dict) -> dict:
+    p = placement_from_wire(doc)["_value"]
+    dps = sorted({f["rank"]["dp"] for f in p["fragments"]})
+    tensors = []
+    for t in p["tensors"]:
+        mine = [f for f in p["fragments"] if f["tensor_id"] == t["tensor_id"]]
+        boxes = _as_lists(_distinct(mine))
+        status, uncovered, coordinate, pair = _tiling(t["global_shape"], boxes)
+        tensors.append({
+            "boxes": [{"global_offset": o, "local_shape": e,
+                       "replicas": sum(1 for f in mine if f["global_offset"] == o and f["local_shape"] == e)}
+                      for o, e in boxes],
+            "dp": [{"dp": d, "status": _tiling(t["global_shape"], _as_lists(_distinct(
+                [f for f in mine if f["rank"]["dp"] == d])))[0]} for d in dps],
+            "overlap": pair, "status": status, "tensor_id": t["tensor_id"],
+            "uncovered_coordinate": coordinate, "uncovered_elements": uncovered,
+        })
+    count = lambda s: sum(1 for t in tensors if t["status"] == s)  # noqa: E731
+    return {"digest": sha(cj(p)), "model_id": p["model_id"], "placement_id": p["placement_id"],
+            "revision": p["revision"], "tensors": tensors, "tensors_ambiguous": count("ambiguous"),
+            "tensors_complete": count("complete"), "tensors_with_gaps": count("gaps")}
+
+
+def _region_geometry(src, tgt, lo, shape, itemsize):
+    """Offsets, run and loops of copying box (lo, shape) between two row-major buffers."""
+    ndim = len(shape)
+
+    def strides(extent):
+        out, s = [0] * ndim, itemsize
+        for k in reversed(range(ndim)):
+            out[k], s = s, s * extent[k]
+        return out
+    ss, ts = strides(src["local_shape"]), strides(tgt["local_shape"])
+    s_off = sum((lo[k] - src["global_offset"][k]) * ss[k] for k in range(ndim))
+    t_off = sum((lo[k] - tgt["global_offset"][k]) * ts[k] for k in range(ndim))
+    first = ndim - 1
+    while first > 0 and shape[first] == src["local_shape"][first] == tgt["local_shape"][first]:
+        first -= 1
+    run = itemsize * prod(shape[first:])
+    loops = [[shape[k], ss[k], ts[k]] for k in range(first) if shape[k] > 1]
+    merged = True
+    while merged:
+        merged = False
+        for i in range(len(loops) - 1):
+            a, b = loops[i], loops[i + 1]
+            if a[1] == b[0] * b[1] and a[2] == b[0] * b[2]:
+                loops[i:i + 2] = [[a[0] * b[0], b[1], b[2]]]
+                merged = True
+                break
+    return s_off, t_off, run, loops
+
+
+class PlanError(Exception):
+    pass
+
+
+def reshard_plan(src_doc: dict, tgt_doc: dict, max_regions=None, max_segments=None) -> dict:
+    s = placement_from_wire(src_doc)
+    t = placement_from_wire(tgt_doc)
+    sp, tp = s["_value"], t["_value"]
+    if sp["model_id"] != tp["model_id"] or sp["revision"] != tp["revision"]:
+        raise PlanError("plan_model_mismatch")
+    if [x["tensor_id"] for x in sp["tensors"]] != [x["tensor_id"] for x in tp["tensors"]]:
+        raise PlanError("plan_tensor_mismatch")
+    for a, b in zip(sp["tensors"], tp["tensors"]):
+        for key in ("global_shape", "dtype", "itemsize", "layout_fingerprint", "layer_id", "expert_id"):
+            if a[key] != b[key]:
+                raise PlanError("plan_tensor_mismatch")
+    rank_key = lambda f: (f["rank"]["dp"], f["rank"]["tp"], f["rank"]["pp"], f["rank"]["ep"])  # noqa: E731
+
+    def tiles_of(frags):
+        """Distinct boxes (box order) with their holders in rank order."""
+        return [((list(o), list(e)), sorted((f for f in frags if tuple(f["global_offset"]) == o
+                                              and tuple(f["local_shape"]) == e), key=rank_key))
+                for o, e in _distinct(frags)]
+
+    jobs = []
+    for desc in sp["tensors"]:
+        tid, shape = desc["tensor_id"], desc["global_shape"]
+        targets = [f for f in tp["fragments"] if f["tensor_id"] == tid]
+        if not targets:
+            continue
+        mine = [f for f in sp["fragments"] if f["tensor_id"] == tid]
+        tiles = tiles_of(mine)
+        if _tiling(shape, [b for b, _ in tiles])[0] == "complete":
+            covers = {None: tiles}
+        else:
+            covers = {}
+            for d in sorted({f["rank"]["dp"] for f in mine}):
+                own = tiles_of([f for f in mine if f["rank"]["dp"] == d])
+                if _tiling(shape, [b for b, _ in own])[0] == "complete":
+                    covers[d] = own
+            if not covers:
+                raise PlanError("plan_uncovered_tensor")
+        turn = 0
+        for tf in targets:
+            if None in covers:
+                cover = covers[None]
+            elif tf["rank"]["dp"] in covers:
+                cover = covers[tf["rank"]["dp"]]
+            else:
+                cover = list(covers.values())[turn % len(covers)]
+                turn += 1
+            tbox = (tf["global_offset"], tf["local_shape"])
+            for box, holders in cover:
+                if _intersect(box, tbox):
+                    jobs.append((desc, tf, box, holders))
+    regions_max = DEFAULT_MAX_REGIONS if max_regions is None else max_regions
+    segments_max = DEFAULT_MAX_SEGMENTS if max_segments is None else max_segments
+    if len(jobs) > regions_max:
+        raise PlanError("plan_limit_exceeded")
+    loads, regions, segments = {}, [], 0
+    for desc, tf, box, holders in jobs:
+        ndim = len(box[0])
+        lo = [max(box[0][k], tf["global_offset"][k]) for k in range(ndim)]
+        shape = [min(_box_end(box, k), tf["global_offset"][k] + tf["local_shape"][k]) - lo[k] for k in range(ndim)]
+        same = [h for h in holders if h["rank"]["dp"] == tf["rank"]["dp"]]
+        candidates = same or holders
+        chosen = min(candidates, key=lambda h: (loads.get(rank_key(h), 0), rank_key(h)))
+        s_off, t_off, run, loops = _region_geometry(chosen, tf, lo, shape, desc["itemsize"])
+        nbytes = run * prod(l[0] for l in loops)
+        segments += prod(l[0] for l in loops)
+        loads[rank_key(chosen)] = loads.get(rank_key(chosen), 0) + nbytes
+        regions.append({
+            "global_offset": lo,
+            "loops": [{"count": c, "source_stride": a, "target_stride": b} for c, a, b in loops],
+            "nbytes": nbytes, "run_bytes": run, "shape": shape,
+            "source_fragment_id": chosen["placement_fragment_id"], "source_offset": s_off,
+            "target_fragment_id": tf["placement_fragment_id"], "target_offset": t_off,
+            "tensor_id": desc["tensor_id"],
+        })
+    if segments > segments_max:
+        raise PlanError("plan_limit_exceeded")
+    refs = {"source": {"digest": s["digest"], "placement_id": s["placement_id"]},
+            "target": {"digest": t["digest"], "placement_id": t["placement_id"]}}
+    payload = dict(refs, model_id=sp["model_id"], regions=regions, revision=sp["revision"], schema="weight-plan")
+    plan_id = "sha256:" + sha(cj(payload))
+    wire = dict(refs, model_id=sp["model_id"], plan_id=plan_id, regions=regions, revision=sp["revision"])
+    return {"plan": cj(wire), "plan_id": plan_id}
+
+
+def even(prefix, tid, shape, axis, parts, nbytes_per_item=2, **rank_of):
+    """Fragments of an even split of `shape` on `axis`; rank_of maps a coordinate name to a
+    function of the part index (default: tp = part)."""
+    step = shape[axis] // parts
+    out = []
+    for i in range(parts):
+        off = [0] * len(shape)
+        ext = list(shape)
+        off[axis], ext[axis] = i * step, step
+        rank = {k: f(i) for k, f in rank_of.items()} if rank_of else {"tp": i}
+        out.append(F(f"{prefix}/{i}", tid, off, ext, prod(ext) * nbytes_per_item, **rank))
+    return out
+
+
+def cases_coverage():
+    op = "coverage"
+    g = "coverage/"
+
+    def C(name, desc, doc, tags=(), **kw):
+        ok(g + name, op, desc, tags, document=doc, **kw)
+
+    def X(name, desc, code, doc, tags=(), **kw):
+        bad(g + name, op, desc, code, None, tags, document=doc, **kw)
+
+    w = T("w", [8, 4], pd=0)
+    norm = T("norm", [4], itemsize=4)
+    tp2 = PL([w, norm], even("w", "w", [8, 4], 0, 2) + [F(f"norm/{i}", "norm", [0], [4], 16, tp=i) for i in (0, 1)],
+             model="example/coverage")
+    C("complete-tp2", "A TP=2 split and a norm replicated on both TP ranks tile their tensors: complete, with 2 replicas of the norm box.", tp2, ["realistic"])
+    C("complete-require-complete", "A complete placement passes require_complete.", tp2, require_complete=True)
+    gap = PL([w, norm], even("w", "w", [8, 4], 0, 2)[:1] + [F("norm/0", "norm", [0], [4], 16)], model="example/coverage")
+    C("gaps-missing-shard", "A missing TP shard leaves gaps: the exact uncovered volume and the first uncovered coordinate [4, 0].", gap)
+    X("gaps-require-complete", "require_complete rejects a placement whose tensor has gaps.", "coverage_incomplete", gap, require_complete=True)
+    both = PL([T("w", [8, 4], sd=[0, 1])], even("r", "w", [8, 4], 0, 2, dp=lambda i: 0, tp=lambda i: i)
+              + even("c", "w", [8, 4], 1, 2, dp=lambda i: 1, tp=lambda i: i), model="example/coverage")
+    C("ambiguous-dp-layouts", "DP replicas with different TP layouts overlap partially: ambiguous overall, complete per DP replica.", both, ["realistic"])
+    X("ambiguous-require-complete", "require_complete rejects a placement with an ambiguous tensor.", "coverage_incomplete", both, require_complete=True)
+    dp_half = PL([w], even("a", "w", [8, 4], 0, 2, dp=lambda i: 0, tp=lambda i: i) + even("b", "w", [8, 4], 0, 2, dp=lambda i: 1, tp=lambda i: i)[1:],
+                 model="example/coverage")
+    C("dp-replica-incomplete", "The distinct boxes tile the tensor, but DP replica 1 alone holds only half of it.", dp_half)
+    C("tensor-without-fragments", "A tensor with no fragment has gaps everywhere: all elements uncovered, first at the origin.",
+      PL([w, norm], even("w", "w", [8, 4], 0, 2), model="example/coverage"))
+    C("empty-placement", "An empty placement has an empty report.", PL([], [], model="m", rev="r"))
+    cube = PL([T("cube", [4, 6, 2], sd=[0, 1], itemsize=1)],
+              [F(f"cube/{i}{j}", "cube", [2 * i, 3 * j, 0], [2, 3, 2], 12, tp=2 * i + j) for i in (0, 1) for j in (0, 1)],
+              model="example/coverage")
+    C("nd-grid-complete", "A 2x2 grid over two axes of a 3-D tensor is complete.", cube)
+    C("nd-grid-hole", "The same 3-D grid without one tile has gaps; the first uncovered coordinate is the missing tile's corner.",
+      m(cube, {"/fragments": cube["fragments"][:3]}))
+    big = PL([T("big", [2 ** 40, 2 ** 40], pd=0, itemsize=1)], [F("big/0", "big", [0, 0], [1, 2 ** 40], 2 ** 40)], model="example/coverage")
+    C("huge-uncovered-volume", "The uncovered volume above 2^64 is reported exactly, as decimal digits.", big, ["u64"])
+    X("invalid-placement", "The placement is validated first: its own rejections come before any analysis.", "fragment_overlap",
+      m(tp2, {"/fragments/1/global_offset": [2, 0], "/fragments/1/rank/tp": 0}))
+
+
+def cases_plan():
+    op = "plan"
+    g = "plan/"
+
+    def P(name, desc, source, target, tags=(), **kw):
+        ok(g + name, op, desc, tags, source=source, target=target, **kw)
+
+    def X(name, desc, code, source, target, tags=(), **kw):
+        bad(g + name, op, desc, code, None, tags, source=source, target=target, **kw)
+
+    model = "example/reshard"
+    w = T("w", [8, 6], pd=0)
+    w1 = T("w", [8, 6], pd=1)
+    tp4 = PL([w], even("a", "w", [8, 6], 0, 4), model=model)
+    tp2 = PL([w], even("b", "w", [8, 6], 0, 2), model=model)
+    cols = PL([w1], even("c", "w", [8, 6], 1, 3), model=model)
+    P("tp-merge-dim0", "TP4 to TP2 on axis 0: each target fragment reads two source blocks, each one contiguous run.", tp4, tp2, ["realistic"])
+    P("tp-split-dim0", "TP2 to TP4 on axis 0: each target fragment reads half of one source fragment.", tp2, tp4, ["realistic"])
+    P("cross-axis", "Rows to columns: every overlap is one strided region (loop over rows), never one region per row.", tp2, cols)
+    P("cross-axis-back", "Columns to rows: the strides are swapped between source and target.", cols, tp2)
+    dp2 = PL([w], even("s0", "w", [8, 6], 0, 2, dp=lambda i: 0, tp=lambda i: i)
+             + even("s1", "w", [8, 6], 0, 2, dp=lambda i: 1, tp=lambda i: i), model=model)
+    dp2_target = PL([w1], even("t0", "w", [8, 6], 1, 3, dp=lambda i: 0, tp=lambda i: i)
+                    + even("t1", "w", [8, 6], 1, 3, dp=lambda i: 1, tp=lambda i: i), model=model)
+    P("same-dp-replica-first", "Each target fragment reads the source replica with its own DP rank.", dp2, dp2_target, ["realistic"])
+    v = T("v", [4], dtype="uint8", itemsize=1)
+    spread = PL([v], [F(f"s{i}", "v", [0], [4], 4, dp=1, tp=3 - i) for i in range(4)], model=model)
+    readers = PL([v], [F(f"t{i}", "v", [0], [4], 4, pp=i) for i in range(8)], model=model)
+    P("replicas-balanced", "Without a same-DP replica, reads go to the least-loaded replica, ties by rank order (dp, tp, pp, ep).", spread, readers)
+    per_dp = PL([T("w", [4, 4], sd=[0, 1], itemsize=1)],
+                [F(f"r/{i}", "w", [2 * i, 0], [2, 4], 8, tp=i) for i in (0, 1)]
+                + [F(f"c/{i}", "w", [0, 2 * i], [4, 2], 8, dp=1, tp=i) for i in (0, 1)], model=model)
+    per_dp_target = PL([T("w", [4, 4], pd=1, itemsize=1)],
+                       [F(f"{p}/{i}", "w", [0, 2 * i], [4, 2], 8, dp=d, tp=i) for p, d in (("t", 1), ("u", 0), ("v", 2)) for i in (0, 1)],
+                       model=model)
+    P("dp-replicas-own-covers", "DP replicas with different layouts are separate covers; a DP without a replica reads the covers in turn.",
+      per_dp, per_dp_target)
+    experts = [T(f"experts.{e}.w", [4, 4], layer=3, expert=e) for e in range(4)]
+    ep2 = PL(experts, [F(f"a{e}", f"experts.{e}.w", [0, 0], [4, 4], 32, ep=e // 2) for e in range(4)], model=model)
+    ep4 = PL(experts, [F(f"b{e}", f"experts.{e}.w", [0, 0], [4, 4], 32, ep=e) for e in range(4)], model=model)
+    P("ep-regroup", "EP2 to EP4: whole experts move between EP ranks as single contiguous regions.", ep2, ep4, ["realistic"])
+    layers = [T(f"layers.{l}.w", [4, 4], pd=1, layer=l) for l in range(4)]
+    pp2 = PL(layers, [f for l in range(4) for f in even(f"a{l}", f"layers.{l}.w", [4, 4], 1, 2, pp=lambda i, l=l: l // 2, tp=lambda i: i)], model=model)
+    pp4 = PL(layers, [f for l in range(4) for f in even(f"b{l}", f"layers.{l}.w", [4, 4], 1, 2, pp=lambda i, l=l: l, tp=lambda i: i)], model=model)
+    P("pp-restage", "PP2 to PP4: layers move between pipeline stages, TP layout unchanged.", pp2, pp4)
+    cube = T("cube", [2, 3, 8], sd=[2], itemsize=1)
+    P("nd-loops-merge", "A 3-D overlap spanning its outer axes fully merges them into one loop.",
+      PL([cube], even("a", "cube", [2, 3, 8], 2, 1, nbytes_per_item=1), model=model),
+      PL([cube], even("b", "cube", [2, 3, 8], 2, 2, nbytes_per_item=1), model=model))
+    P("empty", "Two empty placements of one model give an empty plan.", PL([], [], model=model), PL([], [], model=model))
+
+    # -- rejections
+    X("model-id-mismatch", "Placements of different models cannot be resharded into each other.", "plan_model_mismatch",
+      tp4, m(tp2, {"/model_id": "example/other"}))
+    X("revision-mismatch", "Placements of different revisions cannot be resharded into each other.", "plan_model_mismatch",
+      tp4, m(tp2, {"/revision": "r2"}))
+    X("tensor-missing-in-target", "A tensor that only the source lists is a tensor mismatch.", "plan_tensor_mismatch",
+      PL([w, v], tp4["fragments"], model=model), tp2)
+    X("tensor-shape-differs", "The same tensor_id with another global_shape is a tensor mismatch.", "plan_tensor_mismatch",
+      tp4, PL([T("w", [8, 4], pd=0)], even("b", "w", [8, 4], 0, 2), model=model))
+    X("tensor-dtype-differs", "The same tensor_id with another dtype is a tensor mismatch.", "plan_tensor_mismatch",
+      tp4, m(tp2, {"/tensors/0/dtype": "float16"}))
+    X("source-gap", "A source shard is missing, so no source cover tiles the tensor.", "plan_uncovered_tensor",
+      m(tp4, {"/fragments": tp4["fragments"][:3]}), tp2)
+    X("source-overlap-no-dp-tiling", "Source boxes overlap partially and no DP replica tiles the tensor alone.", "plan_uncovered_tensor",
+      PL([w], [F("a", "w", [0, 0], [5, 6], 60), F("b", "w", [3, 0], [5, 6], 60, dp=1)], model=model), tp2)
+    X("max-regions", "A plan of 4 regions exceeds max_regions 3.", "plan_limit_exceeded", tp4, tp2, max_regions=3)
+    X("max-segments", "Cross-axis regions need 12 runs in total, above max_segments 11.", "plan_limit_exceeded", tp2, cols, max_segments=11)
+    X("invalid-source", "Both placements are validated first: a source rejection comes before any planning.", "fragment_rank_mismatch",
+      m(tp4, {"/fragments/0/global_offset": [0]}), tp2)
+
+
+# ----------------------------------------------------------------------------------------
 # Coverage, schema check, writing
 
 GROUPS = ("placement", "placement_inventory", "runtime_inventory", "binding_inventory", "project",
-          "bind", "runtime", "binding", "reader", "reference")
+          "bind", "runtime", "binding", "reader", "reference", "coverage", "plan")
 
 
 def contract_codes() -> list[str]:
@@ -1952,9 +2320,11 @@ def api_only_codes() -> dict[str, str]:
 
 
 OPS = {"placement.parse", "placement.from_inventory", "runtime.from_inventory", "binding.from_inventory",
-       "project.placement", "project.binding", "bind", "runtime.parse", "binding.parse"}
-INPUT_KEYS = {"document", "placement", "binding", "address_semantics", "placement_id"}
-EXPECT_KEYS = {"ok", "code", "path", "canonical", "placement_id", "digest", "runtime", "binding", "generation"}
+       "project.placement", "project.binding", "bind", "runtime.parse", "binding.parse", "coverage", "plan"}
+INPUT_KEYS = {"document", "placement", "binding", "address_semantics", "placement_id", "source", "target",
+              "require_complete", "max_regions", "max_segments"}
+EXPECT_KEYS = {"ok", "code", "path", "canonical", "placement_id", "digest", "runtime", "binding", "generation",
+               "report", "plan", "plan_id"}
 
 
 def check_fixture(cid: str, fx: dict) -> None:
@@ -1968,15 +2338,25 @@ def check_fixture(cid: str, fx: dict) -> None:
     need(fx["op"] in OPS, "op")
     need(set(fx["input"]) <= INPUT_KEYS, "input keys")
     for k, v in fx["input"].items():
-        need(isinstance(v, str) or (v is None and k in ("address_semantics", "placement_id")), f"input.{k}")
-    need(("placement" in fx["input"] and "binding" in fx["input"]) if fx["op"] == "bind" else "document" in fx["input"], "op inputs")
+        if k == "require_complete":
+            need(v is None or isinstance(v, bool), f"input.{k}")
+        elif k in ("max_regions", "max_segments"):
+            need(v is None or (isinstance(v, int) and not isinstance(v, bool) and 0 <= v <= U64), f"input.{k}")
+        else:
+            need(isinstance(v, str) or (v is None and k in ("address_semantics", "placement_id")), f"input.{k}")
+    if fx["op"] == "bind":
+        need("placement" in fx["input"] and "binding" in fx["input"], "op inputs")
+    elif fx["op"] == "plan":
+        need("source" in fx["input"] and "target" in fx["input"], "op inputs")
+    else:
+        need("document" in fx["input"], "op inputs")
     e = fx["expect"]
     need(set(e) <= EXPECT_KEYS and isinstance(e.get("ok"), bool), "expect keys")
     if e["ok"]:
         need("code" not in e and "path" not in e, "ok forbids code/path")
     else:
         need(isinstance(e.get("code"), str) and re.fullmatch(r"[a-z][a-z0-9]*(_[a-z0-9]+)*", e["code"]), "code")
-    for k in ("path", "canonical", "placement_id", "digest", "runtime", "binding"):
+    for k in ("path", "canonical", "placement_id", "digest", "runtime", "binding", "report", "plan", "plan_id"):
         need(k not in e or isinstance(e[k], str), k)
     need("generation" not in e or e["generation"] is None or (isinstance(e["generation"], int) and 0 <= e["generation"] <= U64), "generation")
     need("tags" not in fx or all(isinstance(t, str) for t in fx["tags"]), "tags")
@@ -2002,8 +2382,9 @@ def build() -> dict[str, str]:
         assert seen == {True, False}, f"op {op} lacks accepting or rejecting cases"
     codes, api_only = contract_codes(), api_only_codes()
     assert len(codes) == 57, f"expected the 57 codes of §18, found {len(codes)}"
+    codes = codes + ADDED_CODES
     for code in coverage:
-        assert code in codes, f"fixture code {code} is not in contract §18"
+        assert code in codes, f"fixture code {code} is not in contract §18 nor added by this implementation"
     for code in codes:
         if code in api_only:
             assert code not in coverage, f"{code} is listed as API-only but a fixture expects it"

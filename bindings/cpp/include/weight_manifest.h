@@ -303,6 +303,32 @@ enum WmCode
    */
   WM_CODE_ADAPT_GRID_INVALID = 64,
   /**
+   * `plan_model_mismatch`: the source and target placements of a reshard plan name a
+   * different model_id or revision (added by this implementation).
+   */
+  WM_CODE_PLAN_MODEL_MISMATCH = 65,
+  /**
+   * `plan_tensor_mismatch`: the source and target placements of a reshard plan differ
+   * in their tensor sets or in a descriptor field other than the shard dims (added by
+   * this implementation).
+   */
+  WM_CODE_PLAN_TENSOR_MISMATCH = 66,
+  /**
+   * `plan_uncovered_tensor`: no source cover tiles a tensor the target needs: neither
+   * the distinct source boxes nor any single DP replica (added by this implementation).
+   */
+  WM_CODE_PLAN_UNCOVERED_TENSOR = 67,
+  /**
+   * `plan_limit_exceeded`: a reshard plan would exceed its region or segment limit
+   * (added by this implementation).
+   */
+  WM_CODE_PLAN_LIMIT_EXCEEDED = 68,
+  /**
+   * `coverage_incomplete`: a coverage report that was required to be complete is not
+   * (added by this implementation).
+   */
+  WM_CODE_COVERAGE_INCOMPLETE = 69,
+  /**
    * `invalid_argument`: a C argument is unusable (a required pointer is NULL, or a
    * length is too large). Not a contract code: it never comes from a document.
    */

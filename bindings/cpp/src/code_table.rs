@@ -151,6 +151,22 @@ pub enum WmCode {
     /// `adapt_grid_invalid`: an adapter grid size is 0, or the placement would exceed the
     /// fragment limit (added by this implementation).
     AdaptGridInvalid = 64,
+    /// `plan_model_mismatch`: the source and target placements of a reshard plan name a
+    /// different model_id or revision (added by this implementation).
+    PlanModelMismatch = 65,
+    /// `plan_tensor_mismatch`: the source and target placements of a reshard plan differ
+    /// in their tensor sets or in a descriptor field other than the shard dims (added by
+    /// this implementation).
+    PlanTensorMismatch = 66,
+    /// `plan_uncovered_tensor`: no source cover tiles a tensor the target needs: neither
+    /// the distinct source boxes nor any single DP replica (added by this implementation).
+    PlanUncoveredTensor = 67,
+    /// `plan_limit_exceeded`: a reshard plan would exceed its region or segment limit
+    /// (added by this implementation).
+    PlanLimitExceeded = 68,
+    /// `coverage_incomplete`: a coverage report that was required to be complete is not
+    /// (added by this implementation).
+    CoverageIncomplete = 69,
     /// `invalid_argument`: a C argument is unusable (a required pointer is NULL, or a
     /// length is too large). Not a contract code: it never comes from a document.
     InvalidArgument = 1000,
@@ -227,6 +243,11 @@ impl WmCode {
             Code::AdaptUnevenSplit => WmCode::AdaptUnevenSplit,
             Code::AdaptHeaderInvalid => WmCode::AdaptHeaderInvalid,
             Code::AdaptGridInvalid => WmCode::AdaptGridInvalid,
+            Code::PlanModelMismatch => WmCode::PlanModelMismatch,
+            Code::PlanTensorMismatch => WmCode::PlanTensorMismatch,
+            Code::PlanUncoveredTensor => WmCode::PlanUncoveredTensor,
+            Code::PlanLimitExceeded => WmCode::PlanLimitExceeded,
+            Code::CoverageIncomplete => WmCode::CoverageIncomplete,
             // `Code` is non-exhaustive: a code added after this table was generated
             // (the crate's tests and `codegen --check` catch that).
             _ => WmCode::InternalError,
@@ -302,6 +323,11 @@ impl WmCode {
             WmCode::AdaptUnevenSplit => c"adapt_uneven_split",
             WmCode::AdaptHeaderInvalid => c"adapt_header_invalid",
             WmCode::AdaptGridInvalid => c"adapt_grid_invalid",
+            WmCode::PlanModelMismatch => c"plan_model_mismatch",
+            WmCode::PlanTensorMismatch => c"plan_tensor_mismatch",
+            WmCode::PlanUncoveredTensor => c"plan_uncovered_tensor",
+            WmCode::PlanLimitExceeded => c"plan_limit_exceeded",
+            WmCode::CoverageIncomplete => c"coverage_incomplete",
             WmCode::InvalidArgument => c"invalid_argument",
             WmCode::InternalError => c"internal_error",
         }

@@ -1,0 +1,111 @@
+//! The `coverage` command: does a placement hold the whole model?
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::Args;
+use serde_json::json;
+use weight_manifest::wire::{CoverageStatus, CoverageTensor};
+use weight_manifest::{coverage, Placement};
+
+use super::args::{Format, FormatArg};
+use super::output::{emit, read_input};
+use super::render::{json_success, rejection};
+
+/// Incomplete tensors listed in the text summary before it is cut short.
+const LISTED: usize = 20;
+
+#[derive(Args)]
+pub(crate) struct CoverageArgs {
+    /// Placement manifest JSON file (`-` for standard input).
+    pub placement: String,
+    /// Exit 1 with error code coverage_incomplete when some tensor is not complete.
+    #[arg(long)]
+    pub require_complete: bool,
+    /// Write the report (canonical JSON) to this file (atomically).
+    #[arg(short = 'o', long = "output")]
+    pub output: Option<PathBuf>,
+    #[command(flatten)]
+    pub format: FormatArg,
+}
+
+pub(crate) fn run(args: &CoverageArgs) -> Result<ExitCode, String> {
+    let text =
+        read_input(&args.placement).map_err(|e| format!("cannot read {}: {e}", args.placement))?;
+    let format = args.format.format;
+    let placement = match Placement::from_json(&text) {
+        Err(e) => return Ok(rejection(&e, format)),
+        Ok(p) => p,
+    };
+    let coverage = coverage(&placement);
+    let verdict = if args.require_complete {
+        coverage.require_complete()
+    } else {
+        Ok(())
+    };
+    if let Some(path) = &args.output {
+        emit(Some(path), coverage.to_json().as_bytes())
+            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    }
+    let report = coverage.report();
+    if format == Format::Json {
+        if let Err(e) = &verdict {
+            return Ok(rejection(e, format));
+        }
+        let mut fields = json!({
+            "tensors": report.tensors.len(),
+            "tensors_complete": report.tensors_complete,
+            "tensors_with_gaps": report.tensors_with_gaps,
+            "tensors_ambiguous": report.tensors_ambiguous,
+        });
+        if args.output.is_none() {
+            fields["report"] = json!(coverage.to_json());
+        }
+        json_success(fields);
+        return Ok(ExitCode::SUCCESS);
+    }
+    println!(
+        "tensors: {}, complete: {}, with gaps: {}, ambiguous: {}",
+        report.tensors.len(),
+        report.tensors_complete,
+        report.tensors_with_gaps,
+        report.tensors_ambiguous
+    );
+    print_dp_summary(&report.tensors);
+    let incomplete: Vec<&CoverageTensor> = report
+        .tensors
+        .iter()
+        .filter(|t| t.status != CoverageStatus::Complete)
+        .collect();
+    for tensor in incomplete.iter().take(LISTED) {
+        println!("  {}", weight_manifest::coverage::describe(tensor));
+    }
+    if incomplete.len() > LISTED {
+        println!("  ... and {} more", incomplete.len() - LISTED);
+    }
+    Ok(match verdict {
+        Err(e) => rejection(&e, format),
+        Ok(()) => ExitCode::SUCCESS,
+    })
+}
+
+/// One line per DP value: for how many tensors that replica alone is complete.
+fn print_dp_summary(tensors: &[CoverageTensor]) {
+    let Some(first) = tensors.first() else {
+        return;
+    };
+    for (k, entry) in first.dp.iter().enumerate() {
+        let complete = tensors
+            .iter()
+            .filter(|t| {
+                t.dp.get(k)
+                    .is_some_and(|d| d.status == CoverageStatus::Complete)
+            })
+            .count();
+        println!(
+            "dp {}: alone complete for {complete} of {} tensors",
+            entry.dp,
+            tensors.len()
+        );
+    }
+}

@@ -1,0 +1,114 @@
+//! The `plan` command: the regions that move weights from one placement to another.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::Args;
+use serde_json::{json, Value as Json};
+use weight_manifest::plan::{PlanStats, DEFAULT_MAX_REGIONS, DEFAULT_MAX_SEGMENTS};
+use weight_manifest::{plan, Placement, PlanLimits};
+
+use super::args::{Format, FormatArg};
+use super::output::{emit, read_input};
+use super::render::{json_success, rejection};
+
+#[derive(Args)]
+pub(crate) struct PlanArgs {
+    /// Source placement manifest JSON file (the layout the weights are in).
+    pub source: String,
+    /// Target placement manifest JSON file (the layout the weights go to).
+    pub target: String,
+    /// Fail with plan_limit_exceeded when the plan needs more regions.
+    #[arg(long, default_value_t = DEFAULT_MAX_REGIONS)]
+    pub max_regions: u64,
+    /// Fail with plan_limit_exceeded when the plan needs more contiguous runs in total.
+    #[arg(long, default_value_t = DEFAULT_MAX_SEGMENTS)]
+    pub max_segments: u64,
+    /// Print the region, segment and byte counts, total and per source rank (on standard
+    /// error in text format).
+    #[arg(long)]
+    pub stats: bool,
+    /// Write the plan (canonical JSON) to this file (atomically) instead of standard output.
+    #[arg(short = 'o', long = "output")]
+    pub output: Option<PathBuf>,
+    #[command(flatten)]
+    pub format: FormatArg,
+}
+
+fn read(path: &str) -> Result<Vec<u8>, String> {
+    read_input(path).map_err(|e| format!("cannot read {path}: {e}"))
+}
+
+/// A u128 as a JSON number when it fits in a u64, else as a decimal string.
+fn big(n: u128) -> Json {
+    u64::try_from(n).map_or_else(|_| json!(n.to_string()), |n| json!(n))
+}
+
+fn stats_json(stats: &PlanStats) -> Json {
+    let sources: Vec<Json> = stats
+        .sources
+        .iter()
+        .map(|s| json!({ "rank": s.rank, "regions": s.regions, "bytes": big(s.bytes) }))
+        .collect();
+    json!({
+        "regions": stats.regions,
+        "segments": stats.segments,
+        "bytes": big(stats.bytes),
+        "sources": sources,
+    })
+}
+
+fn print_stats(plan_id: &str, stats: &PlanStats) {
+    eprintln!("plan_id: {plan_id}");
+    eprintln!(
+        "regions: {}, segments: {}, bytes: {}",
+        stats.regions, stats.segments, stats.bytes
+    );
+    eprintln!("source ranks read from: {}", stats.sources.len());
+    for s in &stats.sources {
+        let r = &s.rank;
+        eprintln!(
+            "  dp {} tp {} pp {} ep {}: {} regions, {} bytes",
+            r.dp, r.tp, r.pp, r.ep, s.regions, s.bytes
+        );
+    }
+}
+
+pub(crate) fn run(args: &PlanArgs) -> Result<ExitCode, String> {
+    let source_text = read(&args.source)?;
+    let target_text = read(&args.target)?;
+    let format = args.format.format;
+    let limits = PlanLimits {
+        max_regions: args.max_regions,
+        max_segments: args.max_segments,
+    };
+    let result = Placement::from_json(&source_text).and_then(|source| {
+        let target = Placement::from_json(&target_text)?;
+        plan(&source, &target, &limits)
+    });
+    let plan = match result {
+        Err(e) => return Ok(rejection(&e, format)),
+        Ok(p) => p,
+    };
+    let text = plan.as_json();
+    if format == Format::Json {
+        let mut fields = json!({ "plan_id": plan.plan_id() });
+        if let Some(path) = &args.output {
+            emit(Some(path), text.as_bytes())
+                .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        } else {
+            fields["plan"] = Json::String(text.to_owned());
+        }
+        if args.stats {
+            fields["stats"] = stats_json(plan.stats());
+        }
+        json_success(fields);
+        return Ok(ExitCode::SUCCESS);
+    }
+    emit(args.output.as_deref(), text.as_bytes())
+        .map_err(|e| format!("cannot write output: {e}"))?;
+    if args.stats {
+        print_stats(plan.plan_id(), plan.stats());
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,144 @@
+//! Grouping a placement's fragments: by tensor, then by distinct box (identical boxes on
+//! several ranks are replicas of one box). Shared by coverage and the planner.
+
+use std::cmp::Ordering;
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+
+use crate::geometry::BoxRef;
+use crate::model::Placement;
+use crate::wire::{ParallelRank, PlacementFragment};
+
+/// The rank order used for ties everywhere: dp, tp, pp, ep (the contract's coordinate
+/// order, §2.1).
+pub(crate) fn rank_key(rank: &ParallelRank) -> (u64, u64, u64, u64) {
+    (rank.dp, rank.tp, rank.pp, rank.ep)
+}
+
+/// Numeric, element-wise order of two boxes: by offset, then by shape.
+pub(crate) fn box_order(a: &PlacementFragment, b: &PlacementFragment) -> Ordering {
+    a.global_offset
+        .cmp(&b.global_offset)
+        .then_with(|| a.local_shape.cmp(&b.local_shape))
+}
+
+/// FNV-1a: keys here are short ids and rank tuples from validated documents, so a fast
+/// unkeyed hash is fine.
+pub(crate) struct Fnv(u64);
+
+/// A `HashMap` hasher builder for [`Fnv`].
+pub(crate) type FastHash = BuildHasherDefault<Fnv>;
+
+impl Default for Fnv {
+    fn default() -> Self {
+        Fnv(0xcbf2_9ce4_8422_2325)
+    }
+}
+
+impl Hasher for Fnv {
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+/// The fragments of each tensor: for tensor `t` (in the placement's order, by
+/// tensor_id), `items[starts[t]..starts[t + 1]]` are its fragment indices in fragment
+/// order (by placement_fragment_id).
+pub(crate) struct Groups {
+    starts: Vec<usize>,
+    items: Vec<usize>,
+}
+
+impl Groups {
+    /// The fragment indices of tensor `t`.
+    pub(crate) fn get(&self, t: usize) -> &[usize] {
+        &self.items[self.starts[t]..self.starts[t + 1]]
+    }
+}
+
+/// Groups the fragments of `placement` by tensor (a counting sort, so order is kept).
+pub(crate) fn fragments_by_tensor(placement: &Placement) -> Groups {
+    let tensors = placement.tensors();
+    let mut index: HashMap<&str, usize, FastHash> =
+        HashMap::with_capacity_and_hasher(tensors.len(), FastHash::default());
+    for (i, t) in tensors.iter().enumerate() {
+        index.insert(t.tensor_id.as_str(), i);
+    }
+    // A valid placement names only known tensors (§8.2 F3); anything else is skipped.
+    let owner: Vec<Option<usize>> = placement
+        .fragments()
+        .iter()
+        .map(|f| index.get(f.tensor_id.as_str()).copied())
+        .collect();
+    let mut starts = vec![0usize; tensors.len() + 1];
+    for &t in owner.iter().flatten() {
+        starts[t + 1] += 1;
+    }
+    for t in 0..tensors.len() {
+        starts[t + 1] += starts[t];
+    }
+    let mut next = starts.clone();
+    let mut items = vec![0usize; starts[tensors.len()]];
+    for (i, t) in owner.iter().enumerate() {
+        if let Some(t) = *t {
+            items[next[t]] = i;
+            next[t] += 1;
+        }
+    }
+    Groups { starts, items }
+}
+
+/// One distinct box and the fragments that hold it.
+#[derive(Clone, Debug)]
+pub(crate) struct DistinctBox {
+    /// Fragment indices (into the placement's fragments), in rank order (dp, tp, pp, ep);
+    /// never empty, and all hold the same box.
+    pub members: Vec<usize>,
+}
+
+impl DistinctBox {
+    /// The box, as its first member holds it.
+    pub(crate) fn boxref<'p>(&self, fragments: &'p [PlacementFragment]) -> BoxRef<'p> {
+        let f = &fragments[self.members[0]];
+        BoxRef {
+            offset: &f.global_offset,
+            extent: &f.local_shape,
+        }
+    }
+}
+
+/// The distinct boxes among `members` (fragment indices), sorted by [`box_order`].
+pub(crate) fn distinct_boxes(
+    fragments: &[PlacementFragment],
+    members: impl IntoIterator<Item = usize>,
+) -> Vec<DistinctBox> {
+    let mut sorted: Vec<usize> = members.into_iter().collect();
+    sorted.sort_by(|&a, &b| {
+        box_order(&fragments[a], &fragments[b])
+            .then_with(|| rank_key(&fragments[a].rank).cmp(&rank_key(&fragments[b].rank)))
+    });
+    let mut boxes: Vec<DistinctBox> = Vec::new();
+    for i in sorted {
+        match boxes.last_mut() {
+            Some(last) if box_order(&fragments[last.members[0]], &fragments[i]).is_eq() => {
+                last.members.push(i);
+            }
+            _ => boxes.push(DistinctBox { members: vec![i] }),
+        }
+    }
+    boxes
+}
+
+/// The box references of `boxes`, in order.
+pub(crate) fn box_refs<'p>(
+    fragments: &'p [PlacementFragment],
+    boxes: &[DistinctBox],
+) -> Vec<BoxRef<'p>> {
+    boxes.iter().map(|b| b.boxref(fragments)).collect()
+}

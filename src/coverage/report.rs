@@ -1,0 +1,71 @@
+//! The coverage of one tensor: its distinct boxes, how they cover it, and how each DP
+//! replica alone covers it.
+
+use crate::geometry::{analyse, Tiling};
+use crate::wire::{
+    CoverageBox, CoverageDp, CoverageStatus, CoverageTensor, PlacementFragment, TensorDescriptor,
+};
+
+use super::group::{box_refs, distinct_boxes};
+
+/// The status of a tiling analysis.
+pub(crate) fn status(tiling: &Tiling) -> CoverageStatus {
+    match tiling {
+        Tiling::Complete => CoverageStatus::Complete,
+        Tiling::Gaps { .. } => CoverageStatus::Gaps,
+        Tiling::Ambiguous { .. } => CoverageStatus::Ambiguous,
+    }
+}
+
+/// How the fragments `members` (indices into `fragments`, all of `tensor`) cover it;
+/// `dp_values` are the DP values of the whole placement, ascending.
+pub(crate) fn tensor_coverage(
+    tensor: &TensorDescriptor,
+    fragments: &[PlacementFragment],
+    members: &[usize],
+    dp_values: &[u64],
+) -> CoverageTensor {
+    let boxes = distinct_boxes(fragments, members.iter().copied());
+    let refs = box_refs(fragments, &boxes);
+    let tiling = analyse(&tensor.global_shape, &refs);
+    let dp = dp_values
+        .iter()
+        .map(|&d| {
+            let own = distinct_boxes(
+                fragments,
+                members
+                    .iter()
+                    .copied()
+                    .filter(|&i| fragments[i].rank.dp == d),
+            );
+            CoverageDp {
+                dp: d,
+                status: status(&analyse(&tensor.global_shape, &box_refs(fragments, &own))),
+            }
+        })
+        .collect();
+    let (overlap, uncovered_coordinate, uncovered_elements) = match &tiling {
+        Tiling::Complete => (None, None, None),
+        Tiling::Gaps { uncovered, first } => {
+            (None, Some(first.clone()), Some(uncovered.to_decimal()))
+        }
+        Tiling::Ambiguous { first, second } => (Some([*first as u64, *second as u64]), None, None),
+    };
+    CoverageTensor {
+        boxes: boxes
+            .iter()
+            .zip(&refs)
+            .map(|(b, r)| CoverageBox {
+                global_offset: r.offset.to_vec(),
+                local_shape: r.extent.to_vec(),
+                replicas: b.members.len() as u64,
+            })
+            .collect(),
+        dp,
+        overlap,
+        status: status(&tiling),
+        tensor_id: tensor.tensor_id.clone(),
+        uncovered_coordinate,
+        uncovered_elements,
+    }
+}

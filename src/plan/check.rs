@@ -1,0 +1,97 @@
+//! The planner's preconditions: both placements describe the same model and the same
+//! tensors. Only the shard dims (and so the fragments) may differ.
+
+use crate::error::{Code, Error, Result};
+use crate::model::Placement;
+use crate::wire::TensorDescriptor;
+
+/// `plan_model_mismatch` when model_id or revision differ; then `plan_tensor_mismatch`
+/// for the first tensor (by tensor_id) that only one side has or whose descriptors differ
+/// in global_shape, dtype, itemsize, layout_fingerprint, layer_id or expert_id (checked in
+/// that order).
+pub(crate) fn check_compatible(source: &Placement, target: &Placement) -> Result<()> {
+    if source.model_id() != target.model_id() {
+        return Err(Error::new(
+            Code::PlanModelMismatch,
+            format!(
+                "source and target placements name different models: model_id {} and {}",
+                source.model_id(),
+                target.model_id()
+            ),
+        ));
+    }
+    if source.revision() != target.revision() {
+        return Err(Error::new(
+            Code::PlanModelMismatch,
+            format!(
+                "source and target placements name different revisions: {} and {}",
+                source.revision(),
+                target.revision()
+            ),
+        ));
+    }
+    let (sources, targets) = (source.tensors(), target.tensors());
+    let (mut at_source, mut at_target) = (0, 0);
+    let only = |side: &str, id: &str| {
+        Err(Error::new(
+            Code::PlanTensorMismatch,
+            format!("tensor {id} is only in the {side} placement"),
+        ))
+    };
+    loop {
+        match (sources.get(at_source), targets.get(at_target)) {
+            (Some(left), Some(right)) if left.tensor_id == right.tensor_id => {
+                check_descriptors(left, right)?;
+                at_source += 1;
+                at_target += 1;
+            }
+            (Some(left), Some(right)) if left.tensor_id < right.tensor_id => {
+                return only("source", &left.tensor_id);
+            }
+            (Some(left), None) => return only("source", &left.tensor_id),
+            (_, Some(right)) => return only("target", &right.tensor_id),
+            (None, None) => break,
+        }
+    }
+    Ok(())
+}
+
+fn check_descriptors(a: &TensorDescriptor, b: &TensorDescriptor) -> Result<()> {
+    let differs = |field: &str, x: String, y: String| {
+        Err(Error::new(
+            Code::PlanTensorMismatch,
+            format!(
+                "tensor {} differs between source and target in {field}: {x} and {y}",
+                a.tensor_id
+            ),
+        ))
+    };
+    let opt = |v: Option<u64>| v.map_or_else(|| "null".to_owned(), |v| v.to_string());
+    if a.global_shape != b.global_shape {
+        return differs(
+            "global_shape",
+            format!("{:?}", a.global_shape),
+            format!("{:?}", b.global_shape),
+        );
+    }
+    if a.dtype != b.dtype {
+        return differs("dtype", a.dtype.clone(), b.dtype.clone());
+    }
+    if a.itemsize != b.itemsize {
+        return differs("itemsize", a.itemsize.to_string(), b.itemsize.to_string());
+    }
+    if a.layout_fingerprint != b.layout_fingerprint {
+        return differs(
+            "layout_fingerprint",
+            a.layout_fingerprint.clone(),
+            b.layout_fingerprint.clone(),
+        );
+    }
+    if a.layer_id != b.layer_id {
+        return differs("layer_id", opt(a.layer_id), opt(b.layer_id));
+    }
+    if a.expert_id != b.expert_id {
+        return differs("expert_id", opt(a.expert_id), opt(b.expert_id));
+    }
+    Ok(())
+}

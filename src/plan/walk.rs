@@ -1,0 +1,109 @@
+//! The walk over every (target fragment, source tile) overlap of a plan, in plan order:
+//! tensors by tensor_id, target fragments by placement_fragment_id, source tiles in box
+//! order. The planner walks twice: once to count against the limits, once to build.
+
+use crate::error::Result;
+use crate::model::Placement;
+use crate::wire::TensorDescriptor;
+
+use super::check::check_compatible;
+use super::cover::{select, Covers};
+use super::region::{geometry, intersection, Geometry};
+use crate::coverage::group::fragments_by_tensor;
+
+/// One overlap of a target fragment with a source tile.
+pub(crate) struct Overlap<'w> {
+    pub tensor: &'w TensorDescriptor,
+    /// Index of the target fragment.
+    pub target: usize,
+    /// The source fragments holding the tile, in rank order.
+    pub replicas: &'w [usize],
+    pub geometry: Geometry,
+}
+
+struct TensorWork<'p> {
+    tensor: &'p TensorDescriptor,
+    covers: Covers,
+    /// Target fragment indices, in fragment order.
+    targets: Vec<usize>,
+}
+
+/// A checked pair of placements with the source covers of every tensor the target holds.
+pub(crate) struct Walk<'p> {
+    source: &'p Placement,
+    target: &'p Placement,
+    work: Vec<TensorWork<'p>>,
+}
+
+impl<'p> Walk<'p> {
+    /// Checks the pair (`plan_model_mismatch`, `plan_tensor_mismatch`) and selects the
+    /// covers (`plan_uncovered_tensor`, for the first such tensor by tensor_id). A tensor
+    /// that no target fragment holds needs no cover.
+    pub(crate) fn prepare(source: &'p Placement, target: &'p Placement) -> Result<Walk<'p>> {
+        check_compatible(source, target)?;
+        let sources = fragments_by_tensor(source);
+        let targets = fragments_by_tensor(target);
+        let mut work = Vec::new();
+        // The tensor lists are equal by tensor_id, so they align index by index.
+        for (t, tensor) in source.tensors().iter().enumerate() {
+            let targets = targets.get(t);
+            if targets.is_empty() {
+                continue;
+            }
+            let covers = select(tensor, source.fragments(), sources.get(t))?;
+            work.push(TensorWork {
+                tensor,
+                covers,
+                targets: targets.to_vec(),
+            });
+        }
+        Ok(Walk {
+            source,
+            target,
+            work,
+        })
+    }
+
+    /// Calls `visit` with every overlap in plan order; stops at the first error.
+    pub(crate) fn run<'w>(
+        &'w self,
+        visit: &mut dyn FnMut(Overlap<'w>) -> Result<()>,
+    ) -> Result<()> {
+        let (sources, targets) = (self.source.fragments(), self.target.fragments());
+        let mut hits: Vec<usize> = Vec::new();
+        let mut end: Vec<u64> = Vec::new();
+        for work in &self.work {
+            let mut turn = 0usize;
+            for &t in &work.targets {
+                let fragment = &targets[t];
+                let cover = work.covers.for_target(fragment.rank.dp, &mut turn);
+                let frame = crate::geometry::BoxRef {
+                    offset: &fragment.global_offset,
+                    extent: &fragment.local_shape,
+                };
+                end.clear();
+                end.extend((0..frame.offset.len()).map(|k| frame.end(k)));
+                hits.clear();
+                cover
+                    .index
+                    .for_each_intersecting(frame.offset, &end, &mut |h| hits.push(h));
+                hits.sort_unstable();
+                for &h in &hits {
+                    let tile = &cover.tiles[h];
+                    let source_box = tile.boxref(sources);
+                    let Some((start, shape)) = intersection(source_box, frame) else {
+                        continue;
+                    };
+                    let geometry = geometry(source_box, frame, start, shape, work.tensor.itemsize)?;
+                    visit(Overlap {
+                        tensor: work.tensor,
+                        target: t,
+                        replicas: &tile.members,
+                        geometry,
+                    })?;
+                }
+            }
+        }
+        Ok(())
+    }
+}
