@@ -242,3 +242,13 @@ fn address_semantics_other_than_view_is_rejected() {
         );
     }
 }
+
+/// The C++ wrapper documents handles as readable from several threads at once.
+#[test]
+fn handles_and_errors_may_cross_threads() {
+    fn shared<T: Send + Sync>() {}
+    shared::<WmPlacement>();
+    shared::<WmRuntime>();
+    shared::<WmBinding>();
+    shared::<WmError>();
+}
