@@ -102,6 +102,11 @@ fn tp2_placement_validates_and_is_complete() {
         "sha256:153fb446017ecf333466f1f62af42d7f509c125401a25080c08f3ec3787dd273"
     );
     assert_eq!(assert_tiles_per_replica(&placement), 104);
+    // The library's coverage analysis agrees: every tensor is complete.
+    let coverage = weight_manifest::coverage(&placement);
+    assert!(coverage.is_complete(), "{}", coverage.to_json());
+    assert_eq!(coverage.report().tensors_complete, 104);
+    coverage.require_complete().unwrap();
 
     let descriptor = |name: &str| {
         placement

@@ -48,6 +48,10 @@ fn adapt_checked(
         .sum();
     assert_eq!(placement.fragments().len() as u64, expected, "{test}");
     assert_tiles_per_replica(&placement);
+    assert!(
+        weight_manifest::coverage(&placement).is_complete(),
+        "{test}"
+    );
     let inventory =
         serde_json::to_vec(&adapt::runtime_inventory_template(&placement).unwrap()).unwrap();
     let runtime = read_runtime_inventory(&inventory, &InventoryOptions::default()).unwrap();
