@@ -88,7 +88,10 @@ pub fn placement_fragment(
 
 /// `RuntimeFragment(...)` (§2.4) with an already constructed rank; `None` when the
 /// binding's `rank` is not a ParallelRank (`wrong_element_type` at its step).
-pub fn runtime_fragment(fields: &Object<'_>, rank: Option<ParallelRank>) -> Result<RuntimeFragment> {
+pub fn runtime_fragment(
+    fields: &Object<'_>,
+    rank: Option<ParallelRank>,
+) -> Result<RuntimeFragment> {
     let fragment = RuntimeFragmentFields {
         fragment_id: required(fields, "fragment_id"),
         tensor_id: required(fields, "tensor_id"),
@@ -244,7 +247,11 @@ mod tests {
         let mut bad_nbytes = base;
         bad_nbytes[4].1 = Value::UInt(0);
         let error = placement_fragment(&object(bad_nbytes), None).unwrap_err();
-        assert_eq!(error.code(), Code::BelowMinimum, "nbytes is checked before the rank");
+        assert_eq!(
+            error.code(),
+            Code::BelowMinimum,
+            "nbytes is checked before the rank"
+        );
     }
 
     #[test]
