@@ -55,8 +55,14 @@ fn distinct(fragments: &[&FragmentSpec]) -> Vec<Boxed> {
     set.into_iter().collect()
 }
 
-fn check_tensor(t: &TensorSpec, fragments: &[FragmentSpec], dps: &[u64], report: &CoverageTensor) {
+fn check_tensor(t: &TensorSpec, fragments: &[FragmentSpec], report: &CoverageTensor) {
     let mine: Vec<&FragmentSpec> = fragments.iter().filter(|f| f.tensor == t.id).collect();
+    let dps: Vec<u64> = mine
+        .iter()
+        .map(|f| f.rank.0)
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect();
     let boxes = distinct(&mine);
     let listed: Vec<Boxed> = report
         .boxes
@@ -113,18 +119,12 @@ fn check_tensor(t: &TensorSpec, fragments: &[FragmentSpec], dps: &[u64], report:
 fn check(tensors: &[TensorSpec], fragments: &[FragmentSpec]) {
     let p = placement(tensors, fragments);
     let report = coverage(&p);
-    let dps: Vec<u64> = fragments
-        .iter()
-        .map(|f| f.rank.0)
-        .collect::<BTreeSet<_>>()
-        .into_iter()
-        .collect();
     let mut sorted = tensors.to_vec();
     sorted.sort_by(|a, b| a.id.cmp(&b.id));
     assert_eq!(report.report().tensors.len(), sorted.len());
     for (t, r) in sorted.iter().zip(&report.report().tensors) {
         assert_eq!(t.id, r.tensor_id);
-        check_tensor(t, fragments, &dps, r);
+        check_tensor(t, fragments, r);
     }
     let complete = report
         .report()

@@ -1,5 +1,6 @@
 //! The `coverage` command: does a placement hold the whole model?
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -91,20 +92,16 @@ pub(crate) fn run(args: &CoverageArgs) -> Result<ExitCode, String> {
 
 /// One line per DP value: for how many tensors that replica alone is complete.
 fn print_dp_summary(tensors: &[CoverageTensor]) {
-    let Some(first) = tensors.first() else {
-        return;
-    };
-    for (k, entry) in first.dp.iter().enumerate() {
-        let complete = tensors
-            .iter()
-            .filter(|t| {
-                t.dp.get(k)
-                    .is_some_and(|d| d.status == CoverageStatus::Complete)
-            })
-            .count();
+    let mut complete: BTreeMap<u64, usize> = BTreeMap::new();
+    for entry in tensors.iter().flat_map(|t| &t.dp) {
+        let count = complete.entry(entry.dp).or_default();
+        if entry.status == CoverageStatus::Complete {
+            *count += 1;
+        }
+    }
+    for (dp, count) in complete {
         println!(
-            "dp {}: alone complete for {complete} of {} tensors",
-            entry.dp,
+            "dp {dp}: alone complete for {count} of {} tensors",
             tensors.len()
         );
     }

@@ -22,24 +22,48 @@ pub(crate) fn box_order(a: &PlacementFragment, b: &PlacementFragment) -> Orderin
         .then_with(|| a.local_shape.cmp(&b.local_shape))
 }
 
-/// FNV-1a: keys here are short ids and rank tuples from validated documents, so a fast
-/// unkeyed hash is fine.
-pub(crate) struct Fnv(u64);
+/// A fast unkeyed hash for short ids and rank tuples from validated documents: eight bytes
+/// per multiply (the FxHash construction), so hashing is not the cost of grouping.
+#[derive(Default)]
+pub(crate) struct FxHasher(u64);
 
-/// A `HashMap` hasher builder for [`Fnv`].
-pub(crate) type FastHash = BuildHasherDefault<Fnv>;
+/// A `HashMap` hasher builder for [`FxHasher`].
+pub(crate) type FastHash = BuildHasherDefault<FxHasher>;
 
-impl Default for Fnv {
-    fn default() -> Self {
-        Fnv(0xcbf2_9ce4_8422_2325)
+impl FxHasher {
+    const K: u64 = 0x517c_c1b7_2722_0a95;
+
+    fn add(&mut self, word: u64) {
+        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(Self::K);
     }
 }
 
-impl Hasher for Fnv {
+impl Hasher for FxHasher {
     fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = (self.0 ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+        let mut chunks = bytes.chunks_exact(8);
+        for chunk in &mut chunks {
+            let mut word = [0u8; 8];
+            word.copy_from_slice(chunk);
+            self.add(u64::from_le_bytes(word));
         }
+        let rest = chunks.remainder();
+        if !rest.is_empty() {
+            let mut word = [0u8; 8];
+            word[..rest.len()].copy_from_slice(rest);
+            self.add(u64::from_le_bytes(word));
+        }
+    }
+
+    fn write_u8(&mut self, n: u8) {
+        self.add(u64::from(n));
+    }
+
+    fn write_u64(&mut self, n: u64) {
+        self.add(n);
+    }
+
+    fn write_usize(&mut self, n: usize) {
+        self.add(n as u64);
     }
 
     fn finish(&self) -> u64 {

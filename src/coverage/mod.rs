@@ -5,8 +5,9 @@
 //! disjoint, volumes summing to the tensor's), has `gaps` when they are disjoint but leave
 //! elements uncovered (the report gives the exact uncovered volume and the first uncovered
 //! coordinate), and is `ambiguous` when two distinct boxes intersect. The same analysis
-//! runs for each DP replica alone. Cost: O(ndim · n log n) per tensor and DP value, plus
-//! the shared §8.3 sweep for intersections.
+//! runs for the fragments of each DP value of the tensor alone (a DP value that holds no
+//! fragment of a tensor is not listed: it covers nothing). Cost: O(ndim · n log n) over
+//! all n fragments, plus the shared §8.3 sweep for intersections.
 //!
 //! Coverage is an analysis, not a validity rule (contract §17): every placement has a
 //! report; [`Coverage::require_complete`] turns an incomplete one into an error.
@@ -26,7 +27,6 @@
 pub(crate) mod group;
 mod report;
 
-use std::collections::BTreeSet;
 use std::fmt::Write as _;
 
 use crate::canonical;
@@ -43,18 +43,12 @@ pub struct Coverage {
 /// Analyses how the fragments of `placement` cover its tensors.
 pub fn coverage(placement: &Placement) -> Coverage {
     let fragments = placement.fragments();
-    let dp_values: Vec<u64> = fragments
-        .iter()
-        .map(|f| f.rank.dp)
-        .collect::<BTreeSet<u64>>()
-        .into_iter()
-        .collect();
     let groups = group::fragments_by_tensor(placement);
     let tensors: Vec<CoverageTensor> = placement
         .tensors()
         .iter()
         .enumerate()
-        .map(|(t, tensor)| report::tensor_coverage(tensor, fragments, groups.get(t), &dp_values))
+        .map(|(t, tensor)| report::tensor_coverage(tensor, fragments, groups.get(t)))
         .collect();
     let count = |s: CoverageStatus| tensors.iter().filter(|t| t.status == s).count() as u64;
     Coverage {

@@ -17,29 +17,24 @@ pub(crate) fn status(tiling: &Tiling) -> CoverageStatus {
     }
 }
 
-/// How the fragments `members` (indices into `fragments`, all of `tensor`) cover it;
-/// `dp_values` are the DP values of the whole placement, ascending.
+/// How the fragments `members` (indices into `fragments`, all of `tensor`) cover it, and
+/// how the fragments of each DP value among them cover it alone.
 pub(crate) fn tensor_coverage(
     tensor: &TensorDescriptor,
     fragments: &[PlacementFragment],
     members: &[usize],
-    dp_values: &[u64],
 ) -> CoverageTensor {
     let boxes = distinct_boxes(fragments, members.iter().copied());
     let refs = box_refs(fragments, &boxes);
     let tiling = analyse(&tensor.global_shape, &refs);
-    let dp = dp_values
-        .iter()
-        .map(|&d| {
-            let own = distinct_boxes(
-                fragments,
-                members
-                    .iter()
-                    .copied()
-                    .filter(|&i| fragments[i].rank.dp == d),
-            );
+    let mut by_dp = members.to_vec();
+    by_dp.sort_by_key(|&i| fragments[i].rank.dp);
+    let dp = by_dp
+        .chunk_by(|&a, &b| fragments[a].rank.dp == fragments[b].rank.dp)
+        .map(|group| {
+            let own = distinct_boxes(fragments, group.iter().copied());
             CoverageDp {
-                dp: d,
+                dp: fragments[group[0]].rank.dp,
                 status: status(&analyse(&tensor.global_shape, &box_refs(fragments, &own))),
             }
         })

@@ -9,7 +9,7 @@ use crate::wire::TensorDescriptor;
 use super::check::check_compatible;
 use super::cover::{select, Covers};
 use super::region::{geometry, intersection, Geometry};
-use crate::coverage::group::fragments_by_tensor;
+use crate::coverage::group::{fragments_by_tensor, Groups};
 
 /// One overlap of a target fragment with a source tile.
 pub(crate) struct Overlap<'w> {
@@ -24,14 +24,16 @@ pub(crate) struct Overlap<'w> {
 struct TensorWork<'p> {
     tensor: &'p TensorDescriptor,
     covers: Covers,
-    /// Target fragment indices, in fragment order.
-    targets: Vec<usize>,
+    /// The tensor's index, for its target fragments in `Walk::targets`.
+    index: usize,
 }
 
 /// A checked pair of placements with the source covers of every tensor the target holds.
 pub(crate) struct Walk<'p> {
     source: &'p Placement,
     target: &'p Placement,
+    /// Target fragment indices by tensor, in fragment order.
+    targets: Groups,
     work: Vec<TensorWork<'p>>,
 }
 
@@ -45,21 +47,21 @@ impl<'p> Walk<'p> {
         let targets = fragments_by_tensor(target);
         let mut work = Vec::new();
         // The tensor lists are equal by tensor_id, so they align index by index.
-        for (t, tensor) in source.tensors().iter().enumerate() {
-            let targets = targets.get(t);
-            if targets.is_empty() {
+        for (index, tensor) in source.tensors().iter().enumerate() {
+            if targets.get(index).is_empty() {
                 continue;
             }
-            let covers = select(tensor, source.fragments(), sources.get(t))?;
+            let covers = select(tensor, source.fragments(), sources.get(index))?;
             work.push(TensorWork {
                 tensor,
                 covers,
-                targets: targets.to_vec(),
+                index,
             });
         }
         Ok(Walk {
             source,
             target,
+            targets,
             work,
         })
     }
@@ -74,7 +76,7 @@ impl<'p> Walk<'p> {
         let mut end: Vec<u64> = Vec::new();
         for work in &self.work {
             let mut turn = 0usize;
-            for &t in &work.targets {
+            for &t in self.targets.get(work.index) {
                 let fragment = &targets[t];
                 let cover = work.covers.for_target(fragment.rank.dp, &mut turn);
                 let frame = crate::geometry::BoxRef {

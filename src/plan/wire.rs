@@ -2,8 +2,8 @@
 //! encoding (contract §5) of the plan without `plan_id` and with `"schema":"weight-plan"`,
 //! as placement_id is built (§7.1). It names both placements' ids and digests.
 //!
-//! The regions are encoded once: the hashed payload and the emitted text share that
-//! encoding and differ only in their small members.
+//! The regions are encoded once, into the emitted text; the hashed payload reuses that
+//! encoding and differs only in its small members.
 
 use serde::Serialize;
 use sha2::{Digest, Sha256};
@@ -37,18 +37,43 @@ fn encode<T: Serialize + ?Sized>(value: &T) -> Vec<u8> {
 pub(crate) fn build(source: &Placement, target: &Placement, regions: Vec<PlanRegion>) -> Built {
     let (source_ref, target_ref) = (placement_ref(source), placement_ref(target));
     let model = encode(source.model_id());
-    let regions_text = encode(&regions);
     let revision = encode(source.revision());
     let schema = encode(PLAN_SCHEMA_TAG);
     let (source_text, target_text) = (encode(&source_ref), encode(&target_ref));
 
-    // Keys in code point order; the payload has `schema`, the wire form `plan_id`.
+    // The emitted text (keys in code point order), written once; the plan_id goes into a
+    // slot of its fixed length once the payload is hashed.
+    let slot_len = "\"sha256:\"".len() + 64;
+    let mut json: Vec<u8> = Vec::with_capacity(regions.len().saturating_mul(320) + 1024);
+    json.extend_from_slice(b"{\"model_id\":");
+    json.extend_from_slice(&model);
+    json.extend_from_slice(b",\"plan_id\":");
+    let slot = json.len();
+    json.resize(slot + slot_len, b'"');
+    json.extend_from_slice(b",\"regions\":");
+    let regions_at = json.len();
+    canonical::write(&regions, &mut json)
+        .unwrap_or_else(|e| unreachable!("plan members are encodable: {e}"));
+    let regions_end = json.len();
+    for piece in [
+        &b",\"revision\":"[..],
+        &revision,
+        b",\"source\":",
+        &source_text,
+        b",\"target\":",
+        &target_text,
+        b"}",
+    ] {
+        json.extend_from_slice(piece);
+    }
+
+    // The payload: `schema` instead of `plan_id`, the same regions text.
     let mut hasher = Sha256::new();
     for piece in [
         &b"{\"model_id\":"[..],
         &model,
         b",\"regions\":",
-        &regions_text,
+        &json[regions_at..regions_end],
         b",\"revision\":",
         &revision,
         b",\"schema\":",
@@ -63,26 +88,11 @@ pub(crate) fn build(source: &Placement, target: &Placement, regions: Vec<PlanReg
     }
     let plan_id = format!("sha256:{}", canonical::hex(&hasher.finalize().into()));
     let id_text = encode(plan_id.as_str());
-
-    let mut json = Vec::with_capacity(regions_text.len() + 512);
-    for piece in [
-        &b"{\"model_id\":"[..],
-        &model,
-        b",\"plan_id\":",
-        &id_text,
-        b",\"regions\":",
-        &regions_text,
-        b",\"revision\":",
-        &revision,
-        b",\"source\":",
-        &source_text,
-        b",\"target\":",
-        &target_text,
-        b"}",
-    ] {
-        json.extend_from_slice(piece);
+    if let Some(target_slot) = json.get_mut(slot..slot + slot_len) {
+        if target_slot.len() == id_text.len() {
+            target_slot.copy_from_slice(&id_text);
+        }
     }
-    drop(regions_text);
     let json = String::from_utf8(json)
         .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
     Built {

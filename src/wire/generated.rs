@@ -561,7 +561,7 @@ impl ::std::convert::TryFrom<::std::string::String> for CoverageStatus {
 pub struct CoverageTensor {
     ///The distinct boxes of the tensor's fragments, sorted by global_offset then local_shape (element-wise, numerically).
     pub boxes: ::std::vec::Vec<CoverageBox>,
-    ///One entry per DP value that occurs in the placement (any tensor), ascending: how that DP replica alone covers this tensor.
+    ///One entry per DP value that holds at least one fragment of this tensor, ascending: how that DP replica alone covers it (a DP value not listed holds nothing of it). Its length is at most the tensor's fragment count, so the report stays linear in the placement.
     pub dp: ::std::vec::Vec<CoverageDp>,
     ///For `ambiguous`: the indices into `boxes` of two intersecting boxes, the pair that the same-rank overlap procedure of contract §8.3 names when run on `boxes` in their order. Null otherwise.
     #[serde(deserialize_with = "::std::option::Option::deserialize")]

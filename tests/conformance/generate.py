@@ -2027,7 +2027,6 @@ def _as_lists(boxes):
 
 def coverage_report(doc: dict) -> dict:
     p = placement_from_wire(doc)["_value"]
-    dps = sorted({f["rank"]["dp"] for f in p["fragments"]})
     tensors = []
     for t in p["tensors"]:
         mine = [f for f in p["fragments"] if f["tensor_id"] == t["tensor_id"]]
@@ -2038,7 +2037,7 @@ def coverage_report(doc: dict) -> dict:
                        "replicas": sum(1 for f in mine if f["global_offset"] == o and f["local_shape"] == e)}
                       for o, e in boxes],
             "dp": [{"dp": d, "status": _tiling(t["global_shape"], _as_lists(_distinct(
-                [f for f in mine if f["rank"]["dp"] == d])))[0]} for d in dps],
+                [f for f in mine if f["rank"]["dp"] == d])))[0]} for d in sorted({f["rank"]["dp"] for f in mine})],
             "overlap": pair, "status": status, "tensor_id": t["tensor_id"],
             "uncovered_coordinate": coordinate, "uncovered_elements": uncovered,
         })
