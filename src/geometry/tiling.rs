@@ -13,7 +13,9 @@
 //! starts and ends; the first position whose cross-section volume is below the tensor's
 //! cross-section holds the first uncovered point (every point before it is covered), and
 //! the boxes active there are disjoint in the remaining axes, so the search recurses into
-//! them. Each axis costs one sort: O(ndim · n log n) in all.
+//! them. Each axis costs one sort: O(ndim · n log n) in all. Up to 16 boxes are first
+//! compared pairwise; the sweep runs only when that finds an intersection (to name the
+//! canonical pair) or when there are more boxes.
 
 use super::volume::{product_u128, Natural};
 use super::{first_intersection, BoxRef};

@@ -4,7 +4,7 @@
 //! [`plan`] checks that both placements describe the same model and tensors (only the
 //! shard dims may differ), selects a source cover for every tensor the target holds,
 //! intersects each target fragment with the source tiles through an index, and emits one
-//! compact, strided [`PlanRegion`](crate::wire::PlanRegion) per overlap. A region reads
+//! compact, strided [`PlanRegion`] per overlap. A region reads
 //! from one replica of its tile: one with the target's DP rank when there is one, else the
 //! least-loaded (bytes read so far) in rank order. Limits are checked by a counting pass
 //! before any region is built. The same inputs give the same plan, byte for byte.
