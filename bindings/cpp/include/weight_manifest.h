@@ -353,6 +353,11 @@ typedef uint32_t WmCode;
 typedef struct WmBinding WmBinding;
 
 /**
+ * The coverage report of a placement. Opaque; free it with `wm_coverage_free`.
+ */
+typedef struct WmCoverage WmCoverage;
+
+/**
  * A rejection or a failed call. Opaque: read it with the `wm_error_*` accessors and free
  * it with `wm_error_free`.
  */
@@ -364,9 +369,30 @@ typedef struct WmError WmError;
 typedef struct WmPlacement WmPlacement;
 
 /**
+ * A reshard plan from a source to a target placement. Opaque; free it with
+ * `wm_plan_free`.
+ */
+typedef struct WmPlan WmPlan;
+
+/**
  * A validated runtime manifest. Opaque; free it with `wm_runtime_free`.
  */
 typedef struct WmRuntime WmRuntime;
+
+/**
+ * The limits of a reshard plan: the largest number of regions, and the largest total
+ * number of contiguous runs (segments) over all regions.
+ */
+typedef struct {
+  /**
+   * The largest number of regions a plan may have.
+   */
+  uint64_t max_regions;
+  /**
+   * The largest total number of segments over all regions.
+   */
+  uint64_t max_segments;
+} WmPlanLimits;
 
 #ifdef __cplusplus
 extern "C" {
@@ -376,6 +402,84 @@ extern "C" {
  * The library version (the crate's), NUL-terminated and static.
  */
 const char *wm_version(void);
+
+/**
+ * The default plan limits (the ones a NULL `limits` argument of `wm_plan` means).
+ */
+WmPlanLimits wm_plan_limits_default(void);
+
+/**
+ * The coverage report of a placement (`coverage`). With `require_complete`, a placement
+ * that is not complete is rejected with `coverage_incomplete` instead.
+ *
+ * # Safety
+ * `placement` is NULL or a live handle; `out` is NULL or writable.
+ */
+WmError *wm_coverage(const WmPlacement *placement, bool require_complete, WmCoverage **out);
+
+/**
+ * The coverage report as canonical JSON text, NUL-terminated and owned by the handle;
+ * its length in `len` unless NULL. NULL for a NULL handle.
+ *
+ * # Safety
+ * `coverage` is NULL or a live handle; `len` is NULL or writable.
+ */
+const char *wm_coverage_json(const WmCoverage *coverage, size_t *len);
+
+/**
+ * Whether every tensor of the placement is completely covered. False for a NULL handle.
+ *
+ * # Safety
+ * `coverage` is NULL or a live handle.
+ */
+bool wm_coverage_is_complete(const WmCoverage *coverage);
+
+/**
+ * Frees a coverage report; NULL does nothing.
+ *
+ * # Safety
+ * `coverage` is NULL or a report from this library, not yet freed, not used after.
+ */
+void wm_coverage_free(WmCoverage *coverage);
+
+/**
+ * Plans the move from `source` to `target` (`plan`) within `limits` (NULL: the defaults
+ * of `wm_plan_limits_default`).
+ *
+ * # Safety
+ * `source` and `target` are each NULL or a live handle; `limits` is NULL or readable;
+ * `out` is NULL or writable.
+ */
+WmError *wm_plan(const WmPlacement *source,
+                 const WmPlacement *target,
+                 const WmPlanLimits *limits,
+                 WmPlan **out);
+
+/**
+ * The plan as canonical JSON text, NUL-terminated and owned by the handle; its length in
+ * `len` unless NULL. NULL for a NULL handle.
+ *
+ * # Safety
+ * `plan` is NULL or a live handle; `len` is NULL or writable.
+ */
+const char *wm_plan_json(const WmPlan *plan, size_t *len);
+
+/**
+ * The plan_id, NUL-terminated and owned by the handle; its length in `len` unless NULL.
+ * NULL for a NULL handle.
+ *
+ * # Safety
+ * `plan` is NULL or a live handle; `len` is NULL or writable.
+ */
+const char *wm_plan_id(const WmPlan *plan, size_t *len);
+
+/**
+ * Frees a plan; NULL does nothing.
+ *
+ * # Safety
+ * `plan` is NULL or a plan from this library, not yet freed, not used after.
+ */
+void wm_plan_free(WmPlan *plan);
 
 /**
  * Parses and validates a placement manifest (`placement.parse`): `text` is `text_len`

@@ -11,6 +11,9 @@
 //                               holds either the handle or the Error (it throws nothing
 //                               but std::bad_alloc).
 //
+// Coverage analysis and the reshard planner (coverage(), plan()) are in
+// weight_manifest_analysis.hpp, included at the end of this file.
+//
 // Codes: weight_manifest::Code is the C enum WmCode (WM_CODE_FRAGMENT_OVERLAP, ...);
 // Error::code_name() is the contract's spelling ("fragment_overlap").
 
@@ -400,5 +403,8 @@ inline Runtime bind(const Placement& placement, const Binding& binding) {
 }
 
 }  // namespace weight_manifest
+
+// Coverage analysis and the reshard planner (Coverage, Plan, coverage(), plan()).
+#include "weight_manifest_analysis.hpp"
 
 #endif  // WEIGHT_MANIFEST_HPP

@@ -20,7 +20,7 @@ use crate::handles::{WmBinding, WmPlacement, WmRuntime};
 use crate::text::{bytes_arg, optional_text_arg};
 
 /// Why an operation produced no handle.
-enum Failure {
+pub(crate) enum Failure {
     /// The contract rejected the input.
     Core(weight_manifest::Error),
     /// A C argument is unusable.
@@ -44,7 +44,10 @@ impl From<String> for Failure {
 ///
 /// # Safety
 /// `out` is NULL or valid for a write of one pointer.
-unsafe fn run<T>(out: *mut *mut T, body: impl FnOnce() -> Result<T, Failure>) -> *mut WmError {
+pub(crate) unsafe fn run<T>(
+    out: *mut *mut T,
+    body: impl FnOnce() -> Result<T, Failure>,
+) -> *mut WmError {
     // SAFETY: the caller promises `out` is NULL or writable; `as_mut` checks NULL.
     let Some(out) = (unsafe { out.as_mut() }) else {
         return WmError::abi(WmCode::InvalidArgument, "the output pointer is NULL").into_raw();
@@ -66,7 +69,7 @@ unsafe fn run<T>(out: *mut *mut T, body: impl FnOnce() -> Result<T, Failure>) ->
 ///
 /// # Safety
 /// `handle` is NULL or live for `'a`.
-unsafe fn handle_arg<'a, H>(handle: *const H, name: &str) -> Result<&'a H, Failure> {
+pub(crate) unsafe fn handle_arg<'a, H>(handle: *const H, name: &str) -> Result<&'a H, Failure> {
     // SAFETY: the caller promises NULL or live; `as_ref` checks NULL.
     unsafe { handle.as_ref() }.ok_or_else(|| Failure::Argument(format!("{name} is NULL")))
 }

@@ -80,7 +80,7 @@ impl WmBinding {
 ///
 /// # Safety
 /// `handle` is NULL or live for the call; `len` is NULL or writable.
-unsafe fn expose<H>(
+pub(crate) unsafe fn expose<H>(
     handle: *const H,
     len: *mut usize,
     text: impl FnOnce(&H) -> &CText,
@@ -107,7 +107,7 @@ fn guard_or<T>(body: impl FnOnce() -> T, on_panic: impl FnOnce() -> T) -> T {
 ///
 /// # Safety
 /// `handle` is NULL or an unfreed handle of this type allocated with `Box`.
-unsafe fn free<H>(handle: *mut H) {
+pub(crate) unsafe fn free<H>(handle: *mut H) {
     if !handle.is_null() {
         // SAFETY: the caller hands over a `Box` this library allocated.
         let handle = unsafe { Box::from_raw(handle) };

@@ -18,6 +18,7 @@
 //! This is the only crate of the workspace with `unsafe` code; each block says why it is
 //! sound in a `SAFETY` comment.
 
+mod analysis;
 mod api;
 mod code;
 // Generated from the core's `Code::ALL` by weight-manifest-codegen.
@@ -28,6 +29,11 @@ mod guard;
 mod handles;
 mod text;
 
+pub use analysis::{
+    wm_coverage, wm_coverage_free, wm_coverage_is_complete, wm_coverage_json, wm_plan,
+    wm_plan_free, wm_plan_id, wm_plan_json, wm_plan_limits_default, WmCoverage, WmPlan,
+    WmPlanLimits,
+};
 pub use api::{
     wm_bind, wm_binding_from_inventory, wm_binding_parse, wm_placement_from_inventory,
     wm_placement_parse, wm_project_binding, wm_project_placement, wm_runtime_from_inventory,

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <exception>
+#include <limits>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -30,6 +31,11 @@ struct Input {
   std::optional<std::string> binding;
   std::optional<std::string> address_semantics;
   std::optional<std::string> placement_id;
+  std::optional<std::string> source;
+  std::optional<std::string> target;
+  std::optional<bool> require_complete;
+  std::optional<std::uint64_t> max_regions;
+  std::optional<std::uint64_t> max_segments;
 
   const std::string& need(const std::optional<std::string>& member, const char* name) const {
     if (!member) {
@@ -52,7 +58,34 @@ struct Input {
     }
     return std::nullopt;
   }
+
+  wm::PlanLimits limits() const {
+    wm::PlanLimits limits = wm::default_plan_limits();
+    limits.max_regions = max_regions.value_or(limits.max_regions);
+    limits.max_segments = max_segments.value_or(limits.max_segments);
+    return limits;
+  }
 };
+
+/// A JSON integer in 0..2^64-1, spelled with digits only.
+inline std::uint64_t read_u64(const json::Value& value, const std::string& key) {
+  const BadRequest bad{"request input member `" + key + "` is not a u64 integer"};
+  if (value.kind != json::Value::Kind::Number || value.text.empty()) {
+    throw bad;
+  }
+  std::uint64_t result = 0;
+  for (const char c : value.text) {
+    if (c < '0' || c > '9') {
+      throw bad;
+    }
+    const auto digit = static_cast<std::uint64_t>(c - '0');
+    if (result > (std::numeric_limits<std::uint64_t>::max() - digit) / 10) {
+      throw bad;
+    }
+    result = result * 10 + digit;
+  }
+  return result;
+}
 
 inline Input read_input(const json::Value* value) {
   Input input;
@@ -63,6 +96,20 @@ inline Input read_input(const json::Value* value) {
     throw BadRequest{"request input is not an object"};
   }
   for (const auto& [key, member] : value->members) {
+    if (member.kind == json::Value::Kind::Null) {
+      continue;  // null is absent
+    }
+    if (key == "require_complete") {
+      if (member.kind != json::Value::Kind::Bool) {
+        throw BadRequest{"request input member `require_complete` is not a boolean"};
+      }
+      input.require_complete = member.boolean;
+      continue;
+    }
+    if (key == "max_regions" || key == "max_segments") {
+      (key == "max_regions" ? input.max_regions : input.max_segments) = read_u64(member, key);
+      continue;
+    }
     std::optional<std::string>* slot = nullptr;
     if (key == "document") {
       slot = &input.document;
@@ -74,14 +121,17 @@ inline Input read_input(const json::Value* value) {
       slot = &input.address_semantics;
     } else if (key == "placement_id") {
       slot = &input.placement_id;
+    } else if (key == "source") {
+      slot = &input.source;
+    } else if (key == "target") {
+      slot = &input.target;
     } else {
       throw BadRequest{"request input has an unknown member `" + key + "`"};
     }
-    if (member.kind == json::Value::Kind::String) {
-      *slot = member.text;
-    } else if (member.kind != json::Value::Kind::Null) {
+    if (member.kind != json::Value::Kind::String) {
       throw BadRequest{"request input member `" + key + "` is not a string"};
     }
+    *slot = member.text;
   }
   return input;
 }
@@ -107,6 +157,14 @@ inline std::string binding_result(const wm::Binding& binding) {
   return json::ObjectWriter().string("binding", binding.json()).finish();
 }
 
+inline std::string coverage_result(const wm::Coverage& coverage) {
+  return json::ObjectWriter().string("report", coverage.json()).finish();
+}
+
+inline std::string plan_result(const wm::Plan& plan) {
+  return json::ObjectWriter().string("plan", plan.json()).string("plan_id", plan.plan_id()).finish();
+}
+
 /// The outcome of an operation: the result object's text, or the rejection.
 using Outcome = wm::Result<std::string>;
 
@@ -122,7 +180,8 @@ inline Outcome render(wm::Result<T>&& result, std::string (*to_json)(const T&)) 
 inline bool known(std::string_view op) {
   for (const char* name : {"placement.parse", "placement.from_inventory", "runtime.parse",
                            "binding.parse", "runtime.from_inventory", "binding.from_inventory",
-                           "project.placement", "project.binding", "bind"}) {
+                           "project.placement", "project.binding", "bind", "coverage",
+                           "plan"}) {
     if (op == name) {
       return true;
     }
@@ -175,6 +234,27 @@ inline std::optional<Outcome> run(std::string_view op, const Input& in) {
       return Outcome(binding.error());
     }
     return render(wm::try_bind(*placement, *binding), runtime_result);
+  }
+  if (op == "coverage") {
+    auto placement = wm::Placement::try_parse(in.need(in.document, "document"));
+    if (!placement) {
+      return Outcome(placement.error());
+    }
+    return render(wm::try_coverage(*placement, in.require_complete.value_or(false)),
+                  coverage_result);
+  }
+  if (op == "plan") {
+    const std::string& source_text = in.need(in.source, "source");
+    const std::string& target_text = in.need(in.target, "target");
+    auto source = wm::Placement::try_parse(source_text);
+    if (!source) {
+      return Outcome(source.error());
+    }
+    auto target = wm::Placement::try_parse(target_text);
+    if (!target) {
+      return Outcome(target.error());
+    }
+    return render(wm::try_plan(*source, *target, in.limits()), plan_result);
   }
   return std::nullopt;
 }

@@ -73,7 +73,7 @@ TEST(TesteeRespond, RuntimeResultsHaveAGeneration) {
 }
 
 TEST(TesteeRespond, UnknownOperationsAreSkippedWhateverTheirInput) {
-  const json::Value response = answer(R"({"id":"d","op":"plan","input":{"source":"{}","max_regions":3}})");
+  const json::Value response = answer(R"({"id":"d","op":"frobnicate","input":{"frob":[1],"max":3}})");
   EXPECT_TRUE(response.find("skipped")->boolean);
   EXPECT_EQ(response.find("ok"), nullptr);
   EXPECT_TRUE(answer(R"({"id":"e","op":7})").find("skipped")->boolean);
@@ -90,6 +90,27 @@ TEST(TesteeRespond, BadRequestsAreAnsweredNotFatal) {
             "bad_request");
   // A null member is an absent one.
   EXPECT_EQ(error_code(answer(request("k", "placement.parse", R"({"document":null})"))),
+            "bad_request");
+}
+
+TEST(TesteeRespond, TypedInputMembers) {
+  const std::string placement = quoted(example("placement.json"));
+  const json::Value plan = answer(request(
+      "l", "plan", R"({"source":)" + placement + R"(,"target":)" + placement +
+                       R"(,"max_regions":18446744073709551615,"max_segments":null})"));
+  ASSERT_TRUE(plan.find("ok")->boolean);
+  EXPECT_FALSE(plan.find("result")->find("plan_id")->text.empty());
+  EXPECT_FALSE(plan.find("result")->find("plan")->text.empty());
+  for (const char* bad : {"18446744073709551616", "-1", "1.0", "\"3\""}) {
+    const std::string line = request("m", "plan", R"({"source":"{}","target":"{}","max_regions":)" +
+                                                      std::string(bad) + "}");
+    EXPECT_EQ(error_code(answer(line)), "bad_request") << bad;
+  }
+  const json::Value coverage =
+      answer(request("n", "coverage", R"({"document":)" + placement + R"(,"require_complete":true})"));
+  ASSERT_TRUE(coverage.find("ok")->boolean);
+  EXPECT_FALSE(coverage.find("result")->find("report")->text.empty());
+  EXPECT_EQ(error_code(answer(request("o", "coverage", R"({"document":"{}","require_complete":1})"))),
             "bad_request");
 }
 

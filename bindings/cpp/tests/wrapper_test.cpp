@@ -175,6 +175,23 @@ TEST(Handles, ConcurrentReadsSeeOneText) {
   EXPECT_FALSE(seen[0].empty());
 }
 
+TEST(Analysis, CoverageAndPlan) {
+  const wm::Placement placement = wm::Placement::parse(example("placement.json"));
+  const wm::Coverage coverage = wm::coverage(placement, true);
+  EXPECT_TRUE(coverage.is_complete());
+  EXPECT_NE(coverage.json().find("\"tensors\""), std::string::npos);
+
+  const wm::Plan identity = wm::plan(placement, placement);
+  EXPECT_FALSE(identity.plan_id().empty());
+  EXPECT_EQ(wm::plan(placement, placement, wm::default_plan_limits()).json(), identity.json());
+
+  wm::PlanLimits tight = wm::default_plan_limits();
+  tight.max_regions = 0;
+  const auto limited = wm::try_plan(placement, placement, tight);
+  ASSERT_FALSE(limited);
+  EXPECT_EQ(limited.error().code_name(), "plan_limit_exceeded");
+}
+
 TEST(Error, BuiltByCallers) {
   const wm::Error error(WM_CODE_FRAGMENT_OVERLAP, "boxes overlap", std::string("/fragments/3"));
   EXPECT_EQ(error.code_name(), "fragment_overlap");
