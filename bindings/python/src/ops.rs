@@ -295,3 +295,11 @@ pub(crate) fn bind<'py>(
         .or_raise(py)?;
     emit::runtime(classes(py)?.runtime.bind(py), runtime)
 }
+
+/// The core testee's response line to one request line: the Python testee answers the
+/// analysis operations (`coverage`, `plan`), which the reference API has no names for,
+/// through the core's own operation dispatcher.
+#[pyfunction]
+pub(crate) fn core_respond(line: &str) -> String {
+    weight_manifest::conformance::respond(line).to_string()
+}

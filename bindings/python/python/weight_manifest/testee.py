@@ -96,12 +96,19 @@ _OPS: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
 }
 
 
+# The analysis operations have no name in the reference API; the core answers them.
+_CORE_OPS = frozenset({"coverage", "plan"})
+
+
 def respond(line: str) -> dict[str, Any]:
     """The response to one request line."""
     request_id: Optional[Any] = None
     try:
         request = json.loads(line)
         request_id = request.get("id")
+        if request.get("op") in _CORE_OPS:
+            response: dict[str, Any] = json.loads(_native.core_respond(line))
+            return response
         operation = _OPS.get(request.get("op"))
         if operation is None:
             return {"id": request_id, "skipped": True}
