@@ -3,6 +3,10 @@
 
 mod cli;
 
+/// The allocator of the command-line program (the library leaves the choice to its host).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> std::process::ExitCode {
     cli::main()
 }

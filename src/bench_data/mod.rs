@@ -74,6 +74,19 @@ struct PlacementIdPayload<'a> {
     tensors: &'a [TensorDescriptor],
 }
 
+/// The number of fragments of `model` (one per rank that holds a box of a tensor).
+pub fn fragment_count(model: &Model) -> usize {
+    let per_replica: usize = tensors(model)
+        .iter()
+        .map(|t| {
+            (0..model.tp)
+                .filter(|&g| t.box_on(g, model.tp).is_some())
+                .count()
+        })
+        .sum();
+    per_replica * usize::try_from(model.dp).unwrap_or(usize::MAX)
+}
+
 /// Every fragment of `model`, in deployment order (replica, tensor, rank), with its
 /// generated `logical:` id.
 fn fragments(model: &Model, tensors: &[Tensor]) -> Vec<PlacementFragment> {

@@ -2,18 +2,6 @@ use super::*;
 use crate::inventory::{read_runtime_inventory, InventoryOptions};
 use crate::{project_placement, Placement};
 
-fn fragment_count(model: &Model) -> usize {
-    let per_replica: usize = tensors(model)
-        .iter()
-        .map(|t| {
-            (0..model.tp)
-                .filter(|&g| t.box_on(g, model.tp).is_some())
-                .count()
-        })
-        .sum();
-    per_replica * usize::try_from(model.dp).unwrap()
-}
-
 #[test]
 fn deepseek_v3_has_the_issue_s_size() {
     let model = Model::deepseek_v3();

@@ -15,10 +15,45 @@ const PLAIN: [bool; 256] = {
     table
 };
 
+const ONES: u64 = 0x0101_0101_0101_0101;
+const HIGHS: u64 = 0x8080_8080_8080_8080;
+
+/// Whether some byte of `w` is not [`PLAIN`]: `"`, `\`, below 0x20, or 0x7f and above.
+/// Exact as a yes/no answer (the carries of the subtractions only add lanes above a hit).
+#[inline]
+fn word_needs_escape(w: u64) -> bool {
+    let quote = w ^ (ONES * u64::from(b'"'));
+    let backslash = w ^ (ONES * u64::from(b'\\'));
+    let zero_quote = quote.wrapping_sub(ONES) & !quote;
+    let zero_backslash = backslash.wrapping_sub(ONES) & !backslash;
+    let control = w.wrapping_sub(ONES * 0x20) & !w;
+    let high = w | w.wrapping_add(ONES);
+    (zero_quote | zero_backslash | control | high) & HIGHS != 0
+}
+
+/// Whether every byte of `bytes` is written as itself.
+#[inline]
+fn all_plain(bytes: &[u8]) -> bool {
+    let mut chunks = bytes.chunks_exact(8);
+    for chunk in chunks.by_ref() {
+        let mut word = [0u8; 8];
+        word.copy_from_slice(chunk);
+        if word_needs_escape(u64::from_le_bytes(word)) {
+            return false;
+        }
+    }
+    chunks.remainder().iter().all(|&b| PLAIN[usize::from(b)])
+}
+
 /// Writes `s` as a JSON string literal with Python's `ensure_ascii` escaping.
-pub(super) fn write_str<S: Sink + ?Sized>(sink: &mut S, s: &str) {
+pub(crate) fn write_str<S: Sink + ?Sized>(sink: &mut S, s: &str) {
     sink.put(b"\"");
     let bytes = s.as_bytes();
+    if all_plain(bytes) {
+        sink.put(bytes);
+        sink.put(b"\"");
+        return;
+    }
     let mut run = 0;
     let mut i = 0;
     while let Some(&b) = bytes.get(i) {
@@ -90,20 +125,8 @@ pub(super) fn write_u128<S: Sink + ?Sized>(sink: &mut S, mut n: u128) {
 
 /// Writes an unsigned 64-bit integer in decimal.
 #[inline]
-pub(super) fn write_u64<S: Sink + ?Sized>(sink: &mut S, mut n: u64) {
-    let mut buf = [0u8; 20];
-    let mut at = buf.len();
-    loop {
-        at -= 1;
-        #[allow(clippy::cast_possible_truncation)]
-        let digit = (n % 10) as u8;
-        buf[at] = b'0' + digit;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    sink.put(buf.get(at..).unwrap_or_default());
+pub(crate) fn write_u64<S: Sink + ?Sized>(sink: &mut S, n: u64) {
+    sink.put(itoa::Buffer::new().format(n).as_bytes());
 }
 
 /// Writes a signed integer in decimal.
@@ -139,4 +162,26 @@ pub(super) fn write_integer_text<S: Sink + ?Sized>(
         sink.put(trimmed.as_bytes());
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{all_plain, word_needs_escape, PLAIN};
+
+    #[test]
+    fn word_test_matches_the_table() {
+        for b in 0u8..=255 {
+            for lane in 0..8 {
+                for fill in [b'a', 0x7e, 0x20, 0xff] {
+                    let mut word = [fill; 8];
+                    word[lane] = b;
+                    let expected = word.iter().any(|&x| !PLAIN[usize::from(x)]);
+                    assert_eq!(word_needs_escape(u64::from_le_bytes(word)), expected);
+                }
+            }
+        }
+        assert!(all_plain(b"model.layers.0.self_attn.q_a_proj.weight"));
+        assert!(!all_plain(b"model.layers.0.self_attn.q_a_proj.weight\x7f"));
+        assert!(!all_plain("caf\u{e9} au lait".as_bytes()));
+    }
 }

@@ -14,6 +14,7 @@
 //! [`EncodeError`]). Maps are buffered and sorted. Floats and byte strings are rejected:
 //! they never occur in the contract's documents.
 
+pub(crate) mod elements;
 mod escape;
 mod key;
 mod ser;
@@ -27,6 +28,7 @@ use std::fmt;
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 
+pub(crate) use escape::write_str;
 pub use value::encode_value;
 
 /// A byte destination for the encoder: a buffer, a hasher, ...
@@ -119,9 +121,45 @@ pub fn to_string<T: Serialize + ?Sized>(value: &T) -> Result<String, EncodeError
 /// The SHA-256 digest of the canonical encoding of `value`, computed without materialising
 /// the text.
 pub fn hash<T: Serialize + ?Sized>(value: &T) -> Result<[u8; 32], EncodeError> {
-    let mut hasher = Sha256::new();
-    write(value, &mut hasher)?;
-    Ok(hasher.finalize().into())
+    let mut sink = HashSink::new();
+    write(value, &mut sink)?;
+    Ok(sink.finish())
+}
+
+/// A SHA-256 sink that gathers the encoder's many small writes into blocks of a few
+/// kilobytes before hashing them (one hasher call per field costs more than the field).
+pub(crate) struct HashSink {
+    hasher: Sha256,
+    buffer: Vec<u8>,
+}
+
+impl HashSink {
+    const BLOCK: usize = 8 << 10;
+
+    /// An empty sink.
+    pub(crate) fn new() -> Self {
+        HashSink {
+            hasher: Sha256::new(),
+            buffer: Vec::with_capacity(Self::BLOCK + 256),
+        }
+    }
+
+    /// The digest of everything written.
+    pub(crate) fn finish(mut self) -> [u8; 32] {
+        self.hasher.update(&self.buffer);
+        self.hasher.finalize().into()
+    }
+}
+
+impl Sink for HashSink {
+    #[inline]
+    fn put(&mut self, bytes: &[u8]) {
+        self.buffer.extend_from_slice(bytes);
+        if self.buffer.len() >= Self::BLOCK {
+            self.hasher.update(&self.buffer);
+            self.buffer.clear();
+        }
+    }
 }
 
 /// The SHA-256 digest of `bytes` as 64 lowercase hex digits.

@@ -19,6 +19,9 @@ use crate::reader;
 
 /// Reads a runtime inventory JSON document (§10.3).
 pub fn read_runtime_inventory(text: &[u8], options: &InventoryOptions<'_>) -> Result<Runtime> {
+    if let Some(result) = crate::parse::fast_runtime_inventory(text, options) {
+        return result;
+    }
     runtime_from_inventory(&reader::read(text, "runtime inventory")?, options)
 }
 

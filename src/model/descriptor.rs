@@ -73,24 +73,70 @@ pub(crate) fn check_descriptor(
         &at("layout_fingerprint"),
     )?;
 
-    // Canonical form (§3): shard_dims is the effective list, partition_dim its single
-    // element when there is exactly one.
-    let effective = shard_dims.unwrap_or_else(|| partition_dim.into_iter().collect());
+    Ok(canonical(Typed {
+        tensor_id,
+        global_shape,
+        dtype,
+        itemsize,
+        partition_dim,
+        shard_dims,
+        layer_id,
+        expert_id,
+        layout_fingerprint,
+    }))
+}
+
+/// The members of a descriptor once each has the type §2.2 asks for.
+pub(crate) struct Typed<'s> {
+    pub tensor_id: &'s str,
+    pub global_shape: Vec<u64>,
+    pub dtype: &'s str,
+    pub itemsize: u64,
+    pub partition_dim: Option<u64>,
+    pub shard_dims: Option<Vec<u64>>,
+    pub layer_id: Option<u64>,
+    pub expert_id: Option<u64>,
+    pub layout_fingerprint: &'s str,
+}
+
+/// Whether the §2.2 checks accept typed members (integers already at their minimums: each
+/// global_shape extent and the itemsize at least 1), and the canonical descriptor if so;
+/// for the fast paths, which leave any rejection to [`check_descriptor`].
+pub(crate) fn accept_typed(typed: Typed<'_>) -> Option<TensorDescriptor> {
+    let ndim = typed.global_shape.len() as u64;
+    let accepted = ndim > 0
+        && !typed.tensor_id.is_empty()
+        && !typed.dtype.is_empty()
+        && !typed.layout_fingerprint.is_empty()
+        && typed.partition_dim.is_none_or(|dim| dim < ndim)
+        && typed
+            .shard_dims
+            .as_deref()
+            .is_none_or(|dims| shard_dims_problem(dims, ndim, typed.partition_dim).is_none());
+    accepted.then(|| canonical(typed))
+}
+
+/// Canonical form (§3): shard_dims is the effective list, partition_dim its single
+/// element when there is exactly one.
+fn canonical(typed: Typed<'_>) -> TensorDescriptor {
+    let effective = typed
+        .shard_dims
+        .unwrap_or_else(|| typed.partition_dim.into_iter().collect());
     let canonical_partition = match effective.as_slice() {
         [only] => Some(*only),
         _ => None,
     };
-    Ok(TensorDescriptor {
-        dtype: dtype.to_owned(),
-        expert_id,
-        global_shape,
-        itemsize,
-        layer_id,
-        layout_fingerprint: layout_fingerprint.to_owned(),
+    TensorDescriptor {
+        dtype: typed.dtype.to_owned(),
+        expert_id: typed.expert_id,
+        global_shape: typed.global_shape,
+        itemsize: typed.itemsize,
+        layer_id: typed.layer_id,
+        layout_fingerprint: typed.layout_fingerprint.to_owned(),
         partition_dim: canonical_partition,
         shard_dims: Some(effective),
-        tensor_id: tensor_id.to_owned(),
-    })
+        tensor_id: typed.tensor_id.to_owned(),
+    }
 }
 
 fn check_shard_dims(
@@ -100,39 +146,42 @@ fn check_shard_dims(
     path: &Path<'_>,
 ) -> Result<Vec<u64>> {
     let dims = check::ints(value, "shard_dims", 0, path)?;
-    let mut sorted = dims.clone();
+    match shard_dims_problem(&dims, ndim, partition_dim) {
+        Some((code, message)) => Err(Error::at(code, message, path)),
+        None => Ok(dims),
+    }
+}
+
+/// The first rule of §2.2 that shard_dims (integers) break, in the contract's order.
+fn shard_dims_problem(
+    dims: &[u64],
+    ndim: u64,
+    partition_dim: Option<u64>,
+) -> Option<(Code, &'static str)> {
+    let mut sorted = dims.to_vec();
     sorted.sort_unstable();
     if sorted.windows(2).any(|w| w[0] == w[1]) {
-        return Err(Error::at(
+        return Some((
             Code::ShardDimsDuplicate,
             "shard_dims must not contain duplicates",
-            path,
         ));
     }
     if sorted != dims {
-        return Err(Error::at(
-            Code::ShardDimsUnsorted,
-            "shard_dims must be sorted",
-            path,
-        ));
+        return Some((Code::ShardDimsUnsorted, "shard_dims must be sorted"));
     }
     if dims.iter().any(|&d| d >= ndim) {
-        return Err(Error::at(
+        return Some((
             Code::ShardDimsOutOfRange,
             "shard_dims contains an out-of-range dimension",
-            path,
         ));
     }
-    if let Some(dim) = partition_dim {
-        if dims != [dim] {
-            return Err(Error::at(
-                Code::PartitionDimConflict,
-                "partition_dim conflicts with shard_dims",
-                path,
-            ));
-        }
+    match partition_dim {
+        Some(dim) if dims != [dim] => Some((
+            Code::PartitionDimConflict,
+            "partition_dim conflicts with shard_dims",
+        )),
+        _ => None,
     }
-    Ok(dims)
 }
 
 /// The effective shard dims of a canonical descriptor (§3): empty means replicated.

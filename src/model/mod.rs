@@ -5,6 +5,7 @@ pub(crate) mod fragment;
 pub(crate) mod rank;
 
 pub(crate) mod binding;
+pub(crate) mod order;
 mod owner;
 mod placement;
 pub(crate) mod runtime;

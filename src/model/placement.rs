@@ -4,6 +4,7 @@ use crate::canonical;
 use crate::check;
 use crate::error::{Code, Error, Result};
 use crate::identity;
+use crate::model::order::sort_by_str_key;
 use crate::path::Path;
 use crate::validate::{check_fragment_set, LogicalFragment};
 use crate::value::Value;
@@ -126,26 +127,25 @@ pub(crate) fn construct_placement(
     mut tensors: Vec<TensorDescriptor>,
     mut fragments: Vec<PlacementFragment>,
 ) -> Result<Placement> {
-    tensors.sort_by(|a, b| a.tensor_id.cmp(&b.tensor_id));
-    fragments.sort_by(|a, b| a.placement_fragment_id.cmp(&b.placement_fragment_id));
+    sort_by_str_key(&mut tensors, |t| &t.tensor_id);
+    sort_by_str_key(&mut fragments, |f| &f.placement_fragment_id);
     let model_id = check::string(model_id, "model_id", &root.key("model_id"))?;
     let revision = check::string(revision, "revision", &root.key("revision"))?;
 
-    let logical: Vec<LogicalFragment<'_>> = fragments
-        .iter()
-        .map(|f| LogicalFragment {
+    check_fragment_set(&tensors, fragments.len(), |i| {
+        let f = &fragments[i];
+        LogicalFragment {
             id: &f.placement_fragment_id,
             tensor_id: &f.tensor_id,
             rank: &f.rank,
             global_offset: &f.global_offset,
             local_shape: &f.local_shape,
             nbytes: f.nbytes,
-        })
-        .collect();
-    check_fragment_set(&tensors, &logical)?;
-    drop(logical);
+        }
+    })?;
 
-    let canonical_id = identity::placement_id(model_id, revision, &tensors, &fragments);
+    let (canonical_id, digest) =
+        identity::placement_identities(model_id, revision, &tensors, &fragments);
     let given = check::opt_string(placement_id, "placement_id", &root.key("placement_id"))?;
     if given.is_some_and(|id| id != canonical_id) {
         return Err(Error::new(
@@ -160,7 +160,6 @@ pub(crate) fn construct_placement(
         revision: revision.to_owned(),
         tensors,
     };
-    let digest = identity::digest(&manifest);
     Ok(Placement {
         manifest,
         id: canonical_id,

@@ -1,12 +1,11 @@
 //! RuntimeManifest (contract §2.7) and its construction (§8.4).
 
-use std::collections::{BTreeSet, HashMap};
-
 use super::owner::Owner;
 use crate::canonical;
 use crate::check;
 use crate::error::{Code, Error, Result};
 use crate::path::Path;
+use crate::validate::fxhash::{map_with_capacity, FxHashMap};
 use crate::validate::{check_fragment_set, check_physical, LogicalFragment};
 use crate::value::Value;
 use crate::wire::{RuntimeFragment, RuntimeManifest, TensorDescriptor};
@@ -115,16 +114,19 @@ pub(crate) fn construct_runtime(
     let mut generation =
         check::opt_int(header.generation, "generation", 0, &root.key("generation"))?;
 
-    let leases: BTreeSet<u64> = fragments.iter().map(|f| f.lease_generation).collect();
-    let mut leases = leases.into_iter();
-    match (leases.next(), leases.next()) {
-        (Some(_), Some(_)) => {
+    // The distinct lease generations: none, one, or more than one.
+    let first_lease = fragments.first().map(|f| f.lease_generation);
+    let more_than_one = fragments
+        .iter()
+        .any(|f| Some(f.lease_generation) != first_lease);
+    match (first_lease, more_than_one) {
+        (Some(_), true) => {
             return Err(Error::new(
                 Code::InconsistentLeaseGenerations,
                 "runtime manifest has inconsistent lease generations",
             ))
         }
-        (Some(lease), None) => match generation {
+        (Some(lease), false) => match generation {
             None => generation = Some(lease),
             Some(g) if g != lease => {
                 return Err(Error::new(
@@ -137,21 +139,19 @@ pub(crate) fn construct_runtime(
         (None, _) => {}
     }
 
-    let logical: Vec<LogicalFragment<'_>> = fragments
-        .iter()
-        .map(|f| LogicalFragment {
+    check_fragment_set(&tensors, fragments.len(), |i| {
+        let f = &fragments[i];
+        LogicalFragment {
             id: &f.fragment_id,
             tensor_id: &f.tensor_id,
             rank: &f.rank,
             global_offset: &f.global_offset,
             local_shape: &f.local_shape,
             nbytes: f.nbytes,
-        })
-        .collect();
-    check_fragment_set(&tensors, &logical)?;
-    drop(logical);
-    let by_id: HashMap<&str, &TensorDescriptor> =
-        tensors.iter().map(|t| (t.tensor_id.as_str(), t)).collect();
+        }
+    })?;
+    let mut by_id: FxHashMap<&str, &TensorDescriptor> = map_with_capacity(tensors.len());
+    by_id.extend(tensors.iter().map(|t| (t.tensor_id.as_str(), t)));
     check_physical(instance_id, &fragments, &|id| by_id.get(id).copied())?;
     drop(by_id);
 

@@ -2,11 +2,13 @@
 //! runtime binding manifest (§9.2). Exact key sets at every level.
 
 mod binding;
+mod fast;
 mod members;
 mod placement;
 mod runtime;
 
 pub(crate) use binding::{binding, binding_from_value};
+pub(crate) use fast::runtime_inventory as fast_runtime_inventory;
 pub(crate) use members::top_object as top_object_of;
 pub(crate) use placement::{placement, placement_from_value};
 pub(crate) use runtime::{runtime, runtime_from_value};

@@ -28,8 +28,12 @@ const FRAGMENT_KEYS: [&str; 7] = [
     "tensor_id",
 ];
 
-/// Reads and parses a placement manifest document.
+/// Reads and parses a placement manifest document: the fast path when it applies, else
+/// the document tree.
 pub(crate) fn placement(text: &[u8]) -> Result<Placement> {
+    if let Some(result) = super::fast::placement(text) {
+        return result;
+    }
     placement_from_value(&reader::read(text, LABEL)?)
 }
 

@@ -54,6 +54,8 @@ pub fn read_str<'a>(text: &'a str, label: &str) -> Result<Value<'a>, Error> {
     parser::Parser::new(text, label).parse()
 }
 
+pub(crate) use scan::{find_special, parse_u64, skip_whitespace};
+
 /// The `invalid_json` error for the document kind `label`.
 #[cold]
 pub(crate) fn invalid_json(label: &str) -> Error {

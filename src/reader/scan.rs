@@ -26,7 +26,7 @@ fn is_special(b: u8) -> bool {
 /// The index of the first byte at or after `from` that is `"`, `\` or below 0x20, or
 /// `bytes.len()` if there is none.
 #[inline]
-pub(super) fn find_special(bytes: &[u8], from: usize) -> usize {
+pub(crate) fn find_special(bytes: &[u8], from: usize) -> usize {
     let mut i = from;
     let rest = bytes.get(from..).unwrap_or_default();
     let mut chunks = rest.chunks_exact(8);
@@ -50,7 +50,7 @@ pub(super) fn find_special(bytes: &[u8], from: usize) -> usize {
 
 /// The index of the first byte at or after `from` that is not JSON whitespace.
 #[inline]
-pub(super) fn skip_whitespace(bytes: &[u8], from: usize) -> usize {
+pub(crate) fn skip_whitespace(bytes: &[u8], from: usize) -> usize {
     let mut i = from;
     while let Some(b' ' | b'\t' | b'\n' | b'\r') = bytes.get(i) {
         i += 1;
@@ -80,7 +80,7 @@ pub(super) fn hex4(bytes: &[u8], at: usize) -> Option<u32> {
 
 /// The exact value of a run of ASCII digits, or `None` if it exceeds `u64::MAX`.
 #[inline]
-pub(super) fn parse_u64(digits: &[u8]) -> Option<u64> {
+pub(crate) fn parse_u64(digits: &[u8]) -> Option<u64> {
     digits.iter().try_fold(0u64, |acc, &b| {
         acc.checked_mul(10)?
             .checked_add(u64::from(b.wrapping_sub(b'0')))

@@ -5,6 +5,7 @@ use std::collections::{HashMap, HashSet};
 
 use super::bignum::product_decimal;
 use super::box_overlap::check_box_overlap;
+use super::fast_set::all_pass;
 use crate::error::{Code, Error, Result};
 use crate::model::descriptor::shard_dims;
 use crate::wire::{ParallelRank, TensorDescriptor};
@@ -23,11 +24,25 @@ pub(crate) struct LogicalFragment<'a> {
 
 type LogicalKey<'a> = (&'a str, &'a ParallelRank, &'a [u64], &'a [u64]);
 
-/// Runs T1, then F1–F8 per fragment in manifest order, then §8.3.
-pub(crate) fn check_fragment_set(
+/// Runs T1, then F1–F8 per fragment in manifest order, then §8.3, on the `count`
+/// fragments that `fragment(i)` describes.
+///
+/// A fast yes/no pass ([`all_pass`]) decides valid sets without materialising the list;
+/// the exact procedure below runs only to name the first failure.
+pub(crate) fn check_fragment_set<'a>(
     tensors: &[TensorDescriptor],
-    fragments: &[LogicalFragment<'_>],
+    count: usize,
+    fragment: impl Fn(usize) -> LogicalFragment<'a>,
 ) -> Result<()> {
+    if all_pass(tensors, count, &fragment) {
+        return Ok(());
+    }
+    let fragments: Vec<LogicalFragment<'a>> = (0..count).map(fragment).collect();
+    first_failure(tensors, &fragments)
+}
+
+/// The exact procedure: T1, then F1–F8 per fragment in manifest order, then §8.3.
+fn first_failure(tensors: &[TensorDescriptor], fragments: &[LogicalFragment<'_>]) -> Result<()> {
     let mut by_id: HashMap<&str, &TensorDescriptor> = HashMap::with_capacity(tensors.len());
     for tensor in tensors {
         if by_id.insert(&tensor.tensor_id, tensor).is_some() {

@@ -3,7 +3,9 @@
 
 mod bignum;
 mod box_overlap;
+mod fast_set;
 mod fragment_set;
+pub(crate) mod fxhash;
 mod physical;
 
 pub(crate) use fragment_set::{check_fragment_set, LogicalFragment};

@@ -1,9 +1,9 @@
 //! Physical address rules (contract §8.5): within one address space (instance, worker,
 //! device) byte ranges are disjoint, except for exact declared alias pairs.
 
-use std::collections::HashMap;
 use std::fmt::Write as _;
 
+use super::fxhash::{map_with_capacity, FxHashMap};
 use crate::error::{Code, Detail, Error, Result};
 use crate::wire::{RuntimeFragment, TensorDescriptor};
 
@@ -14,16 +14,24 @@ pub(crate) fn check_physical<'a>(
     fragments: &'a [RuntimeFragment],
     descriptor: &dyn Fn(&str) -> Option<&'a TensorDescriptor>,
 ) -> Result<()> {
-    let mut space_of: HashMap<(&str, &str), usize> = HashMap::new();
+    let mut space_of: FxHashMap<(&str, &str), usize> = map_with_capacity(64);
     let mut spaces: Vec<Vec<usize>> = Vec::new();
+    // Records usually come device by device: the previous fragment's space is tried first.
+    let mut last: Option<((&str, &str), usize)> = None;
     for (i, fragment) in fragments.iter().enumerate() {
-        let next = spaces.len();
-        let space = *space_of
-            .entry((&fragment.worker_id, &fragment.device))
-            .or_insert(next);
-        if space == next {
-            spaces.push(Vec::new());
-        }
+        let key = (fragment.worker_id.as_str(), fragment.device.as_str());
+        let space = match last {
+            Some((previous, space)) if previous == key => space,
+            _ => {
+                let next = spaces.len();
+                let space = *space_of.entry(key).or_insert(next);
+                if space == next {
+                    spaces.push(Vec::new());
+                }
+                space
+            }
+        };
+        last = Some((key, space));
         spaces[space].push(i);
     }
     for members in &mut spaces {

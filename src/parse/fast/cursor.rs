@@ -1,0 +1,289 @@
+//! A typed cursor over document text for the fast paths: reads exactly the JSON the
+//! contract's documents are made of, and answers `None` (leave it to the general path) at
+//! anything else: escapes, non-integer or negative numbers, unexpected types, invalid JSON.
+//! It never decides an error; it only accepts what the strict reader would read the same.
+
+use crate::reader::{find_special, parse_u64, skip_whitespace};
+
+/// The result of a fast-path step: `None` hands the document to the general path.
+pub(super) type Fast<T> = Option<T>;
+
+/// A position in the document text.
+pub(super) struct Cursor<'a> {
+    text: &'a str,
+    bytes: &'a [u8],
+    pos: usize,
+}
+
+impl<'a> Cursor<'a> {
+    pub(super) fn new(text: &'a str) -> Self {
+        Cursor {
+            text,
+            bytes: text.as_bytes(),
+            pos: 0,
+        }
+    }
+
+    /// The byte offset of the cursor.
+    pub(super) fn offset(&self) -> usize {
+        self.pos
+    }
+
+    /// The text between two offsets the cursor has passed.
+    pub(super) fn slice(&self, start: usize, end: usize) -> Fast<&'a str> {
+        self.text.get(start..end)
+    }
+
+    /// Skips whitespace and returns the next byte, if any.
+    #[inline]
+    pub(super) fn peek(&mut self) -> Option<u8> {
+        self.pos = skip_whitespace(self.bytes, self.pos);
+        self.bytes.get(self.pos).copied()
+    }
+
+    /// Consumes `byte` (after whitespace).
+    #[inline]
+    pub(super) fn eat(&mut self, byte: u8) -> Fast<()> {
+        if self.peek()? == byte {
+            self.pos += 1;
+            Some(())
+        } else {
+            None
+        }
+    }
+
+    /// Whether the rest of the text is whitespace.
+    pub(super) fn at_end(&mut self) -> bool {
+        self.peek().is_none()
+    }
+
+    /// A string without escapes (possibly empty).
+    #[inline]
+    pub(super) fn string(&mut self) -> Fast<&'a str> {
+        self.eat(b'"')?;
+        let start = self.pos;
+        let end = find_special(self.bytes, start);
+        if self.bytes.get(end) != Some(&b'"') {
+            return None;
+        }
+        self.pos = end + 1;
+        self.text.get(start..end)
+    }
+
+    /// A non-empty string without escapes.
+    #[inline]
+    pub(super) fn non_empty(&mut self) -> Fast<&'a str> {
+        self.string().filter(|s| !s.is_empty())
+    }
+
+    /// A non-negative integer written as plain digits that fits in u64.
+    #[inline]
+    pub(super) fn u64(&mut self) -> Fast<u64> {
+        self.peek()?;
+        let start = self.pos;
+        let mut end = start;
+        while let Some(b'0'..=b'9') = self.bytes.get(end) {
+            end += 1;
+        }
+        let digits = self.bytes.get(start..end)?;
+        let leading_zero = digits.len() > 1 && digits.first() == Some(&b'0');
+        let fraction = matches!(self.bytes.get(end), Some(b'.' | b'e' | b'E'));
+        if digits.is_empty() || leading_zero || fraction {
+            return None;
+        }
+        self.pos = end;
+        parse_u64(digits)
+    }
+
+    /// An integer of at least `min`.
+    #[inline]
+    pub(super) fn u64_min(&mut self, min: u64) -> Fast<u64> {
+        self.u64().filter(|&n| n >= min)
+    }
+
+    /// The literal `null`, if it comes next (otherwise nothing is consumed).
+    pub(super) fn null(&mut self) -> bool {
+        self.literal(b"null")
+    }
+
+    /// The literal `word`, if it comes next (otherwise nothing is consumed).
+    pub(super) fn literal(&mut self, word: &[u8]) -> bool {
+        if self.peek().is_some()
+            && self
+                .bytes
+                .get(self.pos..)
+                .is_some_and(|r| r.starts_with(word))
+        {
+            self.pos += word.len();
+            true
+        } else {
+            false
+        }
+    }
+
+    /// An array, calling `element` for each element.
+    #[inline]
+    pub(super) fn array(&mut self, mut element: impl FnMut(&mut Self) -> Fast<()>) -> Fast<()> {
+        self.eat(b'[')?;
+        if self.peek()? == b']' {
+            self.pos += 1;
+            return Some(());
+        }
+        loop {
+            element(self)?;
+            match self.peek()? {
+                b',' => self.pos += 1,
+                b']' => {
+                    self.pos += 1;
+                    return Some(());
+                }
+                _ => return None,
+            }
+        }
+    }
+
+    /// An array of integers of at least `min`, allocated at its exact length.
+    #[inline]
+    pub(super) fn u64s(&mut self, min: u64) -> Fast<Vec<u64>> {
+        let mut inline = [0u64; 8];
+        let mut len = 0usize;
+        let mut spilled: Vec<u64> = Vec::new();
+        self.array(|c| {
+            let value = c.u64_min(min)?;
+            if let Some(slot) = inline.get_mut(len) {
+                *slot = value;
+            } else {
+                if spilled.is_empty() {
+                    spilled.extend_from_slice(&inline);
+                }
+                spilled.push(value);
+            }
+            len += 1;
+            Some(())
+        })?;
+        Some(if spilled.is_empty() {
+            inline.get(..len)?.to_vec()
+        } else {
+            spilled
+        })
+    }
+
+    /// An object whose keys are among `keys` (at most 32), each at most once, calling
+    /// `member` with the key's index (the cursor then at its value). Returns the set of
+    /// keys met, bit i for `keys[i]`. Keys are predicted by `order` (the order the previous
+    /// object of this kind used): the predicted key is tried first as a literal, so
+    /// documents whose objects share one key order skip the scan and the lookup.
+    #[inline]
+    pub(super) fn members(
+        &mut self,
+        keys: &[&str],
+        order: &mut KeyOrder,
+        mut member: impl FnMut(&mut Self, usize) -> Fast<()>,
+    ) -> Fast<u32> {
+        let mut seen = 0u32;
+        let mut previous = KeyOrder::START;
+        self.eat(b'{')?;
+        if self.peek()? == b'}' {
+            self.pos += 1;
+            return Some(seen);
+        }
+        loop {
+            let predicted = usize::from(order.next[previous]);
+            let index = if self.predicted_key(keys.get(predicted).copied()) {
+                predicted
+            } else {
+                let key = self.string()?;
+                keys.iter().position(|k| *k == key)?
+            };
+            self.eat(b':')?;
+            let bit = 1u32.checked_shl(u32::try_from(index).ok()?)?;
+            if seen & bit != 0 {
+                return None;
+            }
+            seen |= bit;
+            order.next[previous] = u8::try_from(index).ok()?;
+            previous = index;
+            member(self, index)?;
+            match self.peek()? {
+                b',' => self.pos += 1,
+                b'}' => {
+                    self.pos += 1;
+                    return Some(seen);
+                }
+                _ => return None,
+            }
+        }
+    }
+
+    /// Consumes `"key"` if it comes next, byte for byte.
+    #[inline]
+    fn predicted_key(&mut self, key: Option<&str>) -> bool {
+        let (Some(key), Some(_)) = (key, self.peek()) else {
+            return false;
+        };
+        let rest = self.bytes.get(self.pos..).unwrap_or_default();
+        let end = key.len() + 1;
+        let found = rest.first() == Some(&b'"')
+            && rest.get(1..end) == Some(key.as_bytes())
+            && rest.get(end) == Some(&b'"');
+        if found {
+            self.pos += end + 1;
+        }
+        found
+    }
+
+    /// Skips a value of the shapes the cursor reads (a string, an integer, `null`, `true`,
+    /// `false`, or an array of integers), returning its text.
+    pub(super) fn raw_simple(&mut self) -> Fast<&'a str> {
+        let start = self.peek().map(|_| self.pos)?;
+        match self.bytes.get(start)? {
+            b'"' => {
+                self.string()?;
+            }
+            b'[' => {
+                self.array(|c| c.u64().map(drop))?;
+            }
+            b'n' => self.null().then_some(())?,
+            b't' => self.literal(b"true").then_some(())?,
+            b'f' => self.literal(b"false").then_some(())?,
+            _ => {
+                self.u64()?;
+            }
+        }
+        self.slice(start, self.pos)
+    }
+}
+
+/// The key order of the last object of one kind: `next[i]` is the index of the key that
+/// followed key i (`next[START]`: the first key).
+pub(super) struct KeyOrder {
+    next: [u8; 33],
+}
+
+impl KeyOrder {
+    const START: usize = 32;
+
+    /// Predicts the listed order.
+    pub(super) fn listed() -> Self {
+        let mut next = [0u8; 33];
+        for (i, slot) in next.iter_mut().enumerate().take(32) {
+            *slot = u8::try_from(i + 1).unwrap_or(0);
+        }
+        KeyOrder { next }
+    }
+}
+
+/// Distinct non-empty alias names, sorted (ALIASES); duplicates leave it to the general
+/// path.
+pub(super) fn aliases(cursor: &mut Cursor<'_>) -> Fast<Vec<String>> {
+    let mut names = Vec::new();
+    cursor.array(|c| {
+        names.push(c.non_empty()?.to_owned());
+        Some(())
+    })?;
+    names.sort_unstable();
+    if names.windows(2).any(|w| w[0] == w[1]) {
+        return None;
+    }
+    Some(names)
+}

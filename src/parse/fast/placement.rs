@@ -1,0 +1,190 @@
+//! The fast path of the strict placement parse (§6.2): one pass over the text straight
+//! into the wire values, no document tree.
+//!
+//! It reads the documents placements are made of (see [`super::cursor`]) and checks every
+//! per-element rule of §6.2 steps 2–4 as a yes/no question. When all hold, the tensors and
+//! fragments it built are exactly those the general path builds, so §8.1 construction
+//! runs on the same input and gives the same result, error included. Anything else (invalid
+//! JSON, a failed element check, an escape) returns `None` and the general path reports
+//! the error with its exact code, message and pointer.
+
+use std::borrow::Cow;
+
+use super::cursor::{aliases, Cursor, Fast, KeyOrder};
+use crate::error::Result;
+use crate::model::descriptor::{accept_typed, Typed};
+use crate::model::{construct_placement, Placement};
+use crate::path::Path;
+use crate::value::Value;
+use crate::wire::{ParallelRank, PlacementFragment, TensorDescriptor};
+
+/// The top-level keys, the tensor keys (§6.1 order), the fragment keys, the rank keys.
+const TOP_KEYS: [&str; 5] = [
+    "fragments",
+    "model_id",
+    "placement_id",
+    "revision",
+    "tensors",
+];
+const TENSOR_KEYS: [&str; 9] = [
+    "dtype",
+    "expert_id",
+    "global_shape",
+    "itemsize",
+    "layer_id",
+    "layout_fingerprint",
+    "partition_dim",
+    "shard_dims",
+    "tensor_id",
+];
+const FRAGMENT_KEYS: [&str; 7] = [
+    "aliases",
+    "global_offset",
+    "local_shape",
+    "nbytes",
+    "placement_fragment_id",
+    "rank",
+    "tensor_id",
+];
+const RANK_KEYS: [&str; 4] = ["dp", "ep", "pp", "tp"];
+
+/// Parses and constructs a placement, or `None` when the general path must run.
+pub(crate) fn placement(text: &[u8]) -> Option<Result<Placement>> {
+    let text = std::str::from_utf8(text).ok()?;
+    let mut cursor = Cursor::new(text);
+    let mut tensors = Vec::new();
+    // Reserve once instead of growing (a grown vector leaves its old buffer behind in
+    // the peak memory): no fragment element is shorter than about 200 bytes, no tensor
+    // element shorter than about 150. Untouched capacity costs address space, not memory.
+    let mut fragments = Vec::with_capacity(text.len() / 200);
+    let (mut model_id, mut revision, mut placement_id) = ("", "", Value::Null);
+    let mut orders = [KeyOrder::listed(), KeyOrder::listed(), KeyOrder::listed()];
+    let [fragment_order, rank_order, tensor_order] = &mut orders;
+    let seen = cursor.members(&TOP_KEYS, &mut KeyOrder::listed(), |c, key| {
+        match key {
+            0 => c.array(|c| {
+                fragments.push(fragment(c, fragment_order, rank_order)?);
+                Some(())
+            })?,
+            1 => model_id = c.string()?,
+            2 => {
+                if !c.null() {
+                    placement_id = Value::Str(Cow::Borrowed(c.string()?));
+                }
+            }
+            3 => revision = c.string()?,
+            _ => c.array(|c| {
+                if tensors.capacity() == 0 {
+                    tensors.reserve(text.len().saturating_sub(c.offset()) / 150);
+                }
+                tensors.push(tensor(c, tensor_order)?);
+                Some(())
+            })?,
+        }
+        Some(())
+    })?;
+    if seen != 0b1_1111 || !cursor.at_end() {
+        return None;
+    }
+    let model_id = Value::Str(Cow::Borrowed(model_id));
+    let revision = Value::Str(Cow::Borrowed(revision));
+    Some(construct_placement(
+        &Path::Root,
+        &model_id,
+        &revision,
+        Some(&placement_id),
+        tensors,
+        fragments,
+    ))
+}
+
+/// `null` or an integer.
+fn opt_u64(cursor: &mut Cursor<'_>) -> Fast<Option<u64>> {
+    if cursor.null() {
+        Some(None)
+    } else {
+        cursor.u64().map(Some)
+    }
+}
+
+/// One tensor element with its 9 keys, typed, then the §2.2 checks.
+fn tensor(cursor: &mut Cursor<'_>, order: &mut KeyOrder) -> Fast<TensorDescriptor> {
+    let mut typed = Typed {
+        tensor_id: "",
+        global_shape: Vec::new(),
+        dtype: "",
+        itemsize: 0,
+        partition_dim: None,
+        shard_dims: None,
+        layer_id: None,
+        expert_id: None,
+        layout_fingerprint: "",
+    };
+    let seen = cursor.members(&TENSOR_KEYS, order, |c, key| {
+        match key {
+            0 => typed.dtype = c.string()?,
+            1 => typed.expert_id = opt_u64(c)?,
+            2 => typed.global_shape = c.u64s(1)?,
+            3 => typed.itemsize = c.u64_min(1)?,
+            4 => typed.layer_id = opt_u64(c)?,
+            5 => typed.layout_fingerprint = c.string()?,
+            6 => typed.partition_dim = opt_u64(c)?,
+            7 => typed.shard_dims = if c.null() { None } else { Some(c.u64s(0)?) },
+            _ => typed.tensor_id = c.string()?,
+        }
+        Some(())
+    })?;
+    if seen != 0b1_1111_1111 {
+        return None;
+    }
+    accept_typed(typed)
+}
+
+/// One fragment element with its 7 keys, the rank with its 4, and the §2.1 and §2.3
+/// checks.
+fn fragment(
+    cursor: &mut Cursor<'_>,
+    order: &mut KeyOrder,
+    rank_order: &mut KeyOrder,
+) -> Fast<PlacementFragment> {
+    let mut fragment = PlacementFragment {
+        aliases: Vec::new(),
+        global_offset: Vec::new(),
+        local_shape: Vec::new(),
+        nbytes: 0,
+        placement_fragment_id: String::new(),
+        rank: ParallelRank {
+            dp: 0,
+            ep: 0,
+            pp: 0,
+            tp: 0,
+        },
+        tensor_id: String::new(),
+    };
+    let seen = cursor.members(&FRAGMENT_KEYS, order, |c, key| {
+        match key {
+            0 => fragment.aliases = aliases(c)?,
+            1 => fragment.global_offset = c.u64s(0)?,
+            2 => fragment.local_shape = c.u64s(1)?,
+            3 => fragment.nbytes = c.u64_min(1)?,
+            4 => c
+                .non_empty()?
+                .clone_into(&mut fragment.placement_fragment_id),
+            5 => fragment.rank = rank(c, rank_order)?,
+            _ => c.non_empty()?.clone_into(&mut fragment.tensor_id),
+        }
+        Some(())
+    })?;
+    (seen == 0b111_1111).then_some(fragment)
+}
+
+/// A rank object with exactly dp, ep, pp, tp, each a u64.
+pub(super) fn rank(cursor: &mut Cursor<'_>, order: &mut KeyOrder) -> Fast<ParallelRank> {
+    let mut rank = [0u64; 4];
+    let seen = cursor.members(&RANK_KEYS, order, |c, key| {
+        rank[key] = c.u64()?;
+        Some(())
+    })?;
+    let [dp, ep, pp, tp] = rank;
+    (seen == 0b1111).then_some(ParallelRank { dp, ep, pp, tp })
+}

@@ -1,0 +1,181 @@
+//! A fast decision whether a fragment set passes every rule of §8.2 and §8.3.
+//!
+//! The rules name the *first* failure in a fixed order, which needs per-fragment hash sets
+//! and per-group lists. Valid manifests, the common case, need none of that: this module
+//! only answers "does every rule pass?" with O(n log n) work, no per-fragment allocation
+//! and few cache misses, and [`super::check_fragment_set`] runs the exact procedure only
+//! when the answer is no. Each check here is implied by the rules (so a "yes" is never
+//! wrong), and F2 (duplicate logical fragment) is implied by §8.3 once F3–F8 hold: two
+//! fragments with the same tensor, rank, offset and shape are equal non-empty boxes on one
+//! rank.
+
+use super::fragment_set::LogicalFragment;
+use super::fxhash::{map_with_capacity, set_with_capacity};
+use crate::geometry::{first_intersection, BoxRef};
+use crate::model::descriptor::shard_dims;
+use crate::model::order::ascending_by;
+use crate::wire::{ParallelRank, TensorDescriptor};
+
+/// The most axes the compact tensor table holds; a tensor with more sends the set to the
+/// exact procedure.
+const MAX_AXES: usize = 6;
+
+/// What F4–F8 need of a tensor, packed so the table stays in cache.
+#[derive(Clone, Copy)]
+struct Geometry {
+    shape: [u64; MAX_AXES],
+    ndim: usize,
+    itemsize: u64,
+    /// Bit k set: axis k is a shard dim.
+    sharded: u8,
+}
+
+impl Geometry {
+    fn of(tensor: &TensorDescriptor) -> Option<Geometry> {
+        let ndim = tensor.global_shape.len();
+        let mut shape = [0; MAX_AXES];
+        shape.get_mut(..ndim)?.copy_from_slice(&tensor.global_shape);
+        let mut sharded = 0u8;
+        for &dim in shard_dims(tensor) {
+            sharded |= 1u8.checked_shl(u32::try_from(dim).ok()?)?;
+        }
+        Some(Geometry {
+            shape,
+            ndim,
+            itemsize: tensor.itemsize,
+            sharded,
+        })
+    }
+
+    /// F4–F8 for one fragment of this tensor, as one predicate.
+    fn admits(&self, fragment: &LogicalFragment<'_>) -> bool {
+        let (offset, extent) = (fragment.global_offset, fragment.local_shape);
+        if offset.len() != self.ndim || extent.len() != self.ndim {
+            return false;
+        }
+        let axes_pass = self.shape[..self.ndim]
+            .iter()
+            .zip(offset.iter().zip(extent))
+            .enumerate()
+            .all(|(k, (&size, (&o, &e)))| {
+                let in_bounds = o.checked_add(e).is_some_and(|end| end <= size);
+                let free = self.sharded & (1 << k) != 0;
+                in_bounds && (free || (o == 0 && e == size))
+            });
+        axes_pass
+            && extent
+                .iter()
+                .try_fold(self.itemsize, |acc, &e| acc.checked_mul(e))
+                == Some(fragment.nbytes)
+    }
+}
+
+/// Whether T1, F1–F8 and the same-rank overlap rule all pass for the `count` fragments
+/// that `fragment(i)` describes.
+pub(crate) fn all_pass<'a>(
+    tensors: &[TensorDescriptor],
+    count: usize,
+    fragment: &impl Fn(usize) -> LogicalFragment<'a>,
+) -> bool {
+    let Some(geometry) = tensors.iter().map(Geometry::of).collect::<Option<Vec<_>>>() else {
+        return false;
+    };
+    let mut by_id = map_with_capacity(tensors.len());
+    for (index, tensor) in tensors.iter().enumerate() {
+        let Ok(index) = u32::try_from(index) else {
+            return false;
+        };
+        if by_id.insert(tensor.tensor_id.as_str(), index).is_some() {
+            return false;
+        }
+    }
+    if !ids_distinct(count, fragment) {
+        return false;
+    }
+    // Tensor lookups first, in a tight loop of their own, so that their cache misses
+    // overlap; then the box checks against the compact table.
+    let Some(tensor_of) = (0..count)
+        .map(|i| by_id.get(fragment(i).tensor_id).copied())
+        .collect::<Option<Vec<u32>>>()
+    else {
+        return false;
+    };
+    drop(by_id);
+    let boxes_pass = tensor_of
+        .iter()
+        .enumerate()
+        .all(|(i, &t)| geometry[t as usize].admits(&fragment(i)));
+    boxes_pass && no_same_rank_overlap(count, fragment, &tensor_of)
+}
+
+/// F1 over the whole set: strictly ascending ids (a sorted placement) are distinct without
+/// hashing.
+fn ids_distinct<'a>(count: usize, fragment: &impl Fn(usize) -> LogicalFragment<'a>) -> bool {
+    if ascending_by(count, |i| fragment(i).id) {
+        return true;
+    }
+    let mut seen = set_with_capacity(count);
+    (0..count).all(|i| seen.insert(fragment(i).id))
+}
+
+/// A fragment's group of §8.3: its tensor's index and its rank's coordinates.
+type GroupKey = (u32, u64, u64, u64, u64);
+
+/// (tensor, rank) packed into one integer when every part fits (32 bits for the tensor,
+/// 24 for each coordinate).
+fn packed_key(tensor: u32, rank: &ParallelRank) -> Option<u128> {
+    let mut key = u128::from(tensor);
+    for coordinate in [rank.dp, rank.ep, rank.pp, rank.tp] {
+        if coordinate >= 1 << 24 {
+            return None;
+        }
+        key = (key << 24) | u128::from(coordinate);
+    }
+    Some(key)
+}
+
+/// §8.3 as a yes/no question. Fragments are keyed by (tensor, rank); only keys held by
+/// two or more fragments form groups that need the sweep. Usually no key repeats, which a
+/// set of packed integer keys tells quickly.
+fn no_same_rank_overlap<'a>(
+    count: usize,
+    fragment: &impl Fn(usize) -> LogicalFragment<'a>,
+    tensor_of: &[u32],
+) -> bool {
+    let mut seen = set_with_capacity(count);
+    let distinct = tensor_of
+        .iter()
+        .enumerate()
+        .try_fold(true, |distinct, (i, &t)| {
+            let key = packed_key(t, fragment(i).rank)?;
+            Some(distinct && seen.insert(key))
+        });
+    drop(seen);
+    if distinct == Some(true) {
+        return true;
+    }
+    let key = |i: usize| -> GroupKey {
+        let ParallelRank { dp, ep, pp, tp } = *fragment(i).rank;
+        (tensor_of[i], dp, ep, pp, tp)
+    };
+    let mut keyed: Vec<(GroupKey, usize)> = (0..count).map(|i| (key(i), i)).collect();
+    keyed.sort_unstable();
+    let mut boxes: Vec<BoxRef<'a>> = Vec::new();
+    for group in keyed.chunk_by(|a, b| a.0 == b.0) {
+        if group.len() < 2 {
+            continue;
+        }
+        boxes.clear();
+        boxes.extend(group.iter().map(|&(_, i)| {
+            let f = fragment(i);
+            BoxRef {
+                offset: f.global_offset,
+                extent: f.local_shape,
+            }
+        }));
+        if first_intersection(&boxes).is_some() {
+            return false;
+        }
+    }
+    true
+}
