@@ -7,7 +7,8 @@
 //! compact, strided [`PlanRegion`] per overlap. A region reads
 //! from one replica of its tile: one with the target's DP rank when there is one, else the
 //! least-loaded (bytes read so far) in rank order. Limits are checked by a counting pass
-//! before any region is built. The same inputs give the same plan, byte for byte.
+//! before any region is built; regions are then encoded straight into the canonical text,
+//! without a per-region allocation. The same inputs give the same plan, byte for byte.
 //!
 //! ```
 //! use weight_manifest::{plan, Placement, PlanLimits};
@@ -31,10 +32,13 @@
 mod check;
 mod cover;
 mod limits;
+mod pending;
 mod region;
 mod replica;
 mod walk;
 mod wire;
+
+use std::sync::OnceLock;
 
 use crate::error::Result;
 use crate::model::Placement;
@@ -42,13 +46,24 @@ use crate::wire::{ParallelRank, PlanRegion, ReshardPlan};
 
 pub use limits::{PlanLimits, DEFAULT_MAX_REGIONS, DEFAULT_MAX_SEGMENTS};
 
-/// A reshard plan and its statistics.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// A reshard plan: its canonical text, its plan_id and its statistics. The typed wire
+/// value is read from the text on first use ([`Plan::as_wire`], [`Plan::regions`]).
+#[derive(Clone, Debug)]
 pub struct Plan {
-    wire: ReshardPlan,
     json: String,
+    id: String,
     stats: PlanStats,
+    wire: OnceLock<ReshardPlan>,
 }
+
+impl PartialEq for Plan {
+    /// Plans are equal when their canonical texts are.
+    fn eq(&self, other: &Plan) -> bool {
+        self.json == other.json
+    }
+}
+
+impl Eq for Plan {}
 
 /// What a plan moves, in total and per source rank.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -80,40 +95,39 @@ pub struct SourceRankStats {
 /// `plan_uncovered_tensor` (first tensor by tensor_id), `plan_limit_exceeded`.
 pub fn plan(source: &Placement, target: &Placement, limits: &PlanLimits) -> Result<Plan> {
     let walk = walk::Walk::prepare(source, target)?;
-    // Count first: the overlaps (bounded by the limits) are kept, and no region is built
-    // until every limit has held.
+    // Count first, keeping the overlaps compactly (bounded by the limits): nothing is
+    // built until every limit has held.
     let mut budget = limits::Budget::new(*limits);
-    let mut overlaps = Vec::new();
+    let mut pending = pending::Pending::default();
     walk.run(&mut |overlap| {
         budget.add(overlap.geometry.segments)?;
-        overlaps.push(overlap);
+        pending.push(overlap);
         Ok(())
     })?;
 
     let (sources, targets) = (source.fragments(), target.fragments());
     let mut loads = replica::Loads::default();
+    let mut writer = wire::Writer::new(source, target, budget.regions);
     let mut bytes = 0u128;
-    let regions: Vec<PlanRegion> = overlaps
-        .into_iter()
-        .map(|overlap| {
-            let g = overlap.geometry;
-            let target = &targets[overlap.target];
-            let chosen = loads.choose(sources, overlap.replicas, target.rank.dp, g.nbytes);
-            bytes += u128::from(g.nbytes);
-            PlanRegion {
-                global_offset: g.global_offset,
-                loops: g.loops,
-                nbytes: g.nbytes,
-                run_bytes: g.run_bytes,
-                shape: g.shape,
-                source_fragment_id: sources[chosen].placement_fragment_id.clone(),
-                source_offset: g.source_offset,
-                target_fragment_id: target.placement_fragment_id.clone(),
-                target_offset: g.target_offset,
-                tensor_id: overlap.tensor.tensor_id.clone(),
-            }
-        })
-        .collect();
+    for overlap in pending.iter() {
+        let target = &targets[overlap.target];
+        let chosen = loads.choose(sources, overlap.replicas, target.rank.dp, overlap.nbytes);
+        bytes += u128::from(overlap.nbytes);
+        writer.region(&wire::RegionView {
+            global_offset: overlap.global_offset,
+            loops: overlap.loops,
+            nbytes: overlap.nbytes,
+            run_bytes: overlap.run_bytes,
+            shape: overlap.shape,
+            source_fragment_id: &sources[chosen].placement_fragment_id,
+            source_offset: overlap.source_offset,
+            target_fragment_id: &target.placement_fragment_id,
+            target_offset: overlap.target_offset,
+            tensor_id: &overlap.tensor.tensor_id,
+        });
+    }
+    drop(pending);
+    let (json, plan_id) = writer.finish();
     let stats = PlanStats {
         regions: budget.regions,
         segments: budget.segments,
@@ -128,28 +142,31 @@ pub fn plan(source: &Placement, target: &Placement, limits: &PlanLimits) -> Resu
             })
             .collect(),
     };
-    let built = wire::build(source, target, regions);
     Ok(Plan {
-        wire: built.wire,
-        json: built.json,
+        json,
+        id: plan_id,
         stats,
+        wire: OnceLock::new(),
     })
 }
 
 impl Plan {
     /// `sha256:` + 64 hex digits over the canonical plan (see the schema).
     pub fn plan_id(&self) -> &str {
-        &self.wire.plan_id
+        &self.id
     }
 
-    /// The regions, in plan order.
+    /// The regions, in plan order (read from the text on first use).
     pub fn regions(&self) -> &[PlanRegion] {
-        &self.wire.regions
+        &self.as_wire().regions
     }
 
-    /// The wire value.
+    /// The typed wire value (read from the text on first use).
     pub fn as_wire(&self) -> &ReshardPlan {
-        &self.wire
+        self.wire.get_or_init(|| {
+            serde_json::from_str(&self.json)
+                .unwrap_or_else(|e| unreachable!("the plan text is a ReshardPlan: {e}"))
+        })
     }
 
     /// Totals and per-source-rank figures.

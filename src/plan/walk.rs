@@ -1,6 +1,6 @@
 //! The walk over every (target fragment, source tile) overlap of a plan, in plan order:
 //! tensors by tensor_id, target fragments by placement_fragment_id, source tiles in box
-//! order. The planner walks twice: once to count against the limits, once to build.
+//! order.
 
 use crate::error::Result;
 use crate::model::Placement;
@@ -8,17 +8,18 @@ use crate::wire::TensorDescriptor;
 
 use super::check::check_compatible;
 use super::cover::{select, Covers};
-use super::region::{geometry, intersection, Geometry};
+use super::region::Geometry;
 use crate::coverage::group::{fragments_by_tensor, Groups};
 
 /// One overlap of a target fragment with a source tile.
-pub(crate) struct Overlap<'w> {
+pub(crate) struct Overlap<'w, 'g> {
     pub tensor: &'w TensorDescriptor,
     /// Index of the target fragment.
     pub target: usize,
     /// The source fragments holding the tile, in rank order.
     pub replicas: &'w [usize],
-    pub geometry: Geometry,
+    /// Valid for this call only: the walk recomputes it in place.
+    pub geometry: &'g Geometry,
 }
 
 struct TensorWork<'p> {
@@ -69,11 +70,12 @@ impl<'p> Walk<'p> {
     /// Calls `visit` with every overlap in plan order; stops at the first error.
     pub(crate) fn run<'w>(
         &'w self,
-        visit: &mut dyn FnMut(Overlap<'w>) -> Result<()>,
+        visit: &mut dyn FnMut(&Overlap<'w, '_>) -> Result<()>,
     ) -> Result<()> {
         let (sources, targets) = (self.source.fragments(), self.target.fragments());
         let mut hits: Vec<usize> = Vec::new();
         let mut end: Vec<u64> = Vec::new();
+        let mut geometry = Geometry::default();
         for work in &self.work {
             let mut turn = 0usize;
             for &t in self.targets.get(work.index) {
@@ -93,15 +95,15 @@ impl<'p> Walk<'p> {
                 for &h in &hits {
                     let tile = &cover.tiles[h];
                     let source_box = tile.boxref(sources);
-                    let Some((start, shape)) = intersection(source_box, frame) else {
+                    if !geometry.intersect(source_box, frame) {
                         continue;
-                    };
-                    let geometry = geometry(source_box, frame, start, shape, work.tensor.itemsize)?;
-                    visit(Overlap {
+                    }
+                    geometry.compute(source_box, frame, work.tensor.itemsize)?;
+                    visit(&Overlap {
                         tensor: work.tensor,
                         target: t,
                         replicas: &tile.members,
-                        geometry,
+                        geometry: &geometry,
                     })?;
                 }
             }

@@ -2,24 +2,64 @@
 //! encoding (contract §5) of the plan without `plan_id` and with `"schema":"weight-plan"`,
 //! as placement_id is built (§7.1). It names both placements' ids and digests.
 //!
-//! The regions are encoded once, into the emitted text; the hashed payload reuses that
-//! encoding and differs only in its small members.
+//! Regions are encoded as they are produced, by the canonical encoder, from borrowed
+//! views with the fields of [`PlanRegion`](crate::wire::PlanRegion) (so no id is copied
+//! per region), straight into the emitted text; the hashed payload reuses that text and
+//! differs only in its small members.
 
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 
 use crate::canonical;
 use crate::model::Placement;
-use crate::wire::{PlanPlacement, PlanRegion, ReshardPlan};
+use crate::wire::{PlanLoop, PlanPlacement};
 
 /// The literal schema tag of the plan_id payload.
 const PLAN_SCHEMA_TAG: &str = "weight-plan";
 
-/// A built plan: the wire value and its canonical text.
-pub(crate) struct Built {
-    pub wire: ReshardPlan,
-    pub json: String,
+/// A region as the encoder sees it: the fields of `PlanRegion`, in the same (sorted)
+/// order, borrowed.
+#[derive(Serialize)]
+pub(crate) struct RegionView<'a> {
+    pub global_offset: &'a [u64],
+    pub loops: &'a [PlanLoop],
+    pub nbytes: u64,
+    pub run_bytes: u64,
+    pub shape: &'a [u64],
+    pub source_fragment_id: &'a str,
+    pub source_offset: u64,
+    pub target_fragment_id: &'a str,
+    pub target_offset: u64,
+    pub tensor_id: &'a str,
 }
+
+fn encode<T: Serialize + ?Sized>(value: &T, out: &mut Vec<u8>) {
+    // Plan members hold only strings, u64s, arrays and structs with sorted fields.
+    canonical::write(value, out)
+        .unwrap_or_else(|e| unreachable!("plan members are encodable: {e}"));
+}
+
+fn encoded<T: Serialize + ?Sized>(value: &T) -> Vec<u8> {
+    let mut out = Vec::new();
+    encode(value, &mut out);
+    out
+}
+
+/// Writes the canonical plan text region by region.
+pub(crate) struct Writer {
+    json: Vec<u8>,
+    model: Vec<u8>,
+    revision: Vec<u8>,
+    source: Vec<u8>,
+    target: Vec<u8>,
+    /// Where the plan_id goes once the payload is hashed.
+    slot: usize,
+    regions_at: usize,
+    first: bool,
+}
+
+/// The length of `"sha256:` + 64 hex digits + `"`.
+const SLOT_LEN: usize = 1 + 7 + 64 + 1;
 
 fn placement_ref(p: &Placement) -> PlanPlacement {
     PlanPlacement {
@@ -28,82 +68,88 @@ fn placement_ref(p: &Placement) -> PlanPlacement {
     }
 }
 
-fn encode<T: Serialize + ?Sized>(value: &T) -> Vec<u8> {
-    // Plan members hold only strings, u64s, arrays and structs with sorted fields.
-    canonical::to_vec(value).unwrap_or_else(|e| unreachable!("plan members are encodable: {e}"))
-}
-
-/// The wire plan for `regions`, with its plan_id and canonical text.
-pub(crate) fn build(source: &Placement, target: &Placement, regions: Vec<PlanRegion>) -> Built {
-    let (source_ref, target_ref) = (placement_ref(source), placement_ref(target));
-    let model = encode(source.model_id());
-    let revision = encode(source.revision());
-    let schema = encode(PLAN_SCHEMA_TAG);
-    let (source_text, target_text) = (encode(&source_ref), encode(&target_ref));
-
-    // The emitted text (keys in code point order), written once; the plan_id goes into a
-    // slot of its fixed length once the payload is hashed.
-    let slot_len = "\"sha256:\"".len() + 64;
-    let mut json: Vec<u8> = Vec::with_capacity(regions.len().saturating_mul(320) + 1024);
-    json.extend_from_slice(b"{\"model_id\":");
-    json.extend_from_slice(&model);
-    json.extend_from_slice(b",\"plan_id\":");
-    let slot = json.len();
-    json.resize(slot + slot_len, b'"');
-    json.extend_from_slice(b",\"regions\":");
-    let regions_at = json.len();
-    canonical::write(&regions, &mut json)
-        .unwrap_or_else(|e| unreachable!("plan members are encodable: {e}"));
-    let regions_end = json.len();
-    for piece in [
-        &b",\"revision\":"[..],
-        &revision,
-        b",\"source\":",
-        &source_text,
-        b",\"target\":",
-        &target_text,
-        b"}",
-    ] {
-        json.extend_from_slice(piece);
+impl Writer {
+    /// Starts a plan from `source` to `target` of about `regions` regions.
+    pub(crate) fn new(source: &Placement, target: &Placement, regions: u64) -> Writer {
+        let capacity = usize::try_from(regions)
+            .unwrap_or(0)
+            .saturating_mul(400)
+            .saturating_add(1024);
+        let mut writer = Writer {
+            json: Vec::with_capacity(capacity),
+            model: encoded(source.model_id()),
+            revision: encoded(source.revision()),
+            source: encoded(&placement_ref(source)),
+            target: encoded(&placement_ref(target)),
+            slot: 0,
+            regions_at: 0,
+            first: true,
+        };
+        // Keys in code point order.
+        writer.json.extend_from_slice(b"{\"model_id\":");
+        writer.json.extend_from_slice(&writer.model);
+        writer.json.extend_from_slice(b",\"plan_id\":");
+        writer.slot = writer.json.len();
+        writer.json.resize(writer.slot + SLOT_LEN, b'"');
+        writer.json.extend_from_slice(b",\"regions\":");
+        writer.regions_at = writer.json.len();
+        writer.json.push(b'[');
+        writer
     }
 
-    // The payload: `schema` instead of `plan_id`, the same regions text.
-    let mut hasher = Sha256::new();
-    for piece in [
-        &b"{\"model_id\":"[..],
-        &model,
-        b",\"regions\":",
-        &json[regions_at..regions_end],
-        b",\"revision\":",
-        &revision,
-        b",\"schema\":",
-        &schema,
-        b",\"source\":",
-        &source_text,
-        b",\"target\":",
-        &target_text,
-        b"}",
-    ] {
-        hasher.update(piece);
-    }
-    let plan_id = format!("sha256:{}", canonical::hex(&hasher.finalize().into()));
-    let id_text = encode(plan_id.as_str());
-    if let Some(target_slot) = json.get_mut(slot..slot + slot_len) {
-        if target_slot.len() == id_text.len() {
-            target_slot.copy_from_slice(&id_text);
+    /// Appends one region.
+    pub(crate) fn region(&mut self, region: &RegionView<'_>) {
+        if !self.first {
+            self.json.push(b',');
         }
+        self.first = false;
+        encode(region, &mut self.json);
     }
-    let json = String::from_utf8(json)
-        .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
-    Built {
-        wire: ReshardPlan {
-            model_id: source.model_id().to_owned(),
-            plan_id,
-            regions,
-            revision: source.revision().to_owned(),
-            source: source_ref,
-            target: target_ref,
-        },
-        json,
+
+    /// The canonical text and its plan_id.
+    pub(crate) fn finish(mut self) -> (String, String) {
+        self.json.push(b']');
+        let regions_end = self.json.len();
+        for piece in [
+            &b",\"revision\":"[..],
+            &self.revision,
+            b",\"source\":",
+            &self.source,
+            b",\"target\":",
+            &self.target,
+            b"}",
+        ] {
+            self.json.extend_from_slice(piece);
+        }
+        // The payload: `schema` instead of `plan_id`, the same regions text.
+        let schema = encoded(PLAN_SCHEMA_TAG);
+        let mut hasher = Sha256::new();
+        for piece in [
+            &b"{\"model_id\":"[..],
+            &self.model,
+            b",\"regions\":",
+            &self.json[self.regions_at..regions_end],
+            b",\"revision\":",
+            &self.revision,
+            b",\"schema\":",
+            &schema,
+            b",\"source\":",
+            &self.source,
+            b",\"target\":",
+            &self.target,
+            b"}",
+        ] {
+            hasher.update(piece);
+        }
+        let plan_id = format!("sha256:{}", canonical::hex(&hasher.finalize().into()));
+        let id_text = encoded(plan_id.as_str());
+        if let Some(slot) = self.json.get_mut(self.slot..self.slot + SLOT_LEN) {
+            if slot.len() == id_text.len() {
+                slot.copy_from_slice(&id_text);
+            }
+        }
+        let json = String::from_utf8(self.json)
+            .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
+        (json, plan_id)
     }
 }
