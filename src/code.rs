@@ -163,6 +163,30 @@ pub enum Code {
     /// `coverage_incomplete`: a coverage report that was required to be complete is not
     /// (added by this implementation).
     CoverageIncomplete,
+    /// `plan_document_invalid`: a reshard plan document is not a plan: not an
+    /// object of the plan schema's members and types (the message names the
+    /// problem) (added by this implementation).
+    PlanDocumentInvalid,
+    /// `plan_id_mismatch`: a reshard plan document's plan_id is not the id of its
+    /// contents (added by this implementation).
+    PlanIdMismatch,
+    /// `plan_binding_placement_id_mismatch`: a binding's placement_id differs from
+    /// the placement_id the plan names for its side (added by this implementation).
+    PlanBindingPlacementIdMismatch,
+    /// `plan_binding_digest_mismatch`: a binding's placement_digest differs from
+    /// the digest the plan names for its side (added by this implementation).
+    PlanBindingDigestMismatch,
+    /// `plan_binding_generation_mismatch`: a binding's generation differs from the
+    /// generation the caller expects: the binding is stale (added by this
+    /// implementation).
+    PlanBindingGenerationMismatch,
+    /// `plan_binding_fragment_missing`: a fragment a plan region reads or writes is
+    /// not in the binding of its side (added by this implementation).
+    PlanBindingFragmentMissing,
+    /// `plan_binding_range_invalid`: a plan region's bytes do not lie inside the
+    /// bound fragment, or an address or byte total is not representable in a u64
+    /// (added by this implementation).
+    PlanBindingRangeInvalid,
 }
 
 impl Code {
@@ -238,6 +262,13 @@ impl Code {
         Code::PlanUncoveredTensor,
         Code::PlanLimitExceeded,
         Code::CoverageIncomplete,
+        Code::PlanDocumentInvalid,
+        Code::PlanIdMismatch,
+        Code::PlanBindingPlacementIdMismatch,
+        Code::PlanBindingDigestMismatch,
+        Code::PlanBindingGenerationMismatch,
+        Code::PlanBindingFragmentMissing,
+        Code::PlanBindingRangeInvalid,
     ];
 
     /// The snake_case spelling used on the wire and in fixtures.
@@ -312,6 +343,13 @@ impl Code {
             Code::PlanUncoveredTensor => "plan_uncovered_tensor",
             Code::PlanLimitExceeded => "plan_limit_exceeded",
             Code::CoverageIncomplete => "coverage_incomplete",
+            Code::PlanDocumentInvalid => "plan_document_invalid",
+            Code::PlanIdMismatch => "plan_id_mismatch",
+            Code::PlanBindingPlacementIdMismatch => "plan_binding_placement_id_mismatch",
+            Code::PlanBindingDigestMismatch => "plan_binding_digest_mismatch",
+            Code::PlanBindingGenerationMismatch => "plan_binding_generation_mismatch",
+            Code::PlanBindingFragmentMissing => "plan_binding_fragment_missing",
+            Code::PlanBindingRangeInvalid => "plan_binding_range_invalid",
         }
     }
 }

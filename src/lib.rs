@@ -41,6 +41,7 @@ pub mod error;
 pub mod inventory;
 pub mod path;
 pub mod plan;
+pub mod plan_bind;
 pub mod reader;
 pub mod schema;
 pub mod value;
@@ -65,6 +66,7 @@ pub use error::{Detail, Error, Result};
 pub use model::{Binding, Owner, Placement, Runtime};
 pub use path::Path;
 pub use plan::{plan, Plan, PlanLimits};
+pub use plan_bind::{bind_plan, BoundPlan, Fences};
 pub use project::{
     placement_fragment_id, project_binding, project_binding_value, project_placement,
     project_placement_value,

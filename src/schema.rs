@@ -16,6 +16,10 @@ pub const PUBLISHED: &[(&str, &str)] = &[
         include_str!("../schema/dist/binding.schema.json"),
     ),
     (
+        "bound-plan.schema.json",
+        include_str!("../schema/dist/bound-plan.schema.json"),
+    ),
+    (
         "common.schema.json",
         include_str!("../schema/dist/common.schema.json"),
     ),

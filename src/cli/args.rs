@@ -52,6 +52,8 @@ pub(crate) enum Command {
     Coverage(super::coverage::CoverageArgs),
     /// Plan the byte regions that move weights from one placement to another.
     Plan(super::plan::PlanArgs),
+    /// Bind a reshard plan to the runtime bindings of its placements: the copy list.
+    PlanBind(super::plan_bind::PlanBindArgs),
     /// A placement from a checkpoint's headers and a sharding rules file.
     #[command(subcommand)]
     Adapt(super::adapt::AdaptCommand),

@@ -132,6 +132,7 @@ pub(crate) fn run(command: Command) -> Outcome {
         Command::Adapt(command) => super::adapt::run(command),
         Command::Coverage(args) => super::coverage::run(&args),
         Command::Plan(args) => super::plan::run(&args),
+        Command::PlanBind(args) => super::plan_bind::run(&args),
         Command::Conformance(ConformanceCommand::Testee) => {
             conformance::serve(std::io::stdin().lock(), std::io::stdout().lock())
                 .map_err(|e| format!("testee I/O: {e}"))?;

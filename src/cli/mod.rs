@@ -8,6 +8,7 @@ mod commands;
 mod coverage;
 mod output;
 mod plan;
+mod plan_bind;
 mod render;
 
 use std::process::ExitCode;

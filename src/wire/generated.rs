@@ -439,6 +439,83 @@ pub struct BindingInventoryRecord {
     ///Worker process holding the memory; part of the address space.
     pub worker_id: ::std::string::String,
 }
+///One plan region with absolute addresses: `product(loops[].count)` contiguous runs of `run_bytes`; for loop indices i_0..i_{n-1} (outermost first), run bytes go from source.address + sum(i_k * source_stride_k) to target.address + sum(i_k * target_stride_k), on the region's devices.
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Eq, Hash, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct BoundCopy {
+    ///The region's outer loops, outermost first (as in the plan).
+    pub loops: ::std::vec::Vec<PlanLoop>,
+    ///Bytes the copy moves: run_bytes times the product of the loop counts.
+    pub nbytes: u64,
+    ///Length of one contiguous run.
+    pub run_bytes: u64,
+    ///Where the first source byte is.
+    pub source: BoundLocation,
+    ///placement_fragment_id of the source fragment read.
+    pub source_fragment_id: ::std::string::String,
+    ///Where the first target byte goes.
+    pub target: BoundLocation,
+    ///placement_fragment_id of the target fragment written.
+    pub target_fragment_id: ::std::string::String,
+    ///The tensor both fragments belong to.
+    pub tensor_id: ::std::string::String,
+}
+///A byte in a runtime's memory: the binding fragment's worker, endpoint and device, and the absolute address (fragment address + region offset).
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Eq, Hash, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct BoundLocation {
+    ///Absolute address of the first byte: the binding fragment's address plus the region's offset in the fragment.
+    pub address: u64,
+    ///The binding fragment's device.
+    pub device: ::std::string::String,
+    ///The binding fragment's endpoint (routing only).
+    pub endpoint: ::std::string::String,
+    ///The binding fragment's worker_id.
+    pub worker_id: ::std::string::String,
+}
+///The copies from one source worker to one target worker.
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Eq, Hash, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct BoundPair {
+    ///Bytes the copies of this pair move in total (the sum of their nbytes).
+    pub bytes: u64,
+    ///The copies, in plan order.
+    pub copies: ::std::vec::Vec<BoundCopy>,
+    ///The worker every copy of this pair reads from.
+    pub source_worker_id: ::std::string::String,
+    ///The worker every copy of this pair writes to.
+    pub target_worker_id: ::std::string::String,
+}
+///A reshard plan bound to live runtimes (`weight-manifest plan-bind`, API `plan_bind::bind_plan`): every region of the plan with the absolute addresses of its source and target fragments, grouped by (source worker, target worker), the unit a transfer engine batches on. Emitted in the canonical encoding (contract §5).
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Eq, Hash, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct BoundPlan {
+    ///`sha256:` + SHA-256 (64 lowercase hex digits) of the canonical encoding of this object without `bound_plan_id` and with the member `"schema":"weight-bound-plan"` added (as for placement_id, contract §7.1).
+    pub bound_plan_id: ::std::string::String,
+    ///The copies grouped by worker pair, sorted by source_worker_id then target_worker_id (code point order); only pairs with at least one copy appear.
+    pub pairs: ::std::vec::Vec<BoundPair>,
+    ///The plan_id of the plan that was bound.
+    pub plan_id: ::std::string::String,
+    ///The binding the bytes are read from, as fences.
+    pub source: BoundSide,
+    ///The binding the bytes are written to, as fences.
+    pub target: BoundSide,
+}
+///The identity and fences of one binding: a transfer must be abandoned when the binding's lease or generation has changed.
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Eq, Hash, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct BoundSide {
+    ///The binding's lease generation.
+    pub generation: u64,
+    ///The binding's instance_id.
+    pub instance_id: ::std::string::String,
+    ///The binding's lease_id.
+    pub lease_id: ::std::string::String,
+    ///The placement digest the binding and the plan name.
+    pub placement_digest: ::std::string::String,
+    ///The placement_id the binding and the plan name.
+    pub placement_id: ::std::string::String,
+}
 ///One conformance case (conformance.md, 'Fixture files'): an operation, its input and the expected outcome. Fixtures live under tests/conformance/, one JSON file per case.
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Eq, Hash, PartialEq)]
 #[serde(deny_unknown_fields)]

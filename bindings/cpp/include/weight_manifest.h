@@ -329,6 +329,44 @@ enum WmCode
    */
   WM_CODE_COVERAGE_INCOMPLETE = 69,
   /**
+   * `plan_document_invalid`: a reshard plan document is not a plan: not an
+   * object of the plan schema's members and types (the message names the
+   * problem) (added by this implementation).
+   */
+  WM_CODE_PLAN_DOCUMENT_INVALID = 70,
+  /**
+   * `plan_id_mismatch`: a reshard plan document's plan_id is not the id of its
+   * contents (added by this implementation).
+   */
+  WM_CODE_PLAN_ID_MISMATCH = 71,
+  /**
+   * `plan_binding_placement_id_mismatch`: a binding's placement_id differs from
+   * the placement_id the plan names for its side (added by this implementation).
+   */
+  WM_CODE_PLAN_BINDING_PLACEMENT_ID_MISMATCH = 72,
+  /**
+   * `plan_binding_digest_mismatch`: a binding's placement_digest differs from
+   * the digest the plan names for its side (added by this implementation).
+   */
+  WM_CODE_PLAN_BINDING_DIGEST_MISMATCH = 73,
+  /**
+   * `plan_binding_generation_mismatch`: a binding's generation differs from the
+   * generation the caller expects: the binding is stale (added by this
+   * implementation).
+   */
+  WM_CODE_PLAN_BINDING_GENERATION_MISMATCH = 74,
+  /**
+   * `plan_binding_fragment_missing`: a fragment a plan region reads or writes is
+   * not in the binding of its side (added by this implementation).
+   */
+  WM_CODE_PLAN_BINDING_FRAGMENT_MISSING = 75,
+  /**
+   * `plan_binding_range_invalid`: a plan region's bytes do not lie inside the
+   * bound fragment, or an address or byte total is not representable in a u64
+   * (added by this implementation).
+   */
+  WM_CODE_PLAN_BINDING_RANGE_INVALID = 76,
+  /**
    * `invalid_argument`: a C argument is unusable (a required pointer is NULL, or a
    * length is too large). Not a contract code: it never comes from a document.
    */

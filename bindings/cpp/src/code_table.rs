@@ -167,6 +167,30 @@ pub enum WmCode {
     /// `coverage_incomplete`: a coverage report that was required to be complete is not
     /// (added by this implementation).
     CoverageIncomplete = 69,
+    /// `plan_document_invalid`: a reshard plan document is not a plan: not an
+    /// object of the plan schema's members and types (the message names the
+    /// problem) (added by this implementation).
+    PlanDocumentInvalid = 70,
+    /// `plan_id_mismatch`: a reshard plan document's plan_id is not the id of its
+    /// contents (added by this implementation).
+    PlanIdMismatch = 71,
+    /// `plan_binding_placement_id_mismatch`: a binding's placement_id differs from
+    /// the placement_id the plan names for its side (added by this implementation).
+    PlanBindingPlacementIdMismatch = 72,
+    /// `plan_binding_digest_mismatch`: a binding's placement_digest differs from
+    /// the digest the plan names for its side (added by this implementation).
+    PlanBindingDigestMismatch = 73,
+    /// `plan_binding_generation_mismatch`: a binding's generation differs from the
+    /// generation the caller expects: the binding is stale (added by this
+    /// implementation).
+    PlanBindingGenerationMismatch = 74,
+    /// `plan_binding_fragment_missing`: a fragment a plan region reads or writes is
+    /// not in the binding of its side (added by this implementation).
+    PlanBindingFragmentMissing = 75,
+    /// `plan_binding_range_invalid`: a plan region's bytes do not lie inside the
+    /// bound fragment, or an address or byte total is not representable in a u64
+    /// (added by this implementation).
+    PlanBindingRangeInvalid = 76,
     /// `invalid_argument`: a C argument is unusable (a required pointer is NULL, or a
     /// length is too large). Not a contract code: it never comes from a document.
     InvalidArgument = 1000,
@@ -248,6 +272,13 @@ impl WmCode {
             Code::PlanUncoveredTensor => WmCode::PlanUncoveredTensor,
             Code::PlanLimitExceeded => WmCode::PlanLimitExceeded,
             Code::CoverageIncomplete => WmCode::CoverageIncomplete,
+            Code::PlanDocumentInvalid => WmCode::PlanDocumentInvalid,
+            Code::PlanIdMismatch => WmCode::PlanIdMismatch,
+            Code::PlanBindingPlacementIdMismatch => WmCode::PlanBindingPlacementIdMismatch,
+            Code::PlanBindingDigestMismatch => WmCode::PlanBindingDigestMismatch,
+            Code::PlanBindingGenerationMismatch => WmCode::PlanBindingGenerationMismatch,
+            Code::PlanBindingFragmentMissing => WmCode::PlanBindingFragmentMissing,
+            Code::PlanBindingRangeInvalid => WmCode::PlanBindingRangeInvalid,
             // `Code` is non-exhaustive: a code added after this table was generated
             // (the crate's tests and `codegen --check` catch that).
             _ => WmCode::InternalError,
@@ -328,6 +359,13 @@ impl WmCode {
             WmCode::PlanUncoveredTensor => c"plan_uncovered_tensor",
             WmCode::PlanLimitExceeded => c"plan_limit_exceeded",
             WmCode::CoverageIncomplete => c"coverage_incomplete",
+            WmCode::PlanDocumentInvalid => c"plan_document_invalid",
+            WmCode::PlanIdMismatch => c"plan_id_mismatch",
+            WmCode::PlanBindingPlacementIdMismatch => c"plan_binding_placement_id_mismatch",
+            WmCode::PlanBindingDigestMismatch => c"plan_binding_digest_mismatch",
+            WmCode::PlanBindingGenerationMismatch => c"plan_binding_generation_mismatch",
+            WmCode::PlanBindingFragmentMissing => c"plan_binding_fragment_missing",
+            WmCode::PlanBindingRangeInvalid => c"plan_binding_range_invalid",
             WmCode::InvalidArgument => c"invalid_argument",
             WmCode::InternalError => c"internal_error",
         }

@@ -1,0 +1,87 @@
+//! The `plan-bind` command: a reshard plan bound to the runtime bindings of its source
+//! and target placements, as the copy list a transfer engine executes.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::Args;
+use serde_json::{json, Value as Json};
+use weight_manifest::inventory::{read_binding_inventory, InventoryOptions};
+use weight_manifest::plan_bind::read_plan;
+use weight_manifest::{bind_plan, Binding, Fences, Result};
+
+use super::args::{Format, FormatArg};
+use super::output::{emit, read_input};
+use super::render::{json_success, rejection};
+
+#[derive(Args)]
+pub(crate) struct PlanBindArgs {
+    /// Reshard plan JSON file (the output of `weight-manifest plan`).
+    pub plan: String,
+    /// Runtime binding manifest JSON file (§9.2) locating the plan's source placement.
+    pub source_binding: String,
+    /// Runtime binding manifest JSON file (§9.2) locating the plan's target placement.
+    pub target_binding: String,
+    /// Read both bindings as binding inventories (§10.4) instead of manifests.
+    #[arg(long)]
+    pub inventory: bool,
+    /// Reject the source binding as stale unless its generation is this.
+    #[arg(long)]
+    pub source_generation: Option<u64>,
+    /// Reject the target binding as stale unless its generation is this.
+    #[arg(long)]
+    pub target_generation: Option<u64>,
+    /// Write the bound plan (canonical JSON) to this file (atomically) instead of
+    /// standard output.
+    #[arg(short = 'o', long = "output")]
+    pub output: Option<PathBuf>,
+    #[command(flatten)]
+    pub format: FormatArg,
+}
+
+fn read(path: &str) -> std::result::Result<Vec<u8>, String> {
+    read_input(path).map_err(|e| format!("cannot read {path}: {e}"))
+}
+
+fn binding(text: &[u8], inventory: bool) -> Result<Binding> {
+    if inventory {
+        read_binding_inventory(text, &InventoryOptions::default())
+    } else {
+        Binding::from_json(text)
+    }
+}
+
+pub(crate) fn run(args: &PlanBindArgs) -> std::result::Result<ExitCode, String> {
+    let plan_text = read(&args.plan)?;
+    let source_text = read(&args.source_binding)?;
+    let target_text = read(&args.target_binding)?;
+    let format = args.format.format;
+    let fences = Fences {
+        source_generation: args.source_generation,
+        target_generation: args.target_generation,
+    };
+    let result = read_plan(&plan_text).and_then(|plan| {
+        let source = binding(&source_text, args.inventory)?;
+        let target = binding(&target_text, args.inventory)?;
+        bind_plan(&plan, &source, &target, &fences)
+    });
+    let bound = match result {
+        Err(e) => return Ok(rejection(&e, format)),
+        Ok(b) => b,
+    };
+    let text = bound.as_json();
+    if format == Format::Json {
+        let mut fields = json!({ "bound_plan_id": bound.bound_plan_id() });
+        if let Some(path) = &args.output {
+            emit(Some(path), text.as_bytes())
+                .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        } else {
+            fields["bound_plan"] = Json::String(text.to_owned());
+        }
+        json_success(fields);
+        return Ok(ExitCode::SUCCESS);
+    }
+    emit(args.output.as_deref(), text.as_bytes())
+        .map_err(|e| format!("cannot write output: {e}"))?;
+    Ok(ExitCode::SUCCESS)
+}
