@@ -86,20 +86,52 @@ impl Groups {
     }
 }
 
+fn id_hash(id: &str) -> u64 {
+    let mut hasher = FxHasher::default();
+    hasher.write(id.as_bytes());
+    hasher.write_usize(id.len());
+    hasher.finish()
+}
+
+/// The tensor index of each fragment. A valid placement names only its own tensors
+/// (§8.2 F3), so when the tensor ids have pairwise distinct hashes a fragment's tensor is
+/// found by the hash of its tensor_id alone; otherwise by the id itself.
+fn owners(placement: &Placement) -> Vec<Option<usize>> {
+    let tensors = placement.tensors();
+    let fragments = placement.fragments();
+    let mut by_hash: HashMap<u64, usize, FastHash> =
+        HashMap::with_capacity_and_hasher(tensors.len(), FastHash::default());
+    let distinct = tensors
+        .iter()
+        .enumerate()
+        .all(|(i, t)| by_hash.insert(id_hash(&t.tensor_id), i).is_none());
+    if distinct {
+        return fragments
+            .iter()
+            .map(|f| by_hash.get(&id_hash(&f.tensor_id)).copied())
+            .collect();
+    }
+    owners_by_id(placement)
+}
+
+/// [`owners`] by comparing ids (the fallback when two tensor ids share a hash).
+fn owners_by_id(placement: &Placement) -> Vec<Option<usize>> {
+    let (tensors, fragments) = (placement.tensors(), placement.fragments());
+    let by_id: HashMap<&str, usize, FastHash> = tensors
+        .iter()
+        .enumerate()
+        .map(|(i, t)| (t.tensor_id.as_str(), i))
+        .collect();
+    fragments
+        .iter()
+        .map(|f| by_id.get(f.tensor_id.as_str()).copied())
+        .collect()
+}
+
 /// Groups the fragments of `placement` by tensor (a counting sort, so order is kept).
 pub(crate) fn fragments_by_tensor(placement: &Placement) -> Groups {
     let tensors = placement.tensors();
-    let mut index: HashMap<&str, usize, FastHash> =
-        HashMap::with_capacity_and_hasher(tensors.len(), FastHash::default());
-    for (i, t) in tensors.iter().enumerate() {
-        index.insert(t.tensor_id.as_str(), i);
-    }
-    // A valid placement names only known tensors (§8.2 F3); anything else is skipped.
-    let owner: Vec<Option<usize>> = placement
-        .fragments()
-        .iter()
-        .map(|f| index.get(f.tensor_id.as_str()).copied())
-        .collect();
+    let owner = owners(placement);
     let mut starts = vec![0usize; tensors.len() + 1];
     for &t in owner.iter().flatten() {
         starts[t + 1] += 1;
@@ -143,6 +175,19 @@ pub(crate) fn distinct_boxes(
     members: impl IntoIterator<Item = usize>,
 ) -> Vec<DistinctBox> {
     let mut sorted: Vec<usize> = members.into_iter().collect();
+    let same_box = sorted.split_first().is_none_or(|(&first, rest)| {
+        rest.iter()
+            .all(|&i| box_order(&fragments[first], &fragments[i]).is_eq())
+    });
+    if same_box {
+        // One box held by every member (a replicated tensor, an expert): rank order only.
+        sorted.sort_by_key(|&i| rank_key(&fragments[i].rank));
+        return if sorted.is_empty() {
+            Vec::new()
+        } else {
+            vec![DistinctBox { members: sorted }]
+        };
+    }
     sorted.sort_by(|&a, &b| {
         box_order(&fragments[a], &fragments[b])
             .then_with(|| rank_key(&fragments[a].rank).cmp(&rank_key(&fragments[b].rank)))
@@ -165,4 +210,36 @@ pub(crate) fn box_refs<'p>(
     boxes: &[DistinctBox],
 ) -> Vec<BoxRef<'p>> {
     boxes.iter().map(|b| b.boxref(fragments)).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{distinct_boxes, owners, owners_by_id};
+    use crate::model::Placement;
+
+    #[test]
+    fn owners_by_hash_and_by_id_agree() {
+        let text = r#"{"fragments":[
+            {"aliases":[],"global_offset":[0],"local_shape":[2],"nbytes":2,"placement_fragment_id":"b0","rank":{"dp":1,"ep":0,"pp":0,"tp":0},"tensor_id":"b"},
+            {"aliases":[],"global_offset":[0],"local_shape":[2],"nbytes":2,"placement_fragment_id":"a1","rank":{"dp":0,"ep":0,"pp":0,"tp":1},"tensor_id":"a"},
+            {"aliases":[],"global_offset":[0],"local_shape":[2],"nbytes":2,"placement_fragment_id":"a0","rank":{"dp":0,"ep":0,"pp":0,"tp":0},"tensor_id":"a"},
+            {"aliases":[],"global_offset":[2],"local_shape":[2],"nbytes":2,"placement_fragment_id":"b1","rank":{"dp":0,"ep":0,"pp":0,"tp":0},"tensor_id":"b"}],
+            "model_id":"m","placement_id":null,"revision":"r","tensors":[
+            {"dtype":"u8","expert_id":null,"global_shape":[2],"itemsize":1,"layer_id":null,"layout_fingerprint":"f","partition_dim":null,"shard_dims":null,"tensor_id":"a"},
+            {"dtype":"u8","expert_id":null,"global_shape":[4],"itemsize":1,"layer_id":null,"layout_fingerprint":"f","partition_dim":0,"shard_dims":null,"tensor_id":"b"}]}"#;
+        let placement = Placement::from_json(text).unwrap();
+        let by_hash = owners(&placement);
+        assert_eq!(by_hash, owners_by_id(&placement));
+        // Fragments sorted by id: a0, a1, b0, b1.
+        assert_eq!(by_hash, vec![Some(0), Some(0), Some(1), Some(1)]);
+        let fragments = placement.fragments();
+        let one = distinct_boxes(fragments, [1, 0]);
+        assert_eq!(one.len(), 1);
+        assert_eq!(one[0].members, vec![0, 1], "rank order: tp 0 before tp 1");
+        let two = distinct_boxes(fragments, [3, 2]);
+        assert_eq!(
+            two.iter().map(|b| b.members.clone()).collect::<Vec<_>>(),
+            vec![vec![2], vec![3]]
+        );
+    }
 }

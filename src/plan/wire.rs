@@ -2,10 +2,12 @@
 //! encoding (contract §5) of the plan without `plan_id` and with `"schema":"weight-plan"`,
 //! as placement_id is built (§7.1). It names both placements' ids and digests.
 //!
-//! Regions are encoded as they are produced, by the canonical encoder, from borrowed
-//! views with the fields of [`PlanRegion`](crate::wire::PlanRegion) (so no id is copied
-//! per region), straight into the emitted text; the hashed payload reuses that text and
-//! differs only in its small members.
+//! Regions are encoded as they are produced, from borrowed views with the fields of
+//! [`PlanRegion`](crate::wire::PlanRegion) (so no id is copied per region), straight into
+//! the emitted text; the hashed payload reuses that text and differs only in its small
+//! members. A region's members are written in their fixed (sorted) order with the
+//! canonical encoder's own string and integer encodings, which is exactly what the
+//! canonical encoding of `RegionView` gives (tested below and by the plan properties).
 
 use serde::Serialize;
 use sha2::{Digest, Sha256};
@@ -43,6 +45,57 @@ fn encoded<T: Serialize + ?Sized>(value: &T) -> Vec<u8> {
     let mut out = Vec::new();
     encode(value, &mut out);
     out
+}
+
+fn number(out: &mut Vec<u8>, n: u64) {
+    out.extend_from_slice(itoa::Buffer::new().format(n).as_bytes());
+}
+
+fn numbers(out: &mut Vec<u8>, values: &[u64]) {
+    out.push(b'[');
+    for (i, &v) in values.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        number(out, v);
+    }
+    out.push(b']');
+}
+
+/// The canonical encoding of `region`: its members in sorted order, no whitespace.
+fn write_region(out: &mut Vec<u8>, region: &RegionView<'_>) {
+    out.extend_from_slice(b"{\"global_offset\":");
+    numbers(out, region.global_offset);
+    out.extend_from_slice(b",\"loops\":[");
+    for (i, l) in region.loops.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        out.extend_from_slice(b"{\"count\":");
+        number(out, l.count);
+        out.extend_from_slice(b",\"source_stride\":");
+        number(out, l.source_stride);
+        out.extend_from_slice(b",\"target_stride\":");
+        number(out, l.target_stride);
+        out.push(b'}');
+    }
+    out.extend_from_slice(b"],\"nbytes\":");
+    number(out, region.nbytes);
+    out.extend_from_slice(b",\"run_bytes\":");
+    number(out, region.run_bytes);
+    out.extend_from_slice(b",\"shape\":");
+    numbers(out, region.shape);
+    out.extend_from_slice(b",\"source_fragment_id\":");
+    encode(region.source_fragment_id, out);
+    out.extend_from_slice(b",\"source_offset\":");
+    number(out, region.source_offset);
+    out.extend_from_slice(b",\"target_fragment_id\":");
+    encode(region.target_fragment_id, out);
+    out.extend_from_slice(b",\"target_offset\":");
+    number(out, region.target_offset);
+    out.extend_from_slice(b",\"tensor_id\":");
+    encode(region.tensor_id, out);
+    out.push(b'}');
 }
 
 /// Writes the canonical plan text region by region.
@@ -103,7 +156,7 @@ impl Writer {
             self.json.push(b',');
         }
         self.first = false;
-        encode(region, &mut self.json);
+        write_region(&mut self.json, region);
     }
 
     /// The canonical text and its plan_id.
@@ -151,5 +204,47 @@ impl Writer {
         let json = String::from_utf8(self.json)
             .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
         (json, plan_id)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{encoded, write_region, RegionView};
+    use crate::wire::PlanLoop;
+
+    #[test]
+    fn regions_are_written_as_the_canonical_encoder_writes_them() {
+        let loops = [
+            PlanLoop {
+                count: 3,
+                source_stride: 48,
+                target_stride: 16,
+            },
+            PlanLoop {
+                count: u64::MAX,
+                source_stride: 0,
+                target_stride: 1,
+            },
+        ];
+        for (loops, ids) in [
+            (&loops[..], ["s/0", "t\"\\\u{7f}é😀", "w"]),
+            (&loops[..0], ["logical:ab", "x", "layers.0.w"]),
+        ] {
+            let view = RegionView {
+                global_offset: &[0, 18_446_744_073_709_551_615],
+                loops,
+                nbytes: 1,
+                run_bytes: 16,
+                shape: &[3, 4],
+                source_fragment_id: ids[0],
+                source_offset: 12,
+                target_fragment_id: ids[1],
+                target_offset: 0,
+                tensor_id: ids[2],
+            };
+            let mut out = Vec::new();
+            write_region(&mut out, &view);
+            assert_eq!(out, encoded(&view));
+        }
     }
 }
