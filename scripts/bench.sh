@@ -2,8 +2,8 @@
 # Whole-process benchmarks (BENCHMARKS.md): builds the release CLI, generates the workloads
 # (hidden `bench-data` command; nothing large is stored in the repository), then runs each
 # command RUNS times under /usr/bin/time and prints the median wall time and peak RSS next
-# to `sha256sum` of the same file, measured in the same run. The ratio to sha256sum is the
-# figure that survives a noisy machine.
+# to `sha256sum` of the same file, measured in the same run (cpu = user + sys). The ratios to
+# sha256sum are the figures that survive a noisy machine.
 #
 #   scripts/bench.sh                 # all workloads, 5 runs each
 #   RUNS=9 scripts/bench.sh deepseek # one workload
@@ -33,28 +33,35 @@ median() {
 }
 
 # measure LABEL FILE COMMAND...: RUNS timed runs of COMMAND and of `sha256sum FILE`,
-# interleaved so both see the same machine; prints one table row.
+# interleaved so both see the same machine; prints one table row (medians; cpu = user + sys).
 measure() {
     local label=$1 file=$2
     shift 2
-    local log=$DIR/time.log walls=() rss=() sums=()
+    local log=$DIR/time.log walls=() cpus=() rss=() sums=() sum_cpus=()
     cat "$file" >/dev/null # page cache
     for _ in $(seq "$RUNS"); do
-        /usr/bin/time -f "%e %M" -o "$log" "$@" >/dev/null
-        read -r wall kb <"$log"
+        /usr/bin/time -f "%e %M %U %S" -o "$log" "$@" >/dev/null
+        read -r wall kb user sys <"$log"
         walls+=("$wall")
         rss+=("$kb")
-        /usr/bin/time -f "%e" -o "$log" sha256sum "$file" >/dev/null
-        sums+=("$(cat "$log")")
+        cpus+=("$(awk -v u="$user" -v s="$sys" 'BEGIN { print u + s }')")
+        /usr/bin/time -f "%e %U %S" -o "$log" sha256sum "$file" >/dev/null
+        read -r wall user sys <"$log"
+        sums+=("$wall")
+        sum_cpus+=("$(awk -v u="$user" -v s="$sys" 'BEGIN { print u + s }')")
     done
-    local wall_m rss_m sum_m bytes
+    local wall_m cpu_m rss_m sum_m sum_cpu_m bytes
     wall_m=$(printf '%s\n' "${walls[@]}" | median)
+    cpu_m=$(printf '%s\n' "${cpus[@]}" | median)
     rss_m=$(printf '%s\n' "${rss[@]}" | median)
     sum_m=$(printf '%s\n' "${sums[@]}" | median)
+    sum_cpu_m=$(printf '%s\n' "${sum_cpus[@]}" | median)
     bytes=$(stat -L -c %s "$file")
-    awk -v l="$label" -v b="$bytes" -v w="$wall_m" -v r="$rss_m" -v s="$sum_m" 'BEGIN {
-        printf "| %-34s | %8.1f | %7.2f | %8.1f | %5.2f | %7.2f | %5.2f |\n",
-            l, b / 1e6, w, r / 1024, r * 1024 / b, s, (s > 0 ? w / s : 0)
+    awk -v l="$label" -v b="$bytes" -v w="$wall_m" -v c="$cpu_m" -v r="$rss_m" \
+        -v s="$sum_m" -v sc="$sum_cpu_m" 'BEGIN {
+        printf "| %-32s | %7.1f | %6.2f | %6.2f | %8.1f | %5.2f | %6.2f | %6.2f | %5.2f | %5.2f |\n",
+            l, b / 1e6, w, c, r / 1024, r * 1024 / b, s, sc,
+            (s > 0 ? w / s : 0), (sc > 0 ? c / sc : 0)
     }'
 }
 
@@ -62,8 +69,8 @@ echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -
     "sha_ni: $(grep -qw sha_ni /proc/cpuinfo && echo yes || echo no), load: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "runs: $RUNS (medians)"
 echo
-echo "| workload / command                 | file MB | wall s  | peak MiB | RSS/file | sha256sum s | ratio |"
-echo "|------------------------------------|---------|---------|----------|----------|-------------|-------|"
+echo "| workload / command               | file MB | wall s | cpu s  | peak MiB | RSS/file | sha256sum wall s | sha256sum cpu s | wall ratio | cpu ratio |"
+echo "|----------------------------------|---------|--------|--------|----------|----------|--------|--------|-------|-------|"
 
 if [ "$ONLY" = all ] || [ "$ONLY" = deepseek ]; then
     generate deepseek-v3.placement.json --model deepseek-v3 --kind placement
