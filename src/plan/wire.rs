@@ -86,15 +86,15 @@ fn write_region(out: &mut Vec<u8>, region: &RegionView<'_>) {
     out.extend_from_slice(b",\"shape\":");
     numbers(out, region.shape);
     out.extend_from_slice(b",\"source_fragment_id\":");
-    encode(region.source_fragment_id, out);
+    canonical::write_str(out, region.source_fragment_id);
     out.extend_from_slice(b",\"source_offset\":");
     number(out, region.source_offset);
     out.extend_from_slice(b",\"target_fragment_id\":");
-    encode(region.target_fragment_id, out);
+    canonical::write_str(out, region.target_fragment_id);
     out.extend_from_slice(b",\"target_offset\":");
     number(out, region.target_offset);
     out.extend_from_slice(b",\"tensor_id\":");
-    encode(region.tensor_id, out);
+    canonical::write_str(out, region.tensor_id);
     out.push(b'}');
 }
 
