@@ -87,7 +87,7 @@ fn emission_is_a_fixed_point_and_the_digest_hashes_it() {
     }
 }
 
-const OPS: [Op; 9] = [
+const OPS: [Op; 11] = [
     Op::PlacementParse,
     Op::PlacementFromInventory,
     Op::RuntimeFromInventory,
@@ -97,6 +97,8 @@ const OPS: [Op; 9] = [
     Op::Bind,
     Op::RuntimeParse,
     Op::BindingParse,
+    Op::Coverage,
+    Op::Plan,
 ];
 
 /// Every operation on a mutated document returns (accepting or rejecting); a panic fails
@@ -179,6 +181,8 @@ fn mutated_documents_never_panic() {
                     document: Some(mutated.clone()),
                     placement: Some(reference("w2.placement.json")),
                     binding: Some(mutated.clone()),
+                    source: Some(mutated.clone()),
+                    target: Some(reference("w3.placement.json")),
                     ..OpInput::default()
                 };
                 let outcome = run(op, &input).expect("request is complete");
