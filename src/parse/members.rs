@@ -8,6 +8,26 @@ use crate::path::Path;
 use crate::value::{Object, Value};
 use crate::wire::{ParallelRank, TensorDescriptor};
 
+/// The 5 top-level keys of a placement manifest (§6.1).
+pub(crate) const PLACEMENT_KEYS: [&str; 5] = [
+    "fragments",
+    "model_id",
+    "placement_id",
+    "revision",
+    "tensors",
+];
+
+/// The 7 keys of a placement fragment (§6.1).
+pub(crate) const PLACEMENT_FRAGMENT_KEYS: [&str; 7] = [
+    "aliases",
+    "global_offset",
+    "local_shape",
+    "nbytes",
+    "placement_fragment_id",
+    "rank",
+    "tensor_id",
+];
+
 /// The 9 keys of a tensor element (§6.1).
 pub(crate) const TENSOR_KEYS: [&str; 9] = [
     "dtype",
@@ -86,4 +106,28 @@ pub(crate) fn rank(object: &Object<'_>, path: &Path<'_>) -> Result<ParallelRank>
         ep: member(object, "ep"),
     };
     check_rank(&fields, path)
+}
+
+/// Member `tensors` of a placement (§6.2 step 3) or runtime manifest (§9.1 step 3): a
+/// sequence of objects with exactly the 9 tensor keys, each run through the descriptor
+/// checks. `kind` is `placement` or `runtime`, as the messages name it.
+pub(crate) fn tensors(
+    top: &Object<'_>,
+    kind: &str,
+    root: &Path<'_>,
+) -> Result<Vec<TensorDescriptor>> {
+    let at = root.key("tensors");
+    let items = crate::check::seq(member(top, "tensors"), &format!("{kind} tensors"), &at)?;
+    let mut tensors = Vec::with_capacity(items.len());
+    for (i, item) in items.iter().enumerate() {
+        let element_at = at.index(i);
+        let element = exact(
+            item,
+            &TENSOR_KEYS,
+            &|| format!("{kind} tensor {i}"),
+            &element_at,
+        )?;
+        tensors.push(descriptor(element, &element_at)?);
+    }
+    Ok(tensors)
 }

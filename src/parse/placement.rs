@@ -1,6 +1,8 @@
 //! Strict parse of placement manifest JSON (contract §6.2).
 
-use super::members::{descriptor, exact, member, rank, top_object, RANK_KEYS, TENSOR_KEYS};
+use super::members::{
+    exact, member, rank, tensors, top_object, PLACEMENT_FRAGMENT_KEYS, PLACEMENT_KEYS, RANK_KEYS,
+};
 use crate::check;
 use crate::error::Result;
 use crate::model::construct_placement;
@@ -11,22 +13,6 @@ use crate::reader;
 use crate::value::Value;
 
 const LABEL: &str = "placement manifest";
-const MANIFEST_KEYS: [&str; 5] = [
-    "fragments",
-    "model_id",
-    "placement_id",
-    "revision",
-    "tensors",
-];
-const FRAGMENT_KEYS: [&str; 7] = [
-    "aliases",
-    "global_offset",
-    "local_shape",
-    "nbytes",
-    "placement_fragment_id",
-    "rank",
-    "tensor_id",
-];
 
 /// Reads and parses a placement manifest document: the fast path when it applies, else
 /// the document tree.
@@ -41,16 +27,9 @@ pub(crate) fn placement(text: &[u8]) -> Result<Placement> {
 pub(crate) fn placement_from_value(document: &Value<'_>) -> Result<Placement> {
     let root = Path::Root;
     let object = top_object(document, LABEL)?;
-    let top = exact(document, &MANIFEST_KEYS, &|| LABEL.to_owned(), &root)?;
+    let top = exact(document, &PLACEMENT_KEYS, &|| LABEL.to_owned(), &root)?;
 
-    let tensors_at = root.key("tensors");
-    let items = check::seq(member(top, "tensors"), "placement tensors", &tensors_at)?;
-    let mut tensors = Vec::with_capacity(items.len());
-    for (i, item) in items.iter().enumerate() {
-        let at = tensors_at.index(i);
-        let element = exact(item, &TENSOR_KEYS, &|| format!("placement tensor {i}"), &at)?;
-        tensors.push(descriptor(element, &at)?);
-    }
+    let tensors = tensors(top, "placement", &root)?;
 
     let fragments_at = root.key("fragments");
     let items = check::seq(
@@ -63,7 +42,7 @@ pub(crate) fn placement_from_value(document: &Value<'_>) -> Result<Placement> {
         let at = fragments_at.index(i);
         let element = exact(
             item,
-            &FRAGMENT_KEYS,
+            &PLACEMENT_FRAGMENT_KEYS,
             &|| format!("placement fragment {i}"),
             &at,
         )?;

@@ -1,6 +1,6 @@
 //! Strict parse of runtime manifest JSON (contract §9.1).
 
-use super::members::{descriptor, exact, member, rank, top_object, RANK_KEYS, TENSOR_KEYS};
+use super::members::{exact, member, rank, tensors, top_object, RANK_KEYS};
 use crate::check;
 use crate::error::Result;
 use crate::model::construct_runtime;
@@ -49,14 +49,7 @@ pub(crate) fn runtime_from_value(document: &Value<'_>) -> Result<Runtime> {
     top_object(document, LABEL)?;
     let top = exact(document, &MANIFEST_KEYS, &|| LABEL.to_owned(), &root)?;
 
-    let tensors_at = root.key("tensors");
-    let items = check::seq(member(top, "tensors"), "runtime tensors", &tensors_at)?;
-    let mut tensors = Vec::with_capacity(items.len());
-    for (i, item) in items.iter().enumerate() {
-        let at = tensors_at.index(i);
-        let element = exact(item, &TENSOR_KEYS, &|| format!("runtime tensor {i}"), &at)?;
-        tensors.push(descriptor(element, &at)?);
-    }
+    let tensors = tensors(top, "runtime", &root)?;
 
     let fragments_at = root.key("fragments");
     let items = check::seq(member(top, "fragments"), "runtime fragments", &fragments_at)?;

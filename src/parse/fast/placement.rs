@@ -11,42 +11,14 @@
 use std::borrow::Cow;
 
 use super::cursor::{aliases, Cursor, Fast, KeyOrder};
+// The key sets of §6.1, shared with the general path.
 use crate::error::Result;
 use crate::model::descriptor::{accept_typed, Typed};
 use crate::model::{construct_placement, Placement};
+use crate::parse::members::{PLACEMENT_FRAGMENT_KEYS, PLACEMENT_KEYS, RANK_KEYS, TENSOR_KEYS};
 use crate::path::Path;
 use crate::value::Value;
 use crate::wire::{ParallelRank, PlacementFragment, TensorDescriptor};
-
-/// The top-level keys, the tensor keys (§6.1 order), the fragment keys, the rank keys.
-const TOP_KEYS: [&str; 5] = [
-    "fragments",
-    "model_id",
-    "placement_id",
-    "revision",
-    "tensors",
-];
-const TENSOR_KEYS: [&str; 9] = [
-    "dtype",
-    "expert_id",
-    "global_shape",
-    "itemsize",
-    "layer_id",
-    "layout_fingerprint",
-    "partition_dim",
-    "shard_dims",
-    "tensor_id",
-];
-const FRAGMENT_KEYS: [&str; 7] = [
-    "aliases",
-    "global_offset",
-    "local_shape",
-    "nbytes",
-    "placement_fragment_id",
-    "rank",
-    "tensor_id",
-];
-const RANK_KEYS: [&str; 4] = ["dp", "ep", "pp", "tp"];
 
 /// Parses and constructs a placement, or `None` when the general path must run.
 pub(crate) fn placement(text: &[u8]) -> Option<Result<Placement>> {
@@ -60,7 +32,7 @@ pub(crate) fn placement(text: &[u8]) -> Option<Result<Placement>> {
     let (mut model_id, mut revision, mut placement_id) = ("", "", Value::Null);
     let mut orders = [KeyOrder::listed(), KeyOrder::listed(), KeyOrder::listed()];
     let [fragment_order, rank_order, tensor_order] = &mut orders;
-    let seen = cursor.members(&TOP_KEYS, &mut KeyOrder::listed(), |c, key| {
+    let seen = cursor.members(&PLACEMENT_KEYS, &mut KeyOrder::listed(), |c, key| {
         match key {
             0 => c.array(|c| {
                 fragments.push(fragment(c, fragment_order, rank_order)?);
@@ -161,7 +133,7 @@ fn fragment(
         },
         tensor_id: String::new(),
     };
-    let seen = cursor.members(&FRAGMENT_KEYS, order, |c, key| {
+    let seen = cursor.members(&PLACEMENT_FRAGMENT_KEYS, order, |c, key| {
         match key {
             0 => fragment.aliases = aliases(c)?,
             1 => fragment.global_offset = c.u64s(0)?,
