@@ -11,7 +11,11 @@ mod runtime;
 
 pub use binding::binding_from_inventory;
 pub use placement::placement_from_inventory;
-pub use record::{binding_from_records, placement_from_records, runtime_from_records, Record};
+pub use record::{
+    binding_from_records, placement_from_records, runtime_from_records, Record,
+    BINDING_RECORD_MEMBERS, DESCRIPTOR_MEMBERS, PLACEMENT_RECORD_MEMBERS, RANK_MEMBERS,
+    RUNTIME_RECORD_MEMBERS,
+};
 pub use runtime::runtime_from_inventory;
 
 use crate::model::{Binding, Placement, Runtime};

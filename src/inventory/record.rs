@@ -29,7 +29,8 @@ impl Record for Object<'_> {
     }
 }
 
-const DESCRIPTOR: [&str; 9] = [
+/// The descriptor members of a record, in reading order (§10.3 step 4.1).
+pub const DESCRIPTOR_MEMBERS: &[&str] = &[
     "shard_dims",
     "tensor_id",
     "global_shape",
@@ -40,7 +41,8 @@ const DESCRIPTOR: [&str; 9] = [
     "expert_id",
     "layout_fingerprint",
 ];
-const RUNTIME_RECORD: [&str; 16] = [
+/// The other members of a runtime inventory record (§10.3).
+pub const RUNTIME_RECORD_MEMBERS: &[&str] = &[
     "is_contiguous",
     "local_shape",
     "stride",
@@ -58,7 +60,8 @@ const RUNTIME_RECORD: [&str; 16] = [
     "aliases",
     "placement_fragment_id",
 ];
-const BINDING_RECORD: [&str; 11] = [
+/// The members of a binding inventory record (§10.4).
+pub const BINDING_RECORD_MEMBERS: &[&str] = &[
     "is_contiguous",
     "lease_generation",
     "storage_offset",
@@ -71,7 +74,8 @@ const BINDING_RECORD: [&str; 11] = [
     "endpoint",
     "device",
 ];
-const PLACEMENT_RECORD: [&str; 6] = [
+/// The other members of a placement inventory record (§10.5).
+pub const PLACEMENT_RECORD_MEMBERS: &[&str] = &[
     "rank",
     "placement_fragment_id",
     "global_offset",
@@ -101,6 +105,9 @@ impl InOrder {
         self.owners.get(index).cloned().flatten()
     }
 }
+
+/// The members of a record's `rank`, in reading order.
+pub const RANK_MEMBERS: &[&str] = &["dp", "tp", "pp", "ep"];
 
 fn object_of<'r>(record: &'r dyn Record, groups: &[&[&'static str]]) -> Value<'r> {
     let members = groups
@@ -134,7 +141,7 @@ pub fn runtime_from_records<R: Record>(
 ) -> Result<Runtime> {
     let list = records
         .iter()
-        .map(|r| object_of(r, &[&DESCRIPTOR, &RUNTIME_RECORD]))
+        .map(|r| object_of(r, &[DESCRIPTOR_MEMBERS, RUNTIME_RECORD_MEMBERS]))
         .collect();
     let names = [
         "generation",
@@ -161,7 +168,7 @@ pub fn binding_from_records<R: Record>(
 ) -> Result<Binding> {
     let list = records
         .iter()
-        .map(|r| object_of(r, &[&BINDING_RECORD]))
+        .map(|r| object_of(r, &[BINDING_RECORD_MEMBERS]))
         .collect();
     let names = [
         "generation",
@@ -185,7 +192,7 @@ pub fn binding_from_records<R: Record>(
 pub fn placement_from_records<R: Record>(top: &dyn Record, records: &[R]) -> Result<Placement> {
     let list = records
         .iter()
-        .map(|r| object_of(r, &[&DESCRIPTOR, &PLACEMENT_RECORD]))
+        .map(|r| object_of(r, &[DESCRIPTOR_MEMBERS, PLACEMENT_RECORD_MEMBERS]))
         .collect();
     placement_from_inventory(&document(
         top,

@@ -8,67 +8,18 @@ use std::borrow::Cow;
 use pyo3::exceptions::{PyAttributeError, PyKeyError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyMapping, PyString};
-use weight_manifest::{Object, Value};
+use weight_manifest::{inventory, Object, Value};
 
 use crate::classes::Names;
 use crate::convert::{is_sequence, value};
 
-/// Descriptor members of a record (§10.3 step 4.1).
-static DESCRIPTOR: Names = Names::new(&[
-    "shard_dims",
-    "tensor_id",
-    "global_shape",
-    "dtype",
-    "itemsize",
-    "partition_dim",
-    "layer_id",
-    "expert_id",
-    "layout_fingerprint",
-]);
-/// The other members of a runtime inventory record (§10.3).
-static RUNTIME_RECORD: Names = Names::new(&[
-    "is_contiguous",
-    "local_shape",
-    "stride",
-    "storage_offset",
-    "byte_offset",
-    "rank",
-    "lease_generation",
-    "fragment_id",
-    "global_offset",
-    "address",
-    "nbytes",
-    "worker_id",
-    "endpoint",
-    "device",
-    "aliases",
-    "placement_fragment_id",
-]);
-/// The members of a binding inventory record (§10.4).
-static BINDING_RECORD: Names = Names::new(&[
-    "is_contiguous",
-    "lease_generation",
-    "storage_offset",
-    "byte_offset",
-    "placement_fragment_id",
-    "fragment_id",
-    "address",
-    "nbytes",
-    "worker_id",
-    "endpoint",
-    "device",
-]);
-/// The other members of a placement inventory record (§10.5).
-static PLACEMENT_RECORD: Names = Names::new(&[
-    "rank",
-    "placement_fragment_id",
-    "global_offset",
-    "local_shape",
-    "nbytes",
-    "aliases",
-]);
-/// The members of a record's `rank`.
-static RANK: Names = Names::new(&["dp", "tp", "pp", "ep"]);
+// The member lists are the core's own (`weight_manifest::inventory`), so the binding
+// takes exactly the members the readers read.
+static DESCRIPTOR: Names = Names::new(inventory::DESCRIPTOR_MEMBERS);
+static RUNTIME_RECORD: Names = Names::new(inventory::RUNTIME_RECORD_MEMBERS);
+static BINDING_RECORD: Names = Names::new(inventory::BINDING_RECORD_MEMBERS);
+static PLACEMENT_RECORD: Names = Names::new(inventory::PLACEMENT_RECORD_MEMBERS);
+static RANK: Names = Names::new(inventory::RANK_MEMBERS);
 
 /// An inventory as a document, with its records as given (for the owner resolver).
 pub(crate) struct Inventory<'py> {
