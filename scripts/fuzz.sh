@@ -3,6 +3,7 @@
 #
 #   scripts/fuzz.sh smoke [SECONDS]        every target for SECONDS each (default 30): CI
 #   scripts/fuzz.sh run TARGET [SECONDS]   one target, long run (default 3600)
+#   scripts/fuzz.sh runs TARGET N          one target for exactly N executions (no time limit)
 #   scripts/fuzz.sh list                   the targets
 #
 # Corpora are seeded from the conformance fixtures (tests/conformance) into
@@ -11,7 +12,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-TARGETS=(placement_parse placement_inventory runtime_inventory binding_inventory runtime_parse binding_parse canonical)
+TARGETS=(placement_parse placement_inventory runtime_inventory binding_inventory runtime_parse binding_parse canonical plan)
 
 need_cargo_fuzz() {
   if ! cargo fuzz --version >/dev/null 2>&1; then
@@ -35,6 +36,7 @@ ops = {
     "runtime_parse": {"runtime.parse"},
     "binding_parse": {"binding.parse"},
     "canonical": None,
+    "plan": {"placement.parse", "coverage"},
 }[target]
 for path in sorted(pathlib.Path("tests/conformance").glob("*/*.json")):
     fixture = json.loads(path.read_text())
@@ -46,6 +48,9 @@ for path in sorted(pathlib.Path("tests/conformance").glob("*/*.json")):
         texts.append(inputs.get("placement"))
     if target == "binding_inventory" and fixture["op"] == "bind":
         texts.append(inputs.get("binding"))
+    if target == "plan" and fixture["op"] == "plan":
+        # Two placements: source, a NUL byte, target (fuzz/fuzz_targets/plan.rs).
+        texts.append(inputs["source"] + "\0" + inputs["target"])
     for text in texts:
         if text is not None:
             data = text.encode("utf-8", "surrogatepass")
@@ -53,15 +58,23 @@ for path in sorted(pathlib.Path("tests/conformance").glob("*/*.json")):
 PY
 }
 
+# run_target TARGET SECONDS [RUNS]: fuzz for SECONDS, or for exactly RUNS executions.
 run_target() {
-  local target=$1 seconds=$2 log rc=0
+  local target=$1 seconds=$2 runs=${3:-} log rc=0 budget
   seed "$target"
-  echo "== fuzz $target for ${seconds}s" >&2
+  if [ -n "$runs" ]; then
+    budget=(-runs="$runs")
+    echo "== fuzz $target for $runs executions" >&2
+  else
+    budget=(-max_total_time="$seconds")
+    echo "== fuzz $target for ${seconds}s" >&2
+  fi
   log=$(mktemp)
   cargo fuzz run -s none "$target" "fuzz/corpus/$target" -- \
-    -max_total_time="$seconds" -rss_limit_mb=2048 -max_len=65536 -timeout=10 \
+    "${budget[@]}" -rss_limit_mb=2048 -max_len=65536 -timeout=10 \
     -print_final_stats=1 >"$log" 2>&1 || rc=$?
   grep -E '^stat::(number_of_executed_units|peak_rss_mb)' "$log" || true
+  grep -E '^Done [0-9]+ runs in [0-9]+ second' "$log" || true
   if compgen -G "fuzz/artifacts/$target/*" >/dev/null; then
     grep -E '(ERROR|SUMMARY|panicked)' "$log" | head -5 >&2 || true
     echo "FINDING in $target: see fuzz/artifacts/$target/" >&2
@@ -91,5 +104,9 @@ case "${1:-}" in
     need_cargo_fuzz
     run_target "${2:?target}" "${3:-3600}"
     ;;
-  *) sed -n '2,12p' "$0"; exit 2 ;;
+  runs)
+    need_cargo_fuzz
+    run_target "${2:?target}" 0 "${3:?number of executions}"
+    ;;
+  *) sed -n '2,13p' "$0"; exit 2 ;;
 esac

@@ -31,6 +31,8 @@
 //! assert_eq!(error.path(), Some("/model_id"));
 //! ```
 
+#![forbid(unsafe_code)]
+
 pub mod adapt;
 #[doc(hidden)]
 pub mod bench_data;

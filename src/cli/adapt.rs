@@ -8,7 +8,8 @@ use serde_json::json;
 use weight_manifest::adapt::{self, AdaptOptions, Grid, ReadError, Rules};
 
 use super::args::{Format, FormatArg, Out};
-use super::output::{emit, read_input, write_atomic};
+use super::input::read_input;
+use super::output::{emit, write_atomic};
 use super::render::{json_success, rejection};
 
 #[derive(Subcommand)]
@@ -54,8 +55,7 @@ pub(crate) struct SafetensorsArgs {
 pub(crate) fn run(command: AdaptCommand) -> Result<ExitCode, String> {
     let AdaptCommand::Safetensors(args) = command;
     let format = args.format.format;
-    let rules_text =
-        read_input(&args.rules).map_err(|e| format!("cannot read {}: {e}", args.rules))?;
+    let rules_text = read_input(&args.rules)?;
     let rules = match Rules::from_json(&rules_text) {
         Ok(rules) => rules,
         Err(e) => return Ok(rejection(&e, format)),

@@ -16,14 +16,11 @@ use super::args::{
     BindingCommand, Command, ConformanceCommand, Format, Input, PlacementCommand, ProjectCommand,
     RuntimeCommand, SchemaCommand,
 };
-use super::output::{emit, read_input, write_atomic};
+use super::input::read_input;
+use super::output::{emit, write_atomic};
 use super::render::{json_success, rejection};
 
 type Outcome = Result<ExitCode, String>;
-
-fn read(path: &str) -> Result<Vec<u8>, String> {
-    read_input(path).map_err(|e| format!("cannot read {path}: {e}"))
-}
 
 fn semantics_value(given: Option<&String>) -> Option<Value<'_>> {
     given.map(|s| Value::Str(Cow::Borrowed(s.as_str())))
@@ -92,8 +89,8 @@ pub(crate) fn run(command: Command) -> Outcome {
             out,
             format,
         } => {
-            let placement_text = read(&placement)?;
-            let binding_text = read(&binding)?;
+            let placement_text = read_input(&placement)?;
+            let binding_text = read_input(&binding)?;
             let value = semantics_value(semantics.address_semantics.as_ref());
             let options = InventoryOptions {
                 address_semantics: value.as_ref(),
@@ -171,7 +168,7 @@ fn validate<T>(
     as_json: impl FnOnce(&T) -> serde_json::Value,
     as_text: impl FnOnce(&T) -> String,
 ) -> Outcome {
-    let text = read(&input.file)?;
+    let text = read_input(&input.file)?;
     let value = semantics_value(address_semantics);
     let options = InventoryOptions {
         address_semantics: value.as_ref(),
@@ -211,7 +208,7 @@ fn placement(command: &PlacementCommand) -> Outcome {
         PlacementCommand::Canonicalize { input, out } => (input, out.output.as_deref(), false),
         PlacementCommand::FromInventory { input, out } => (input, out.output.as_deref(), true),
     };
-    let text = read(&input.file)?;
+    let text = read_input(&input.file)?;
     let result = if inventory {
         read_placement_inventory(&text)
     } else {
@@ -247,7 +244,7 @@ fn project(command: ProjectCommand) -> Outcome {
         ProjectCommand::Placement(args) => (args, false),
         ProjectCommand::Binding(args) => (args, true),
     };
-    let text = read(&args.inventory)?;
+    let text = read_input(&args.inventory)?;
     let value = semantics_value(args.semantics.address_semantics.as_ref());
     let options = InventoryOptions {
         address_semantics: value.as_ref(),

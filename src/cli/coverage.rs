@@ -10,7 +10,8 @@ use weight_manifest::wire::{CoverageStatus, CoverageTensor};
 use weight_manifest::{coverage, Placement};
 
 use super::args::{Format, FormatArg};
-use super::output::{emit, read_input};
+use super::input::read_input;
+use super::output::emit;
 use super::render::{json_success, rejection};
 
 /// Incomplete tensors listed in the text summary before it is cut short.
@@ -31,8 +32,7 @@ pub(crate) struct CoverageArgs {
 }
 
 pub(crate) fn run(args: &CoverageArgs) -> Result<ExitCode, String> {
-    let text =
-        read_input(&args.placement).map_err(|e| format!("cannot read {}: {e}", args.placement))?;
+    let text = read_input(&args.placement)?;
     let format = args.format.format;
     let placement = match Placement::from_json(&text) {
         Err(e) => return Ok(rejection(&e, format)),

@@ -6,6 +6,7 @@ mod args;
 mod bench_data;
 mod commands;
 mod coverage;
+mod input;
 mod output;
 mod plan;
 mod plan_bind;

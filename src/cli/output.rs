@@ -1,20 +1,9 @@
-//! Reading inputs and writing outputs: `-` is standard input; files are written to a
-//! temporary sibling and renamed, so a failure never leaves a half-written file.
+//! Writing outputs: files are written to a temporary sibling and renamed, so a failure
+//! never leaves a half-written file.
 
 use std::fs;
-use std::io::{self, Read, Write};
+use std::io::{self, Write};
 use std::path::Path;
-
-/// Reads `path`, or standard input for `-`.
-pub(crate) fn read_input(path: &str) -> io::Result<Vec<u8>> {
-    if path == "-" {
-        let mut buffer = Vec::new();
-        io::stdin().lock().read_to_end(&mut buffer)?;
-        Ok(buffer)
-    } else {
-        fs::read(path)
-    }
-}
 
 /// Writes `bytes` to `path` atomically (temporary file in the same folder, then rename).
 pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {

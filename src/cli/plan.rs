@@ -9,7 +9,8 @@ use weight_manifest::plan::{PlanStats, DEFAULT_MAX_REGIONS, DEFAULT_MAX_SEGMENTS
 use weight_manifest::{plan, Placement, PlanLimits};
 
 use super::args::{Format, FormatArg};
-use super::output::{emit, read_input};
+use super::input::read_input;
+use super::output::emit;
 use super::render::{json_success, rejection};
 
 #[derive(Args)]
@@ -33,10 +34,6 @@ pub(crate) struct PlanArgs {
     pub output: Option<PathBuf>,
     #[command(flatten)]
     pub format: FormatArg,
-}
-
-fn read(path: &str) -> Result<Vec<u8>, String> {
-    read_input(path).map_err(|e| format!("cannot read {path}: {e}"))
 }
 
 /// A u128 as a JSON number when it fits in a u64, else as a decimal string.
@@ -75,8 +72,8 @@ fn print_stats(plan_id: &str, stats: &PlanStats) {
 }
 
 pub(crate) fn run(args: &PlanArgs) -> Result<ExitCode, String> {
-    let source_text = read(&args.source)?;
-    let target_text = read(&args.target)?;
+    let source_text = read_input(&args.source)?;
+    let target_text = read_input(&args.target)?;
     let format = args.format.format;
     let limits = PlanLimits {
         max_regions: args.max_regions,

@@ -11,7 +11,8 @@ use weight_manifest::plan_bind::read_plan;
 use weight_manifest::{bind_plan, Binding, Fences, Result};
 
 use super::args::{Format, FormatArg};
-use super::output::{emit, read_input};
+use super::input::read_input;
+use super::output::emit;
 use super::render::{json_success, rejection};
 
 #[derive(Args)]
@@ -39,10 +40,6 @@ pub(crate) struct PlanBindArgs {
     pub format: FormatArg,
 }
 
-fn read(path: &str) -> std::result::Result<Vec<u8>, String> {
-    read_input(path).map_err(|e| format!("cannot read {path}: {e}"))
-}
-
 fn binding(text: &[u8], inventory: bool) -> Result<Binding> {
     if inventory {
         read_binding_inventory(text, &InventoryOptions::default())
@@ -52,9 +49,9 @@ fn binding(text: &[u8], inventory: bool) -> Result<Binding> {
 }
 
 pub(crate) fn run(args: &PlanBindArgs) -> std::result::Result<ExitCode, String> {
-    let plan_text = read(&args.plan)?;
-    let source_text = read(&args.source_binding)?;
-    let target_text = read(&args.target_binding)?;
+    let plan_text = read_input(&args.plan)?;
+    let source_text = read_input(&args.source_binding)?;
+    let target_text = read_input(&args.target_binding)?;
     let format = args.format.format;
     let fences = Fences {
         source_generation: args.source_generation,

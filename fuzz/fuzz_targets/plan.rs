@@ -1,0 +1,32 @@
+//! Coverage and the reshard planner over two placements (the input split at its first NUL
+//! byte, which no JSON text contains; without one the placement is planned onto itself):
+//! never panics, a plan is deterministic, and its canonical text reads back strictly with
+//! the same `plan_id`.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use weight_manifest::plan_bind::read_plan;
+use weight_manifest::{coverage, plan, Placement, PlanLimits};
+
+/// Small limits keep one execution fast; the limit checks themselves are exercised too.
+const LIMITS: PlanLimits = PlanLimits {
+    max_regions: 1 << 12,
+    max_segments: 1 << 16,
+};
+
+fuzz_target!(|data: &[u8]| {
+    let (source, target) = match data.iter().position(|&b| b == 0) {
+        Some(at) => (&data[..at], &data[at + 1..]),
+        None => (data, data),
+    };
+    let Ok(source) = Placement::from_json(source) else { return };
+    let report = coverage(&source);
+    weight_manifest::reader::read(report.to_json().as_bytes(), "coverage")
+        .expect("a coverage report is valid JSON");
+    let Ok(target) = Placement::from_json(target) else { return };
+    let Ok(first) = plan(&source, &target, &LIMITS) else { return };
+    let again = plan(&source, &target, &LIMITS).expect("the same inputs plan again");
+    assert_eq!(first.to_json(), again.to_json(), "plans are deterministic");
+    let read = read_plan(first.to_json().as_bytes()).expect("an emitted plan reads back");
+    assert_eq!(read.plan_id, first.plan_id());
+});

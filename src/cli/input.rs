@@ -1,0 +1,133 @@
+//! Reading a command's input documents: `-` is standard input; a large regular file is
+//! mapped read-only instead of copied.
+//!
+//! Why map: on the frontier-scale workloads (BENCHMARKS.md) copying the file into fresh
+//! heap memory was the largest single cost after parsing. The file is usually in the page
+//! cache already, and the copy doubles the memory that must be faulted in and zeroed
+//! (722 MB of 1.3 GB peak for a 1M-fragment runtime inventory). A mapping shares the page
+//! cache's pages instead.
+//!
+//! The price, as for every tool that maps its input (ripgrep, git): a file truncated by
+//! another process *while* the command reads it can end the process with SIGBUS. Nothing
+//! is written in that case (outputs are renamed into place only when complete). Read
+//! through standard input (`weight-manifest ... - < FILE`) to rule it out.
+
+use std::fs::File;
+use std::io::{self, Read};
+use std::ops::Deref;
+
+/// Files below this size are read into memory: mapping costs more than a small copy.
+const MAP_THRESHOLD: u64 = 1 << 20;
+
+/// The bytes of one input document.
+pub(crate) enum Input {
+    /// Read into memory (standard input, small files, or files that cannot be mapped).
+    Read(Vec<u8>),
+    /// A read-only mapping of a large regular file.
+    Mapped(memmap2::Mmap),
+}
+
+impl Deref for Input {
+    type Target = [u8];
+
+    fn deref(&self) -> &[u8] {
+        match self {
+            Input::Read(bytes) => bytes,
+            Input::Mapped(map) => map,
+        }
+    }
+}
+
+impl AsRef<[u8]> for Input {
+    fn as_ref(&self) -> &[u8] {
+        self
+    }
+}
+
+/// Reads `path`, or standard input for `-`; errors name the path.
+pub(crate) fn read_input(path: &str) -> Result<Input, String> {
+    read(path).map_err(|e| format!("cannot read {path}: {e}"))
+}
+
+fn read(path: &str) -> io::Result<Input> {
+    if path == "-" {
+        let mut buffer = Vec::new();
+        io::stdin().lock().read_to_end(&mut buffer)?;
+        return Ok(Input::Read(buffer));
+    }
+    let mut file = File::open(path)?;
+    let metadata = file.metadata()?;
+    if metadata.is_file() && metadata.len() >= MAP_THRESHOLD {
+        if let Some(map) = map(&file) {
+            return Ok(Input::Mapped(map));
+        }
+    }
+    let mut buffer = Vec::with_capacity(usize::try_from(metadata.len()).unwrap_or(0));
+    file.read_to_end(&mut buffer)?;
+    Ok(Input::Read(buffer))
+}
+
+/// Maps `file` read-only; `None` when the system refuses (the caller then reads it).
+#[allow(unsafe_code)]
+fn map(file: &File) -> Option<memmap2::Mmap> {
+    // SAFETY: the mapping is private to this process and read-only; Rust code sees it as
+    // `&[u8]` for as long as the `Input` lives. The one hazard is another process
+    // truncating or rewriting the file meanwhile (module docs): truncation raises SIGBUS
+    // rather than reading freed memory, and a rewrite can only change bytes that the strict
+    // parser then validates like any other input.
+    let map = unsafe { memmap2::Mmap::map(file) }.ok()?;
+    // One sequential pass: ask the kernel to read ahead.
+    let _ = map.advise(memmap2::Advice::Sequential);
+    Some(map)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{read_input, Input, MAP_THRESHOLD};
+    use std::io::Write;
+
+    fn temporary_file(bytes: &[u8]) -> std::path::PathBuf {
+        let dir = std::env::temp_dir().join(format!("wm-input-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join(format!("{}.json", bytes.len()));
+        std::fs::File::create(&path)
+            .unwrap()
+            .write_all(bytes)
+            .unwrap();
+        path
+    }
+
+    #[test]
+    fn small_files_are_read_and_large_files_mapped_with_the_same_bytes() {
+        for size in [
+            0,
+            17,
+            MAP_THRESHOLD - 1,
+            MAP_THRESHOLD,
+            MAP_THRESHOLD + 4097,
+        ] {
+            let bytes: Vec<u8> = (0..size).map(|i| u8::try_from(i % 251).unwrap()).collect();
+            let path = temporary_file(&bytes);
+            let input = read_input(path.to_str().unwrap()).unwrap();
+            assert_eq!(&*input, &bytes[..], "size {size}");
+            let mapped = matches!(input, Input::Mapped(_));
+            assert_eq!(mapped, size >= MAP_THRESHOLD, "size {size}");
+            std::fs::remove_file(path).unwrap();
+        }
+    }
+
+    #[test]
+    fn errors_name_the_path() {
+        let error = read_input("/nonexistent/wm-input.json").err().unwrap();
+        assert!(
+            error.starts_with("cannot read /nonexistent/wm-input.json: "),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn a_directory_is_an_error_not_a_mapping() {
+        let dir = std::env::temp_dir();
+        assert!(read_input(dir.to_str().unwrap()).is_err());
+    }
+}
