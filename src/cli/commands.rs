@@ -17,7 +17,7 @@ use super::args::{
     RuntimeCommand, SchemaCommand,
 };
 use super::input::read_input;
-use super::output::{emit, write_atomic};
+use super::output::{emit, leave_to_exit, write_atomic};
 use super::render::{json_success, rejection};
 
 type Outcome = Result<ExitCode, String>;
@@ -182,6 +182,7 @@ fn validate<T>(
             } else {
                 println!("{}", as_text(&checked));
             }
+            leave_to_exit(checked);
             ExitCode::SUCCESS
         }
     })
@@ -234,8 +235,11 @@ fn placement(command: &PlacementCommand) -> Outcome {
             );
         }
         (_, Format::Json) => json_success(placement_fields(&placement)),
-        (_, Format::Text) => return write_out(out, &placement.to_json()),
+        (_, Format::Text) => {
+            write_out(out, &placement.to_json())?;
+        }
     }
+    leave_to_exit(placement);
     Ok(ExitCode::SUCCESS)
 }
 

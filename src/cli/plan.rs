@@ -10,7 +10,7 @@ use weight_manifest::{plan, Placement, PlanLimits};
 
 use super::args::{Format, FormatArg};
 use super::input::read_input;
-use super::output::emit;
+use super::output::{emit, leave_to_exit};
 use super::render::{json_success, rejection};
 
 #[derive(Args)]
@@ -81,7 +81,9 @@ pub(crate) fn run(args: &PlanArgs) -> Result<ExitCode, String> {
     };
     let result = Placement::from_json(&source_text).and_then(|source| {
         let target = Placement::from_json(&target_text)?;
-        plan(&source, &target, &limits)
+        let plan = plan(&source, &target, &limits);
+        leave_to_exit((source, target));
+        plan
     });
     let plan = match result {
         Err(e) => return Ok(rejection(&e, format)),
@@ -100,6 +102,7 @@ pub(crate) fn run(args: &PlanArgs) -> Result<ExitCode, String> {
             fields["stats"] = stats_json(plan.stats());
         }
         json_success(fields);
+        leave_to_exit(plan);
         return Ok(ExitCode::SUCCESS);
     }
     emit(args.output.as_deref(), text.as_bytes())
@@ -107,5 +110,6 @@ pub(crate) fn run(args: &PlanArgs) -> Result<ExitCode, String> {
     if args.stats {
         print_stats(plan.plan_id(), plan.stats());
     }
+    leave_to_exit(plan);
     Ok(ExitCode::SUCCESS)
 }

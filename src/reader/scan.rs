@@ -3,18 +3,17 @@
 const ONES: u64 = 0x0101_0101_0101_0101;
 const HIGHS: u64 = 0x8080_8080_8080_8080;
 
-/// Whether any byte of the 8-byte word `w` is `"`, `\` or below 0x20.
+/// The high bit of each byte lane of the 8-byte word `w` that is `"`, `\` or below 0x20,
+/// exact up to and including the lowest such lane (lanes above it may be set spuriously:
+/// the subtractions' borrows only run upwards), so `trailing_zeros / 8` locates the first.
 #[inline]
-fn word_has_special(w: u64) -> bool {
-    // Each term sets the high bit of a byte lane for which the lane is zero (after the XOR)
-    // or below the bound; lanes above a hit may be set spuriously, which only matters for
-    // locating the hit, done bytewise below.
+fn special_lanes(w: u64) -> u64 {
     let quote = w ^ (ONES * u64::from(b'"'));
     let backslash = w ^ (ONES * u64::from(b'\\'));
     let zero_quote = quote.wrapping_sub(ONES) & !quote;
     let zero_backslash = backslash.wrapping_sub(ONES) & !backslash;
     let control = w.wrapping_sub(ONES * 0x20) & !w;
-    (zero_quote | zero_backslash | control) & HIGHS != 0
+    (zero_quote | zero_backslash | control) & HIGHS
 }
 
 /// Whether `b` ends a run of plain string bytes.
@@ -34,8 +33,10 @@ pub(crate) fn find_special(bytes: &[u8], from: usize) -> usize {
         let Ok(word) = <[u8; 8]>::try_from(chunk) else {
             break;
         };
-        if word_has_special(u64::from_le_bytes(word)) {
-            break;
+        let lanes = special_lanes(u64::from_le_bytes(word));
+        if lanes != 0 {
+            // At most 7: the index of the lowest marked lane.
+            return i + (lanes.trailing_zeros() / 8) as usize;
         }
         i += 8;
     }
@@ -89,16 +90,27 @@ pub(crate) fn parse_u64(digits: &[u8]) -> Option<u64> {
 
 #[cfg(test)]
 mod tests {
-    use super::{find_special, hex4, parse_u64, word_has_special};
+    use super::{find_special, hex4, parse_u64, special_lanes};
 
     #[test]
-    fn word_detection_matches_bytewise() {
+    fn the_lowest_marked_lane_is_the_first_special_byte() {
+        let special = |b: u8| b == b'"' || b == b'\\' || b < 0x20;
+        // Every byte value in every lane, with every other byte value in a later lane (the
+        // later lane may only be marked spuriously, never the earlier position).
         for b in 0u8..=255 {
             for lane in 0..8 {
-                let mut word = *b"abcdefgh";
-                word[lane] = b;
-                let expected = b == b'"' || b == b'\\' || b < 0x20;
-                assert_eq!(word_has_special(u64::from_le_bytes(word)), expected, "{b}");
+                for later in [b'"', b'\\', 0x00, 0x1f, 0x20, 0x7f, 0x80, 0xff, b'a'] {
+                    // `at == lane`: no later byte.
+                    for at in lane..8 {
+                        let mut word = *b"abcdefgh";
+                        word[at] = later;
+                        word[lane] = b;
+                        let lanes = special_lanes(u64::from_le_bytes(word));
+                        let first = word.iter().position(|&x| special(x));
+                        let found = (lanes != 0).then(|| (lanes.trailing_zeros() / 8) as usize);
+                        assert_eq!(found, first, "{b} at {lane}, {later} at {at}");
+                    }
+                }
             }
         }
     }

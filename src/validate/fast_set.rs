@@ -10,7 +10,7 @@
 //! rank.
 
 use super::fragment_set::LogicalFragment;
-use super::fxhash::{map_with_capacity, set_with_capacity};
+use super::fxhash::{hash_str, map_with_capacity, set_with_capacity};
 use crate::geometry::{first_intersection, BoxRef};
 use crate::model::descriptor::shard_dims;
 use crate::model::order::ascending_by;
@@ -109,13 +109,15 @@ pub(crate) fn all_pass<'a>(
 }
 
 /// F1 over the whole set: strictly ascending ids (a sorted placement) are distinct without
-/// hashing.
+/// hashing. Otherwise a set of the ids' 64-bit hashes: distinct hashes mean distinct ids,
+/// and probing it never touches the strings (a million ids spread over memory); two equal
+/// hashes answer "no" and the exact procedure decides.
 fn ids_distinct<'a>(count: usize, fragment: &impl Fn(usize) -> LogicalFragment<'a>) -> bool {
     if ascending_by(count, |i| fragment(i).id) {
         return true;
     }
     let mut seen = set_with_capacity(count);
-    (0..count).all(|i| seen.insert(fragment(i).id))
+    (0..count).all(|i| seen.insert(hash_str(fragment(i).id)))
 }
 
 /// A fragment's group of §8.3: its tensor's index and its rank's coordinates.

@@ -3,7 +3,7 @@
 //! speed, never results: the sets answer the same whatever the hash.
 
 use std::collections::{HashMap, HashSet};
-use std::hash::{BuildHasherDefault, Hasher};
+use std::hash::{BuildHasherDefault, Hash, Hasher};
 
 const SEED: u64 = 0x51_7c_c1_b7_27_22_0a_95;
 
@@ -78,4 +78,11 @@ pub(crate) fn map_with_capacity<K, V>(capacity: usize) -> FxHashMap<K, V> {
 /// An empty set with room for `capacity` entries.
 pub(crate) fn set_with_capacity<K>(capacity: usize) -> FxHashSet<K> {
     HashSet::with_capacity_and_hasher(capacity, BuildHasherDefault::default())
+}
+
+/// The hash of a string, as the maps and sets above compute it.
+pub(crate) fn hash_str(s: &str) -> u64 {
+    let mut hasher = FxHasher::default();
+    s.hash(&mut hasher);
+    hasher.finish()
 }

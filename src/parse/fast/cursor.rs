@@ -224,7 +224,9 @@ impl<'a> Cursor<'a> {
         let rest = self.bytes.get(self.pos..).unwrap_or_default();
         let end = key.len() + 1;
         let found = rest.first() == Some(&b'"')
-            && rest.get(1..end) == Some(key.as_bytes())
+            && rest
+                .get(1..end)
+                .is_some_and(|k| same_bytes(k, key.as_bytes()))
             && rest.get(end) == Some(&b'"');
         if found {
             self.pos += end + 1;
@@ -251,6 +253,31 @@ impl<'a> Cursor<'a> {
             }
         }
         self.slice(start, self.pos)
+    }
+}
+
+/// Whether `a` and `b` are the same bytes; inline word compares for the short keys and
+/// values the fast paths compare once per member (a `memcmp` call costs more than the
+/// comparison).
+#[inline]
+pub(super) fn same_bytes(a: &[u8], b: &[u8]) -> bool {
+    fn word<const N: usize>(s: &[u8], at: usize) -> [u8; N] {
+        let mut w = [0u8; N];
+        if let Some(bytes) = s.get(at..at + N) {
+            w.copy_from_slice(bytes);
+        }
+        w
+    }
+    let n = a.len();
+    if n != b.len() {
+        return false;
+    }
+    // Two overlapping words of N bytes cover N..=2N bytes.
+    match n {
+        0..=3 => a.iter().zip(b).all(|(x, y)| x == y),
+        4..=7 => word::<4>(a, 0) == word::<4>(b, 0) && word::<4>(a, n - 4) == word::<4>(b, n - 4),
+        8..=16 => word::<8>(a, 0) == word::<8>(b, 0) && word::<8>(a, n - 8) == word::<8>(b, n - 8),
+        _ => a == b,
     }
 }
 

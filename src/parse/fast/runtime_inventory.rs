@@ -12,7 +12,7 @@
 
 use std::borrow::Cow;
 
-use super::cursor::{aliases, Cursor, Fast, KeyOrder};
+use super::cursor::{aliases, same_bytes, Cursor, Fast, KeyOrder};
 use super::placement::rank;
 use crate::error::Result;
 use crate::inventory::InventoryOptions;
@@ -30,6 +30,15 @@ use crate::wire::{ParallelRank, RuntimeFragment, TensorDescriptor};
 /// expert_id, layout_fingerprint (`None`: absent).
 type Spelling<'a> = [Option<&'a str>; 8];
 
+/// Whether two records spell their descriptor members byte for byte alike.
+fn same_spelling(a: &Spelling<'_>, b: &Spelling<'_>) -> bool {
+    a.iter().zip(b).all(|(x, y)| match (x, y) {
+        (Some(x), Some(y)) => same_bytes(x.as_bytes(), y.as_bytes()),
+        (None, None) => true,
+        _ => false,
+    })
+}
+
 /// The distinct descriptors met so far, with the spelling that produced each.
 #[derive(Default)]
 struct Descriptors<'a> {
@@ -43,7 +52,8 @@ impl<'a> Descriptors<'a> {
     fn merge(&mut self, tensor_id: &'a str, spelling: &Spelling<'a>) -> Fast<usize> {
         if let Some(&index) = self.by_id.get(tensor_id) {
             let (known, known_spelling) = &self.list[index];
-            if known_spelling == spelling || canonical(tensor_id, spelling)? == *known {
+            if same_spelling(known_spelling, spelling) || canonical(tensor_id, spelling)? == *known
+            {
                 return Some(index);
             }
             return None;

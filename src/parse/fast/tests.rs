@@ -145,3 +145,23 @@ proptest! {
         agree(&text);
     }
 }
+
+#[test]
+fn same_bytes_agrees_with_slice_equality() {
+    let base: Vec<u8> = (0u8..40).map(|i| b'a' + i % 26).collect();
+    for n in 0..=40 {
+        let a = &base[..n];
+        assert!(super::cursor::same_bytes(a, a));
+        for at in 0..n {
+            let mut b = a.to_vec();
+            b[at] ^= 1;
+            assert!(
+                !super::cursor::same_bytes(a, &b),
+                "length {n}, differing at {at}"
+            );
+        }
+        if n > 0 {
+            assert!(!super::cursor::same_bytes(a, &base[..n - 1]));
+        }
+    }
+}
