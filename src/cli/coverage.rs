@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use clap::Args;
 use serde_json::json;
 use weight_manifest::wire::{CoverageStatus, CoverageTensor};
-use weight_manifest::{coverage, Placement};
+use weight_manifest::{coverage, Limits, Placement};
 
 use super::args::{Format, FormatArg};
 use super::output::{emit, read_input};
@@ -30,11 +30,11 @@ pub(crate) struct CoverageArgs {
     pub format: FormatArg,
 }
 
-pub(crate) fn run(args: &CoverageArgs) -> Result<ExitCode, String> {
+pub(crate) fn run(args: &CoverageArgs, limits: &Limits) -> Result<ExitCode, String> {
     let text =
         read_input(&args.placement).map_err(|e| format!("cannot read {}: {e}", args.placement))?;
     let format = args.format.format;
-    let placement = match Placement::from_json(&text) {
+    let placement = match Placement::from_json_with_limits(&text, limits) {
         Err(e) => return Ok(rejection(&e, format)),
         Ok(p) => p,
     };

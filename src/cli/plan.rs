@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use clap::Args;
 use serde_json::{json, Value as Json};
 use weight_manifest::plan::{PlanStats, DEFAULT_MAX_REGIONS, DEFAULT_MAX_SEGMENTS};
-use weight_manifest::{plan, Placement, PlanLimits};
+use weight_manifest::{plan, Limits, Placement, PlanLimits};
 
 use super::args::{Format, FormatArg};
 use super::output::{emit, read_input};
@@ -74,7 +74,7 @@ fn print_stats(plan_id: &str, stats: &PlanStats) {
     }
 }
 
-pub(crate) fn run(args: &PlanArgs) -> Result<ExitCode, String> {
+pub(crate) fn run(args: &PlanArgs, document_limits: &Limits) -> Result<ExitCode, String> {
     let source_text = read(&args.source)?;
     let target_text = read(&args.target)?;
     let format = args.format.format;
@@ -82,10 +82,11 @@ pub(crate) fn run(args: &PlanArgs) -> Result<ExitCode, String> {
         max_regions: args.max_regions,
         max_segments: args.max_segments,
     };
-    let result = Placement::from_json(&source_text).and_then(|source| {
-        let target = Placement::from_json(&target_text)?;
-        plan(&source, &target, &limits)
-    });
+    let result =
+        Placement::from_json_with_limits(&source_text, document_limits).and_then(|source| {
+            let target = Placement::from_json_with_limits(&target_text, document_limits)?;
+            plan(&source, &target, &limits)
+        });
     let plan = match result {
         Err(e) => return Ok(rejection(&e, format)),
         Ok(p) => p,
