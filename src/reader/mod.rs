@@ -20,6 +20,8 @@ mod parser;
 mod scan;
 
 #[cfg(test)]
+mod limit_tests;
+#[cfg(test)]
 mod tests;
 
 use crate::code::Code;
