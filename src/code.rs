@@ -187,6 +187,10 @@ pub enum Code {
     /// bound fragment, or an address or byte total is not representable in a u64
     /// (added by this implementation).
     PlanBindingRangeInvalid,
+    /// `limit_exceeded`: a document is over one of its reader's limits (size, nesting
+    /// depth, string length, dimensions per tensor, tensors or fragments per manifest);
+    /// the message names the limit and its value (added by this implementation).
+    LimitExceeded,
 }
 
 impl Code {
@@ -269,6 +273,7 @@ impl Code {
         Code::PlanBindingGenerationMismatch,
         Code::PlanBindingFragmentMissing,
         Code::PlanBindingRangeInvalid,
+        Code::LimitExceeded,
     ];
 
     /// The snake_case spelling used on the wire and in fixtures.
@@ -350,6 +355,7 @@ impl Code {
             Code::PlanBindingGenerationMismatch => "plan_binding_generation_mismatch",
             Code::PlanBindingFragmentMissing => "plan_binding_fragment_missing",
             Code::PlanBindingRangeInvalid => "plan_binding_range_invalid",
+            Code::LimitExceeded => "limit_exceeded",
         }
     }
 }

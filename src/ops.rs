@@ -6,8 +6,10 @@ use std::fmt;
 
 use crate::error::Error;
 use crate::inventory::{
-    read_binding_inventory, read_placement_inventory, read_runtime_inventory, InventoryOptions,
+    read_binding_inventory_with_limits, read_placement_inventory_with_limits,
+    read_runtime_inventory_with_limits, InventoryOptions,
 };
+use crate::limits::Limits;
 use crate::model::{Binding, Placement, Runtime};
 use crate::project::{project_binding_value, project_placement_value};
 use crate::value::Value;
@@ -108,8 +110,25 @@ fn need<'i>(value: Option<&'i String>, name: &str) -> Result<&'i [u8], RequestEr
         .ok_or_else(|| RequestError(format!("input member `{name}` is required")))
 }
 
-/// Runs `op` on `input`: `Err` for an unusable request, `Ok(Err)` for a rejection.
+/// Runs `op` on `input` under [`Limits::default()`]: `Err` for an unusable request,
+/// `Ok(Err)` for a rejection.
 pub fn run(op: Op, input: &OpInput) -> Result<Result<OpResult, Error>, RequestError> {
+    run_with_limits(op, input, &Limits::default())
+}
+
+/// [`run`] with every document read under `limits`.
+pub fn run_with_limits(
+    op: Op,
+    input: &OpInput,
+    limits: &Limits,
+) -> Result<Result<OpResult, Error>, RequestError> {
+    let read_placement = |text: &[u8]| Placement::from_json_with_limits(text, limits);
+    let read_runtime_inventory = |text: &[u8], options: &InventoryOptions<'_>| {
+        read_runtime_inventory_with_limits(text, options, limits)
+    };
+    let read_binding_inventory = |text: &[u8], options: &InventoryOptions<'_>| {
+        read_binding_inventory_with_limits(text, options, limits)
+    };
     let semantics = input
         .address_semantics
         .as_deref()
@@ -125,10 +144,9 @@ pub fn run(op: Op, input: &OpInput) -> Result<Result<OpResult, Error>, RequestEr
     let placement_id = placement_id.as_ref();
     let document = || need(input.document.as_ref(), "document");
     Ok(match op {
-        Op::PlacementParse => Placement::from_json(document()?).map(|p| OpResult::placement(&p)),
-        Op::PlacementFromInventory => {
-            read_placement_inventory(document()?).map(|p| OpResult::placement(&p))
-        }
+        Op::PlacementParse => read_placement(document()?).map(|p| OpResult::placement(&p)),
+        Op::PlacementFromInventory => read_placement_inventory_with_limits(document()?, limits)
+            .map(|p| OpResult::placement(&p)),
         Op::RuntimeFromInventory => {
             read_runtime_inventory(document()?, &options).map(|r| OpResult::runtime(&r))
         }
@@ -144,16 +162,20 @@ pub fn run(op: Op, input: &OpInput) -> Result<Result<OpResult, Error>, RequestEr
         Op::Bind => {
             let placement_text = need(input.placement.as_ref(), "placement")?;
             let binding_text = need(input.binding.as_ref(), "binding")?;
-            Placement::from_json(placement_text)
+            read_placement(placement_text)
                 .and_then(|p| {
                     let b = read_binding_inventory(binding_text, &options)?;
                     crate::bind(&p, &b)
                 })
                 .map(|r| OpResult::runtime(&r))
         }
-        Op::RuntimeParse => Runtime::from_json(document()?).map(|r| OpResult::runtime(&r)),
-        Op::BindingParse => Binding::from_json(document()?).map(|b| OpResult::binding(&b)),
-        Op::Coverage => Placement::from_json(document()?).and_then(|p| {
+        Op::RuntimeParse => {
+            Runtime::from_json_with_limits(document()?, limits).map(|r| OpResult::runtime(&r))
+        }
+        Op::BindingParse => {
+            Binding::from_json_with_limits(document()?, limits).map(|b| OpResult::binding(&b))
+        }
+        Op::Coverage => read_placement(document()?).and_then(|p| {
             let coverage = crate::coverage(&p);
             if input.require_complete == Some(true) {
                 coverage.require_complete()?;
@@ -171,9 +193,9 @@ pub fn run(op: Op, input: &OpInput) -> Result<Result<OpResult, Error>, RequestEr
                 max_regions: input.max_regions.unwrap_or(defaults.max_regions),
                 max_segments: input.max_segments.unwrap_or(defaults.max_segments),
             };
-            Placement::from_json(source_text)
+            read_placement(source_text)
                 .and_then(|s| {
-                    let t = Placement::from_json(target_text)?;
+                    let t = read_placement(target_text)?;
                     crate::plan(&s, &t, &limits)
                 })
                 .map(|p| OpResult {

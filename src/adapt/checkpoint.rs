@@ -12,7 +12,7 @@ use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 
 use super::error_at;
-use super::header::{parse_header, HeaderTensor};
+use super::header::{header_limits, parse_header, HeaderTensor};
 use crate::error::{Code, Error, Result};
 use crate::value::Value;
 
@@ -213,7 +213,7 @@ fn read_index(path: &Path) -> Result<Checkpoint, ReadError> {
 
 /// The shards of an index and the tensor names each must hold, by shard file name.
 fn parse_index(text: &[u8], name: &str) -> Result<BTreeMap<String, BTreeSet<String>>> {
-    let document = crate::reader::read(text, "safetensors index")
+    let document = crate::reader::read_with_limits(text, "safetensors index", &header_limits())
         .map_err(|e| Error::new(Code::AdaptHeaderInvalid, format!("{name}: {}", e.message())))?;
     let Some(root) = document.as_object() else {
         return Err(error_at(

@@ -55,6 +55,16 @@ pub fn torch_dtype(dtype: Dtype) -> Option<(&'static str, u64)> {
     })
 }
 
+/// The reader limits for safetensors headers and indexes: the defaults, but no string
+/// limit. They are not manifests: `__metadata__` holds free-form text (real checkpoints
+/// store whole configs there), and the format caps a header at `MAX_HEADER_BYTES`.
+pub(crate) fn header_limits() -> crate::Limits {
+    crate::Limits {
+        max_string_bytes: usize::MAX,
+        ..crate::Limits::default()
+    }
+}
+
 fn invalid(source: &str, message: impl std::fmt::Display) -> Error {
     Error::new(Code::AdaptHeaderInvalid, format!("{source}: {message}"))
 }
@@ -69,7 +79,8 @@ fn invalid(source: &str, message: impl std::fmt::Display) -> Error {
 /// (a descriptor needs at least one dimension, each at least 1), or a dtype without a
 /// whole-byte itemsize.
 pub fn parse_header(text: &[u8], source: &str) -> Result<Vec<HeaderTensor>> {
-    let document = crate::reader::read(text, LABEL).map_err(|e| invalid(source, e.message()))?;
+    let document = crate::reader::read_with_limits(text, LABEL, &header_limits())
+        .map_err(|e| invalid(source, e.message()))?;
     if document.as_object().is_none() {
         return Err(invalid(source, format!("{LABEL} must be a JSON object")));
     }

@@ -107,7 +107,17 @@ impl Rules {
     /// `adapt_rules_invalid` (shape), `adapt_unknown_action`, `adapt_regex_invalid`, each
     /// with the pointer of the member at fault.
     pub fn from_json(text: impl AsRef<[u8]>) -> Result<Rules> {
-        let document = crate::reader::read(text.as_ref(), rules_parse::LABEL)?;
+        Rules::from_json_with_limits(text, &crate::Limits::default())
+    }
+
+    /// [`Rules::from_json`] with the file read under `limits` (size, depth, string
+    /// length).
+    ///
+    /// # Errors
+    ///
+    /// As [`Rules::from_json`], and `limit_exceeded`.
+    pub fn from_json_with_limits(text: impl AsRef<[u8]>, limits: &crate::Limits) -> Result<Rules> {
+        let document = crate::reader::read_with_limits(text.as_ref(), rules_parse::LABEL, limits)?;
         Rules::from_wire(&rules_parse::rules(&document)?)
     }
 

@@ -192,8 +192,18 @@ fn document_tree() {
         canon_json(r#"{"\u00e9":1,"~":2,"\ud83d\ude00":3,"\uffff":4}"#),
         r#"{"~":2,"\u00e9":1,"\uffff":4,"\ud83d\ude00":3}"#
     );
-    let deep = format!("{}{}", "[".repeat(512), "]".repeat(512));
-    assert_eq!(canon_json(&deep), deep);
+    // The deepest tree the reader can build (its depth ceiling) encodes without
+    // exhausting the stack.
+    let depth = crate::reader::MAX_DEPTH;
+    let deep = format!("{}{}", "[".repeat(depth), "]".repeat(depth));
+    let limits = crate::Limits {
+        max_depth: depth,
+        ..crate::Limits::default()
+    };
+    let value = crate::reader::read_str_with_limits(&deep, "test", &limits).expect("valid");
+    let mut out = Vec::new();
+    encode_value(&value, &mut out).expect("encodable");
+    assert_eq!(out, deep.as_bytes());
 }
 
 #[test]

@@ -6,6 +6,7 @@ use std::process::ExitCode;
 use clap::{Args, Subcommand};
 use serde_json::json;
 use weight_manifest::adapt::{self, AdaptOptions, Grid, ReadError, Rules};
+use weight_manifest::Limits;
 
 use super::args::{Format, FormatArg, Out};
 use super::input::read_input;
@@ -52,11 +53,11 @@ pub(crate) struct SafetensorsArgs {
     pub format: FormatArg,
 }
 
-pub(crate) fn run(command: AdaptCommand) -> Result<ExitCode, String> {
+pub(crate) fn run(command: AdaptCommand, limits: &Limits) -> Result<ExitCode, String> {
     let AdaptCommand::Safetensors(args) = command;
     let format = args.format.format;
-    let rules_text = read_input(&args.rules)?;
-    let rules = match Rules::from_json(&rules_text) {
+    let rules_text = read_input(&args.rules, limits.max_document_bytes)?;
+    let rules = match Rules::from_json_with_limits(&rules_text, limits) {
         Ok(rules) => rules,
         Err(e) => return Ok(rejection(&e, format)),
     };

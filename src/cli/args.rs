@@ -13,6 +13,8 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 pub(crate) struct Cli {
     #[command(subcommand)]
     pub command: Command,
+    #[arg(long = "limit", global = true, value_name = "NAME=VALUE", help = super::limits::HELP, value_parser = super::limits::parse_setting)]
+    pub limits: Vec<String>,
 }
 
 #[derive(Subcommand)]

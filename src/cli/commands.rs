@@ -6,10 +6,11 @@ use std::process::ExitCode;
 use serde_json::json;
 use weight_manifest::conformance::{self, RunOptions};
 use weight_manifest::inventory::{
-    read_binding_inventory, read_placement_inventory, read_runtime_inventory, InventoryOptions,
+    read_binding_inventory_with_limits, read_placement_inventory_with_limits,
+    read_runtime_inventory_with_limits, InventoryOptions,
 };
 use weight_manifest::{
-    bind, project_binding, project_placement, Binding, Error, Placement, Runtime, Value,
+    bind, project_binding, project_placement, Binding, Error, Limits, Placement, Runtime, Value,
 };
 
 use super::args::{
@@ -26,21 +27,22 @@ fn semantics_value(given: Option<&String>) -> Option<Value<'_>> {
     given.map(|s| Value::Str(Cow::Borrowed(s.as_str())))
 }
 
-pub(crate) fn run(command: Command) -> Outcome {
+pub(crate) fn run(command: Command, limits: &Limits) -> Outcome {
     match command {
-        Command::Placement(command) => placement(&command),
+        Command::Placement(command) => placement(&command, limits),
         Command::Runtime(RuntimeCommand::Validate {
             input,
             inventory,
             semantics,
         }) => validate(
             &input,
+            limits,
             semantics.address_semantics.as_ref(),
             |text, options| {
                 if inventory {
-                    read_runtime_inventory(text, options)
+                    read_runtime_inventory_with_limits(text, options, limits)
                 } else {
-                    Runtime::from_json(text)
+                    Runtime::from_json_with_limits(text, limits)
                 }
             },
             |runtime| json!({ "runtime": runtime.to_json(), "generation": runtime.generation() }),
@@ -61,12 +63,13 @@ pub(crate) fn run(command: Command) -> Outcome {
             semantics,
         }) => validate(
             &input,
+            limits,
             semantics.address_semantics.as_ref(),
             |text, options| {
                 if inventory {
-                    read_binding_inventory(text, options)
+                    read_binding_inventory_with_limits(text, options, limits)
                 } else {
-                    Binding::from_json(text)
+                    Binding::from_json_with_limits(text, limits)
                 }
             },
             |binding| json!({ "binding": binding.to_json() }),
@@ -80,7 +83,7 @@ pub(crate) fn run(command: Command) -> Outcome {
                 )
             },
         ),
-        Command::Project(command) => project(command),
+        Command::Project(command) => project(command, limits),
         Command::BenchData(args) => super::bench_data::run(&args),
         Command::Bind {
             placement,
@@ -89,15 +92,15 @@ pub(crate) fn run(command: Command) -> Outcome {
             out,
             format,
         } => {
-            let placement_text = read_input(&placement)?;
-            let binding_text = read_input(&binding)?;
+            let placement_text = read_input(&placement, limits.max_document_bytes)?;
+            let binding_text = read_input(&binding, limits.max_document_bytes)?;
             let value = semantics_value(semantics.address_semantics.as_ref());
             let options = InventoryOptions {
                 address_semantics: value.as_ref(),
                 owner_resolver: None,
             };
-            let result = Placement::from_json(&placement_text).and_then(|p| {
-                let b = read_binding_inventory(&binding_text, &options)?;
+            let result = Placement::from_json_with_limits(&placement_text, limits).and_then(|p| {
+                let b = read_binding_inventory_with_limits(&binding_text, &options, limits)?;
                 bind(&p, &b)
             });
             match result {
@@ -126,10 +129,10 @@ pub(crate) fn run(command: Command) -> Outcome {
             );
             Ok(ExitCode::SUCCESS)
         }
-        Command::Adapt(command) => super::adapt::run(command),
-        Command::Coverage(args) => super::coverage::run(&args),
-        Command::Plan(args) => super::plan::run(&args),
-        Command::PlanBind(args) => super::plan_bind::run(&args),
+        Command::Adapt(command) => super::adapt::run(command, limits),
+        Command::Coverage(args) => super::coverage::run(&args, limits),
+        Command::Plan(args) => super::plan::run(&args, limits),
+        Command::PlanBind(args) => super::plan_bind::run(&args, limits),
         Command::Conformance(ConformanceCommand::Testee) => {
             conformance::serve(std::io::stdin().lock(), std::io::stdout().lock())
                 .map_err(|e| format!("testee I/O: {e}"))?;
@@ -163,12 +166,13 @@ pub(crate) fn run(command: Command) -> Outcome {
 /// Reads `input`, runs `check` with the inventory options, and renders the outcome.
 fn validate<T>(
     input: &Input,
+    limits: &Limits,
     address_semantics: Option<&String>,
     check: impl FnOnce(&[u8], &InventoryOptions<'_>) -> Result<T, Error>,
     as_json: impl FnOnce(&T) -> serde_json::Value,
     as_text: impl FnOnce(&T) -> String,
 ) -> Outcome {
-    let text = read_input(&input.file)?;
+    let text = read_input(&input.file, limits.max_document_bytes)?;
     let value = semantics_value(address_semantics);
     let options = InventoryOptions {
         address_semantics: value.as_ref(),
@@ -203,17 +207,17 @@ fn placement_fields(p: &Placement) -> serde_json::Value {
     })
 }
 
-fn placement(command: &PlacementCommand) -> Outcome {
+fn placement(command: &PlacementCommand, limits: &Limits) -> Outcome {
     let (input, out, inventory) = match command {
         PlacementCommand::Validate(input) | PlacementCommand::Id(input) => (input, None, false),
         PlacementCommand::Canonicalize { input, out } => (input, out.output.as_deref(), false),
         PlacementCommand::FromInventory { input, out } => (input, out.output.as_deref(), true),
     };
-    let text = read_input(&input.file)?;
+    let text = read_input(&input.file, limits.max_document_bytes)?;
     let result = if inventory {
-        read_placement_inventory(&text)
+        read_placement_inventory_with_limits(&text, limits)
     } else {
-        Placement::from_json(&text)
+        Placement::from_json_with_limits(&text, limits)
     };
     let format = input.format.format;
     let placement = match result {
@@ -243,19 +247,19 @@ fn placement(command: &PlacementCommand) -> Outcome {
     Ok(ExitCode::SUCCESS)
 }
 
-fn project(command: ProjectCommand) -> Outcome {
+fn project(command: ProjectCommand, limits: &Limits) -> Outcome {
     let (args, to_binding) = match command {
         ProjectCommand::Placement(args) => (args, false),
         ProjectCommand::Binding(args) => (args, true),
     };
-    let text = read_input(&args.inventory)?;
+    let text = read_input(&args.inventory, limits.max_document_bytes)?;
     let value = semantics_value(args.semantics.address_semantics.as_ref());
     let options = InventoryOptions {
         address_semantics: value.as_ref(),
         owner_resolver: None,
     };
     let format = args.format.format;
-    let runtime = match read_runtime_inventory(&text, &options) {
+    let runtime = match read_runtime_inventory_with_limits(&text, &options, limits) {
         Err(e) => return Ok(rejection(&e, format)),
         Ok(r) => r,
     };

@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use clap::Args;
 use serde_json::json;
 use weight_manifest::wire::{CoverageStatus, CoverageTensor};
-use weight_manifest::{coverage, Placement};
+use weight_manifest::{coverage, Limits, Placement};
 
 use super::args::{Format, FormatArg};
 use super::input::read_input;
@@ -31,10 +31,10 @@ pub(crate) struct CoverageArgs {
     pub format: FormatArg,
 }
 
-pub(crate) fn run(args: &CoverageArgs) -> Result<ExitCode, String> {
-    let text = read_input(&args.placement)?;
+pub(crate) fn run(args: &CoverageArgs, limits: &Limits) -> Result<ExitCode, String> {
+    let text = read_input(&args.placement, limits.max_document_bytes)?;
     let format = args.format.format;
-    let placement = match Placement::from_json(&text) {
+    let placement = match Placement::from_json_with_limits(&text, limits) {
         Err(e) => return Ok(rejection(&e, format)),
         Ok(p) => p,
     };

@@ -11,6 +11,11 @@
 //! another process *while* the command reads it can end the process with SIGBUS. Nothing
 //! is written in that case (outputs are renamed into place only when complete). Read
 //! through standard input (`weight-manifest ... - < FILE`) to rule it out.
+//!
+//! `max_document_bytes` bounds what is read into memory: a mapping costs nothing until it
+//! is read, and the library rejects an oversized document from its length before reading
+//! it; what is copied (standard input, or a file that cannot be mapped) stops one byte
+//! past the limit, which the library then rejects as over it.
 
 use std::fs::File;
 use std::io::{self, Read};
@@ -44,26 +49,32 @@ impl AsRef<[u8]> for Input {
     }
 }
 
-/// Reads `path`, or standard input for `-`; errors name the path.
-pub(crate) fn read_input(path: &str) -> Result<Input, String> {
-    read(path).map_err(|e| format!("cannot read {path}: {e}"))
+/// Reads `path`, or standard input for `-`, copying at most `max_bytes + 1` bytes (module
+/// docs); errors name the path.
+pub(crate) fn read_input(path: &str, max_bytes: u64) -> Result<Input, String> {
+    read(path, max_bytes).map_err(|e| format!("cannot read {path}: {e}"))
 }
 
-fn read(path: &str) -> io::Result<Input> {
+fn read(path: &str, max_bytes: u64) -> io::Result<Input> {
+    let bound = max_bytes.saturating_add(1);
     if path == "-" {
-        let mut buffer = Vec::new();
-        io::stdin().lock().read_to_end(&mut buffer)?;
-        return Ok(Input::Read(buffer));
+        return read_bounded(io::stdin().lock(), bound, 0);
     }
-    let mut file = File::open(path)?;
+    let file = File::open(path)?;
     let metadata = file.metadata()?;
     if metadata.is_file() && metadata.len() >= MAP_THRESHOLD {
         if let Some(map) = map(&file) {
             return Ok(Input::Mapped(map));
         }
     }
-    let mut buffer = Vec::with_capacity(usize::try_from(metadata.len()).unwrap_or(0));
-    file.read_to_end(&mut buffer)?;
+    read_bounded(file, bound, metadata.len())
+}
+
+/// Reads at most `bound` bytes of `source`, reserving for `expected` of them.
+fn read_bounded(source: impl Read, bound: u64, expected: u64) -> io::Result<Input> {
+    let reserve = usize::try_from(expected.min(bound)).unwrap_or(0);
+    let mut buffer = Vec::with_capacity(reserve);
+    source.take(bound).read_to_end(&mut buffer)?;
     Ok(Input::Read(buffer))
 }
 
@@ -108,7 +119,7 @@ mod tests {
         ] {
             let bytes: Vec<u8> = (0..size).map(|i| u8::try_from(i % 251).unwrap()).collect();
             let path = temporary_file(&bytes);
-            let input = read_input(path.to_str().unwrap()).unwrap();
+            let input = read_input(path.to_str().unwrap(), u64::MAX).unwrap();
             assert_eq!(&*input, &bytes[..], "size {size}");
             let mapped = matches!(input, Input::Mapped(_));
             assert_eq!(mapped, size >= MAP_THRESHOLD, "size {size}");
@@ -117,8 +128,27 @@ mod tests {
     }
 
     #[test]
+    fn copies_stop_one_byte_past_the_limit_and_mappings_keep_their_length() {
+        let small: Vec<u8> = vec![b' '; 100];
+        let path = temporary_file(&small);
+        let input = read_input(path.to_str().unwrap(), 10).unwrap();
+        assert_eq!(input.len(), 11);
+        assert_eq!(read_input(path.to_str().unwrap(), 100).unwrap().len(), 100);
+        std::fs::remove_file(path).unwrap();
+        let large = vec![b' '; usize::try_from(MAP_THRESHOLD).unwrap() + 1];
+        let path = temporary_file(&large);
+        // Mapped whole: the library rejects it from its length without reading it.
+        let input = read_input(path.to_str().unwrap(), 10).unwrap();
+        assert!(matches!(input, Input::Mapped(_)));
+        assert_eq!(input.len(), large.len());
+        std::fs::remove_file(path).unwrap();
+    }
+
+    #[test]
     fn errors_name_the_path() {
-        let error = read_input("/nonexistent/wm-input.json").err().unwrap();
+        let error = read_input("/nonexistent/wm-input.json", u64::MAX)
+            .err()
+            .unwrap();
         assert!(
             error.starts_with("cannot read /nonexistent/wm-input.json: "),
             "{error}"
@@ -128,6 +158,6 @@ mod tests {
     #[test]
     fn a_directory_is_an_error_not_a_mapping() {
         let dir = std::env::temp_dir();
-        assert!(read_input(dir.to_str().unwrap()).is_err());
+        assert!(read_input(dir.to_str().unwrap(), u64::MAX).is_err());
     }
 }

@@ -7,6 +7,7 @@ mod bench_data;
 mod commands;
 mod coverage;
 mod input;
+mod limits;
 mod output;
 mod plan;
 mod plan_bind;
@@ -20,7 +21,9 @@ use clap::Parser;
 /// conformance failure), 2 usage or I/O error.
 pub(crate) fn main() -> ExitCode {
     let cli = args::Cli::parse();
-    match commands::run(cli.command) {
+    let outcome =
+        limits::from_settings(&cli.limits).and_then(|limits| commands::run(cli.command, &limits));
+    match outcome {
         Ok(code) => code,
         Err(error) => {
             eprintln!("error: {error}");

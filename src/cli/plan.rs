@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use clap::Args;
 use serde_json::{json, Value as Json};
 use weight_manifest::plan::{PlanStats, DEFAULT_MAX_REGIONS, DEFAULT_MAX_SEGMENTS};
-use weight_manifest::{plan, Placement, PlanLimits};
+use weight_manifest::{plan, Limits, Placement, PlanLimits};
 
 use super::args::{Format, FormatArg};
 use super::input::read_input;
@@ -71,20 +71,21 @@ fn print_stats(plan_id: &str, stats: &PlanStats) {
     }
 }
 
-pub(crate) fn run(args: &PlanArgs) -> Result<ExitCode, String> {
-    let source_text = read_input(&args.source)?;
-    let target_text = read_input(&args.target)?;
+pub(crate) fn run(args: &PlanArgs, document_limits: &Limits) -> Result<ExitCode, String> {
+    let source_text = read_input(&args.source, document_limits.max_document_bytes)?;
+    let target_text = read_input(&args.target, document_limits.max_document_bytes)?;
     let format = args.format.format;
     let limits = PlanLimits {
         max_regions: args.max_regions,
         max_segments: args.max_segments,
     };
-    let result = Placement::from_json(&source_text).and_then(|source| {
-        let target = Placement::from_json(&target_text)?;
-        let plan = plan(&source, &target, &limits);
-        leave_to_exit((source, target));
-        plan
-    });
+    let result =
+        Placement::from_json_with_limits(&source_text, document_limits).and_then(|source| {
+            let target = Placement::from_json_with_limits(&target_text, document_limits)?;
+            let plan = plan(&source, &target, &limits);
+            leave_to_exit((source, target));
+            plan
+        });
     let plan = match result {
         Err(e) => return Ok(rejection(&e, format)),
         Ok(p) => p,

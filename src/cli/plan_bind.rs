@@ -6,9 +6,9 @@ use std::process::ExitCode;
 
 use clap::Args;
 use serde_json::{json, Value as Json};
-use weight_manifest::inventory::{read_binding_inventory, InventoryOptions};
-use weight_manifest::plan_bind::read_plan;
-use weight_manifest::{bind_plan, Binding, Fences, Result};
+use weight_manifest::inventory::{read_binding_inventory_with_limits, InventoryOptions};
+use weight_manifest::plan_bind::read_plan_with_limits;
+use weight_manifest::{bind_plan, Binding, Fences, Limits, Result};
 
 use super::args::{Format, FormatArg};
 use super::input::read_input;
@@ -40,26 +40,26 @@ pub(crate) struct PlanBindArgs {
     pub format: FormatArg,
 }
 
-fn binding(text: &[u8], inventory: bool) -> Result<Binding> {
+fn binding(text: &[u8], inventory: bool, limits: &Limits) -> Result<Binding> {
     if inventory {
-        read_binding_inventory(text, &InventoryOptions::default())
+        read_binding_inventory_with_limits(text, &InventoryOptions::default(), limits)
     } else {
-        Binding::from_json(text)
+        Binding::from_json_with_limits(text, limits)
     }
 }
 
-pub(crate) fn run(args: &PlanBindArgs) -> std::result::Result<ExitCode, String> {
-    let plan_text = read_input(&args.plan)?;
-    let source_text = read_input(&args.source_binding)?;
-    let target_text = read_input(&args.target_binding)?;
+pub(crate) fn run(args: &PlanBindArgs, limits: &Limits) -> std::result::Result<ExitCode, String> {
+    let plan_text = read_input(&args.plan, limits.max_document_bytes)?;
+    let source_text = read_input(&args.source_binding, limits.max_document_bytes)?;
+    let target_text = read_input(&args.target_binding, limits.max_document_bytes)?;
     let format = args.format.format;
     let fences = Fences {
         source_generation: args.source_generation,
         target_generation: args.target_generation,
     };
-    let result = read_plan(&plan_text).and_then(|plan| {
-        let source = binding(&source_text, args.inventory)?;
-        let target = binding(&target_text, args.inventory)?;
+    let result = read_plan_with_limits(&plan_text, limits).and_then(|plan| {
+        let source = binding(&source_text, args.inventory, limits)?;
+        let target = binding(&target_text, args.inventory, limits)?;
         bind_plan(&plan, &source, &target, &fences)
     });
     let bound = match result {

@@ -4,6 +4,7 @@ use super::members::Members;
 use super::{offsets_require_view, view_semantics, InventoryOptions};
 use crate::check;
 use crate::error::{Code, Error, Result};
+use crate::limits::Limits;
 use crate::model::binding::BindingHeader;
 use crate::model::fragment::{check_binding_fragment, BindingFragmentFields};
 use crate::model::{construct_binding, Binding};
@@ -13,10 +14,20 @@ use crate::value::Value;
 
 const LABEL: &str = "runtime binding inventory";
 
-/// Reads a binding inventory document into a validated [`Binding`].
+/// Reads a binding inventory document into a validated [`Binding`], under
+/// [`Limits::default()`].
 pub fn binding_from_inventory(
     document: &Value<'_>,
     options: &InventoryOptions<'_>,
+) -> Result<Binding> {
+    binding_from_inventory_with_limits(document, options, &Limits::default())
+}
+
+/// [`binding_from_inventory`] under `limits`: `max_fragments` on the records.
+pub fn binding_from_inventory_with_limits(
+    document: &Value<'_>,
+    options: &InventoryOptions<'_>,
+    limits: &Limits,
 ) -> Result<Binding> {
     let root = Path::Root;
     top_object_of(document, LABEL)?;
@@ -40,6 +51,7 @@ pub fn binding_from_inventory(
         "runtime binding fragments",
         &fragments_at,
     )?;
+    limits.check_fragments(records.len(), &fragments_at)?;
 
     let mut fragments = Vec::with_capacity(records.len());
     let mut owners = Vec::with_capacity(records.len());

@@ -4,11 +4,16 @@ use std::collections::HashMap;
 
 use super::members::Members;
 use crate::error::{Code, Error, Result};
+use crate::limits::Limits;
 use crate::model::descriptor::{check_descriptor, DescriptorFields};
 use crate::wire::TensorDescriptor;
 
-/// Reads the descriptor members in the contract's order, checks and canonicalises.
-pub(crate) fn read_descriptor(record: &Members<'_, '_>) -> Result<TensorDescriptor> {
+/// Reads the descriptor members in the contract's order, then `max_dims` on global_shape,
+/// checks and canonicalises.
+pub(crate) fn read_descriptor(
+    record: &Members<'_, '_>,
+    limits: &Limits,
+) -> Result<TensorDescriptor> {
     let shard_dims = record.opt("shard_dims");
     let tensor_id = record.req("tensor_id")?;
     let global_shape = record.req("global_shape")?;
@@ -18,6 +23,7 @@ pub(crate) fn read_descriptor(record: &Members<'_, '_>) -> Result<TensorDescript
     let layer_id = record.opt("layer_id");
     let expert_id = record.opt("expert_id");
     let layout_fingerprint = record.req("layout_fingerprint")?;
+    limits.check_dims(global_shape, &record.at("global_shape"))?;
     let fields = DescriptorFields {
         tensor_id,
         global_shape,
@@ -40,12 +46,14 @@ pub(crate) struct DescriptorSet {
 
 impl DescriptorSet {
     /// Adds `descriptor`; a different one under an existing tensor_id is
-    /// `descriptor_mismatch` with "{prefix} descriptor mismatch: {tensor_id}".
+    /// `descriptor_mismatch` with "{prefix} descriptor mismatch: {tensor_id}", a new one
+    /// past `max_tensors` is `limit_exceeded` at the record.
     pub(crate) fn merge(
         &mut self,
         descriptor: TensorDescriptor,
         prefix: &str,
         record: &Members<'_, '_>,
+        limits: &Limits,
     ) -> Result<()> {
         match self.by_id.get(&descriptor.tensor_id) {
             Some(existing) if *existing != descriptor => Err(Error::at(
@@ -55,6 +63,7 @@ impl DescriptorSet {
             )),
             Some(_) => Ok(()),
             None => {
+                limits.check_tensors(self.by_id.len() + 1, record.path())?;
                 self.by_id.insert(descriptor.tensor_id.clone(), descriptor);
                 Ok(())
             }

@@ -9,34 +9,62 @@ mod placement;
 mod record;
 mod runtime;
 
-pub use binding::binding_from_inventory;
-pub use placement::placement_from_inventory;
+pub use binding::{binding_from_inventory, binding_from_inventory_with_limits};
+pub use placement::{placement_from_inventory, placement_from_inventory_with_limits};
 pub use record::{
     binding_from_records, placement_from_records, runtime_from_records, Record,
     BINDING_RECORD_MEMBERS, DESCRIPTOR_MEMBERS, PLACEMENT_RECORD_MEMBERS, RANK_MEMBERS,
     RUNTIME_RECORD_MEMBERS,
 };
-pub use runtime::runtime_from_inventory;
+pub use runtime::{runtime_from_inventory, runtime_from_inventory_with_limits};
 
+use crate::limits::Limits;
 use crate::model::{Binding, Placement, Runtime};
 use crate::reader;
 
-/// Reads a runtime inventory JSON document (§10.3).
+/// Reads a runtime inventory JSON document (§10.3) under [`Limits::default()`].
 pub fn read_runtime_inventory(text: &[u8], options: &InventoryOptions<'_>) -> Result<Runtime> {
-    if let Some(result) = crate::parse::fast_runtime_inventory(text, options) {
+    read_runtime_inventory_with_limits(text, options, &Limits::default())
+}
+
+/// [`read_runtime_inventory`] under `limits` (`max_fragments` bounds the records).
+pub fn read_runtime_inventory_with_limits(
+    text: &[u8],
+    options: &InventoryOptions<'_>,
+    limits: &Limits,
+) -> Result<Runtime> {
+    limits.check_document_bytes(text.len())?;
+    if let Some(result) = crate::parse::fast_runtime_inventory(text, options, limits) {
         return result;
     }
-    runtime_from_inventory(&reader::read(text, "runtime inventory")?, options)
+    let document = reader::read_with_limits(text, "runtime inventory", limits)?;
+    runtime_from_inventory_with_limits(&document, options, limits)
 }
 
-/// Reads a binding inventory JSON document (§10.4).
+/// Reads a binding inventory JSON document (§10.4) under [`Limits::default()`].
 pub fn read_binding_inventory(text: &[u8], options: &InventoryOptions<'_>) -> Result<Binding> {
-    binding_from_inventory(&reader::read(text, "runtime binding inventory")?, options)
+    read_binding_inventory_with_limits(text, options, &Limits::default())
 }
 
-/// Reads a placement inventory JSON document (§10.5).
+/// [`read_binding_inventory`] under `limits` (`max_fragments` bounds the records).
+pub fn read_binding_inventory_with_limits(
+    text: &[u8],
+    options: &InventoryOptions<'_>,
+    limits: &Limits,
+) -> Result<Binding> {
+    let document = reader::read_with_limits(text, "runtime binding inventory", limits)?;
+    binding_from_inventory_with_limits(&document, options, limits)
+}
+
+/// Reads a placement inventory JSON document (§10.5) under [`Limits::default()`].
 pub fn read_placement_inventory(text: &[u8]) -> Result<Placement> {
-    placement_from_inventory(&reader::read(text, "placement inventory")?)
+    read_placement_inventory_with_limits(text, &Limits::default())
+}
+
+/// [`read_placement_inventory`] under `limits` (`max_fragments` bounds the records).
+pub fn read_placement_inventory_with_limits(text: &[u8], limits: &Limits) -> Result<Placement> {
+    let document = reader::read_with_limits(text, "placement inventory", limits)?;
+    placement_from_inventory_with_limits(&document, limits)
 }
 
 use crate::error::{Code, Error, Result};

@@ -5,6 +5,7 @@ use super::members::Members;
 use super::runtime::{read_aliases, read_rank};
 use crate::check;
 use crate::error::Result;
+use crate::limits::Limits;
 use crate::model::fragment::{check_placement_fragment, PlacementFragmentFields};
 use crate::model::{construct_placement, Placement};
 use crate::parse::top_object_of;
@@ -13,8 +14,18 @@ use crate::value::Value;
 
 const LABEL: &str = "placement inventory";
 
-/// Reads a placement inventory document into a validated [`Placement`].
+/// Reads a placement inventory document into a validated [`Placement`], under
+/// [`Limits::default()`].
 pub fn placement_from_inventory(document: &Value<'_>) -> Result<Placement> {
+    placement_from_inventory_with_limits(document, &Limits::default())
+}
+
+/// [`placement_from_inventory`] under `limits`: `max_fragments` on the records,
+/// `max_tensors` on their distinct tensor_ids and `max_dims` on each record's global_shape.
+pub fn placement_from_inventory_with_limits(
+    document: &Value<'_>,
+    limits: &Limits,
+) -> Result<Placement> {
     let root = Path::Root;
     top_object_of(document, LABEL)?;
     let top = Members::of(document, &root);
@@ -25,14 +36,15 @@ pub fn placement_from_inventory(document: &Value<'_>) -> Result<Placement> {
         "placement inventory tensors",
         &tensors_at,
     )?;
+    limits.check_fragments(records.len(), &tensors_at)?;
     let mut descriptors = DescriptorSet::default();
     let mut fragments = Vec::with_capacity(records.len());
     for (i, value) in records.iter().enumerate() {
         let at = tensors_at.index(i);
         let record = Members::of(value, &at);
-        let descriptor = read_descriptor(&record)?;
+        let descriptor = read_descriptor(&record, limits)?;
         let tensor_id = Value::Str(descriptor.tensor_id.clone().into());
-        descriptors.merge(descriptor, "placement", &record)?;
+        descriptors.merge(descriptor, "placement", &record, limits)?;
 
         let rank_value = record.req("rank")?;
         let placement_fragment_id = record.req("placement_fragment_id")?;

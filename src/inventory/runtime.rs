@@ -5,6 +5,7 @@ use super::members::Members;
 use super::{offsets_require_view, view_semantics, InventoryOptions};
 use crate::check;
 use crate::error::{Code, Error, Result};
+use crate::limits::Limits;
 use crate::model::fragment::{check_runtime_fragment, RuntimeFragmentFields};
 use crate::model::rank::{check_rank, RankFields};
 use crate::model::runtime::RuntimeHeader;
@@ -17,10 +18,20 @@ use crate::wire::{ParallelRank, TensorDescriptor};
 const LABEL: &str = "runtime inventory";
 
 /// Reads a runtime inventory document (already read by the strict reader with label
-/// `runtime inventory`) into a validated [`Runtime`].
+/// `runtime inventory`) into a validated [`Runtime`], under [`Limits::default()`].
 pub fn runtime_from_inventory(
     document: &Value<'_>,
     options: &InventoryOptions<'_>,
+) -> Result<Runtime> {
+    runtime_from_inventory_with_limits(document, options, &Limits::default())
+}
+
+/// [`runtime_from_inventory`] under `limits`: `max_fragments` on the records,
+/// `max_tensors` on their distinct tensor_ids and `max_dims` on each record's global_shape.
+pub fn runtime_from_inventory_with_limits(
+    document: &Value<'_>,
+    options: &InventoryOptions<'_>,
+    limits: &Limits,
 ) -> Result<Runtime> {
     let root = Path::Root;
     top_object_of(document, LABEL)?;
@@ -39,6 +50,7 @@ pub fn runtime_from_inventory(
         "runtime inventory tensors",
         &tensors_at,
     )?;
+    limits.check_fragments(records.len(), &tensors_at)?;
 
     let mut descriptors = DescriptorSet::default();
     let mut fragments = Vec::with_capacity(records.len());
@@ -46,8 +58,8 @@ pub fn runtime_from_inventory(
     for (i, value) in records.iter().enumerate() {
         let at = tensors_at.index(i);
         let record = Members::of(value, &at);
-        let descriptor = read_descriptor(&record)?;
-        descriptors.merge(descriptor.clone(), LABEL, &record)?;
+        let descriptor = read_descriptor(&record, limits)?;
+        descriptors.merge(descriptor.clone(), LABEL, &record, limits)?;
         check_view(&record, &descriptor, view)?;
 
         let rank_value = record.req("rank")?;

@@ -42,13 +42,42 @@ impl Placement {
     /// # Ok::<(), weight_manifest::Error>(())
     /// ```
     pub fn from_json(text: impl AsRef<[u8]>) -> Result<Placement> {
-        crate::parse::placement(text.as_ref())
+        Placement::from_json_with_limits(text, &crate::Limits::default())
+    }
+
+    /// [`Placement::from_json`] under `limits` ([`Placement::from_json`] uses
+    /// [`Limits::default()`](crate::Limits)).
+    ///
+    /// ```
+    /// use weight_manifest::{Code, Limits, Placement};
+    ///
+    /// let text = r#"{"fragments":[],"model_id":"m","placement_id":null,"revision":"r","tensors":[]}"#;
+    /// let limits = Limits { max_string_bytes: 0, ..Limits::default() };
+    /// let error = Placement::from_json_with_limits(text, &limits).unwrap_err();
+    /// assert_eq!(error.code(), Code::LimitExceeded);
+    /// assert_eq!(error.message(), "string of 9 bytes exceeds max_string_bytes (0)");
+    /// assert_eq!(error.path(), Some(""));
+    /// ```
+    pub fn from_json_with_limits(
+        text: impl AsRef<[u8]>,
+        limits: &crate::Limits,
+    ) -> Result<Placement> {
+        crate::parse::placement(text.as_ref(), limits)
     }
 
     /// Parses a document already read into a [`Value`](crate::Value) (for bindings that
-    /// build the tree from their own objects).
+    /// build the tree from their own objects), under [`Limits::default()`](crate::Limits).
     pub fn from_value(document: &crate::Value<'_>) -> Result<Placement> {
-        crate::parse::placement_from_value(document)
+        Placement::from_value_with_limits(document, &crate::Limits::default())
+    }
+
+    /// [`Placement::from_value`] under `limits` (the count and dimension limits; the
+    /// reader's limits apply when the tree is read).
+    pub fn from_value_with_limits(
+        document: &crate::Value<'_>,
+        limits: &crate::Limits,
+    ) -> Result<Placement> {
+        crate::parse::placement_from_value(document, limits)
     }
 
     /// Validates a typed manifest exactly as if it were its JSON document; `placement_id:

@@ -3,6 +3,7 @@
 use super::members::{exact, member, top_object};
 use crate::check;
 use crate::error::Result;
+use crate::limits::Limits;
 use crate::model::binding::BindingHeader;
 use crate::model::construct_binding;
 use crate::model::fragment::{check_binding_fragment, BindingFragmentFields};
@@ -33,12 +34,12 @@ const FRAGMENT_KEYS: [&str; 7] = [
 ];
 
 /// Reads and parses a runtime binding manifest document.
-pub(crate) fn binding(text: &[u8]) -> Result<Binding> {
-    binding_from_value(&reader::read(text, LABEL)?)
+pub(crate) fn binding(text: &[u8], limits: &Limits) -> Result<Binding> {
+    binding_from_value(&reader::read_with_limits(text, LABEL, limits)?, limits)
 }
 
 /// §9.2 parse steps 1–4 on a read document.
-pub(crate) fn binding_from_value(document: &Value<'_>) -> Result<Binding> {
+pub(crate) fn binding_from_value(document: &Value<'_>, limits: &Limits) -> Result<Binding> {
     let root = Path::Root;
     top_object(document, LABEL)?;
     let top = exact(document, &MANIFEST_KEYS, &|| LABEL.to_owned(), &root)?;
@@ -49,6 +50,7 @@ pub(crate) fn binding_from_value(document: &Value<'_>) -> Result<Binding> {
         "runtime binding fragments",
         &fragments_at,
     )?;
+    limits.check_fragments(items.len(), &fragments_at)?;
     let mut fragments = Vec::with_capacity(items.len());
     for (i, item) in items.iter().enumerate() {
         let at = fragments_at.index(i);

@@ -2,6 +2,7 @@
 //! members of the two forms that carry them.
 
 use crate::error::{Code, Error, Result};
+use crate::limits::Limits;
 use crate::model::descriptor::{check_descriptor, DescriptorFields};
 use crate::model::rank::{check_rank, RankFields};
 use crate::path::Path;
@@ -109,15 +110,18 @@ pub(crate) fn rank(object: &Object<'_>, path: &Path<'_>) -> Result<ParallelRank>
 }
 
 /// Member `tensors` of a placement (§6.2 step 3) or runtime manifest (§9.1 step 3): a
-/// sequence of objects with exactly the 9 tensor keys, each run through the descriptor
-/// checks. `kind` is `placement` or `runtime`, as the messages name it.
+/// sequence of at most `max_tensors` objects with exactly the 9 tensor keys, each run
+/// through `max_dims` and the descriptor checks. `kind` is `placement` or `runtime`, as the
+/// messages name it.
 pub(crate) fn tensors(
     top: &Object<'_>,
     kind: &str,
     root: &Path<'_>,
+    limits: &Limits,
 ) -> Result<Vec<TensorDescriptor>> {
     let at = root.key("tensors");
     let items = crate::check::seq(member(top, "tensors"), &format!("{kind} tensors"), &at)?;
+    limits.check_tensors(items.len(), &at)?;
     let mut tensors = Vec::with_capacity(items.len());
     for (i, item) in items.iter().enumerate() {
         let element_at = at.index(i);
@@ -127,6 +131,8 @@ pub(crate) fn tensors(
             &|| format!("{kind} tensor {i}"),
             &element_at,
         )?;
+        let shape_at = element_at.key("global_shape");
+        limits.check_dims(member(element, "global_shape"), &shape_at)?;
         tensors.push(descriptor(element, &element_at)?);
     }
     Ok(tensors)

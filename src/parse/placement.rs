@@ -5,6 +5,7 @@ use super::members::{
 };
 use crate::check;
 use crate::error::Result;
+use crate::limits::Limits;
 use crate::model::construct_placement;
 use crate::model::fragment::{check_placement_fragment, PlacementFragmentFields};
 use crate::model::Placement;
@@ -16,20 +17,21 @@ const LABEL: &str = "placement manifest";
 
 /// Reads and parses a placement manifest document: the fast path when it applies, else
 /// the document tree.
-pub(crate) fn placement(text: &[u8]) -> Result<Placement> {
-    if let Some(result) = super::fast::placement(text) {
+pub(crate) fn placement(text: &[u8], limits: &Limits) -> Result<Placement> {
+    limits.check_document_bytes(text.len())?;
+    if let Some(result) = super::fast::placement(text, limits) {
         return result;
     }
-    placement_from_value(&reader::read(text, LABEL)?)
+    placement_from_value(&reader::read_with_limits(text, LABEL, limits)?, limits)
 }
 
 /// §6.2 steps 1–5 on a read document.
-pub(crate) fn placement_from_value(document: &Value<'_>) -> Result<Placement> {
+pub(crate) fn placement_from_value(document: &Value<'_>, limits: &Limits) -> Result<Placement> {
     let root = Path::Root;
     let object = top_object(document, LABEL)?;
     let top = exact(document, &PLACEMENT_KEYS, &|| LABEL.to_owned(), &root)?;
 
-    let tensors = tensors(top, "placement", &root)?;
+    let tensors = tensors(top, "placement", &root, limits)?;
 
     let fragments_at = root.key("fragments");
     let items = check::seq(
@@ -37,6 +39,7 @@ pub(crate) fn placement_from_value(document: &Value<'_>) -> Result<Placement> {
         "placement fragments",
         &fragments_at,
     )?;
+    limits.check_fragments(items.len(), &fragments_at)?;
     let mut fragments = Vec::with_capacity(items.len());
     for (i, item) in items.iter().enumerate() {
         let at = fragments_at.index(i);

@@ -3,6 +3,7 @@
 use super::members::{exact, member, rank, tensors, top_object, RANK_KEYS};
 use crate::check;
 use crate::error::Result;
+use crate::limits::Limits;
 use crate::model::construct_runtime;
 use crate::model::fragment::{check_runtime_fragment, RuntimeFragmentFields};
 use crate::model::runtime::RuntimeHeader;
@@ -39,20 +40,21 @@ const FRAGMENT_KEYS: [&str; 13] = [
 ];
 
 /// Reads and parses a runtime manifest document.
-pub(crate) fn runtime(text: &[u8]) -> Result<Runtime> {
-    runtime_from_value(&reader::read(text, LABEL)?)
+pub(crate) fn runtime(text: &[u8], limits: &Limits) -> Result<Runtime> {
+    runtime_from_value(&reader::read_with_limits(text, LABEL, limits)?, limits)
 }
 
 /// §9.1 parse steps 1–5 on a read document.
-pub(crate) fn runtime_from_value(document: &Value<'_>) -> Result<Runtime> {
+pub(crate) fn runtime_from_value(document: &Value<'_>, limits: &Limits) -> Result<Runtime> {
     let root = Path::Root;
     top_object(document, LABEL)?;
     let top = exact(document, &MANIFEST_KEYS, &|| LABEL.to_owned(), &root)?;
 
-    let tensors = tensors(top, "runtime", &root)?;
+    let tensors = tensors(top, "runtime", &root, limits)?;
 
     let fragments_at = root.key("fragments");
     let items = check::seq(member(top, "fragments"), "runtime fragments", &fragments_at)?;
+    limits.check_fragments(items.len(), &fragments_at)?;
     let mut fragments = Vec::with_capacity(items.len());
     for (i, item) in items.iter().enumerate() {
         let at = fragments_at.index(i);

@@ -21,7 +21,7 @@ use crate::error::{Code, Error, Result};
 use crate::model::Binding;
 use crate::wire::{BoundCopy, BoundPair, BoundPlan as BoundPlanWire, ReshardPlan};
 
-pub use read::read_plan;
+pub use read::{read_plan, read_plan_with_limits};
 
 /// The generations the caller expects each binding to have; `None` accepts any.
 /// A binding whose generation differs is stale (`plan_binding_generation_mismatch`).

@@ -5,6 +5,7 @@ use serde::Serialize;
 
 use crate::canonical;
 use crate::error::{Code, Error, Result};
+use crate::limits::Limits;
 use crate::reader;
 use crate::wire::{PlanPlacement, PlanRegion, ReshardPlan};
 
@@ -46,7 +47,16 @@ fn plan_id(plan: &ReshardPlan) -> String {
 /// schema's members and types; `plan_id_mismatch` when its plan_id is not the id of its
 /// contents.
 pub fn read_plan(text: &[u8]) -> Result<ReshardPlan> {
-    let document = reader::read(text, "reshard plan")?;
+    read_plan_with_limits(text, &Limits::default())
+}
+
+/// [`read_plan`] with the document read under `limits` (size, depth, string length).
+///
+/// # Errors
+///
+/// As [`read_plan`], and `limit_exceeded`.
+pub fn read_plan_with_limits(text: &[u8], limits: &Limits) -> Result<ReshardPlan> {
+    let document = reader::read_with_limits(text, "reshard plan", limits)?;
     if document.as_object().is_none() {
         return Err(Error::new(
             Code::PlanDocumentInvalid,

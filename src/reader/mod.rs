@@ -6,26 +6,32 @@
 //! their object closes (§4.4), and `NaN`/`Infinity`/`-Infinity` have a code of their own
 //! (§4.2). Errors are reported in the order of §4.5.
 //!
-//! The reader never recurses: nesting is tracked on an explicit stack, and more than
-//! [`MAX_DEPTH`] nested arrays and objects are rejected as `invalid_json`, so no input can
-//! exhaust the native stack (neither here nor when the resulting tree is dropped).
+//! The reader never recurses: nesting is tracked on an explicit stack. It enforces the
+//! reader's part of [`Limits`]: the document size before anything is read, and the nesting
+//! depth and string lengths as it goes, each as `limit_exceeded` at the container or string
+//! that crosses the limit. The depth never exceeds [`MAX_DEPTH`], so no input can exhaust
+//! the native stack (neither here nor when the resulting tree is dropped).
 //!
 //! Strings without escapes borrow from the input ([`Cow::Borrowed`](std::borrow::Cow)).
 
 mod dup;
+mod locate;
 mod parser;
 mod scan;
 
+#[cfg(test)]
+mod limit_tests;
 #[cfg(test)]
 mod tests;
 
 use crate::code::Code;
 use crate::error::Error;
+use crate::limits::Limits;
 use crate::value::Value;
 
-/// The deepest nesting of arrays and objects the reader accepts; a deeper document is
-/// `invalid_json`.
-pub const MAX_DEPTH: usize = 512;
+/// The deepest nesting of arrays and objects the reader accepts under any limits (the
+/// ceiling of [`Limits::max_depth`]); a deeper document is `limit_exceeded`.
+pub const MAX_DEPTH: usize = crate::limits::MAX_DEPTH_CEILING;
 
 /// Reads a document supplied as bytes.
 ///
@@ -33,12 +39,30 @@ pub const MAX_DEPTH: usize = 512;
 /// bytes before it parses them, invalid UTF-8 anywhere in the text is `invalid_json`
 /// whatever else the text contains. `label` names the document kind in messages (§4).
 ///
+/// Reads under [`Limits::default()`].
+///
 /// # Errors
 ///
-/// `invalid_json`, `non_finite_number` or `duplicate_key` as described in contract §4.
+/// `invalid_json`, `non_finite_number` or `duplicate_key` as described in contract §4;
+/// `limit_exceeded` as described in [`crate::limits`].
 pub fn read<'a>(text: &'a [u8], label: &str) -> Result<Value<'a>, Error> {
+    read_with_limits(text, label, &Limits::default())
+}
+
+/// [`read`] under `limits`: the document size is checked first, then the bytes must be
+/// UTF-8, then the text is read with the depth and string limits.
+///
+/// # Errors
+///
+/// As [`read`].
+pub fn read_with_limits<'a>(
+    text: &'a [u8],
+    label: &str,
+    limits: &Limits,
+) -> Result<Value<'a>, Error> {
+    limits.check_document_bytes(text.len())?;
     match std::str::from_utf8(text) {
-        Ok(text) => read_str(text, label),
+        Ok(text) => parser::Parser::new(text, label, limits).parse(),
         Err(_) => Err(invalid_json(label)),
     }
 }
@@ -47,11 +71,28 @@ pub fn read<'a>(text: &'a [u8], label: &str) -> Result<Value<'a>, Error> {
 ///
 /// The top-level value may be of any type; the `not_an_object` check (§4.6) is the caller's.
 ///
+/// Reads under [`Limits::default()`].
+///
 /// # Errors
 ///
-/// `invalid_json`, `non_finite_number` or `duplicate_key` as described in contract §4.
+/// `invalid_json`, `non_finite_number` or `duplicate_key` as described in contract §4;
+/// `limit_exceeded` as described in [`crate::limits`].
 pub fn read_str<'a>(text: &'a str, label: &str) -> Result<Value<'a>, Error> {
-    parser::Parser::new(text, label).parse()
+    read_str_with_limits(text, label, &Limits::default())
+}
+
+/// [`read_str`] under `limits`.
+///
+/// # Errors
+///
+/// As [`read_str`].
+pub fn read_str_with_limits<'a>(
+    text: &'a str,
+    label: &str,
+    limits: &Limits,
+) -> Result<Value<'a>, Error> {
+    limits.check_document_bytes(text.len())?;
+    parser::Parser::new(text, label, limits).parse()
 }
 
 pub(crate) use scan::{find_special, parse_u64, skip_whitespace};

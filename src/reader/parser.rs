@@ -3,14 +3,17 @@
 use std::borrow::Cow;
 use std::mem;
 
+use super::locate::{locate, pointer};
 use super::scan::{find_special, hex4, parse_u64, skip_digits, skip_whitespace};
-use super::{dup, duplicate_key, invalid_json, non_finite, MAX_DEPTH};
+use super::{dup, duplicate_key, invalid_json, non_finite};
+use crate::code::Code;
 use crate::error::Error;
+use crate::limits::{depth_message, string_message, Limits};
 use crate::value::{Object, Value};
 
 /// An open array or object. Finished children wait on the parser's shared value and member
 /// stacks from `start` on, so each container is allocated once, at its exact size.
-enum Frame<'a> {
+pub(super) enum Frame<'a> {
     Array { start: usize },
     Object { start: usize, key: Cow<'a, str> },
 }
@@ -21,16 +24,28 @@ pub(super) struct Parser<'a, 'l> {
     bytes: &'a [u8],
     pos: usize,
     label: &'l str,
+    /// The nesting limit in force (at most the reader's ceiling).
+    max_depth: usize,
+    /// The decoded-string limit in force, in UTF-8 bytes.
+    max_string: usize,
 }
 
 impl<'a, 'l> Parser<'a, 'l> {
-    pub(super) fn new(text: &'a str, label: &'l str) -> Self {
+    pub(super) fn new(text: &'a str, label: &'l str, limits: &Limits) -> Self {
         Parser {
             text,
             bytes: text.as_bytes(),
             pos: 0,
             label,
+            max_depth: limits.effective_depth(),
+            max_string: limits.max_string_bytes,
         }
+    }
+
+    /// The `limit_exceeded` error for a string of `len` bytes; the caller locates it.
+    #[cold]
+    fn long_string(&self, len: usize) -> Error {
+        Error::new(Code::LimitExceeded, string_message(len, self.max_string))
     }
 
     #[cold]
@@ -63,8 +78,9 @@ impl<'a, 'l> Parser<'a, 'l> {
             self.skip_ws();
             let mut value = match self.peek() {
                 Some(open @ (b'[' | b'{')) => {
-                    if frames.len() >= MAX_DEPTH {
-                        return Err(self.invalid());
+                    if frames.len() >= self.max_depth {
+                        let error = Error::new(Code::LimitExceeded, depth_message(self.max_depth));
+                        return Err(error.with_pointer(Some(pointer(&frames, values.len(), true))));
                     }
                     self.pos += 1;
                     self.skip_ws();
@@ -82,7 +98,9 @@ impl<'a, 'l> Parser<'a, 'l> {
                         self.pos += 1;
                         Value::Object(Object::default())
                     } else {
-                        let key = self.member_key()?;
+                        let key = self
+                            .member_key()
+                            .map_err(|e| locate(e, &frames, values.len(), true))?;
                         frames.push(Frame::Object {
                             start: members.len(),
                             key,
@@ -90,7 +108,9 @@ impl<'a, 'l> Parser<'a, 'l> {
                         continue 'value;
                     }
                 }
-                _ => self.scalar()?,
+                _ => self
+                    .scalar()
+                    .map_err(|e| locate(e, &frames, values.len(), true))?,
             };
             // Attach the finished value to its container, closing containers as they end.
             loop {
@@ -127,7 +147,10 @@ impl<'a, 'l> Parser<'a, 'l> {
                             Some(b',') => {
                                 self.pos += 1;
                                 self.skip_ws();
-                                *key = self.member_key()?;
+                                match self.member_key() {
+                                    Ok(next) => *key = next,
+                                    Err(e) => return Err(locate(e, &frames, values.len(), false)),
+                                }
                                 continue 'value;
                             }
                             Some(b'}') => {
@@ -256,6 +279,9 @@ impl<'a, 'l> Parser<'a, 'l> {
         match self.bytes.get(end) {
             Some(b'"') => {
                 self.pos = end + 1;
+                if end - start > self.max_string {
+                    return Err(self.long_string(end - start));
+                }
                 Ok(Cow::Borrowed(self.slice(start, end)?))
             }
             Some(b'\\') => {
@@ -293,6 +319,9 @@ impl<'a, 'l> Parser<'a, 'l> {
             match self.bytes.get(end) {
                 Some(b'"') => {
                     self.pos = end + 1;
+                    if out.len() > self.max_string {
+                        return Err(self.long_string(out.len()));
+                    }
                     return Ok(out);
                 }
                 Some(b'\\') => self.pos = end,

@@ -2,7 +2,7 @@
 
 use std::borrow::Cow;
 
-use super::{read, read_str, MAX_DEPTH};
+use super::{read, read_str};
 use crate::code::Code;
 use crate::value::{Object, Value};
 
@@ -293,18 +293,6 @@ fn label_is_interpolated() {
         "runtime binding inventory is not valid JSON"
     );
     assert_eq!(error.path(), None);
-}
-
-#[test]
-fn nesting_is_limited_without_recursion() {
-    let at_limit = format!("{}{}", "[".repeat(MAX_DEPTH), "]".repeat(MAX_DEPTH));
-    assert!(read_str(&at_limit, LABEL).is_ok());
-    let objects = format!("{}1{}", "{\"a\":".repeat(MAX_DEPTH), "}".repeat(MAX_DEPTH));
-    assert!(read_str(&objects, LABEL).is_ok());
-    let over = format!("{}{}", "[".repeat(MAX_DEPTH + 1), "]".repeat(MAX_DEPTH + 1));
-    assert_invalid(over.as_bytes());
-    assert_invalid("[".repeat(1_000_000).as_bytes());
-    assert_invalid("{\"a\":".repeat(1_000_000).as_bytes());
 }
 
 #[test]

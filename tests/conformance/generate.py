@@ -480,6 +480,7 @@ def _add(cid, op, description, inp, expect, tags):
 
 def ok(cid, op, description, tags=(), expect=None, **inputs):
     inp = _inputs(**inputs)
+    assert limit_violation(op, inp) is None, f"{cid}: a success case crosses a default limit"
     exp = {"ok": True}
     exp.update(oracle(op, inp))
     if expect is not None:  # literal expectations (reference files) must agree with the oracle
@@ -489,7 +490,14 @@ def ok(cid, op, description, tags=(), expect=None, **inputs):
 
 
 def bad(cid, op, description, code, path=None, tags=(), **inputs):
-    if code in ADDED_CODES:  # the oracle must reject with the same code
+    at = limit_violation(op, _inputs(**inputs))
+    if code == "limit_exceeded":  # the limit oracle gives the pointer
+        assert at is not None, f"{cid}: the oracle finds no limit crossed"
+        assert path is None or path == at, f"{cid}: the oracle locates it at {at}"
+        path = at
+    else:
+        assert at is None, f"{cid}: crosses a default limit at {at}, which would come first"
+    if code in ADDED_CODES and code != "limit_exceeded":  # the oracle must reject with the same code
         inp = _inputs(**inputs)
         if op == "plan":
             try:
@@ -1957,7 +1965,7 @@ def cases_reference():
 # schema/plan.schema.json). The oracle below works on small inputs by direct enumeration.
 
 ADDED_CODES = ["plan_model_mismatch", "plan_tensor_mismatch", "plan_uncovered_tensor",
-               "plan_limit_exceeded", "coverage_incomplete"]
+               "plan_limit_exceeded", "coverage_incomplete", "limit_exceeded"]
 DEFAULT_MAX_REGIONS = 1 << 20
 DEFAULT_MAX_SEGMENTS = 1 << 28
 
@@ -2293,6 +2301,264 @@ def cases_plan():
 
 
 # ----------------------------------------------------------------------------------------
+# Limits (code limit_exceeded, added by this implementation; SECURITY.md "Limits in force",
+# src/limits). The oracle below finds the first default limit a request's documents cross,
+# in the implementation's order: the document size; then, left to right in the text, a
+# container nested deeper than max_depth or a string (member names included) longer than
+# max_string_bytes in decoded UTF-8 (an earlier syntax error or duplicate key wins); then
+# the parse-layer counts, each right after its member is found to be a sequence.
+
+LIMITS = {"max_document_bytes": 1 << 30, "max_depth": 128, "max_dims": 64,
+          "max_tensors": 1 << 22, "max_fragments": 1 << 24, "max_string_bytes": 65536}
+
+
+def _ptr(segments) -> str:
+    return "".join("/" + str(s).replace("~", "~0").replace("/", "~1") for s in segments)
+
+
+class _Stop(Exception):
+    """The reader stops here: a limit (`at` is its pointer) or another reader error (None)."""
+
+    def __init__(self, at=None):
+        super().__init__(at)
+        self.at = at
+
+
+_WS = " \t\n\r"
+_SCALAR = re.compile(r'-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?|true|false|null')
+
+
+def _reader_limit(text: str):
+    """The pointer of the first reader limit crossed in `text` (None: none, or a reader
+    error comes first)."""
+    pos = 0
+
+    def ws():
+        nonlocal pos
+        while pos < len(text) and text[pos] in _WS:
+            pos += 1
+
+    def string():
+        nonlocal pos
+        end = pos + 1
+        while True:
+            if end >= len(text) or ord(text[end]) < 0x20:
+                raise _Stop()
+            if text[end] == "\\":
+                end += 2
+            elif text[end] == '"':
+                break
+            else:
+                end += 1
+        try:
+            s = json.loads(text[pos:end + 1])
+            s.encode("utf-8")  # a lone surrogate escape is invalid_json
+        except (ValueError, UnicodeEncodeError):
+            raise _Stop()
+        pos = end + 1
+        return s
+
+    def value(path, depth):
+        nonlocal pos
+        ws()
+        c = text[pos] if pos < len(text) else ""
+        if c in "[{":
+            if depth >= LIMITS["max_depth"]:
+                raise _Stop(_ptr(path))
+            pos += 1
+            ws()
+            if c == "[":
+                i = 0
+                if text.startswith("]", pos):
+                    pos += 1
+                    return
+                while True:
+                    value(path + [i], depth + 1)
+                    i += 1
+                    ws()
+                    if text.startswith(",", pos):
+                        pos += 1
+                    elif text.startswith("]", pos):
+                        pos += 1
+                        return
+                    else:
+                        raise _Stop()
+            keys = []
+            if text.startswith("}", pos):
+                pos += 1
+                return
+            while True:
+                if not text.startswith('"', pos):
+                    raise _Stop()
+                key = string()
+                if len(key.encode("utf-8")) > LIMITS["max_string_bytes"]:
+                    raise _Stop(_ptr(path))
+                ws()
+                if not text.startswith(":", pos):
+                    raise _Stop()
+                pos += 1
+                value(path + [key], depth + 1)
+                keys.append(key)
+                ws()
+                if text.startswith(",", pos):
+                    pos += 1
+                    ws()
+                elif text.startswith("}", pos):
+                    pos += 1
+                    if len(set(keys)) != len(keys):
+                        raise _Stop()  # duplicate_key
+                    return
+                else:
+                    raise _Stop()
+        elif c == '"':
+            s = string()
+            if len(s.encode("utf-8")) > LIMITS["max_string_bytes"]:
+                raise _Stop(_ptr(path))
+        else:
+            m = _SCALAR.match(text, pos)
+            if not m:
+                raise _Stop()
+            pos = m.end()
+
+    try:
+        value([], 0)
+    except _Stop as stop:
+        return stop.at
+    return None
+
+
+def _count_limit(doc, op: str):
+    """The pointer of the first parse-layer limit crossed in a read document of `op`'s
+    kind, for documents whose members have the contract's types."""
+    def too_many(items, key):
+        return isinstance(items, list) and len(items) > LIMITS[key]
+
+    def dims(shape):
+        return isinstance(shape, list) and len(shape) > LIMITS["max_dims"]
+
+    if not isinstance(doc, dict):
+        return None
+    if op in ("placement", "runtime"):
+        tensors = doc.get("tensors")
+        if too_many(tensors, "max_tensors"):
+            return "/tensors"
+        for i, t in enumerate(tensors if isinstance(tensors, list) else []):
+            if isinstance(t, dict) and dims(t.get("global_shape")):
+                return f"/tensors/{i}/global_shape"
+        return "/fragments" if too_many(doc.get("fragments"), "max_fragments") else None
+    if op == "binding":
+        return "/fragments" if too_many(doc.get("fragments"), "max_fragments") else None
+    # the runtime and placement inventories: records, then per record dims and tensor_ids
+    records = doc.get("tensors")
+    if too_many(records, "max_fragments"):
+        return "/tensors"
+    seen = set()
+    for i, r in enumerate(records if isinstance(records, list) else []):
+        if isinstance(r, dict) and dims(r.get("global_shape")):
+            return f"/tensors/{i}/global_shape"
+        if isinstance(r, dict):
+            seen.add(r.get("tensor_id"))
+            if len(seen) > LIMITS["max_tensors"]:
+                return f"/tensors/{i}"
+    return None
+
+
+def _document_limit(text: str, kind: str):
+    """The pointer of the first limit a document of `kind` crosses, else None."""
+    if len(text.encode("utf-8")) > LIMITS["max_document_bytes"]:
+        return ""
+    at = _reader_limit(text)
+    if at is not None:
+        return at
+    try:
+        doc = json.loads(text)
+    except ValueError:
+        return None
+    return _count_limit(doc, kind)
+
+
+# The documents of each op, in the order they are read, with their kind.
+_OP_DOCUMENTS = {
+    "placement.parse": [("document", "placement")], "coverage": [("document", "placement")],
+    "plan": [("source", "placement"), ("target", "placement")],
+    "placement.from_inventory": [("document", "inventory")],
+    "runtime.from_inventory": [("document", "inventory")],
+    "project.placement": [("document", "inventory")], "project.binding": [("document", "inventory")],
+    "bind": [("placement", "placement"), ("binding", "binding")],
+    "runtime.parse": [("document", "runtime")], "binding.parse": [("document", "binding")],
+    "binding.from_inventory": [("document", "binding")],
+}
+
+
+def limit_violation(op: str, inp: dict):
+    """The pointer of the first limit a request crosses (None: within every limit)."""
+    for member, kind in _OP_DOCUMENTS[op]:
+        if member in inp:
+            at = _document_limit(inp[member], kind)
+            if at is not None:
+                return at
+    return None
+
+def cases_limits():
+    """limit_exceeded (the default limits): expected pointers come from the oracle above."""
+    def L(cid, op, description, tags=(), **inputs):
+        bad(cid, op, description, "limit_exceeded", None, ["limit", *tags], **inputs)
+
+    def shape(n):
+        return [1] * n
+
+    def dims_placement(n):
+        return PL([T("w", shape(n))], [F("w/0", "w", [0] * n, shape(n), 2)])
+
+    ok("placement/limit-dims-64", "placement.parse",
+       "A tensor of 64 dimensions is at max_dims and accepted.", ["limit"], document=dims_placement(64))
+    L("placement/limit-dims-65", "placement.parse",
+      "A tensor of 65 dimensions is above max_dims (64): limit_exceeded at its global_shape.",
+      document=dims_placement(65))
+    L("placement/limit-dims-65-second-tensor", "placement.parse",
+      "max_dims is checked per tensor element, before its descriptor checks (here an empty dtype).",
+      ["order"], document=PL([T("a", [4]), T("b", shape(65), dtype="")], [F("a/0", "a", [0], [4], 8)]))
+    ok("runtime_inventory/limit-dims-64", "runtime.from_inventory",
+       "A record whose tensor has 64 dimensions is at max_dims and accepted.", ["limit"],
+       document=RINV([REC("f", "w", shape(64), [0] * 64, shape(64))]))
+    L("runtime_inventory/limit-dims-65", "runtime.from_inventory",
+      "A record whose tensor has 65 dimensions is above max_dims (64): limit_exceeded at its global_shape.",
+      document=RINV([REC("f", "w", shape(65), [0] * 65, shape(65))]))
+    L("placement_inventory/limit-dims-65", "placement.from_inventory",
+      "A placement inventory record of 65 dimensions is above max_dims (64).",
+      document=RINV([REC("f", "w", shape(65), [0] * 65, shape(65), pfid="p")]))
+
+    def nested(depth):
+        """A value nested `depth` deep as the revision of PB (the top level is depth 1)."""
+        return Raw("[" * (depth - 1) + "]" * (depth - 1))
+
+    bad("reader/limit-depth-128", "placement.parse",
+        "A value nested 128 deep (the top level counts 1) is within max_depth; the parser then rejects the revision's type.",
+        "empty_string", "/revision", ["reader", "limit"], document=m(PB, {"/revision": nested(128)}))
+    L("reader/limit-depth-129", "placement.parse",
+      "An array nested 129 deep is above max_depth (128): limit_exceeded at that array, whatever follows.",
+      ["reader"], document=m(PB, {"/revision": nested(129)}))
+    L("reader/limit-depth-129-objects", "runtime.parse",
+      "Objects nested 129 deep are above max_depth (128) in every document kind.", ["reader"],
+      document=splice(render(RM01), '"model_id":', '"model_id":' + '{"a":' * 128 + '1' + '}' * 128 + ',"x":'))
+    L("reader/limit-depth-before-invalid-json", "placement.parse",
+      "Reader limits are checked left to right: a depth over the limit before a syntax error is limit_exceeded.",
+      ["reader", "order"], document=splice(render(m(PB, {"/revision": nested(129)})), '"nbytes":32', '"nbytes":032'))
+    ok("reader/limit-string-65536", "placement.parse",
+       "A string of 65536 UTF-8 bytes is at max_string_bytes and accepted.", ["reader", "limit"],
+       document=m(PB, {"/model_id": "m" * 65536}))
+    L("reader/limit-string-65537", "placement.parse",
+      "A string of 65537 UTF-8 bytes is above max_string_bytes (65536): limit_exceeded at it.", ["reader"],
+      document=m(PB, {"/model_id": "m" * 65537}))
+    L("reader/limit-string-decoded-bytes", "binding.from_inventory",
+      "String length counts decoded UTF-8 bytes: 32768 two-byte characters and one more byte are above max_string_bytes.",
+      ["reader"], document=m(BI01, {"/instance_id": "\u00e9" * 32768 + "x"}))
+    L("reader/limit-member-name", "placement.parse",
+      "A member name longer than max_string_bytes is limit_exceeded at the object holding it, before the key-set check.",
+      ["reader", "order"], document=splice(render(PB), '"model_id":', '"' + "k" * 65537 + '":1,"model_id":'))
+
+
+# ----------------------------------------------------------------------------------------
 # Coverage, schema check, writing
 
 GROUPS = ("placement", "placement_inventory", "runtime_inventory", "binding_inventory", "project",
@@ -2367,6 +2633,7 @@ def build() -> dict[str, str]:
     CASES.clear()
     for group in GROUPS:
         globals()["cases_" + group]()
+    cases_limits()
     files = {}
     coverage: dict[str, list[str]] = {}
     ops_seen: dict[str, set] = {op: set() for op in OPS}

@@ -367,6 +367,12 @@ enum WmCode
    */
   WM_CODE_PLAN_BINDING_RANGE_INVALID = 76,
   /**
+   * `limit_exceeded`: a document is over one of its reader's limits (size, nesting
+   * depth, string length, dimensions per tensor, tensors or fragments per manifest);
+   * the message names the limit and its value (added by this implementation).
+   */
+  WM_CODE_LIMIT_EXCEEDED = 77,
+  /**
    * `invalid_argument`: a C argument is unusable (a required pointer is NULL, or a
    * length is too large). Not a contract code: it never comes from a document.
    */

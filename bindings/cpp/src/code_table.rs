@@ -191,6 +191,10 @@ pub enum WmCode {
     /// bound fragment, or an address or byte total is not representable in a u64
     /// (added by this implementation).
     PlanBindingRangeInvalid = 76,
+    /// `limit_exceeded`: a document is over one of its reader's limits (size, nesting
+    /// depth, string length, dimensions per tensor, tensors or fragments per manifest);
+    /// the message names the limit and its value (added by this implementation).
+    LimitExceeded = 77,
     /// `invalid_argument`: a C argument is unusable (a required pointer is NULL, or a
     /// length is too large). Not a contract code: it never comes from a document.
     InvalidArgument = 1000,
@@ -279,6 +283,7 @@ impl WmCode {
             Code::PlanBindingGenerationMismatch => WmCode::PlanBindingGenerationMismatch,
             Code::PlanBindingFragmentMissing => WmCode::PlanBindingFragmentMissing,
             Code::PlanBindingRangeInvalid => WmCode::PlanBindingRangeInvalid,
+            Code::LimitExceeded => WmCode::LimitExceeded,
             // `Code` is non-exhaustive: a code added after this table was generated
             // (the crate's tests and `codegen --check` catch that).
             _ => WmCode::InternalError,
@@ -366,6 +371,7 @@ impl WmCode {
             WmCode::PlanBindingGenerationMismatch => c"plan_binding_generation_mismatch",
             WmCode::PlanBindingFragmentMissing => c"plan_binding_fragment_missing",
             WmCode::PlanBindingRangeInvalid => c"plan_binding_range_invalid",
+            WmCode::LimitExceeded => c"limit_exceeded",
             WmCode::InvalidArgument => c"invalid_argument",
             WmCode::InternalError => c"internal_error",
         }

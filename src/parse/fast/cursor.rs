@@ -13,14 +13,22 @@ pub(super) struct Cursor<'a> {
     text: &'a str,
     bytes: &'a [u8],
     pos: usize,
+    /// Longer strings leave the document to the general path (`max_string_bytes`).
+    max_string: usize,
 }
 
 impl<'a> Cursor<'a> {
     pub(super) fn new(text: &'a str) -> Self {
+        Cursor::limited(text, usize::MAX)
+    }
+
+    /// A cursor that answers `None` at a string longer than `max_string` bytes.
+    pub(super) fn limited(text: &'a str, max_string: usize) -> Self {
         Cursor {
             text,
             bytes: text.as_bytes(),
             pos: 0,
+            max_string,
         }
     }
 
@@ -63,7 +71,7 @@ impl<'a> Cursor<'a> {
         self.eat(b'"')?;
         let start = self.pos;
         let end = find_special(self.bytes, start);
-        if self.bytes.get(end) != Some(&b'"') {
+        if self.bytes.get(end) != Some(&b'"') || end - start > self.max_string {
             return None;
         }
         self.pos = end + 1;

@@ -13,6 +13,7 @@ use std::borrow::Cow;
 use super::cursor::{aliases, Cursor, Fast, KeyOrder};
 // The key sets of §6.1, shared with the general path.
 use crate::error::Result;
+use crate::limits::Limits;
 use crate::model::descriptor::{accept_typed, Typed};
 use crate::model::{construct_placement, Placement};
 use crate::parse::members::{PLACEMENT_FRAGMENT_KEYS, PLACEMENT_KEYS, RANK_KEYS, TENSOR_KEYS};
@@ -21,9 +22,12 @@ use crate::value::Value;
 use crate::wire::{ParallelRank, PlacementFragment, TensorDescriptor};
 
 /// Parses and constructs a placement, or `None` when the general path must run.
-pub(crate) fn placement(text: &[u8]) -> Option<Result<Placement>> {
+pub(crate) fn placement(text: &[u8], limits: &Limits) -> Option<Result<Placement>> {
+    if !limits.admits_fast_shapes() {
+        return None;
+    }
     let text = std::str::from_utf8(text).ok()?;
-    let mut cursor = Cursor::new(text);
+    let mut cursor = Cursor::limited(text, limits.max_string_bytes);
     let mut tensors = Vec::new();
     // Reserve once instead of growing (a grown vector leaves its old buffer behind in
     // the peak memory): no fragment element is shorter than about 200 bytes, no tensor
@@ -55,7 +59,7 @@ pub(crate) fn placement(text: &[u8]) -> Option<Result<Placement>> {
         }
         Some(())
     })?;
-    if seen != 0b1_1111 || !cursor.at_end() {
+    if seen != 0b1_1111 || !cursor.at_end() || !limits.admits_counts(&tensors, fragments.len()) {
         return None;
     }
     let model_id = Value::Str(Cow::Borrowed(model_id));

@@ -16,6 +16,7 @@ use super::cursor::{aliases, same_bytes, Cursor, Fast, KeyOrder};
 use super::placement::rank;
 use crate::error::Result;
 use crate::inventory::InventoryOptions;
+use crate::limits::Limits;
 use crate::model::descriptor::{accept_typed, Typed};
 use crate::model::order::sort_by_str_key;
 use crate::model::runtime::RuntimeHeader;
@@ -149,8 +150,9 @@ const RECORD_REQUIRED: u32 = ((1 << 25) - 1) & !(0b111 << 8) & !(1 << 19) & !(1 
 pub(crate) fn runtime_inventory(
     text: &[u8],
     options: &InventoryOptions<'_>,
+    limits: &Limits,
 ) -> Option<Result<Runtime>> {
-    if options.owner_resolver.is_some() {
+    if options.owner_resolver.is_some() || !limits.admits_fast_shapes() {
         return None;
     }
     match options.address_semantics {
@@ -159,7 +161,7 @@ pub(crate) fn runtime_inventory(
         Some(_) => return None,
     }
     let text = std::str::from_utf8(text).ok()?;
-    let mut cursor = Cursor::new(text);
+    let mut cursor = Cursor::limited(text, limits.max_string_bytes);
     let mut descriptors = Descriptors {
         by_id: map_with_capacity(1024),
         list: Vec::new(),
@@ -208,10 +210,14 @@ pub(crate) fn runtime_inventory(
         placement_id: set(placement_id.as_ref()),
         generation: Some(&generation_value),
     };
+    let tensors = descriptors.into_sorted();
+    if !limits.admits_counts(&tensors, fragments.len()) {
+        return None;
+    }
     Some(construct_runtime(
         &Path::Root,
         &header,
-        descriptors.into_sorted(),
+        tensors,
         fragments,
         Vec::new(),
     ))

@@ -8,12 +8,16 @@ use proptest::prelude::*;
 use crate::bench_data::{write_placement, write_runtime_inventory, Model};
 use crate::error::Result;
 use crate::inventory::{runtime_from_inventory, InventoryOptions};
+use crate::limits::Limits;
 use crate::model::{Placement, Runtime};
 use crate::parse::placement_from_value;
 use crate::reader;
 
 fn general_placement(text: &[u8]) -> Result<Placement> {
-    placement_from_value(&reader::read(text, "placement manifest")?)
+    placement_from_value(
+        &reader::read(text, "placement manifest")?,
+        &Limits::default(),
+    )
 }
 
 fn general_runtime(text: &[u8], options: &InventoryOptions<'_>) -> Result<Runtime> {
@@ -24,7 +28,7 @@ fn general_runtime(text: &[u8], options: &InventoryOptions<'_>) -> Result<Runtim
 /// that decided (did not defer).
 fn agree(text: &[u8]) -> usize {
     let mut decided = 0;
-    if let Some(fast) = super::placement(text) {
+    if let Some(fast) = super::placement(text, &Limits::default()) {
         assert_eq!(
             fast,
             general_placement(text),
@@ -34,7 +38,7 @@ fn agree(text: &[u8]) -> usize {
         decided += 1;
     }
     for options in [InventoryOptions::default(), InventoryOptions::view()] {
-        if let Some(fast) = super::runtime_inventory(text, &options) {
+        if let Some(fast) = super::runtime_inventory(text, &options, &Limits::default()) {
             assert_eq!(
                 fast,
                 general_runtime(text, &options),
@@ -71,11 +75,11 @@ fn inventory_text() -> Vec<u8> {
 #[test]
 fn generated_documents_take_the_fast_path() {
     let placement = placement_text();
-    assert!(super::placement(&placement).is_some_and(|r| r.is_ok()));
+    assert!(super::placement(&placement, &Limits::default()).is_some_and(|r| r.is_ok()));
     assert_eq!(agree(&placement), 1);
     let inventory = inventory_text();
     assert!(
-        super::runtime_inventory(&inventory, &InventoryOptions::default())
+        super::runtime_inventory(&inventory, &InventoryOptions::default(), &Limits::default())
             .is_some_and(|r| r.is_ok())
     );
     assert_eq!(agree(&inventory), 2);
