@@ -1,7 +1,6 @@
 //! Strict parse of runtime binding manifest JSON (contract §9.2).
 
-use super::members::{exact, member, top_object};
-use crate::check;
+use super::members::{exact, fragments, member, top_object};
 use crate::error::Result;
 use crate::limits::Limits;
 use crate::model::binding::BindingHeader;
@@ -44,33 +43,24 @@ pub(crate) fn binding_from_value(document: &Value<'_>, limits: &Limits) -> Resul
     top_object(document, LABEL)?;
     let top = exact(document, &MANIFEST_KEYS, &|| LABEL.to_owned(), &root)?;
 
-    let fragments_at = root.key("fragments");
-    let items = check::seq(
-        member(top, "fragments"),
-        "runtime binding fragments",
-        &fragments_at,
+    let fragments = fragments(
+        top,
+        "runtime binding",
+        &FRAGMENT_KEYS,
+        limits,
+        |element, at, _| {
+            let fields = BindingFragmentFields {
+                placement_fragment_id: member(element, "placement_fragment_id"),
+                fragment_id: member(element, "fragment_id"),
+                address: member(element, "address"),
+                nbytes: member(element, "nbytes"),
+                worker_id: member(element, "worker_id"),
+                endpoint: member(element, "endpoint"),
+                device: member(element, "device"),
+            };
+            check_binding_fragment(&fields, at)
+        },
     )?;
-    limits.check_fragments(items.len(), &fragments_at)?;
-    let mut fragments = Vec::with_capacity(items.len());
-    for (i, item) in items.iter().enumerate() {
-        let at = fragments_at.index(i);
-        let element = exact(
-            item,
-            &FRAGMENT_KEYS,
-            &|| format!("runtime binding fragment {i}"),
-            &at,
-        )?;
-        let fields = BindingFragmentFields {
-            placement_fragment_id: member(element, "placement_fragment_id"),
-            fragment_id: member(element, "fragment_id"),
-            address: member(element, "address"),
-            nbytes: member(element, "nbytes"),
-            worker_id: member(element, "worker_id"),
-            endpoint: member(element, "endpoint"),
-            device: member(element, "device"),
-        };
-        fragments.push(check_binding_fragment(&fields, &at)?);
-    }
 
     let header = BindingHeader {
         model_id: member(top, "model_id"),

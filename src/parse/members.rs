@@ -137,3 +137,42 @@ pub(crate) fn tensors(
     }
     Ok(tensors)
 }
+
+/// Member `fragments` of a placement, runtime or binding manifest: a sequence of at most
+/// `max_fragments` objects with exactly `keys`, each handed to `check` with its pointer and
+/// index. `kind` names the form in the messages (`placement`, `runtime`, `runtime binding`).
+pub(crate) fn fragments<'v, 'a, T>(
+    top: &'v Object<'a>,
+    kind: &str,
+    keys: &[&str],
+    limits: &Limits,
+    mut check: impl FnMut(&'v Object<'a>, &Path<'_>, usize) -> Result<T>,
+) -> Result<Vec<T>> {
+    let at = Path::Root.key("fragments");
+    let items = crate::check::seq(member(top, "fragments"), &format!("{kind} fragments"), &at)?;
+    limits.check_fragments(items.len(), &at)?;
+    let mut fragments = Vec::with_capacity(items.len());
+    for (i, item) in items.iter().enumerate() {
+        let element_at = at.index(i);
+        let element = exact(item, keys, &|| format!("{kind} fragment {i}"), &element_at)?;
+        fragments.push(check(element, &element_at, i)?);
+    }
+    Ok(fragments)
+}
+
+/// Member `rank` of fragment `i` (at `at`): exactly the 4 rank keys, then the rank checks.
+pub(crate) fn fragment_rank(
+    element: &Object<'_>,
+    kind: &str,
+    at: &Path<'_>,
+    i: usize,
+) -> Result<ParallelRank> {
+    let rank_at = at.key("rank");
+    let object = exact(
+        member(element, "rank"),
+        &RANK_KEYS,
+        &|| format!("{kind} rank {i}"),
+        &rank_at,
+    )?;
+    rank(object, &rank_at)
+}

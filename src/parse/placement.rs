@@ -1,9 +1,9 @@
 //! Strict parse of placement manifest JSON (contract §6.2).
 
 use super::members::{
-    exact, member, rank, tensors, top_object, PLACEMENT_FRAGMENT_KEYS, PLACEMENT_KEYS, RANK_KEYS,
+    exact, fragment_rank, fragments, member, tensors, top_object, PLACEMENT_FRAGMENT_KEYS,
+    PLACEMENT_KEYS,
 };
-use crate::check;
 use crate::error::Result;
 use crate::limits::Limits;
 use crate::model::construct_placement;
@@ -33,40 +33,24 @@ pub(crate) fn placement_from_value(document: &Value<'_>, limits: &Limits) -> Res
 
     let tensors = tensors(top, "placement", &root, limits)?;
 
-    let fragments_at = root.key("fragments");
-    let items = check::seq(
-        member(top, "fragments"),
-        "placement fragments",
-        &fragments_at,
+    let fragments = fragments(
+        top,
+        "placement",
+        &PLACEMENT_FRAGMENT_KEYS,
+        limits,
+        |element, at, i| {
+            let fields = PlacementFragmentFields {
+                placement_fragment_id: member(element, "placement_fragment_id"),
+                tensor_id: member(element, "tensor_id"),
+                global_offset: member(element, "global_offset"),
+                local_shape: member(element, "local_shape"),
+                nbytes: member(element, "nbytes"),
+                rank: Some(fragment_rank(element, "placement", at, i)?),
+                aliases: Some(member(element, "aliases")),
+            };
+            check_placement_fragment(&fields, at)
+        },
     )?;
-    limits.check_fragments(items.len(), &fragments_at)?;
-    let mut fragments = Vec::with_capacity(items.len());
-    for (i, item) in items.iter().enumerate() {
-        let at = fragments_at.index(i);
-        let element = exact(
-            item,
-            &PLACEMENT_FRAGMENT_KEYS,
-            &|| format!("placement fragment {i}"),
-            &at,
-        )?;
-        let rank_at = at.key("rank");
-        let rank_object = exact(
-            member(element, "rank"),
-            &RANK_KEYS,
-            &|| format!("placement rank {i}"),
-            &rank_at,
-        )?;
-        let fields = PlacementFragmentFields {
-            placement_fragment_id: member(element, "placement_fragment_id"),
-            tensor_id: member(element, "tensor_id"),
-            global_offset: member(element, "global_offset"),
-            local_shape: member(element, "local_shape"),
-            nbytes: member(element, "nbytes"),
-            rank: Some(rank(rank_object, &rank_at)?),
-            aliases: Some(member(element, "aliases")),
-        };
-        fragments.push(check_placement_fragment(&fields, &at)?);
-    }
 
     construct_placement(
         &root,

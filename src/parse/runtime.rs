@@ -1,7 +1,6 @@
 //! Strict parse of runtime manifest JSON (contract §9.1).
 
-use super::members::{exact, member, rank, tensors, top_object, RANK_KEYS};
-use crate::check;
+use super::members::{exact, fragment_rank, fragments, member, tensors, top_object};
 use crate::error::Result;
 use crate::limits::Limits;
 use crate::model::construct_runtime;
@@ -52,25 +51,7 @@ pub(crate) fn runtime_from_value(document: &Value<'_>, limits: &Limits) -> Resul
 
     let tensors = tensors(top, "runtime", &root, limits)?;
 
-    let fragments_at = root.key("fragments");
-    let items = check::seq(member(top, "fragments"), "runtime fragments", &fragments_at)?;
-    limits.check_fragments(items.len(), &fragments_at)?;
-    let mut fragments = Vec::with_capacity(items.len());
-    for (i, item) in items.iter().enumerate() {
-        let at = fragments_at.index(i);
-        let element = exact(
-            item,
-            &FRAGMENT_KEYS,
-            &|| format!("runtime fragment {i}"),
-            &at,
-        )?;
-        let rank_at = at.key("rank");
-        let rank_object = exact(
-            member(element, "rank"),
-            &RANK_KEYS,
-            &|| format!("runtime rank {i}"),
-            &rank_at,
-        )?;
+    let fragments = fragments(top, "runtime", &FRAGMENT_KEYS, limits, |element, at, i| {
         let fields = RuntimeFragmentFields {
             fragment_id: member(element, "fragment_id"),
             tensor_id: member(element, "tensor_id"),
@@ -81,13 +62,13 @@ pub(crate) fn runtime_from_value(document: &Value<'_>, limits: &Limits) -> Resul
             worker_id: member(element, "worker_id"),
             endpoint: member(element, "endpoint"),
             device: member(element, "device"),
-            rank: Some(rank(rank_object, &rank_at)?),
+            rank: Some(fragment_rank(element, "runtime", at, i)?),
             lease_generation: member(element, "lease_generation"),
             aliases: Some(member(element, "aliases")),
             placement_fragment_id: element.get("placement_fragment_id"),
         };
-        fragments.push(check_runtime_fragment(&fields, &at)?);
-    }
+        check_runtime_fragment(&fields, at)
+    })?;
 
     let header = RuntimeHeader {
         model_id: member(top, "model_id"),
