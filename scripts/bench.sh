@@ -6,7 +6,7 @@
 # sha256sum are the figures that survive a noisy machine.
 #
 #   scripts/bench.sh                 # all workloads, 5 runs each
-#   RUNS=9 scripts/bench.sh deepseek # one workload
+#   RUNS=9 scripts/bench.sh deepseek # one workload: deepseek | kimi | plan
 #   BENCH_DIR=/tmp/wm-bench scripts/bench.sh   # keep (and reuse) the generated files
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -40,7 +40,10 @@ measure() {
     local log=$DIR/time.log walls=() cpus=() rss=() sums=() sum_cpus=()
     cat "$file" >/dev/null # page cache
     for _ in $(seq "$RUNS"); do
-        /usr/bin/time -f "%e %M %U %S" -o "$log" "$@" >/dev/null
+        if ! /usr/bin/time -f "%e %M %U %S" -o "$log" "$@" >/dev/null 2>"$DIR/stderr.log"; then
+            cat "$DIR/stderr.log" >&2
+            exit 1
+        fi
         read -r wall kb user sys <"$log"
         walls+=("$wall")
         rss+=("$kb")
@@ -87,4 +90,17 @@ if [ "$ONLY" = all ] || [ "$ONLY" = kimi ]; then
         "$BIN" placement validate "$DIR/kimi-k2.placement.json"
     measure "Kimi-K2 DP14 runtime inventory" "$DIR/kimi-k2.inventory.json" \
         "$BIN" runtime validate --inventory "$DIR/kimi-k2.inventory.json"
+fi
+if [ "$ONLY" = all ] || [ "$ONLY" = plan ]; then
+    # The reshard workload (issue 9): the DeepSeek-V3 placement, TP8/EP8/PP4/DP2, planned
+    # onto TP4/EP16/PP8/DP2; written by an ignored test of tests/plan_deepseek.rs.
+    src=$DIR/deepseek-v3.tp8-ep8-pp4-dp2.json tgt=$DIR/deepseek-v3.tp4-ep16-pp8-dp2.json
+    if [ ! -s "$src" ] || [ ! -s "$tgt" ]; then
+        PLAN_BENCH_DIR=$DIR cargo test --release -q --test plan_deepseek -- --ignored \
+            write_reshard_workload >/dev/null
+    fi
+    # sha256sum of both inputs together: the bytes the command reads.
+    [ -s "$DIR/reshard-inputs.json" ] || cat "$src" "$tgt" >"$DIR/reshard-inputs.json"
+    measure "DeepSeek-V3 reshard plan -o FILE" "$DIR/reshard-inputs.json" \
+        "$BIN" plan "$src" "$tgt" --stats -o "$DIR/plan.json"
 fi
