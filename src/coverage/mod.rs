@@ -7,10 +7,12 @@
 //! coordinate), and is `ambiguous` when two distinct boxes intersect. The same analysis
 //! runs for the fragments of each DP value of the tensor alone (a DP value that holds no
 //! fragment of a tensor is not listed: it covers nothing). Cost: O(ndim · n log n) over
-//! all n fragments for grouping, volumes and gap search; the intersection search is the
-//! shared §8.3 sweep, O(n log n) when at most two axes of a tensor are split (every layout
-//! of TP, EP, PP and DP in practice) and never worse than comparing the boxes that overlap
-//! on two axes.
+//! all n fragments for grouping, volumes and gap search. A complete tensor is recognised
+//! by its boxes' signed corners in time linear in its boxes whatever the number of split
+//! axes (up to 12; `geometry::corners`). Only an incomplete tensor with more than 16
+//! distinct boxes needs the shared §8.3 sweep to tell `gaps` from `ambiguous`: O(n log n)
+//! when at most two of its axes are split (every layout of TP, EP, PP and DP in practice),
+//! and never worse than comparing the boxes that overlap on two axes.
 //!
 //! Coverage is an analysis, not a validity rule (contract §17): every placement has a
 //! report; [`Coverage::require_complete`] turns an incomplete one into an error.

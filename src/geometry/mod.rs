@@ -2,6 +2,7 @@
 //! planning.
 
 mod box_index;
+mod corners;
 mod interval_tree;
 mod sweep;
 mod tiling;

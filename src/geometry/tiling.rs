@@ -16,9 +16,19 @@
 //! them. Each axis costs one sort: O(ndim · n log n) in all. Up to 16 boxes are first
 //! compared pairwise; the sweep runs only when that finds an intersection (to name the
 //! canonical pair) or when there are more boxes.
+//!
+//! More than 16 boxes are first tested for an exact tiling by their signed corners
+//! ([`super::corners`]): linear in the boxes whatever the number of split axes (up to 12),
+//! so a complete tensor never waits on the pairwise sweep, which is O(n log n) only while
+//! at most two axes are split. A tiling is exactly "pairwise disjoint and volumes sum to
+//! the whole", so the answer is the one the other steps would give.
 
+use super::corners::tiles_exactly;
 use super::volume::{product_u128, Natural};
 use super::{first_intersection, BoxRef};
+
+/// Up to this many boxes are compared pairwise.
+const PAIRWISE: usize = 16;
 
 /// How a set of distinct boxes covers a tensor.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -36,6 +46,9 @@ pub(crate) enum Tiling {
 /// `shape.len()` axes, lie in bounds, and each hold at most 2^64−1 elements (true for
 /// every fragment of a valid manifest, §8.2 F4, F5, F8).
 pub(crate) fn analyse(shape: &[u64], boxes: &[BoxRef<'_>]) -> Tiling {
+    if boxes.len() > PAIRWISE && tiles_exactly(shape, boxes) == Some(true) {
+        return Tiling::Complete;
+    }
     if any_intersection(boxes) {
         if let Some((first, second)) = first_intersection(boxes) {
             return Tiling::Ambiguous { first, second };
@@ -62,7 +75,6 @@ pub(crate) fn analyse(shape: &[u64], boxes: &[BoxRef<'_>]) -> Tiling {
 /// Whether any two boxes intersect: all pairs for a few boxes (the common case: a TP
 /// group), the sweep otherwise. Only a hit needs the sweep's canonical pair.
 fn any_intersection(boxes: &[BoxRef<'_>]) -> bool {
-    const PAIRWISE: usize = 16;
     if boxes.len() > PAIRWISE {
         return true;
     }
@@ -213,6 +225,45 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn many_boxes_over_three_split_axes() {
+        // A 3 x 3 x 3 grid of a 6 x 6 x 6 tensor: 27 boxes, more than are compared pairwise.
+        let shape = [6u64, 6, 6];
+        let mut raw: Vec<(Vec<u64>, Vec<u64>)> = Vec::new();
+        for i in 0..27u64 {
+            let offset = vec![2 * (i / 9), 2 * (i / 3 % 3), 2 * (i % 3)];
+            raw.push((offset, vec![2, 2, 2]));
+        }
+        let view = |raw: &[(Vec<u64>, Vec<u64>)]| analyse_raw(&shape, raw);
+        assert_eq!(view(&raw), Tiling::Complete);
+        // Without the box at [2, 2, 2]: a gap of 8 elements starting there.
+        let mut gap = raw.clone();
+        gap.remove(13);
+        assert_eq!(oracle(&shape, &gap).1, Some(vec![2, 2, 2]));
+        match view(&gap) {
+            Tiling::Gaps { uncovered, first } => {
+                assert_eq!(uncovered.to_u128(), Some(8));
+                assert_eq!(first, vec![2, 2, 2]);
+            }
+            other => panic!("{other:?}"),
+        }
+        // That box grown by one along axis 2 into its neighbour: an overlap.
+        let mut overlap = raw.clone();
+        overlap[13].1 = vec![2, 2, 3];
+        assert!(matches!(view(&overlap), Tiling::Ambiguous { .. }));
+    }
+
+    fn analyse_raw(shape: &[u64], raw: &[(Vec<u64>, Vec<u64>)]) -> Tiling {
+        let boxes: Vec<BoxRef<'_>> = raw
+            .iter()
+            .map(|(o, e)| BoxRef {
+                offset: o,
+                extent: e,
+            })
+            .collect();
+        analyse(shape, &boxes)
     }
 
     #[test]
