@@ -133,3 +133,45 @@ fn bad_settings_are_usage_errors() {
     assert!(help.contains("--limit <NAME=VALUE>"), "{help}");
     assert!(help.contains("max_string_bytes=65536"), "{help}");
 }
+
+/// The CLI copies at most `max_document_bytes` + 1 bytes of an input: a large file is
+/// mapped and rejected from its full length; standard input stops one byte past the limit.
+#[test]
+fn oversized_inputs_are_rejected_without_being_copied() {
+    // The placement padded with trailing whitespace to 2 MiB (files of 1 MiB and more are
+    // mapped).
+    let padded = format!("{PLACEMENT}{}", " ".repeat(2 << 20));
+    let file = scratch("padded.json", &padded);
+    let accepted = run(&["placement", "validate", &file]);
+    assert_eq!(accepted.status.code(), Some(0), "{}", stderr(&accepted));
+    let limit = "max_document_bytes=1000";
+    let rejected = run(&["placement", "validate", &file, "--limit", limit]);
+    assert_eq!(rejected.status.code(), Some(1));
+    assert_eq!(
+        stderr(&rejected).trim(),
+        format!(
+            "error[limit_exceeded]: document of {} bytes exceeds max_document_bytes (1000) at \"\"",
+            padded.len()
+        )
+    );
+
+    let mut child = Command::new(env!("CARGO_BIN_EXE_weight-manifest"))
+        .args(["placement", "validate", "-", "--limit", limit])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    // The writer may see a closed pipe once the reader has stopped: that is the point.
+    let writer = std::thread::spawn(move || {
+        let _ = std::io::Write::write_all(&mut stdin, padded.as_bytes());
+    });
+    let output = child.wait_with_output().unwrap();
+    writer.join().unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(
+        stderr(&output).trim(),
+        "error[limit_exceeded]: document of 1001 bytes exceeds max_document_bytes (1000) at \"\""
+    );
+}
