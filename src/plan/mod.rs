@@ -98,7 +98,13 @@ pub fn plan(source: &Placement, target: &Placement, limits: &PlanLimits) -> Resu
     // Count first, keeping the overlaps compactly (bounded by the limits): nothing is
     // built until every limit has held.
     let mut budget = limits::Budget::new(*limits);
-    let mut pending = pending::Pending::default();
+    // Usually about one overlap per target fragment (a TP merge or split adds a few);
+    // never more reserved than the limit admits.
+    let expected = target
+        .fragments()
+        .len()
+        .min(usize::try_from(limits.max_regions).unwrap_or(usize::MAX));
+    let mut pending = pending::Pending::with_capacity(expected, 2);
     walk.run(&mut |overlap| {
         budget.add(overlap.geometry.segments)?;
         pending.push(overlap);

@@ -25,7 +25,6 @@ struct Record<'w> {
 }
 
 /// The counted overlaps, in plan order.
-#[derive(Default)]
 pub(crate) struct Pending<'w> {
     records: Vec<Record<'w>>,
     axes: Vec<u64>,
@@ -47,6 +46,16 @@ pub(crate) struct Counted<'w, 'p> {
 }
 
 impl<'w> Pending<'w> {
+    /// Room for `overlaps` overlaps of `ndim` axes and one loop each, reserved once: grown
+    /// by doubling, the arenas were copied and faulted in about twice over.
+    pub(crate) fn with_capacity(overlaps: usize, ndim: usize) -> Pending<'w> {
+        Pending {
+            records: Vec::with_capacity(overlaps),
+            axes: Vec::with_capacity(overlaps.saturating_mul(2 * ndim)),
+            loops: Vec::with_capacity(overlaps),
+        }
+    }
+
     /// Keeps `overlap`.
     pub(crate) fn push(&mut self, overlap: &Overlap<'w, '_>) {
         let g: &Geometry = overlap.geometry;
