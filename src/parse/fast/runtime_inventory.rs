@@ -166,8 +166,11 @@ pub(crate) fn runtime_inventory(
         by_id: map_with_capacity(1024),
         list: Vec::new(),
     };
-    // A record takes about 600 bytes of text: reserve once instead of growing.
-    let mut fragments = Vec::with_capacity(text.len() / 1000);
+    // Reserve once instead of growing (a grown vector is copied and its old buffer stays
+    // in the peak): no record is shorter than about 400 bytes of text (its 20 required
+    // member names alone take 300), so this is never too small for a real inventory.
+    // Untouched capacity costs address space, not memory.
+    let mut fragments = Vec::with_capacity(text.len() / 400);
     let mut leases: Option<(u64, bool)> = None;
     let mut header: [Option<Value<'_>>; 5] = Default::default();
     let mut generation = 0;
