@@ -164,8 +164,37 @@ fn digest(manifest: &PlacementManifest) -> String {
 }
 
 /// `logical:` + SHA-256 of the six-key fragment payload.
-pub(crate) fn logical_fragment_id(payload: &FragmentIdPayload<'_>) -> String {
+pub(crate) fn logical_id(payload: &FragmentIdPayload<'_>) -> String {
     format!("logical:{}", canonical::hex(&sha256_of(payload)))
+}
+
+/// The generated `logical:` placement_fragment_id of a fragment's content (§7.3): the id
+/// a runtime fragment without an explicit one projects to. The fragment's own
+/// `placement_fragment_id` is not part of it.
+///
+/// ```
+/// use weight_manifest::wire::{ParallelRank, PlacementFragment};
+///
+/// let fragment = PlacementFragment {
+///     aliases: vec![],
+///     global_offset: vec![0, 0],
+///     local_shape: vec![4, 4],
+///     nbytes: 32,
+///     placement_fragment_id: String::new(),
+///     rank: ParallelRank { dp: 0, ep: 1, pp: 1, tp: 0 },
+///     tensor_id: "layers.2.experts.3.w1".into(),
+/// };
+/// assert!(weight_manifest::logical_fragment_id(&fragment).starts_with("logical:"));
+/// ```
+pub fn logical_fragment_id(fragment: &PlacementFragment) -> String {
+    logical_id(&FragmentIdPayload {
+        aliases: &fragment.aliases,
+        global_offset: &fragment.global_offset,
+        local_shape: &fragment.local_shape,
+        nbytes: fragment.nbytes,
+        rank: &fragment.rank,
+        tensor_id: &fragment.tensor_id,
+    })
 }
 
 #[cfg(test)]
@@ -245,7 +274,7 @@ mod tests {
             r#"{"aliases":[],"global_offset":[0,0],"local_shape":[4,4],"nbytes":32,"rank":{"dp":0,"ep":1,"pp":1,"tp":0},"tensor_id":"layers.2.experts.3.w1"}"#
         );
         assert_eq!(
-            logical_fragment_id(&payload),
+            logical_id(&payload),
             "logical:a6fe4dfe05d9e3dd45f24a617c01946b3b5112b4415c7e10420d22b3eaabe899"
         );
     }

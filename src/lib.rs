@@ -50,6 +50,9 @@ pub mod schema;
 pub mod value;
 pub mod wire;
 
+#[cfg(test)]
+mod test_support;
+
 mod bind;
 mod check;
 pub mod conformance;
@@ -66,6 +69,7 @@ pub use bind::bind;
 pub use code::Code;
 pub use coverage::{coverage, Coverage};
 pub use error::{Detail, Error, Result};
+pub use identity::logical_fragment_id;
 pub use limits::Limits;
 pub use model::{Binding, Owner, Placement, Runtime};
 pub use path::Path;

@@ -17,7 +17,7 @@ use crate::wire::{PlacementFragment, RuntimeBindingFragment, RuntimeFragment};
 pub fn placement_fragment_id(fragment: &RuntimeFragment) -> String {
     match &fragment.placement_fragment_id {
         Some(id) => id.clone(),
-        None => identity::logical_fragment_id(&FragmentIdPayload {
+        None => identity::logical_id(&FragmentIdPayload {
             aliases: &fragment.aliases,
             global_offset: &fragment.global_offset,
             local_shape: &fragment.local_shape,

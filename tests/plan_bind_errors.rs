@@ -9,7 +9,7 @@ mod plan_bind_support;
 mod plan_support;
 
 use plan_bind_support::bindings::{manifest, site, validated};
-use plan_support::build::{even_split, placement, tensor};
+use plan_support::build::{tensor, tp_split};
 use weight_manifest::plan_bind::read_plan;
 use weight_manifest::wire::{ReshardPlan, RuntimeBindingManifest};
 use weight_manifest::{bind_plan, plan, Code, Fences, Placement, PlanLimits};
@@ -23,11 +23,7 @@ struct Case {
 
 fn placements() -> (Placement, Placement) {
     let w = tensor("w", &[4, 6], 2);
-    let ws = std::slice::from_ref(&w);
-    (
-        placement(ws, &even_split("s", &w, 0, 2, |i| (0, i, 0, 0))),
-        placement(ws, &even_split("t", &w, 1, 3, |i| (0, i, 0, 0))),
-    )
+    (tp_split("s", &w, 0, 2), tp_split("t", &w, 1, 3))
 }
 
 fn case() -> Case {

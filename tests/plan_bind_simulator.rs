@@ -13,7 +13,7 @@ use std::collections::BTreeSet;
 
 use plan_bind_support::bindings::{binding, per_rank, site};
 use plan_bind_support::phys;
-use plan_support::build::{even_split, fragment, placement, tensor, TensorSpec};
+use plan_support::build::{even_split, fragment, placement, tensor, tp_split, TensorSpec};
 use plan_support::scenario::{scenario, Rng};
 use proptest::prelude::*;
 use weight_manifest::{bind_plan, plan, Binding, BoundPlan, Fences, Placement, PlanLimits};
@@ -50,9 +50,8 @@ fn workers(bound: &BoundPlan) -> BTreeSet<(String, String)> {
 #[test]
 fn tp_split_and_merge() {
     let w = tensor("w", &[8, 6], 2);
-    let ws = std::slice::from_ref(&w);
-    let tp4 = placement(ws, &even_split("a", &w, 0, 4, |i| (0, i, 0, 0)));
-    let tp2 = placement(ws, &even_split("b", &w, 1, 2, |i| (0, i, 0, 0)));
+    let tp4 = tp_split("a", &w, 0, 4);
+    let tp2 = tp_split("b", &w, 1, 2);
     let (b4, b2) = (per_rank(&tp4, "train"), per_rank(&tp2, "serve"));
     let merge = check(&tp4, &b4, &tp2, &b2);
     // Every TP4 rank sends to both TP2 ranks: 4 x 2 pairs, strided copies.

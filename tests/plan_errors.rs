@@ -4,7 +4,9 @@
 #[allow(dead_code)]
 mod plan_support;
 
-use plan_support::build::{even_split, fragment, placement, placement_json, tensor, TensorSpec};
+use plan_support::build::{
+    even_split, fragment, placement, placement_json, tensor, tp_split, TensorSpec,
+};
 use weight_manifest::{plan, Code, Placement, PlanLimits};
 
 fn code(source: &Placement, target: &Placement, limits: &PlanLimits) -> Code {
@@ -15,17 +17,10 @@ fn defaults() -> PlanLimits {
     PlanLimits::default()
 }
 
-fn tp(prefix: &str, t: &TensorSpec, axis: usize, parts: u64) -> Placement {
-    placement(
-        std::slice::from_ref(t),
-        &even_split(prefix, t, axis, parts, |i| (0, i, 0, 0)),
-    )
-}
-
 #[test]
 fn model_and_revision_must_match() {
     let w = tensor("w", &[4], 1);
-    let a = tp("a", &w, 0, 2);
+    let a = tp_split("a", &w, 0, 2);
     let text = placement_json(
         std::slice::from_ref(&w),
         &even_split("b", &w, 0, 2, |i| (0, i, 0, 0)),
@@ -43,7 +38,7 @@ fn model_and_revision_must_match() {
 #[test]
 fn tensor_sets_and_descriptors_must_match() {
     let w = tensor("w", &[4, 4], 2);
-    let base = tp("a", &w, 0, 2);
+    let base = tp_split("a", &w, 0, 2);
     let variants: Vec<(&str, TensorSpec)> = vec![
         ("global_shape", tensor("w", &[4, 8], 2)),
         (
@@ -62,7 +57,7 @@ fn tensor_sets_and_descriptors_must_match() {
         ),
     ];
     for (field, other) in variants {
-        let target = tp("b", &other, 0, 2);
+        let target = tp_split("b", &other, 0, 2);
         let error = plan(&base, &target, &defaults()).unwrap_err();
         assert_eq!(error.code(), Code::PlanTensorMismatch, "{field}");
         assert!(error.message().contains(field), "{}", error.message());
@@ -101,7 +96,7 @@ fn tensor_sets_and_descriptors_must_match() {
     let error = plan(&base, &both, &defaults()).unwrap_err();
     assert!(error.message().contains("tensor v is only in the target"));
     // Shard dims may differ: that is the point.
-    assert!(plan(&base, &tp("c", &w, 1, 4), &defaults()).is_ok());
+    assert!(plan(&base, &tp_split("c", &w, 1, 4), &defaults()).is_ok());
 }
 
 #[test]
@@ -111,7 +106,7 @@ fn a_tensor_without_a_source_cover_is_named_with_a_coordinate() {
         std::slice::from_ref(&w),
         &[fragment("s0", "w", &[0, 0], &[4, 2], (0, 0, 0, 0))],
     );
-    let target = tp("t", &w, 0, 2);
+    let target = tp_split("t", &w, 0, 2);
     let error = plan(&gap, &target, &defaults()).unwrap_err();
     assert_eq!(error.code(), Code::PlanUncoveredTensor);
     assert!(
@@ -147,8 +142,8 @@ fn a_tensor_without_a_source_cover_is_named_with_a_coordinate() {
 #[test]
 fn limits_fail_closed_at_the_first_excess() {
     let w = tensor("w", &[6, 12], 4);
-    let rows = tp("r", &w, 0, 2);
-    let cols = tp("c", &w, 1, 3);
+    let rows = tp_split("r", &w, 0, 2);
+    let cols = tp_split("c", &w, 1, 3);
     let full = plan(&rows, &cols, &defaults()).unwrap();
     let (regions, segments) = (full.stats().regions, full.stats().segments);
     assert_eq!((regions, segments), (6, 18));
@@ -191,7 +186,7 @@ fn huge_tensors_get_exact_offsets_and_hit_the_segment_limit() {
             (0, 0, 0, 0),
         )],
     );
-    let halves = tp("t", &w, 1, 2);
+    let halves = tp_split("t", &w, 1, 2);
     assert_eq!(code(&whole, &halves, &defaults()), Code::PlanLimitExceeded);
     let unlimited = PlanLimits {
         max_regions: u64::MAX,

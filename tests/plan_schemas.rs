@@ -7,7 +7,7 @@ mod plan_support;
 use std::collections::BTreeSet;
 use std::path::Path;
 
-use plan_support::build::{even_split, fragment, placement, tensor};
+use plan_support::build::{fragment, placement, tensor, tp_split};
 use serde_json::Value as Json;
 use weight_manifest::schema::{published, PUBLISHED};
 use weight_manifest::{coverage, plan, PlanLimits};
@@ -49,14 +49,8 @@ fn validate(schema: &str, document: &str) {
 #[test]
 fn plans_and_reports_match_their_published_schemas() {
     let w = tensor("w", &[6, 12], 4);
-    let rows = placement(
-        std::slice::from_ref(&w),
-        &even_split("r", &w, 0, 2, |i| (0, i, 0, 0)),
-    );
-    let cols = placement(
-        std::slice::from_ref(&w),
-        &even_split("c", &w, 1, 3, |i| (0, i, 0, 0)),
-    );
+    let rows = tp_split("r", &w, 0, 2);
+    let cols = tp_split("c", &w, 1, 3);
     let plan = plan(&rows, &cols, &PlanLimits::default()).unwrap();
     validate("plan.schema.json", &plan.to_json());
     validate("coverage.schema.json", &coverage(&rows).to_json());

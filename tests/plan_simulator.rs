@@ -9,7 +9,9 @@ mod plan_support;
 
 use std::collections::HashSet;
 
-use plan_support::build::{even_split, fragment, placement, placement_json, tensor, TensorSpec};
+use plan_support::build::{
+    even_split, fragment, placement, placement_json, tensor, tp_split, TensorSpec,
+};
 use plan_support::scenario::scenario;
 use plan_support::sim::execute;
 use proptest::prelude::*;
@@ -106,14 +108,8 @@ fn run(tensors: &[TensorSpec], source: &Placement, target: &Placement) -> weight
 #[test]
 fn tp_split_and_merge_on_one_axis() {
     let w = tensor("w", &[8, 6], 2);
-    let tp4 = placement(
-        std::slice::from_ref(&w),
-        &even_split("a", &w, 0, 4, |i| (0, i, 0, 0)),
-    );
-    let tp2 = placement(
-        std::slice::from_ref(&w),
-        &even_split("b", &w, 0, 2, |i| (0, i, 0, 0)),
-    );
+    let tp4 = tp_split("a", &w, 0, 4);
+    let tp2 = tp_split("b", &w, 0, 2);
     // Merge: each TP2 fragment reads two TP4 rows blocks, each one contiguous run.
     let merge = run(std::slice::from_ref(&w), &tp4, &tp2);
     assert_eq!(merge.regions().len(), 4);
@@ -137,14 +133,8 @@ fn tp_split_and_merge_on_one_axis() {
 #[test]
 fn cross_axis_reshard_is_strided_not_per_row() {
     let w = tensor("w", &[6, 12], 4);
-    let rows = placement(
-        std::slice::from_ref(&w),
-        &even_split("r", &w, 0, 2, |i| (0, i, 0, 0)),
-    );
-    let cols = placement(
-        std::slice::from_ref(&w),
-        &even_split("c", &w, 1, 3, |i| (0, i, 0, 0)),
-    );
+    let rows = tp_split("r", &w, 0, 2);
+    let cols = tp_split("c", &w, 1, 3);
     let plan = run(&[w], &rows, &cols);
     // 2 x 3 overlaps of [3, 4]: one region each, 3 runs of 16 bytes.
     assert_eq!(plan.regions().len(), 6);
@@ -284,14 +274,8 @@ fn dp_replicas_with_different_layouts_are_separate_covers() {
 #[test]
 fn the_plan_names_both_placements_and_changes_with_them() {
     let w = tensor("w", &[4, 4], 1);
-    let a = placement(
-        std::slice::from_ref(&w),
-        &even_split("a", &w, 0, 2, |i| (0, i, 0, 0)),
-    );
-    let b = placement(
-        std::slice::from_ref(&w),
-        &even_split("b", &w, 1, 2, |i| (0, i, 0, 0)),
-    );
+    let a = tp_split("a", &w, 0, 2);
+    let b = tp_split("b", &w, 1, 2);
     let ab = plan(&a, &b, &PlanLimits::default()).unwrap();
     let wire = ab.as_wire();
     assert_eq!(wire.source.placement_id, a.placement_id());

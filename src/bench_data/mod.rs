@@ -9,11 +9,10 @@ mod layout;
 use std::io::{self, Write};
 
 use serde::{Serialize, Serializer};
-use sha2::{Digest, Sha256};
 
 pub use layout::{tensors, Model, Split, Tensor};
 
-use crate::canonical;
+use crate::identity::{self, logical_fragment_id};
 use crate::wire::{ParallelRank, PlacementFragment, PlacementManifest, TensorDescriptor};
 
 /// The layout fingerprint every generated descriptor carries.
@@ -53,27 +52,6 @@ fn rank(dp: u64, pp: u64, g: u64) -> ParallelRank {
     }
 }
 
-/// The six-key payload of a generated fragment id (contract §7.3), fields in sorted order.
-#[derive(Serialize)]
-struct FragmentIdPayload<'a> {
-    aliases: &'a [String],
-    global_offset: &'a [u64],
-    local_shape: &'a [u64],
-    nbytes: u64,
-    rank: &'a ParallelRank,
-    tensor_id: &'a str,
-}
-
-/// The placement_id payload (contract §7.1), fields in sorted order.
-#[derive(Serialize)]
-struct PlacementIdPayload<'a> {
-    fragments: &'a [PlacementFragment],
-    model_id: &'a str,
-    revision: &'a str,
-    schema: &'static str,
-    tensors: &'a [TensorDescriptor],
-}
-
 /// The number of fragments of `model` (one per rank that holds a box of a tensor).
 pub fn fragment_count(model: &Model) -> usize {
     let per_replica: usize = tensors(model)
@@ -91,7 +69,6 @@ pub fn fragment_count(model: &Model) -> usize {
 /// generated `logical:` id.
 fn fragments(model: &Model, tensors: &[Tensor]) -> Vec<PlacementFragment> {
     let mut out = Vec::new();
-    let mut buffer = Vec::new();
     for dp in 0..model.dp {
         for t in tensors {
             for g in 0..model.tp {
@@ -100,26 +77,17 @@ fn fragments(model: &Model, tensors: &[Tensor]) -> Vec<PlacementFragment> {
                 };
                 let nbytes = local_shape.iter().product::<u64>() * t.itemsize;
                 let rank = rank(dp, t.stage, g);
-                buffer.clear();
-                let payload = FragmentIdPayload {
-                    aliases: &[],
-                    global_offset: &global_offset,
-                    local_shape: &local_shape,
-                    nbytes,
-                    rank: &rank,
-                    tensor_id: &t.id,
-                };
-                canonical::write(&payload, &mut buffer)
-                    .unwrap_or_else(|e| unreachable!("payload is encodable: {e}"));
-                out.push(PlacementFragment {
+                let mut fragment = PlacementFragment {
                     aliases: Vec::new(),
                     global_offset,
                     local_shape,
                     nbytes,
-                    placement_fragment_id: format!("logical:{}", canonical::sha256_hex(&buffer)),
+                    placement_fragment_id: String::new(),
                     rank,
                     tensor_id: t.id.clone(),
-                });
+                };
+                fragment.placement_fragment_id = logical_fragment_id(&fragment);
+                out.push(fragment);
             }
         }
     }
@@ -133,17 +101,8 @@ pub fn placement(model: &Model) -> PlacementManifest {
     fragments.sort_by(|a, b| a.placement_fragment_id.cmp(&b.placement_fragment_id));
     let mut descriptors: Vec<TensorDescriptor> = layout.iter().map(descriptor).collect();
     descriptors.sort_by(|a, b| a.tensor_id.cmp(&b.tensor_id));
-    let payload = PlacementIdPayload {
-        fragments: &fragments,
-        model_id: &model.model_id,
-        revision: REVISION,
-        schema: "weight-placement",
-        tensors: &descriptors,
-    };
-    let mut hasher = Sha256::new();
-    canonical::write(&payload, &mut hasher)
-        .unwrap_or_else(|e| unreachable!("payload is encodable: {e}"));
-    let id = format!("sha256:{}", canonical::hex(&hasher.finalize().into()));
+    let (id, _) =
+        identity::placement_identities(&model.model_id, REVISION, &descriptors, &fragments);
     PlacementManifest {
         fragments,
         model_id: model.model_id.clone(),

@@ -7,7 +7,8 @@
 use super::escape::{write_str, write_u64};
 use crate::wire::{PlacementFragment, TensorDescriptor};
 
-fn put_u64s(out: &mut Vec<u8>, values: &[u64]) {
+/// Appends a canonical array of unsigned integers.
+pub(crate) fn put_u64s(out: &mut Vec<u8>, values: &[u64]) {
     out.push(b'[');
     for (i, &value) in values.iter().enumerate() {
         if i > 0 {

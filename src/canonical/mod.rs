@@ -28,7 +28,8 @@ use std::fmt;
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 
-pub(crate) use escape::write_str;
+pub(crate) use elements::put_u64s;
+pub(crate) use escape::{write_str, write_u64};
 pub use value::encode_value;
 
 /// A byte destination for the encoder: a buffer, a hasher, ...

@@ -2,11 +2,10 @@
 //! several ranks are replicas of one box). Shared by coverage and the planner.
 
 use std::cmp::Ordering;
-use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
 
 use crate::geometry::BoxRef;
 use crate::model::Placement;
+use crate::validate::fxhash::{hash_str, map_with_capacity, FxHashMap};
 use crate::wire::{ParallelRank, PlacementFragment};
 
 /// The rank order used for ties everywhere: dp, tp, pp, ep (the contract's coordinate
@@ -20,55 +19,6 @@ pub(crate) fn box_order(a: &PlacementFragment, b: &PlacementFragment) -> Orderin
     a.global_offset
         .cmp(&b.global_offset)
         .then_with(|| a.local_shape.cmp(&b.local_shape))
-}
-
-/// A fast unkeyed hash for short ids and rank tuples from validated documents: eight bytes
-/// per multiply (the FxHash construction), so hashing is not the cost of grouping.
-#[derive(Default)]
-pub(crate) struct FxHasher(u64);
-
-/// A `HashMap` hasher builder for [`FxHasher`].
-pub(crate) type FastHash = BuildHasherDefault<FxHasher>;
-
-impl FxHasher {
-    const K: u64 = 0x517c_c1b7_2722_0a95;
-
-    fn add(&mut self, word: u64) {
-        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(Self::K);
-    }
-}
-
-impl Hasher for FxHasher {
-    fn write(&mut self, bytes: &[u8]) {
-        let mut chunks = bytes.chunks_exact(8);
-        for chunk in &mut chunks {
-            let mut word = [0u8; 8];
-            word.copy_from_slice(chunk);
-            self.add(u64::from_le_bytes(word));
-        }
-        let rest = chunks.remainder();
-        if !rest.is_empty() {
-            let mut word = [0u8; 8];
-            word[..rest.len()].copy_from_slice(rest);
-            self.add(u64::from_le_bytes(word));
-        }
-    }
-
-    fn write_u8(&mut self, n: u8) {
-        self.add(u64::from(n));
-    }
-
-    fn write_u64(&mut self, n: u64) {
-        self.add(n);
-    }
-
-    fn write_usize(&mut self, n: usize) {
-        self.add(n as u64);
-    }
-
-    fn finish(&self) -> u64 {
-        self.0
-    }
 }
 
 /// The fragments of each tensor: for tensor `t` (in the placement's order, by
@@ -86,29 +36,21 @@ impl Groups {
     }
 }
 
-fn id_hash(id: &str) -> u64 {
-    let mut hasher = FxHasher::default();
-    hasher.write(id.as_bytes());
-    hasher.write_usize(id.len());
-    hasher.finish()
-}
-
 /// The tensor index of each fragment. A valid placement names only its own tensors
 /// (§8.2 F3), so when the tensor ids have pairwise distinct hashes a fragment's tensor is
 /// found by the hash of its tensor_id alone; otherwise by the id itself.
 fn owners(placement: &Placement) -> Vec<Option<usize>> {
     let tensors = placement.tensors();
     let fragments = placement.fragments();
-    let mut by_hash: HashMap<u64, usize, FastHash> =
-        HashMap::with_capacity_and_hasher(tensors.len(), FastHash::default());
+    let mut by_hash: FxHashMap<u64, usize> = map_with_capacity(tensors.len());
     let distinct = tensors
         .iter()
         .enumerate()
-        .all(|(i, t)| by_hash.insert(id_hash(&t.tensor_id), i).is_none());
+        .all(|(i, t)| by_hash.insert(hash_str(&t.tensor_id), i).is_none());
     if distinct {
         return fragments
             .iter()
-            .map(|f| by_hash.get(&id_hash(&f.tensor_id)).copied())
+            .map(|f| by_hash.get(&hash_str(&f.tensor_id)).copied())
             .collect();
     }
     owners_by_id(placement)
@@ -117,7 +59,7 @@ fn owners(placement: &Placement) -> Vec<Option<usize>> {
 /// [`owners`] by comparing ids (the fallback when two tensor ids share a hash).
 fn owners_by_id(placement: &Placement) -> Vec<Option<usize>> {
     let (tensors, fragments) = (placement.tensors(), placement.fragments());
-    let by_id: HashMap<&str, usize, FastHash> = tensors
+    let by_id: FxHashMap<&str, usize> = tensors
         .iter()
         .enumerate()
         .map(|(i, t)| (t.tensor_id.as_str(), i))

@@ -153,16 +153,12 @@ impl BoxIndex {
 mod tests {
     use super::BoxIndex;
     use crate::geometry::BoxRef;
+    use crate::test_support::{box_refs, Rng};
 
     #[test]
     fn finds_exactly_the_intersecting_boxes() {
-        let mut state = 0x2545_f491_4f6c_dd1d_u64;
-        let mut next = |bound: u64| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state % bound
-        };
+        let mut rng = Rng::new(0x2545_f491_4f6c_dd1d_u64);
+        let mut next = |bound: u64| rng.below(bound);
         for _ in 0..300 {
             let ndim = 1 + usize::try_from(next(4)).unwrap();
             let count = next(60);
@@ -174,13 +170,7 @@ mod tests {
                     )
                 })
                 .collect();
-            let boxes: Vec<BoxRef<'_>> = raw
-                .iter()
-                .map(|(o, e)| BoxRef {
-                    offset: o,
-                    extent: e,
-                })
-                .collect();
+            let boxes: Vec<BoxRef<'_>> = box_refs(&raw);
             let index = BoxIndex::new(&boxes);
             for _ in 0..20 {
                 let qo: Vec<u64> = (0..ndim).map(|_| next(22)).collect();

@@ -62,25 +62,13 @@ pub(crate) fn tiles_exactly(shape: &[u64], boxes: &[BoxRef<'_>]) -> Option<bool>
 mod tests {
     use super::tiles_exactly;
     use crate::geometry::BoxRef;
+    use crate::test_support::{box_refs, coverage_counts, Rng};
 
-    /// Counts how often each element is covered, by brute force.
+    /// Whether every element is covered exactly once, by brute force.
     fn exact_cover(shape: &[u64], boxes: &[(Vec<u64>, Vec<u64>)]) -> bool {
-        let total: u64 = shape.iter().product();
-        (0..total).all(|flat| {
-            let mut point = vec![0u64; shape.len()];
-            let mut rest = flat;
-            for k in (0..shape.len()).rev() {
-                point[k] = rest % shape[k];
-                rest /= shape[k];
-            }
-            let hits = boxes
-                .iter()
-                .filter(|(o, e)| {
-                    (0..shape.len()).all(|k| o[k] <= point[k] && point[k] < o[k] + e[k])
-                })
-                .count();
-            hits == 1
-        })
+        coverage_counts(shape, boxes)
+            .iter()
+            .all(|(_, hits)| *hits == 1)
     }
 
     /// Splits the box (offset, extent) recursively at random into a tiling.
@@ -108,13 +96,8 @@ mod tests {
 
     #[test]
     fn agrees_with_brute_force_on_tilings_and_near_misses() {
-        let mut state = 0x2545_f491_4f6c_dd1d_u64;
-        let mut next = |bound: u64| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state % bound.max(1)
-        };
+        let mut rng = Rng::new(0x2545_f491_4f6c_dd1d_u64);
+        let mut next = |bound: u64| rng.below(bound);
         let (mut tilings, mut misses) = (0, 0);
         for case in 0..3000 {
             let ndim = 1 + usize::try_from(next(5)).unwrap();
@@ -142,13 +125,7 @@ mod tests {
             }
             boxes.sort();
             boxes.dedup();
-            let refs: Vec<BoxRef<'_>> = boxes
-                .iter()
-                .map(|(o, e)| BoxRef {
-                    offset: o,
-                    extent: e,
-                })
-                .collect();
+            let refs: Vec<BoxRef<'_>> = box_refs(&boxes);
             let expected = exact_cover(&shape, &boxes);
             assert_eq!(
                 tiles_exactly(&shape, &refs),

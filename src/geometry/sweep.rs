@@ -84,6 +84,7 @@ fn axes_by_distinct_extents(boxes: &[BoxRef<'_>], ndim: usize) -> Vec<usize> {
 #[cfg(test)]
 mod tests {
     use super::{first_intersection, BoxRef};
+    use crate::test_support::{box_refs, Rng};
 
     /// The contract's procedure, as written (quadratic): the oracle.
     fn reference(boxes: &[BoxRef<'_>]) -> Option<(usize, usize)> {
@@ -115,13 +116,7 @@ mod tests {
     }
 
     fn check(raw: &[(Vec<u64>, Vec<u64>)]) {
-        let boxes: Vec<BoxRef<'_>> = raw
-            .iter()
-            .map(|(o, e)| BoxRef {
-                offset: o,
-                extent: e,
-            })
-            .collect();
+        let boxes: Vec<BoxRef<'_>> = box_refs(raw);
         assert_eq!(first_intersection(&boxes), reference(&boxes), "{raw:?}");
     }
 
@@ -129,13 +124,8 @@ mod tests {
     fn agrees_with_the_contract_procedure_on_a_dense_sample() {
         // Deterministic pseudo-random boxes in 1..=4 dimensions on a small grid, so
         // touching, nested, identical and disjoint cases all occur.
-        let mut state = 0x2545_f491_4f6c_dd1d_u64;
-        let mut next = |bound: u64| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state % bound
-        };
+        let mut rng = Rng::new(0x2545_f491_4f6c_dd1d_u64);
+        let mut next = |bound: u64| rng.below(bound);
         for _ in 0..3000 {
             let ndim = 1 + usize::try_from(next(4)).unwrap();
             let count = 2 + next(7);
@@ -159,13 +149,7 @@ mod tests {
             }
         }
         check(&raw);
-        let boxes: Vec<BoxRef<'_>> = raw
-            .iter()
-            .map(|(o, e)| BoxRef {
-                offset: o,
-                extent: e,
-            })
-            .collect();
+        let boxes: Vec<BoxRef<'_>> = box_refs(&raw);
         assert_eq!(first_intersection(&boxes), None);
     }
 }

@@ -142,46 +142,25 @@ fn first_uncovered(shape: &[u64], boxes: &[BoxRef<'_>]) -> Vec<u64> {
 mod tests {
     use super::{analyse, Tiling};
     use crate::geometry::BoxRef;
+    use crate::test_support::{box_refs, coverage_counts, Rng};
 
-    /// Brute force over every point of a small tensor.
+    /// Brute force over every point of a small tensor: the uncovered count, the first
+    /// uncovered point, and whether any point is covered twice.
     fn oracle(shape: &[u64], raw: &[(Vec<u64>, Vec<u64>)]) -> (u64, Option<Vec<u64>>, bool) {
-        let total: u64 = shape.iter().product();
-        let mut uncovered = 0;
-        let mut first = None;
-        let mut overlap = false;
-        for flat in 0..total {
-            let mut point = vec![0u64; shape.len()];
-            let mut rest = flat;
-            for k in (0..shape.len()).rev() {
-                point[k] = rest % shape[k];
-                rest /= shape[k];
-            }
-            let hits = raw
-                .iter()
-                .filter(|(o, e)| {
-                    (0..shape.len()).all(|k| o[k] <= point[k] && point[k] < o[k] + e[k])
-                })
-                .count();
-            overlap |= hits > 1;
-            if hits == 0 {
-                uncovered += 1;
-                if first.is_none() {
-                    first = Some(point);
-                }
-            }
-        }
-        (uncovered, first, overlap)
+        let counts = coverage_counts(shape, raw);
+        let uncovered = counts.iter().filter(|(_, hits)| *hits == 0).count();
+        let first = counts
+            .iter()
+            .find(|(_, hits)| *hits == 0)
+            .map(|(p, _)| p.clone());
+        let overlap = counts.iter().any(|(_, hits)| *hits > 1);
+        (u64::try_from(uncovered).unwrap(), first, overlap)
     }
 
     #[test]
     fn agrees_with_brute_force() {
-        let mut state = 0x9e37_79b9_7f4a_7c15_u64;
-        let mut next = |bound: u64| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state % bound
-        };
+        let mut rng = Rng::new(0x9e37_79b9_7f4a_7c15_u64);
+        let mut next = |bound: u64| rng.below(bound);
         for _ in 0..4000 {
             let ndim = 1 + usize::try_from(next(4)).unwrap();
             let shape: Vec<u64> = (0..ndim).map(|_| 1 + next(5)).collect();
@@ -198,13 +177,7 @@ mod tests {
                     raw.push((offset, extent));
                 }
             }
-            let boxes: Vec<BoxRef<'_>> = raw
-                .iter()
-                .map(|(o, e)| BoxRef {
-                    offset: o,
-                    extent: e,
-                })
-                .collect();
+            let boxes: Vec<BoxRef<'_>> = box_refs(&raw);
             let (uncovered, first, overlap) = oracle(&shape, &raw);
             match analyse(&shape, &boxes) {
                 Tiling::Ambiguous {
@@ -256,14 +229,7 @@ mod tests {
     }
 
     fn analyse_raw(shape: &[u64], raw: &[(Vec<u64>, Vec<u64>)]) -> Tiling {
-        let boxes: Vec<BoxRef<'_>> = raw
-            .iter()
-            .map(|(o, e)| BoxRef {
-                offset: o,
-                extent: e,
-            })
-            .collect();
-        analyse(shape, &boxes)
+        analyse(shape, &box_refs(raw))
     }
 
     #[test]

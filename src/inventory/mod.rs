@@ -13,8 +13,8 @@ pub use binding::{binding_from_inventory, binding_from_inventory_with_limits};
 pub use placement::{placement_from_inventory, placement_from_inventory_with_limits};
 pub use record::{
     binding_from_records, placement_from_records, runtime_from_records, Record,
-    BINDING_RECORD_MEMBERS, DESCRIPTOR_MEMBERS, PLACEMENT_RECORD_MEMBERS, RANK_MEMBERS,
-    RUNTIME_RECORD_MEMBERS,
+    BINDING_RECORD_MEMBERS, BINDING_TOP_MEMBERS, DESCRIPTOR_MEMBERS, PLACEMENT_RECORD_MEMBERS,
+    PLACEMENT_TOP_MEMBERS, RANK_MEMBERS, RUNTIME_RECORD_MEMBERS, RUNTIME_TOP_MEMBERS,
 };
 pub use runtime::{runtime_from_inventory, runtime_from_inventory_with_limits};
 

@@ -106,6 +106,31 @@ impl InOrder {
     }
 }
 
+/// The top-level members of a runtime inventory besides its record list `tensors`
+/// (§10.3).
+pub const RUNTIME_TOP_MEMBERS: &[&str] = &[
+    "generation",
+    "model_id",
+    "revision",
+    "instance_id",
+    "lease_id",
+    "placement_id",
+];
+/// The top-level members of a binding inventory besides its record list `fragments`
+/// (§10.4).
+pub const BINDING_TOP_MEMBERS: &[&str] = &[
+    "generation",
+    "model_id",
+    "revision",
+    "placement_id",
+    "placement_digest",
+    "instance_id",
+    "lease_id",
+];
+/// The top-level members of a placement inventory besides its record list `tensors`
+/// (§10.5).
+pub const PLACEMENT_TOP_MEMBERS: &[&str] = &["model_id", "revision", "placement_id"];
+
 /// The members of a record's `rank`, in reading order.
 pub const RANK_MEMBERS: &[&str] = &["dp", "tp", "pp", "ep"];
 
@@ -143,21 +168,16 @@ pub fn runtime_from_records<R: Record>(
         .iter()
         .map(|r| object_of(r, &[DESCRIPTOR_MEMBERS, RUNTIME_RECORD_MEMBERS]))
         .collect();
-    let names = [
-        "generation",
-        "model_id",
-        "revision",
-        "instance_id",
-        "lease_id",
-        "placement_id",
-    ];
     let resolver = InOrder::new(records);
     let resolve = |record: &Value<'_>| resolver.next(record);
     let options = InventoryOptions {
         address_semantics: options.address_semantics,
         owner_resolver: Some(&resolve),
     };
-    runtime_from_inventory(&document(top, &names, "tensors", list), &options)
+    runtime_from_inventory(
+        &document(top, RUNTIME_TOP_MEMBERS, "tensors", list),
+        &options,
+    )
 }
 
 /// Reads a binding inventory (§10.4) from a top-level record and one record per fragment.
@@ -170,22 +190,16 @@ pub fn binding_from_records<R: Record>(
         .iter()
         .map(|r| object_of(r, &[BINDING_RECORD_MEMBERS]))
         .collect();
-    let names = [
-        "generation",
-        "model_id",
-        "revision",
-        "placement_id",
-        "placement_digest",
-        "instance_id",
-        "lease_id",
-    ];
     let resolver = InOrder::new(records);
     let resolve = |record: &Value<'_>| resolver.next(record);
     let options = InventoryOptions {
         address_semantics: options.address_semantics,
         owner_resolver: Some(&resolve),
     };
-    binding_from_inventory(&document(top, &names, "fragments", list), &options)
+    binding_from_inventory(
+        &document(top, BINDING_TOP_MEMBERS, "fragments", list),
+        &options,
+    )
 }
 
 /// Reads a placement inventory (§10.5) from a top-level record and one record per fragment.
@@ -194,10 +208,5 @@ pub fn placement_from_records<R: Record>(top: &dyn Record, records: &[R]) -> Res
         .iter()
         .map(|r| object_of(r, &[DESCRIPTOR_MEMBERS, PLACEMENT_RECORD_MEMBERS]))
         .collect();
-    placement_from_inventory(&document(
-        top,
-        &["model_id", "revision", "placement_id"],
-        "tensors",
-        list,
-    ))
+    placement_from_inventory(&document(top, PLACEMENT_TOP_MEMBERS, "tensors", list))
 }

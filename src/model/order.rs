@@ -76,16 +76,12 @@ fn permute<T>(items: &mut [T], sources: &[usize]) {
 #[cfg(test)]
 mod tests {
     use super::sort_by_str_key;
+    use crate::test_support::Rng;
 
     #[test]
     fn equals_the_standard_stable_sort() {
-        let mut state = 0x9e37_79b9_7f4a_7c15_u64;
-        let mut next = |bound: u64| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state % bound
-        };
+        let mut rng = Rng::new(0x9e37_79b9_7f4a_7c15_u64);
+        let mut next = |bound: u64| rng.below(bound);
         let alphabet = [
             "",
             "a",

@@ -5,9 +5,8 @@
 //! (dp, tp, pp, ep). Loads accumulate over the whole plan in region order, so the choice
 //! is deterministic.
 
-use std::collections::HashMap;
-
-use crate::coverage::group::{rank_key, FastHash};
+use crate::coverage::group::rank_key;
+use crate::validate::fxhash::FxHashMap;
 use crate::wire::{ParallelRank, PlacementFragment};
 
 type RankKey = (u64, u64, u64, u64);
@@ -15,7 +14,7 @@ type RankKey = (u64, u64, u64, u64);
 /// Bytes and regions read from each source rank so far.
 #[derive(Default)]
 pub(crate) struct Loads {
-    by_rank: HashMap<RankKey, (u64, u128), FastHash>,
+    by_rank: FxHashMap<RankKey, (u64, u128)>,
 }
 
 impl Loads {

@@ -47,52 +47,37 @@ fn encoded<T: Serialize + ?Sized>(value: &T) -> Vec<u8> {
     out
 }
 
-fn number(out: &mut Vec<u8>, n: u64) {
-    out.extend_from_slice(itoa::Buffer::new().format(n).as_bytes());
-}
-
-fn numbers(out: &mut Vec<u8>, values: &[u64]) {
-    out.push(b'[');
-    for (i, &v) in values.iter().enumerate() {
-        if i > 0 {
-            out.push(b',');
-        }
-        number(out, v);
-    }
-    out.push(b']');
-}
-
 /// The canonical encoding of `region`: its members in sorted order, no whitespace.
 fn write_region(out: &mut Vec<u8>, region: &RegionView<'_>) {
     out.extend_from_slice(b"{\"global_offset\":");
-    numbers(out, region.global_offset);
+    canonical::put_u64s(out, region.global_offset);
     out.extend_from_slice(b",\"loops\":[");
     for (i, l) in region.loops.iter().enumerate() {
         if i > 0 {
             out.push(b',');
         }
         out.extend_from_slice(b"{\"count\":");
-        number(out, l.count);
+        canonical::write_u64(out, l.count);
         out.extend_from_slice(b",\"source_stride\":");
-        number(out, l.source_stride);
+        canonical::write_u64(out, l.source_stride);
         out.extend_from_slice(b",\"target_stride\":");
-        number(out, l.target_stride);
+        canonical::write_u64(out, l.target_stride);
         out.push(b'}');
     }
     out.extend_from_slice(b"],\"nbytes\":");
-    number(out, region.nbytes);
+    canonical::write_u64(out, region.nbytes);
     out.extend_from_slice(b",\"run_bytes\":");
-    number(out, region.run_bytes);
+    canonical::write_u64(out, region.run_bytes);
     out.extend_from_slice(b",\"shape\":");
-    numbers(out, region.shape);
+    canonical::put_u64s(out, region.shape);
     out.extend_from_slice(b",\"source_fragment_id\":");
     canonical::write_str(out, region.source_fragment_id);
     out.extend_from_slice(b",\"source_offset\":");
-    number(out, region.source_offset);
+    canonical::write_u64(out, region.source_offset);
     out.extend_from_slice(b",\"target_fragment_id\":");
     canonical::write_str(out, region.target_fragment_id);
     out.extend_from_slice(b",\"target_offset\":");
-    number(out, region.target_offset);
+    canonical::write_u64(out, region.target_offset);
     out.extend_from_slice(b",\"tensor_id\":");
     canonical::write_str(out, region.tensor_id);
     out.push(b'}');

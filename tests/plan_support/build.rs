@@ -146,3 +146,12 @@ pub fn even_split(
         })
         .collect()
 }
+
+/// The placement of `tensor` alone, split evenly into `parts` along `axis` over TP ranks
+/// 0..parts of DP 0.
+pub fn tp_split(prefix: &str, tensor: &TensorSpec, axis: usize, parts: u64) -> Placement {
+    placement(
+        std::slice::from_ref(tensor),
+        &even_split(prefix, tensor, axis, parts, |i| (0, i, 0, 0)),
+    )
+}

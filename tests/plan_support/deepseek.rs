@@ -5,9 +5,8 @@
 //! Target ranks: a non-expert fragment of TP rank g in stage p of replica d is on
 //! (dp d, tp g, pp p, ep 0); routed expert e is whole on (dp d, tp 0, pp p, ep e / 16).
 
-use serde::Serialize;
 use weight_manifest::bench_data::{placement, tensors, Model, Split};
-use weight_manifest::canonical;
+use weight_manifest::logical_fragment_id;
 use weight_manifest::wire::{ParallelRank, PlacementFragment, PlacementManifest};
 
 /// (tp, ep) and the box (offset, extent) a fragment holds.
@@ -16,33 +15,6 @@ type Held = ((u64, u64), (Vec<u64>, Vec<u64>));
 /// The source: the performance workload, unchanged.
 pub fn source() -> PlacementManifest {
     placement(&Model::deepseek_v3())
-}
-
-#[derive(Serialize)]
-struct FragmentIdPayload<'a> {
-    aliases: &'a [String],
-    global_offset: &'a [u64],
-    local_shape: &'a [u64],
-    nbytes: u64,
-    rank: &'a ParallelRank,
-    tensor_id: &'a str,
-}
-
-fn logical_id(fragment: &PlacementFragment) -> String {
-    let mut text = Vec::new();
-    canonical::write(
-        &FragmentIdPayload {
-            aliases: &fragment.aliases,
-            global_offset: &fragment.global_offset,
-            local_shape: &fragment.local_shape,
-            nbytes: fragment.nbytes,
-            rank: &fragment.rank,
-            tensor_id: &fragment.tensor_id,
-        },
-        &mut text,
-    )
-    .unwrap();
-    format!("logical:{}", canonical::sha256_hex(&text))
 }
 
 /// The target: TP4/EP16/PP8/DP2, with the descriptors of `source` (the shard dims of each
@@ -85,7 +57,7 @@ pub fn target(source: &PlacementManifest) -> PlacementManifest {
                     },
                     tensor_id: t.id.clone(),
                 };
-                fragment.placement_fragment_id = logical_id(&fragment);
+                fragment.placement_fragment_id = logical_fragment_id(&fragment);
                 fragments.push(fragment);
             }
         }

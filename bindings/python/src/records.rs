@@ -29,62 +29,53 @@ pub(crate) struct Inventory<'py> {
     pub records: Vec<Bound<'py, PyAny>>,
 }
 
+static RUNTIME_TOP: Names = Names::new(inventory::RUNTIME_TOP_MEMBERS);
+static BINDING_TOP: Names = Names::new(inventory::BINDING_TOP_MEMBERS);
+static PLACEMENT_TOP: Names = Names::new(inventory::PLACEMENT_TOP_MEMBERS);
+
 /// A runtime inventory (§10.3).
 pub(crate) fn runtime<'py>(inventory: &Bound<'py, PyAny>) -> PyResult<Inventory<'py>> {
-    static TOP: Names = Names::new(&[
-        "generation",
-        "model_id",
-        "revision",
-        "instance_id",
-        "lease_id",
-        "placement_id",
+    read(
+        inventory,
+        &RUNTIME_TOP,
         "tensors",
-    ]);
-    read(inventory, &TOP, "tensors", &[&DESCRIPTOR, &RUNTIME_RECORD])
+        &[&DESCRIPTOR, &RUNTIME_RECORD],
+    )
 }
 
 /// A binding inventory (§10.4).
 pub(crate) fn binding<'py>(inventory: &Bound<'py, PyAny>) -> PyResult<Inventory<'py>> {
-    static TOP: Names = Names::new(&[
-        "generation",
-        "model_id",
-        "revision",
-        "placement_id",
-        "placement_digest",
-        "instance_id",
-        "lease_id",
-        "fragments",
-    ]);
-    read(inventory, &TOP, "fragments", &[&BINDING_RECORD])
+    read(inventory, &BINDING_TOP, "fragments", &[&BINDING_RECORD])
 }
 
 /// A placement inventory (§10.5).
 pub(crate) fn placement<'py>(inventory: &Bound<'py, PyAny>) -> PyResult<Inventory<'py>> {
-    static TOP: Names = Names::new(&["model_id", "revision", "placement_id", "tensors"]);
     read(
         inventory,
-        &TOP,
+        &PLACEMENT_TOP,
         "tensors",
         &[&DESCRIPTOR, &PLACEMENT_RECORD],
     )
 }
 
-/// Reads the `top` members; the member `list` (one of them) is read as a list of records
-/// with the members `record_names` when it is a sequence.
+/// Reads the `top` members, then the member `list`: a list of records with the members
+/// `record_names` when it is a sequence, else the value as given (the core rejects it).
 fn read<'py>(
     inventory: &Bound<'py, PyAny>,
     top: &Names,
-    list: &str,
+    list: &'static str,
     record_names: &[&Names],
 ) -> PyResult<Inventory<'py>> {
     let py = inventory.py();
     let mut members = Vec::new();
-    let mut records = Vec::new();
     for (name, key) in top.interned(py) {
-        let Some(member) = member(inventory, &key)? else {
-            continue;
-        };
-        let converted = if name == list && is_sequence(&member) {
+        if let Some(member) = member(inventory, &key)? {
+            members.push((Cow::Borrowed(name), value(&member)?));
+        }
+    }
+    let mut records = Vec::new();
+    if let Some(member) = member(inventory, &PyString::intern(py, list))? {
+        let converted = if is_sequence(&member) {
             records = member.try_iter()?.collect::<PyResult<Vec<_>>>()?;
             let values = records
                 .iter()
@@ -94,7 +85,7 @@ fn read<'py>(
         } else {
             value(&member)?
         };
-        members.push((Cow::Borrowed(name), converted));
+        members.push((Cow::Borrowed(list), converted));
     }
     Ok(Inventory {
         document: Value::Object(Object::from_members(members)),

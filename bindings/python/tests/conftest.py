@@ -18,8 +18,15 @@ W1_ID = "sha256:c4f3bc2feed99a64ff156fd57cb5cf626ae8b38c1551c0fe2225e1921e14d73a
 W1_DIGEST = "7320a5090dc88556c57e5d9e8cb316d05b3bf99b00f7a0c0da04198ca995e915"
 
 
+def _with(cls: Any, changes: dict[str, Any], **defaults: Any) -> Any:
+    """``cls`` built from ``defaults`` with ``changes`` applied."""
+    return cls(**{**defaults, **changes})
+
+
 def descriptor(**changes: Any) -> wm.TensorDescriptor:
-    fields: dict[str, Any] = dict(
+    return _with(
+        wm.TensorDescriptor,
+        changes,
         tensor_id="layers.2.experts.3.w1",
         global_shape=(8, 4),
         dtype="bfloat16",
@@ -29,12 +36,12 @@ def descriptor(**changes: Any) -> wm.TensorDescriptor:
         expert_id=3,
         layout_fingerprint="test:qwen:bf16:v1",
     )
-    fields.update(changes)
-    return wm.TensorDescriptor(**fields)
 
 
 def placement_fragment(**changes: Any) -> wm.PlacementFragment:
-    fields: dict[str, Any] = dict(
+    return _with(
+        wm.PlacementFragment,
+        changes,
         placement_fragment_id="placement-0",
         tensor_id="layers.2.experts.3.w1",
         global_offset=(0, 0),
@@ -42,12 +49,12 @@ def placement_fragment(**changes: Any) -> wm.PlacementFragment:
         nbytes=32,
         rank=wm.ParallelRank(pp=1, ep=1),
     )
-    fields.update(changes)
-    return wm.PlacementFragment(**fields)
 
 
 def runtime_fragment(**changes: Any) -> wm.RuntimeFragment:
-    fields: dict[str, Any] = dict(
+    return _with(
+        wm.RuntimeFragment,
+        changes,
         fragment_id="runtime-0",
         tensor_id="layers.2.experts.3.w1",
         global_offset=(0, 0),
@@ -60,12 +67,12 @@ def runtime_fragment(**changes: Any) -> wm.RuntimeFragment:
         rank=wm.ParallelRank(pp=1, ep=1),
         lease_generation=7,
     )
-    fields.update(changes)
-    return wm.RuntimeFragment(**fields)
 
 
 def runtime_manifest(**changes: Any) -> wm.RuntimeManifest:
-    fields: dict[str, Any] = dict(
+    return _with(
+        wm.RuntimeManifest,
+        changes,
         model_id="model",
         revision="revision",
         instance_id="instance",
@@ -74,19 +81,17 @@ def runtime_manifest(**changes: Any) -> wm.RuntimeManifest:
         lease_id="lease-7",
         generation=7,
     )
-    fields.update(changes)
-    return wm.RuntimeManifest(**fields)
 
 
 def w1(**changes: Any) -> wm.PlacementManifest:
-    fields: dict[str, Any] = dict(
+    return _with(
+        wm.PlacementManifest,
+        changes,
         model_id="model",
         revision="revision",
         tensors=(descriptor(),),
         fragments=(placement_fragment(),),
     )
-    fields.update(changes)
-    return wm.PlacementManifest(**fields)
 
 
 def inventory_record(**changes: Any) -> dict[str, Any]:
