@@ -20,9 +20,14 @@ fn scratch(name: &str) -> PathBuf {
     dir.join(name)
 }
 
+/// Writes the file under a temporary name, then renames it: the tests run in parallel and
+/// write the same inputs, so a plain write could be read half-written by another test.
 fn write(name: &str, text: &str) -> String {
     let path = scratch(name);
-    std::fs::write(&path, text).unwrap();
+    let thread = format!("{:?}", std::thread::current().id());
+    let temporary = scratch(&format!("{name}.{}.tmp", thread.replace(['(', ')'], "")));
+    std::fs::write(&temporary, text).unwrap();
+    std::fs::rename(&temporary, &path).unwrap();
     path.to_string_lossy().into_owned()
 }
 

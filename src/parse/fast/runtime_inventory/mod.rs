@@ -1,0 +1,164 @@
+//! The fast path of the runtime inventory reader (§10.3): one pass over the text straight
+//! into runtime fragments, no document tree.
+//!
+//! Records with the listed members only (no unknown ones), zero storage and byte offsets
+//! and row-major strides are read here; each per-record step of §10.3 is checked as a
+//! yes/no question. A record's descriptor is checked in full (by the general path's own
+//! descriptor checks) the first time its tensor_id appears and whenever its members are
+//! not spelled byte for byte as in that first record; byte-identical members give the
+//! identical canonical descriptor. When every step holds, the descriptors and fragments
+//! are exactly those the general path builds, so §8.4 construction gives the same result,
+//! error included; anything else returns `None` and the general path reports the error.
+
+mod descriptors;
+mod record;
+mod summary;
+
+use std::borrow::Cow;
+
+use super::cursor::{Cursor, KeyOrder};
+use crate::error::Result;
+use crate::inventory::InventoryOptions;
+use crate::limits::Limits;
+use crate::model::runtime::RuntimeHeader;
+use crate::model::{construct_runtime, Runtime};
+use crate::path::Path;
+use crate::value::Value;
+use descriptors::Descriptors;
+use record::{RecordReader, RecordView};
+
+pub(crate) use summary::runtime_inventory_summary;
+
+/// The top-level members read here (others leave the document to the general path).
+const TOP_KEYS: [&str; 7] = [
+    "model_id",
+    "revision",
+    "instance_id",
+    "placement_id",
+    "generation",
+    "lease_id",
+    "tensors",
+];
+/// model_id, revision, instance_id, generation, tensors.
+const TOP_REQUIRED: u32 = 0b101_0111;
+
+/// A runtime inventory read up to §8.4: its header members, its distinct descriptors and
+/// how many records it has (each handed to the caller as it is read).
+struct Scanned<'a> {
+    top: Top<'a>,
+    descriptors: Descriptors<'a>,
+}
+
+/// The top-level members other than the records.
+struct Top<'a> {
+    /// model_id, revision, instance_id, placement_id, lease_id as found.
+    header: [Option<Value<'a>>; 5],
+    generation: Value<'a>,
+}
+
+impl<'a> Top<'a> {
+    /// The header members as §8.4 reads them.
+    fn header(&self) -> Option<RuntimeHeader<'_, 'a>> {
+        let [model_id, revision, instance_id, placement_id, lease_id] = &self.header;
+        Some(RuntimeHeader {
+            model_id: model_id.as_ref()?,
+            revision: revision.as_ref()?,
+            instance_id: instance_id.as_ref()?,
+            lease_id: set(lease_id.as_ref()),
+            placement_id: set(placement_id.as_ref()),
+            generation: Some(&self.generation),
+        })
+    }
+}
+
+/// Reads the document's top level and every record, handing each record to `each` (with
+/// the reader holding its integer arrays). `None`: the general path must run.
+fn scan<'a>(
+    text: &'a [u8],
+    options: &InventoryOptions<'_>,
+    limits: &Limits,
+    mut each: impl FnMut(RecordView<'a>, &RecordReader) -> Option<()>,
+) -> Option<Scanned<'a>> {
+    if options.owner_resolver.is_some() || !limits.admits_fast_shapes() {
+        return None;
+    }
+    match options.address_semantics {
+        None | Some(Value::Null) => {}
+        Some(Value::Str(s)) if s == "view" => {}
+        Some(_) => return None,
+    }
+    let text = std::str::from_utf8(text).ok()?;
+    let mut cursor = Cursor::limited(text, limits.max_string_bytes);
+    let mut descriptors = Descriptors::new();
+    let mut reader = RecordReader::new();
+    let mut leases: Option<(u64, bool)> = None;
+    let mut header: [Option<Value<'a>>; 5] = Default::default();
+    let mut generation = 0;
+    let seen = cursor.members(&TOP_KEYS, &mut KeyOrder::listed(), |c, key| {
+        match key {
+            4 => generation = c.u64()?,
+            6 => c.array(|c| {
+                let record = reader.record(c, &mut descriptors)?;
+                let (first, same) = leases.get_or_insert((record.lease_generation, true));
+                *same &= *first == record.lease_generation;
+                each(record, &reader)
+            })?,
+            _ => {
+                let slot = if key == 5 { 4 } else { key };
+                header[slot] = Some(if (key == 3 || key == 5) && c.null() {
+                    Value::Null
+                } else {
+                    Value::Str(Cow::Borrowed(c.string()?))
+                });
+            }
+        }
+        Some(())
+    })?;
+    if seen & TOP_REQUIRED != TOP_REQUIRED || !cursor.at_end() {
+        return None;
+    }
+    if leases.is_some_and(|(lease, same)| !same || lease != generation) {
+        return None;
+    }
+    Some(Scanned {
+        top: Top {
+            header,
+            generation: Value::UInt(generation),
+        },
+        descriptors,
+    })
+}
+
+/// Reads a runtime inventory, or `None` when the general path must run.
+pub(crate) fn runtime_inventory(
+    text: &[u8],
+    options: &InventoryOptions<'_>,
+    limits: &Limits,
+) -> Option<Result<Runtime>> {
+    // Reserve once instead of growing (a grown vector is copied and its old buffer stays
+    // in the peak): no record is shorter than about 400 bytes of text (its 20 required
+    // member names alone take 300), so this is never too small for a real inventory.
+    // Untouched capacity costs address space, not memory.
+    let mut fragments = Vec::with_capacity(text.len() / 400);
+    let scanned = scan(text, options, limits, |record, reader| {
+        fragments.push(record.into_fragment(reader));
+        Some(())
+    })?;
+    let header = scanned.top.header()?;
+    if !limits.admits_counts(scanned.descriptors.list(), fragments.len()) {
+        return None;
+    }
+    let tensors = scanned.descriptors.into_sorted();
+    Some(construct_runtime(
+        &Path::Root,
+        &header,
+        tensors,
+        fragments,
+        Vec::new(),
+    ))
+}
+
+/// An optional member: absent and `null` are not set.
+fn set<'v, 'a>(value: Option<&'v Value<'a>>) -> Option<&'v Value<'a>> {
+    value.filter(|v| !matches!(v, Value::Null))
+}
