@@ -13,7 +13,9 @@ use sha2::{Digest, Sha256};
 use weight_manifest::bench_data::{
     fragment_count, write_placement, write_runtime_inventory, Model,
 };
-use weight_manifest::inventory::{read_runtime_inventory, InventoryOptions};
+use weight_manifest::inventory::{
+    read_runtime_inventory, validate_runtime_inventory, InventoryOptions,
+};
 use weight_manifest::{reader, Placement};
 
 fn main() {
@@ -103,6 +105,16 @@ fn deepseek_runtime_inventory(bencher: Bencher) {
     });
 }
 
+/// DeepSeek-V3-like runtime inventory validated without building the manifest (what
+/// `runtime validate --inventory` does).
+#[divan::bench(sample_count = 10)]
+fn deepseek_runtime_inventory_validate(bencher: Bencher) {
+    let w = workload(Kind::Inventory, 0);
+    bencher.counter(ItemsCount::new(w.fragments)).bench(|| {
+        validate_runtime_inventory(black_box(&w.text), &InventoryOptions::default()).expect("valid")
+    });
+}
+
 /// Placement pipeline at about 20k, 130k and 1M fragments.
 #[divan::bench(args = [20_000, 130_000, 1_000_000], sample_count = 3)]
 fn placement_curve(bencher: Bencher, target: usize) {
@@ -118,5 +130,14 @@ fn runtime_inventory_curve(bencher: Bencher, target: usize) {
     let w = workload(Kind::Inventory, target);
     bencher.counter(ItemsCount::new(w.fragments)).bench(|| {
         read_runtime_inventory(black_box(&w.text), &InventoryOptions::default()).expect("valid")
+    });
+}
+
+/// Runtime inventory validation without the manifest at about 20k, 130k and 1M fragments.
+#[divan::bench(args = [20_000, 130_000, 1_000_000], sample_count = 3)]
+fn runtime_inventory_validate_curve(bencher: Bencher, target: usize) {
+    let w = workload(Kind::Inventory, target);
+    bencher.counter(ItemsCount::new(w.fragments)).bench(|| {
+        validate_runtime_inventory(black_box(&w.text), &InventoryOptions::default()).expect("valid")
     });
 }

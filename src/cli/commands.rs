@@ -7,7 +7,8 @@ use serde_json::json;
 use weight_manifest::conformance::{self, RunOptions};
 use weight_manifest::inventory::{
     read_binding_inventory_with_limits, read_placement_inventory_with_limits,
-    read_runtime_inventory_with_limits, InventoryOptions,
+    read_runtime_inventory_with_limits, validate_runtime_inventory_with_limits, InventoryOptions,
+    RuntimeSummary,
 };
 use weight_manifest::{
     bind, project_binding, project_placement, Binding, Error, Limits, Placement, Runtime, Value,
@@ -34,29 +35,34 @@ pub(crate) fn run(command: Command, limits: &Limits) -> Outcome {
             input,
             inventory,
             semantics,
-        }) => validate(
-            &input,
-            limits,
-            semantics.address_semantics.as_ref(),
-            |text, options| {
-                if inventory {
-                    read_runtime_inventory_with_limits(text, options, limits)
-                } else {
-                    Runtime::from_json_with_limits(text, limits)
-                }
-            },
-            |runtime| json!({ "runtime": runtime.to_json(), "generation": runtime.generation() }),
-            |runtime| {
-                let generation = runtime
-                    .generation()
-                    .map_or("none".to_owned(), |g| g.to_string());
-                format!(
-                    "ok: {} tensors, {} fragments, generation {generation}",
-                    runtime.tensors().len(),
-                    runtime.fragments().len()
-                )
-            },
-        ),
+        }) => {
+            if inventory && input.format.format != Format::Json {
+                // The text report needs only the counts: validate without keeping the
+                // manifest (same accept/reject and errors, a fraction of the memory).
+                return validate(
+                    &input,
+                    limits,
+                    semantics.address_semantics.as_ref(),
+                    |text, options| validate_runtime_inventory_with_limits(text, options, limits),
+                    |summary| json!({ "tensors": summary.tensors, "fragments": summary.fragments }),
+                    runtime_line,
+                );
+            }
+            validate(
+                &input,
+                limits,
+                semantics.address_semantics.as_ref(),
+                |text, options| {
+                    if inventory {
+                        read_runtime_inventory_with_limits(text, options, limits)
+                    } else {
+                        Runtime::from_json_with_limits(text, limits)
+                    }
+                },
+                |runtime| json!({ "runtime": runtime.to_json(), "generation": runtime.generation() }),
+                |runtime| runtime_line(&RuntimeSummary::from(runtime)),
+            )
+        }
         Command::Binding(BindingCommand::Validate {
             input,
             inventory,
@@ -190,6 +196,17 @@ fn validate<T>(
             ExitCode::SUCCESS
         }
     })
+}
+
+/// The text report of a valid runtime manifest or inventory.
+fn runtime_line(summary: &RuntimeSummary) -> String {
+    let generation = summary
+        .generation
+        .map_or("none".to_owned(), |g| g.to_string());
+    format!(
+        "ok: {} tensors, {} fragments, generation {generation}",
+        summary.tensors, summary.fragments
+    )
 }
 
 fn write_out(path: Option<&std::path::Path>, text: &str) -> Outcome {

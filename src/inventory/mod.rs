@@ -8,6 +8,7 @@ mod members;
 mod placement;
 mod record;
 mod runtime;
+mod summary;
 
 pub use binding::{binding_from_inventory, binding_from_inventory_with_limits};
 pub use placement::{placement_from_inventory, placement_from_inventory_with_limits};
@@ -17,6 +18,9 @@ pub use record::{
     PLACEMENT_TOP_MEMBERS, RANK_MEMBERS, RUNTIME_RECORD_MEMBERS, RUNTIME_TOP_MEMBERS,
 };
 pub use runtime::{runtime_from_inventory, runtime_from_inventory_with_limits};
+pub use summary::{
+    validate_runtime_inventory, validate_runtime_inventory_with_limits, RuntimeSummary,
+};
 
 use crate::limits::Limits;
 use crate::model::{Binding, Placement, Runtime};

@@ -112,6 +112,36 @@ pub(crate) struct RuntimeHeader<'v, 'a> {
     pub generation: Option<&'v Value<'a>>,
 }
 
+/// The header members of a runtime manifest, checked (§8.4 step 2).
+#[derive(Clone, Copy)]
+pub(crate) struct CheckedHeader<'v> {
+    pub model_id: &'v str,
+    pub revision: &'v str,
+    pub instance_id: &'v str,
+    pub lease_id: Option<&'v str>,
+    pub placement_id: Option<&'v str>,
+    pub generation: Option<u64>,
+}
+
+/// Checks the header members (§8.4 step 2).
+pub(crate) fn check_header<'v>(
+    root: &Path<'_>,
+    header: &RuntimeHeader<'v, '_>,
+) -> Result<CheckedHeader<'v>> {
+    Ok(CheckedHeader {
+        model_id: check::string(header.model_id, "model_id", &root.key("model_id"))?,
+        revision: check::string(header.revision, "revision", &root.key("revision"))?,
+        instance_id: check::string(header.instance_id, "instance_id", &root.key("instance_id"))?,
+        lease_id: check::opt_string(header.lease_id, "lease_id", &root.key("lease_id"))?,
+        placement_id: check::opt_string(
+            header.placement_id,
+            "placement_id",
+            &root.key("placement_id"),
+        )?,
+        generation: check::opt_int(header.generation, "generation", 0, &root.key("generation"))?,
+    })
+}
+
 /// §8.4 steps 2–9 on checked, canonical descriptors and checked fragments.
 pub(crate) fn construct_runtime(
     root: &Path<'_>,
@@ -120,17 +150,8 @@ pub(crate) fn construct_runtime(
     fragments: Vec<RuntimeFragment>,
     owners: Vec<Option<Owner>>,
 ) -> Result<Runtime> {
-    let model_id = check::string(header.model_id, "model_id", &root.key("model_id"))?;
-    let revision = check::string(header.revision, "revision", &root.key("revision"))?;
-    let instance_id = check::string(header.instance_id, "instance_id", &root.key("instance_id"))?;
-    let lease_id = check::opt_string(header.lease_id, "lease_id", &root.key("lease_id"))?;
-    let placement_id = check::opt_string(
-        header.placement_id,
-        "placement_id",
-        &root.key("placement_id"),
-    )?;
-    let mut generation =
-        check::opt_int(header.generation, "generation", 0, &root.key("generation"))?;
+    let header = check_header(root, header)?;
+    let mut generation = header.generation;
 
     // The distinct lease generations: none, one, or more than one.
     let first_lease = fragments.first().map(|f| f.lease_generation);
@@ -170,22 +191,41 @@ pub(crate) fn construct_runtime(
     })?;
     let mut by_id: FxHashMap<&str, &TensorDescriptor> = map_with_capacity(tensors.len());
     by_id.extend(tensors.iter().map(|t| (t.tensor_id.as_str(), t)));
-    check_physical(instance_id, &fragments, &|id| by_id.get(id).copied())?;
+    check_physical(header.instance_id, &fragments, &|id| by_id.get(id).copied())?;
     drop(by_id);
 
+    Ok(assemble(
+        &CheckedHeader {
+            generation,
+            ..header
+        },
+        tensors,
+        fragments,
+        owners,
+    ))
+}
+
+/// The runtime manifest of parts that passed every check of §8.4 (`header.generation` is
+/// the manifest's: as given, or derived from the fragments' lease generation).
+pub(crate) fn assemble(
+    header: &CheckedHeader<'_>,
+    tensors: Vec<TensorDescriptor>,
+    fragments: Vec<RuntimeFragment>,
+    owners: Vec<Option<Owner>>,
+) -> Runtime {
     let mut owners = owners;
     owners.resize(fragments.len(), None);
-    Ok(Runtime {
+    Runtime {
         manifest: RuntimeManifest {
             fragments,
-            generation,
-            instance_id: instance_id.to_owned(),
-            lease_id: lease_id.map(str::to_owned),
-            model_id: model_id.to_owned(),
-            placement_id: placement_id.map(str::to_owned),
-            revision: revision.to_owned(),
+            generation: header.generation,
+            instance_id: header.instance_id.to_owned(),
+            lease_id: header.lease_id.map(str::to_owned),
+            model_id: header.model_id.to_owned(),
+            placement_id: header.placement_id.map(str::to_owned),
+            revision: header.revision.to_owned(),
             tensors,
         },
         owners,
-    })
+    }
 }

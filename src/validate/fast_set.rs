@@ -14,7 +14,7 @@ use super::fxhash::{hash_str, map_with_capacity, set_with_capacity};
 use crate::geometry::{first_intersection, BoxRef};
 use crate::model::descriptor::shard_dims;
 use crate::model::order::ascending_by;
-use crate::wire::{ParallelRank, TensorDescriptor};
+use crate::wire::TensorDescriptor;
 
 /// The most axes the compact tensor table holds; a tensor with more sends the set to the
 /// exact procedure.
@@ -48,7 +48,7 @@ impl Geometry {
     }
 
     /// F4–F8 for one fragment of this tensor, as one predicate.
-    fn admits(&self, fragment: &LogicalFragment<'_>) -> bool {
+    fn admits(&self, fragment: &FragmentBox<'_>) -> bool {
         let (offset, extent) = (fragment.global_offset, fragment.local_shape);
         if offset.len() != self.ndim || extent.len() != self.ndim {
             return false;
@@ -70,6 +70,27 @@ impl Geometry {
     }
 }
 
+/// What the geometric rules (F4–F8 and §8.3) read of a fragment.
+#[derive(Clone, Copy)]
+pub(crate) struct FragmentBox<'a> {
+    /// dp, ep, pp, tp.
+    pub rank: [u64; 4],
+    pub global_offset: &'a [u64],
+    pub local_shape: &'a [u64],
+    pub nbytes: u64,
+}
+
+impl<'a> LogicalFragment<'a> {
+    fn as_box(&self) -> FragmentBox<'a> {
+        FragmentBox {
+            rank: [self.rank.dp, self.rank.ep, self.rank.pp, self.rank.tp],
+            global_offset: self.global_offset,
+            local_shape: self.local_shape,
+            nbytes: self.nbytes,
+        }
+    }
+}
+
 /// Whether T1, F1–F8 and the same-rank overlap rule all pass for the `count` fragments
 /// that `fragment(i)` describes.
 pub(crate) fn all_pass<'a>(
@@ -77,9 +98,6 @@ pub(crate) fn all_pass<'a>(
     count: usize,
     fragment: &impl Fn(usize) -> LogicalFragment<'a>,
 ) -> bool {
-    let Some(geometry) = tensors.iter().map(Geometry::of).collect::<Option<Vec<_>>>() else {
-        return false;
-    };
     let mut by_id = map_with_capacity(tensors.len());
     for (index, tensor) in tensors.iter().enumerate() {
         let Ok(index) = u32::try_from(index) else {
@@ -101,11 +119,25 @@ pub(crate) fn all_pass<'a>(
         return false;
     };
     drop(by_id);
-    let boxes_pass = tensor_of
-        .iter()
-        .enumerate()
-        .all(|(i, &t)| geometry[t as usize].admits(&fragment(i)));
-    boxes_pass && no_same_rank_overlap(count, fragment, &tensor_of)
+    boxes_pass(tensors, &tensor_of, &|i| fragment(i).as_box())
+}
+
+/// Whether F4–F8 and the same-rank overlap rule pass for fragments of known tensors:
+/// fragment i, described by `fragment(i)`, is a box of `tensors[tensor_of[i]]`.
+pub(crate) fn boxes_pass<'a>(
+    tensors: &[TensorDescriptor],
+    tensor_of: &[u32],
+    fragment: &impl Fn(usize) -> FragmentBox<'a>,
+) -> bool {
+    let Some(geometry) = tensors.iter().map(Geometry::of).collect::<Option<Vec<_>>>() else {
+        return false;
+    };
+    let admitted = tensor_of.iter().enumerate().all(|(i, &t)| {
+        geometry
+            .get(t as usize)
+            .is_some_and(|g| g.admits(&fragment(i)))
+    });
+    admitted && no_same_rank_overlap(fragment, tensor_of)
 }
 
 /// F1 over the whole set: strictly ascending ids (a sorted placement) are distinct without
@@ -123,41 +155,53 @@ fn ids_distinct<'a>(count: usize, fragment: &impl Fn(usize) -> LogicalFragment<'
 /// A fragment's group of §8.3: its tensor's index and its rank's coordinates.
 type GroupKey = (u32, u64, u64, u64, u64);
 
-/// (tensor, rank) packed into one integer when every part fits (32 bits for the tensor,
-/// 24 for each coordinate).
-fn packed_key(tensor: u32, rank: &ParallelRank) -> Option<u128> {
-    let mut key = u128::from(tensor);
-    for coordinate in [rank.dp, rank.ep, rank.pp, rank.tp] {
-        if coordinate >= 1 << 24 {
-            return None;
+/// Every fragment's (tensor, rank) packed into one u64, each part in as many bits as its
+/// largest value needs, when they fit in 64 (they do for any real deployment: a million
+/// tensors and ranks in the thousands take 20 + 4 x 12 bits).
+fn packed_keys<'a>(
+    fragment: &impl Fn(usize) -> FragmentBox<'a>,
+    tensor_of: &[u32],
+) -> Option<Vec<u64>> {
+    let bits = |max: u64| 64 - max.leading_zeros();
+    let mut max = [0u64; 5];
+    for (i, &t) in tensor_of.iter().enumerate() {
+        let [dp, ep, pp, tp] = fragment(i).rank;
+        for (m, v) in max.iter_mut().zip([u64::from(t), dp, ep, pp, tp]) {
+            *m = (*m).max(v);
         }
-        key = (key << 24) | u128::from(coordinate);
     }
-    Some(key)
+    let widths = max.map(bits);
+    if widths.iter().sum::<u32>() > 64 {
+        return None;
+    }
+    let keys = tensor_of.iter().enumerate().map(|(i, &t)| {
+        let [dp, ep, pp, tp] = fragment(i).rank;
+        let parts = [u64::from(t), dp, ep, pp, tp];
+        // A shift by the full width (64) only happens when every part is zero.
+        parts.iter().zip(widths).fold(0u64, |key, (&part, width)| {
+            key.checked_shl(width).unwrap_or(0) | part
+        })
+    });
+    Some(keys.collect())
 }
 
 /// §8.3 as a yes/no question. Fragments are keyed by (tensor, rank); only keys held by
-/// two or more fragments form groups that need the sweep. Usually no key repeats, which a
-/// set of packed integer keys tells quickly.
+/// two or more fragments form groups that need the sweep. Usually no key repeats, which
+/// sorted packed keys tell quickly (8 bytes a fragment and a sequential sort, where a
+/// hash set takes 34 bytes and a cache miss per fragment).
 fn no_same_rank_overlap<'a>(
-    count: usize,
-    fragment: &impl Fn(usize) -> LogicalFragment<'a>,
+    fragment: &impl Fn(usize) -> FragmentBox<'a>,
     tensor_of: &[u32],
 ) -> bool {
-    let mut seen = set_with_capacity(count);
-    let distinct = tensor_of
-        .iter()
-        .enumerate()
-        .try_fold(true, |distinct, (i, &t)| {
-            let key = packed_key(t, fragment(i).rank)?;
-            Some(distinct && seen.insert(key))
-        });
-    drop(seen);
-    if distinct == Some(true) {
-        return true;
+    let count = tensor_of.len();
+    if let Some(mut keys) = packed_keys(fragment, tensor_of) {
+        keys.sort_unstable();
+        if keys.windows(2).all(|w| w[0] != w[1]) {
+            return true;
+        }
     }
     let key = |i: usize| -> GroupKey {
-        let ParallelRank { dp, ep, pp, tp } = *fragment(i).rank;
+        let [dp, ep, pp, tp] = fragment(i).rank;
         (tensor_of[i], dp, ep, pp, tp)
     };
     let mut keyed: Vec<(GroupKey, usize)> = (0..count).map(|i| (key(i), i)).collect();

@@ -36,25 +36,56 @@ pub(crate) fn check_physical<'a>(
     }
     for members in &mut spaces {
         members.sort_by_key(|&i| fragments[i].address); // stable
-                                                        // While no violation has been found, every active fragment contains the current
-                                                        // address, so any two active ones overlap and must be an exact alias pair: the
-                                                        // active set is one class of identical ranges. The alias relation is a conjunction
-                                                        // of equalities, hence transitive, so comparing with the first member decides.
-        let mut active: Vec<usize> = Vec::new();
-        for &current in members.iter() {
-            let c = &fragments[current];
-            if let Some(&first) = active.first() {
-                let p = &fragments[first];
-                if p.address.saturating_add(p.nbytes) <= c.address {
-                    active.clear();
-                } else if !exact_alias_pair(p, c, descriptor) {
-                    return Err(overlap_error(instance_id, p, c));
-                }
-            }
-            active.push(current);
+        let overlap = first_overlap(
+            members,
+            |i| (fragments[i].address, fragments[i].nbytes),
+            |p, c| exact_alias_pair(&fragments[p], &fragments[c], descriptor),
+        );
+        if let Some((p, c)) = overlap {
+            return Err(overlap_error(instance_id, &fragments[p], &fragments[c]));
         }
     }
     Ok(())
+}
+
+/// The sweep of one address space: `members` sorted by address (stably), `range(i)` the
+/// (address, nbytes) of fragment i. Returns the first pair, in sweep order, whose byte
+/// ranges overlap without being an exact alias pair.
+pub(crate) fn first_overlap(
+    members: &[usize],
+    range: impl Fn(usize) -> (u64, u64),
+    exact_alias_pair: impl Fn(usize, usize) -> bool,
+) -> Option<(usize, usize)> {
+    // While no violation has been found, every active fragment contains the current
+    // address, so any two active ones overlap and must be an exact alias pair: the active
+    // set is one class of identical ranges. The alias relation is a conjunction of
+    // equalities, hence transitive, so comparing with the first member decides.
+    let mut active: Option<usize> = None;
+    for &current in members {
+        if let Some(first) = active {
+            let (address, nbytes) = range(first);
+            if address.saturating_add(nbytes) <= range(current).0 {
+                active = None;
+            } else if !exact_alias_pair(first, current) {
+                return Some((first, current));
+            }
+        }
+        active.get_or_insert(current);
+    }
+    None
+}
+
+/// Whether two descriptors agree in every member but tensor_id (an exact alias pair may
+/// join two tensors of one layout).
+pub(crate) fn same_layout(a: &TensorDescriptor, b: &TensorDescriptor) -> bool {
+    a.global_shape == b.global_shape
+        && a.dtype == b.dtype
+        && a.itemsize == b.itemsize
+        && a.partition_dim == b.partition_dim
+        && a.shard_dims == b.shard_dims
+        && a.layer_id == b.layer_id
+        && a.expert_id == b.expert_id
+        && a.layout_fingerprint == b.layout_fingerprint
 }
 
 fn exact_alias_pair<'a>(
@@ -63,16 +94,7 @@ fn exact_alias_pair<'a>(
     descriptor: &dyn Fn(&str) -> Option<&'a TensorDescriptor>,
 ) -> bool {
     let same_descriptor = match (descriptor(&p.tensor_id), descriptor(&c.tensor_id)) {
-        (Some(a), Some(b)) => {
-            a.global_shape == b.global_shape
-                && a.dtype == b.dtype
-                && a.itemsize == b.itemsize
-                && a.partition_dim == b.partition_dim
-                && a.shard_dims == b.shard_dims
-                && a.layer_id == b.layer_id
-                && a.expert_id == b.expert_id
-                && a.layout_fingerprint == b.layout_fingerprint
-        }
+        (Some(a), Some(b)) => same_layout(a, b),
         _ => false,
     };
     p.address == c.address

@@ -176,6 +176,17 @@ impl<'a> Cursor<'a> {
         })
     }
 
+    /// An array of integers of at least `min`, into `out` (cleared first): the per-record
+    /// arrays of a large document reuse one buffer instead of allocating each.
+    #[inline]
+    pub(super) fn u64s_into(&mut self, min: u64, out: &mut Vec<u64>) -> Fast<()> {
+        out.clear();
+        self.array(|c| {
+            out.push(c.u64_min(min)?);
+            Some(())
+        })
+    }
+
     /// An object whose keys are among `keys` (at most 32), each at most once, calling
     /// `member` with the key's index (the cursor then at its value). Returns the set of
     /// keys met, bit i for `keys[i]`. Keys are predicted by `order` (the order the previous

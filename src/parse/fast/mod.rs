@@ -8,7 +8,9 @@ mod placement;
 mod runtime_inventory;
 
 pub(crate) use placement::placement;
-pub(crate) use runtime_inventory::runtime_inventory;
+pub(crate) use runtime_inventory::{runtime_inventory, runtime_inventory_summary};
 
+#[cfg(test)]
+mod summary_tests;
 #[cfg(test)]
 mod tests;

@@ -7,7 +7,7 @@ use proptest::prelude::*;
 
 use crate::bench_data::{write_placement, write_runtime_inventory, Model};
 use crate::error::Result;
-use crate::inventory::{runtime_from_inventory, InventoryOptions};
+use crate::inventory::{runtime_from_inventory, InventoryOptions, RuntimeSummary};
 use crate::limits::Limits;
 use crate::model::{Placement, Runtime};
 use crate::parse::placement_from_value;
@@ -46,6 +46,12 @@ fn agree(text: &[u8]) -> usize {
                 String::from_utf8_lossy(text)
             );
             decided += 1;
+        }
+        // The compact validation only ever says "valid", and then with the full counts.
+        if let Some(summary) = super::runtime_inventory_summary(text, &options, &Limits::default())
+        {
+            let runtime = general_runtime(text, &options).expect("compact path accepted");
+            assert_eq!(summary, RuntimeSummary::from(&runtime));
         }
     }
     decided

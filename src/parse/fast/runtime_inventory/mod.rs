@@ -1,18 +1,20 @@
 //! The fast path of the runtime inventory reader (§10.3): one pass over the text straight
 //! into runtime fragments, no document tree.
 //!
-//! Records with the listed members only (no unknown ones), zero storage and byte offsets
-//! and row-major strides are read here; each per-record step of §10.3 is checked as a
-//! yes/no question. A record's descriptor is checked in full (by the general path's own
-//! descriptor checks) the first time its tensor_id appears and whenever its members are
-//! not spelled byte for byte as in that first record; byte-identical members give the
-//! identical canonical descriptor. When every step holds, the descriptors and fragments
-//! are exactly those the general path builds, so §8.4 construction gives the same result,
-//! error included; anything else returns `None` and the general path reports the error.
+//! [`scan`] reads the top level and each record ([`record`]), merging descriptors
+//! ([`descriptors`]); each per-record step of §10.3 is checked as a yes/no question. When
+//! every step holds, the descriptors and fragments are exactly those the general path
+//! builds, so §8.4 construction gives the same result, error included; anything else
+//! returns `None` and the general path reports the error. The rules of §8.4 run on a
+//! compact [`table`] of the records; only when it says "no" does §8.4's own procedure run,
+//! to name the failure. [`runtime_inventory`] also keeps every record as a
+//! `RuntimeFragment`; [`summary`] keeps only the table, to validate without building the
+//! manifest.
 
 mod descriptors;
 mod record;
 mod summary;
+mod table;
 
 use std::borrow::Cow;
 
@@ -20,12 +22,13 @@ use super::cursor::{Cursor, KeyOrder};
 use crate::error::Result;
 use crate::inventory::InventoryOptions;
 use crate::limits::Limits;
-use crate::model::runtime::RuntimeHeader;
+use crate::model::runtime::{assemble, check_header, RuntimeHeader};
 use crate::model::{construct_runtime, Runtime};
 use crate::path::Path;
 use crate::value::Value;
 use descriptors::Descriptors;
 use record::{RecordReader, RecordView};
+use table::Table;
 
 pub(crate) use summary::runtime_inventory_summary;
 
@@ -139,23 +142,33 @@ pub(crate) fn runtime_inventory(
     // in the peak): no record is shorter than about 400 bytes of text (its 20 required
     // member names alone take 300), so this is never too small for a real inventory.
     // Untouched capacity costs address space, not memory.
-    let mut fragments = Vec::with_capacity(text.len() / 400);
+    let capacity = text.len() / 400;
+    let mut fragments = Vec::with_capacity(capacity);
+    // The rules run on the compact table, built while the text is in cache, instead of
+    // in three passes over a million fragments scattered over the heap.
+    let mut table = Some(Table::with_capacity(capacity));
     let scanned = scan(text, options, limits, |record, reader| {
+        if table
+            .as_mut()
+            .is_some_and(|t| t.push(&record, reader).is_none())
+        {
+            table = None; // §8.4 decides
+        }
         fragments.push(record.into_fragment(reader));
         Some(())
     })?;
     let header = scanned.top.header()?;
-    if !limits.admits_counts(scanned.descriptors.list(), fragments.len()) {
+    let descriptors = &scanned.descriptors;
+    if !limits.admits_counts(descriptors.list(), fragments.len()) {
         return None;
     }
+    let checked = check_header(&Path::Root, &header).ok();
+    let passes = table.is_some_and(|mut t| t.passes(descriptors.list()));
     let tensors = scanned.descriptors.into_sorted();
-    Some(construct_runtime(
-        &Path::Root,
-        &header,
-        tensors,
-        fragments,
-        Vec::new(),
-    ))
+    Some(match checked {
+        Some(checked) if passes => Ok(assemble(&checked, tensors, fragments, Vec::new())),
+        _ => construct_runtime(&Path::Root, &header, tensors, fragments, Vec::new()),
+    })
 }
 
 /// An optional member: absent and `null` are not set.

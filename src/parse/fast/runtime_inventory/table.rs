@@ -1,0 +1,182 @@
+//! The rules of §8.4 over a compact table of a runtime inventory's records.
+//!
+//! Each record is kept only as what the rules read: a 48-byte row (rank, byte range, box),
+//! its descriptor index, its id's 64-bit hash and its address space, about 80 bytes where
+//! a `RuntimeFragment` takes about 500 in seven heap allocations. Built while the text is
+//! read, the table answers "does every rule pass?" in passes over contiguous memory; a
+//! "no" never decides an error (equal id hashes, for one, only say "maybe"): the caller
+//! then runs §8.4 itself, which names the failure.
+
+use super::record::{RecordReader, RecordView};
+use crate::validate::fxhash::{hash_str, map_with_capacity, FxHashMap};
+use crate::validate::{boxes_pass, first_overlap, same_layout, FragmentBox};
+use crate::wire::{ParallelRank, TensorDescriptor};
+
+/// What the rules read of one record (48 bytes).
+struct Row {
+    address: u64,
+    nbytes: u64,
+    /// dp, ep, pp, tp (a coordinate past u32 leaves the decision to §8.4).
+    rank: [u32; 4],
+    /// Where its global_offset starts in the shared array; its local_shape follows.
+    boxes: u32,
+    ndim: u32,
+    /// 1 + its index in the alias lists, or 0: no aliases.
+    aliases: u32,
+}
+
+/// The records read so far.
+pub(super) struct Table<'a> {
+    rows: Vec<Row>,
+    /// The descriptor index of each row (a separate list: the fragment-set rules take it).
+    tensor_of: Vec<u32>,
+    /// The 64-bit hash of each row's fragment_id (F1, sorted at the end: 8 bytes a record,
+    /// where a hash set would take 34 and a cache miss per insert).
+    ids: Vec<u64>,
+    /// Each row's global_offset then local_shape.
+    boxes: Vec<u64>,
+    alias_lists: Vec<Vec<String>>,
+    /// The rows of each address space (worker_id, device), in record order.
+    spaces: Vec<Vec<usize>>,
+    space_of: FxHashMap<(&'a str, &'a str), usize>,
+    /// The last record's space: records usually come device by device.
+    last: Option<((&'a str, &'a str), usize)>,
+}
+
+impl<'a> Table<'a> {
+    /// An empty table with room for `records` two-dimensional records.
+    pub(super) fn with_capacity(records: usize) -> Self {
+        Table {
+            rows: Vec::with_capacity(records),
+            tensor_of: Vec::with_capacity(records),
+            ids: Vec::with_capacity(records),
+            boxes: Vec::with_capacity(records.saturating_mul(4)),
+            alias_lists: Vec::new(),
+            spaces: Vec::new(),
+            space_of: map_with_capacity(64),
+            last: None,
+        }
+    }
+
+    /// Adds a record (its arrays in `reader`). `None`: a rule already fails, or a value
+    /// does not fit the table; §8.4 decides.
+    pub(super) fn push(&mut self, record: &RecordView<'a>, reader: &RecordReader) -> Option<()> {
+        let ndim = reader.global_offset.len();
+        if reader.local_shape.len() != ndim {
+            return None; // F4
+        }
+        let ParallelRank { dp, ep, pp, tp } = record.rank;
+        let [Ok(dp), Ok(ep), Ok(pp), Ok(tp)] = [dp, ep, pp, tp].map(u32::try_from) else {
+            return None;
+        };
+        let boxes = u32::try_from(self.boxes.len()).ok()?;
+        let aliases = if record.aliases.is_empty() {
+            0
+        } else {
+            self.alias_lists.push(record.aliases.clone());
+            u32::try_from(self.alias_lists.len()).ok()?
+        };
+        let row = Row {
+            address: record.address,
+            nbytes: record.nbytes,
+            rank: [dp, ep, pp, tp],
+            boxes,
+            ndim: u32::try_from(ndim).ok()?,
+            aliases,
+        };
+        self.tensor_of.push(u32::try_from(record.tensor).ok()?);
+        self.boxes.extend_from_slice(&reader.global_offset);
+        self.boxes.extend_from_slice(&reader.local_shape);
+        self.ids.push(hash_str(record.fragment_id));
+
+        let key = (record.worker_id, record.device);
+        let space = match self.last {
+            Some((previous, space)) if previous == key => space,
+            _ => {
+                let next = self.spaces.len();
+                let space = *self.space_of.entry(key).or_insert(next);
+                if space == next {
+                    self.spaces.push(Vec::new());
+                }
+                space
+            }
+        };
+        self.last = Some((key, space));
+        self.spaces[space].push(self.rows.len());
+        self.rows.push(row);
+        Some(())
+    }
+
+    /// The number of records.
+    pub(super) fn len(&self) -> usize {
+        self.rows.len()
+    }
+
+    /// Whether the fragment-set rules (§8.2, §8.3) and the physical rule (§8.5) all pass,
+    /// `tensors` being the descriptors the rows' indices refer to. T1 and F3 hold by
+    /// construction (one descriptor per tensor_id; each row's tensor is its descriptor);
+    /// the lease generations were checked as the records were read.
+    pub(super) fn passes(&mut self, tensors: &[TensorDescriptor]) -> bool {
+        self.ids.sort_unstable();
+        if self.ids.windows(2).any(|w| w[0] == w[1]) {
+            return false;
+        }
+        let fragment = |i: usize| {
+            let row = &self.rows[i];
+            FragmentBox {
+                rank: row.rank.map(u64::from),
+                global_offset: self.global_offset(row),
+                local_shape: self.local_shape(row),
+                nbytes: row.nbytes,
+            }
+        };
+        if !boxes_pass(tensors, &self.tensor_of, &fragment) {
+            return false;
+        }
+        for members in &mut self.spaces {
+            let rows = &self.rows;
+            members.sort_by_key(|&i| rows[i].address); // stable
+        }
+        self.spaces.iter().all(|members| {
+            first_overlap(
+                members,
+                |i| (self.rows[i].address, self.rows[i].nbytes),
+                |p, c| self.exact_alias_pair(tensors, p, c),
+            )
+            .is_none()
+        })
+    }
+
+    fn global_offset(&self, row: &Row) -> &[u64] {
+        let start = row.boxes as usize;
+        &self.boxes[start..start + row.ndim as usize]
+    }
+
+    fn local_shape(&self, row: &Row) -> &[u64] {
+        let start = row.boxes as usize + row.ndim as usize;
+        &self.boxes[start..start + row.ndim as usize]
+    }
+
+    fn aliases(&self, row: &Row) -> &[String] {
+        match row.aliases.checked_sub(1) {
+            Some(index) => &self.alias_lists[index as usize],
+            None => &[],
+        }
+    }
+
+    /// §8.5's exact alias pair (the lease generations are all equal here).
+    fn exact_alias_pair(&self, tensors: &[TensorDescriptor], p: usize, c: usize) -> bool {
+        let (a, b) = (&self.rows[p], &self.rows[c]);
+        let aliases = self.aliases(a);
+        a.address == b.address
+            && a.nbytes == b.nbytes
+            && aliases.len() >= 2
+            && aliases == self.aliases(b)
+            && self.global_offset(a) == self.global_offset(b)
+            && self.local_shape(a) == self.local_shape(b)
+            && same_layout(
+                &tensors[self.tensor_of[p] as usize],
+                &tensors[self.tensor_of[c] as usize],
+            )
+    }
+}
