@@ -98,6 +98,9 @@ pub(crate) fn all_pass<'a>(
     count: usize,
     fragment: &impl Fn(usize) -> LogicalFragment<'a>,
 ) -> bool {
+    let Some(geometry) = Geometries::of(tensors) else {
+        return false;
+    };
     let mut by_id = map_with_capacity(tensors.len());
     for (index, tensor) in tensors.iter().enumerate() {
         let Ok(index) = u32::try_from(index) else {
@@ -119,21 +122,34 @@ pub(crate) fn all_pass<'a>(
         return false;
     };
     drop(by_id);
-    boxes_pass(tensors, &tensor_of, &|i| fragment(i).as_box())
+    boxes_pass(&geometry, &tensor_of, &|i| fragment(i).as_box())
+}
+
+/// What F4–F8 need of every tensor, in a compact table.
+pub(crate) struct Geometries(Vec<Geometry>);
+
+impl Geometries {
+    /// The table of `tensors`, or `None` when one has more axes than the table holds (the
+    /// exact procedure then decides).
+    pub(crate) fn of(tensors: &[TensorDescriptor]) -> Option<Geometries> {
+        tensors
+            .iter()
+            .map(Geometry::of)
+            .collect::<Option<_>>()
+            .map(Geometries)
+    }
 }
 
 /// Whether F4–F8 and the same-rank overlap rule pass for fragments of known tensors:
-/// fragment i, described by `fragment(i)`, is a box of `tensors[tensor_of[i]]`.
+/// fragment i, described by `fragment(i)`, is a box of tensor `tensor_of[i]` of `geometry`.
 pub(crate) fn boxes_pass<'a>(
-    tensors: &[TensorDescriptor],
+    geometry: &Geometries,
     tensor_of: &[u32],
     fragment: &impl Fn(usize) -> FragmentBox<'a>,
 ) -> bool {
-    let Some(geometry) = tensors.iter().map(Geometry::of).collect::<Option<Vec<_>>>() else {
-        return false;
-    };
     let admitted = tensor_of.iter().enumerate().all(|(i, &t)| {
         geometry
+            .0
             .get(t as usize)
             .is_some_and(|g| g.admits(&fragment(i)))
     });

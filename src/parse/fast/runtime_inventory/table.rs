@@ -9,7 +9,7 @@
 
 use super::record::{RecordReader, RecordView};
 use crate::validate::fxhash::{hash_str, map_with_capacity, FxHashMap};
-use crate::validate::{boxes_pass, first_overlap, same_layout, FragmentBox};
+use crate::validate::{boxes_pass, first_overlap, same_layout, FragmentBox, Geometries};
 use crate::wire::{ParallelRank, TensorDescriptor};
 
 /// What the rules read of one record (48 bytes).
@@ -130,7 +130,10 @@ impl<'a> Table<'a> {
                 nbytes: row.nbytes,
             }
         };
-        if !boxes_pass(tensors, &self.tensor_of, &fragment) {
+        let Some(geometry) = Geometries::of(tensors) else {
+            return false;
+        };
+        if !boxes_pass(&geometry, &self.tensor_of, &fragment) {
             return false;
         }
         for members in &mut self.spaces {
