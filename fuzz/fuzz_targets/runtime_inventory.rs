@@ -1,14 +1,21 @@
 //! Runtime inventory reader (both address semantics), then the projections and bind:
-//! never panics; project / bind / re-project keeps the placement digest (§13.3).
+//! never panics; the validating reader agrees with the full one; what is accepted
+//! re-validates from its own JSON; project / bind / re-project keeps the placement digest
+//! (§13.3).
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use weight_manifest::inventory::{read_runtime_inventory, InventoryOptions};
+use weight_manifest::inventory::{
+    read_runtime_inventory, validate_runtime_inventory, InventoryOptions, RuntimeSummary,
+};
 use weight_manifest::{bind, project_binding, project_placement, Runtime};
 
 fuzz_target!(|data: &[u8]| {
     for options in [InventoryOptions::default(), InventoryOptions::view()] {
-        let Ok(runtime) = read_runtime_inventory(data, &options) else { continue };
+        let read = read_runtime_inventory(data, &options);
+        let summary = read.as_ref().map(RuntimeSummary::from).map_err(Clone::clone);
+        assert_eq!(validate_runtime_inventory(data, &options), summary);
+        let Ok(runtime) = read else { continue };
         let text = runtime.to_json();
         assert_eq!(Runtime::from_json(&text).expect("emitted runtime must parse"), runtime);
         let Ok(placement) = project_placement(&runtime, None) else { continue };
