@@ -39,6 +39,7 @@ checks:
 	python3 tests/conformance/generate.py --check
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --workspace --all-targets -q -- -D warnings
+	RUSTDOCFLAGS="-D warnings" $(CARGO) doc --workspace --no-deps -q
 
 test-rust:
 	$(CARGO) test --workspace

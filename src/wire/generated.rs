@@ -854,7 +854,7 @@ pub struct ParallelRank {
     ///Tensor-parallel rank coordinate.
     pub tp: u64,
 }
-///An address-free logical box of one tensor owned by one rank (contract §2.3). On axis k it covers [global_offset[k], global_offset[k] + local_shape[k]).
+///An address-free logical box of one tensor owned by one rank (contract §2.3). On each axis it covers the half-open range from global_offset to global_offset + local_shape.
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Eq, Hash, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct PlacementFragment {
@@ -1197,7 +1197,7 @@ pub struct TensorDescriptor {
     pub layer_id: ::std::option::Option<u64>,
     ///Opaque fingerprint of the tensor's memory layout, compared byte for byte.
     pub layout_fingerprint: ::std::string::String,
-    ///The single sharded dimension (less than ndim), or null. When shard_dims is set too, shard_dims must equal [partition_dim].
+    ///The single sharded dimension (less than ndim), or null. When shard_dims is set too, shard_dims must be the one-element list holding partition_dim.
     #[serde(deserialize_with = "::std::option::Option::deserialize")]
     pub partition_dim: ::std::option::Option<u64>,
     ///Sharded dimensions, strictly ascending, each less than ndim; [] means replicated. Null is accepted on input only and means 'derive from partition_dim'; emitters always write an array.

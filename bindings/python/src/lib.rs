@@ -3,8 +3,8 @@
 //! reference's `mooncake.model_weight`).
 //!
 //! The binding is thin: it converts Python objects to the core's document values
-//! ([`convert`], [`records`]), calls the core, and converts results and rejections back
-//! ([`emit`], [`errors`]). No contract rule is implemented here.
+//! (modules `convert`, `records`), calls the core, and converts results and rejections
+//! back (`emit`, `errors`). No contract rule is implemented here.
 
 mod classes;
 mod convert;
