@@ -45,8 +45,8 @@ const TOP_KEYS: [&str; 7] = [
 /// model_id, revision, instance_id, generation, tensors.
 const TOP_REQUIRED: u32 = 0b101_0111;
 
-/// A runtime inventory read up to §8.4: its header members, its distinct descriptors and
-/// how many records it has (each handed to the caller as it is read).
+/// A runtime inventory read up to §8.4: its header members and its distinct descriptors
+/// (each record was handed to the caller as it was read).
 struct Scanned<'a> {
     top: Top<'a>,
     descriptors: Descriptors<'a>,
