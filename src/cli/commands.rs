@@ -36,17 +36,8 @@ pub(crate) fn run(command: Command, limits: &Limits) -> Outcome {
             inventory,
             semantics,
         }) => {
-            if inventory && input.format.format != Format::Json {
-                // The text report needs only the counts: validate without keeping the
-                // manifest (same accept/reject and errors, a fraction of the memory).
-                return validate(
-                    &input,
-                    limits,
-                    semantics.address_semantics.as_ref(),
-                    |text, options| validate_runtime_inventory_with_limits(text, options, limits),
-                    |summary| json!({ "tensors": summary.tensors, "fragments": summary.fragments }),
-                    runtime_line,
-                );
+            if inventory && input.format.format == Format::Text {
+                return inventory_counts(&input, limits, semantics.address_semantics.as_ref());
             }
             validate(
                 &input,
@@ -178,13 +169,7 @@ fn validate<T>(
     as_json: impl FnOnce(&T) -> serde_json::Value,
     as_text: impl FnOnce(&T) -> String,
 ) -> Outcome {
-    let text = read_input(&input.file, limits.max_document_bytes)?;
-    let value = semantics_value(address_semantics);
-    let options = InventoryOptions {
-        address_semantics: value.as_ref(),
-        owner_resolver: None,
-    };
-    Ok(match check(&text, &options) {
+    Ok(match checked(input, limits, address_semantics, check)? {
         Err(e) => rejection(&e, input.format.format),
         Ok(checked) => {
             if input.format.format == Format::Json {
@@ -193,6 +178,38 @@ fn validate<T>(
                 println!("{}", as_text(&checked));
             }
             leave_to_exit(checked);
+            ExitCode::SUCCESS
+        }
+    })
+}
+
+/// Reads `input` and runs `check` on it with the inventory options.
+fn checked<T>(
+    input: &Input,
+    limits: &Limits,
+    address_semantics: Option<&String>,
+    check: impl FnOnce(&[u8], &InventoryOptions<'_>) -> Result<T, Error>,
+) -> Result<Result<T, Error>, String> {
+    let text = read_input(&input.file, limits.max_document_bytes)?;
+    let value = semantics_value(address_semantics);
+    let options = InventoryOptions {
+        address_semantics: value.as_ref(),
+        owner_resolver: None,
+    };
+    Ok(check(&text, &options))
+}
+
+/// `runtime validate --inventory` with the text report, which needs only the counts: the
+/// inventory is validated without keeping its manifest (same accept/reject and errors, a
+/// fraction of the memory).
+fn inventory_counts(input: &Input, limits: &Limits, semantics: Option<&String>) -> Outcome {
+    let check = |text: &[u8], options: &InventoryOptions<'_>| {
+        validate_runtime_inventory_with_limits(text, options, limits)
+    };
+    Ok(match checked(input, limits, semantics, check)? {
+        Err(e) => rejection(&e, Format::Text),
+        Ok(summary) => {
+            println!("{}", runtime_line(&summary));
             ExitCode::SUCCESS
         }
     })

@@ -168,6 +168,13 @@ fn ids_distinct<'a>(count: usize, fragment: &impl Fn(usize) -> LogicalFragment<'
     (0..count).all(|i| seen.insert(hash_str(fragment(i).id)))
 }
 
+/// Whether `keys` are pairwise distinct (sorts them): 8 bytes a key and a sequential sort,
+/// where a hash set takes 34 bytes a key and a cache miss per insert.
+pub(crate) fn all_distinct(keys: &mut [u64]) -> bool {
+    keys.sort_unstable();
+    keys.windows(2).all(|w| w[0] != w[1])
+}
+
 /// A fragment's group of §8.3: its tensor's index and its rank's coordinates.
 type GroupKey = (u32, u64, u64, u64, u64);
 
@@ -210,11 +217,8 @@ fn no_same_rank_overlap<'a>(
     tensor_of: &[u32],
 ) -> bool {
     let count = tensor_of.len();
-    if let Some(mut keys) = packed_keys(fragment, tensor_of) {
-        keys.sort_unstable();
-        if keys.windows(2).all(|w| w[0] != w[1]) {
-            return true;
-        }
+    if packed_keys(fragment, tensor_of).is_some_and(|mut keys| all_distinct(&mut keys)) {
+        return true;
     }
     let key = |i: usize| -> GroupKey {
         let [dp, ep, pp, tp] = fragment(i).rank;

@@ -8,6 +8,6 @@ mod fragment_set;
 pub(crate) mod fxhash;
 mod physical;
 
-pub(crate) use fast_set::{boxes_pass, FragmentBox, Geometries};
+pub(crate) use fast_set::{all_distinct, boxes_pass, FragmentBox, Geometries};
 pub(crate) use fragment_set::{check_fragment_set, LogicalFragment};
-pub(crate) use physical::{check_physical, first_overlap, same_layout};
+pub(crate) use physical::{check_physical, same_layout, AddressSpaces};

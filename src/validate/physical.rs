@@ -3,7 +3,7 @@
 
 use std::fmt::Write as _;
 
-use super::fxhash::{map_with_capacity, FxHashMap};
+use super::fxhash::FxHashMap;
 use crate::error::{Code, Detail, Error, Result};
 use crate::wire::{RuntimeFragment, TensorDescriptor};
 
@@ -14,44 +14,66 @@ pub(crate) fn check_physical<'a>(
     fragments: &'a [RuntimeFragment],
     descriptor: &dyn Fn(&str) -> Option<&'a TensorDescriptor>,
 ) -> Result<()> {
-    let mut space_of: FxHashMap<(&str, &str), usize> = map_with_capacity(64);
-    let mut spaces: Vec<Vec<usize>> = Vec::new();
-    // Records usually come device by device: the previous fragment's space is tried first.
-    let mut last: Option<((&str, &str), usize)> = None;
+    let mut spaces = AddressSpaces::default();
     for (i, fragment) in fragments.iter().enumerate() {
-        let key = (fragment.worker_id.as_str(), fragment.device.as_str());
-        let space = match last {
+        spaces.add(&fragment.worker_id, &fragment.device, i);
+    }
+    let overlap = spaces.first_overlap(
+        |i| (fragments[i].address, fragments[i].nbytes),
+        |p, c| exact_alias_pair(&fragments[p], &fragments[c], descriptor),
+    );
+    match overlap {
+        Some((p, c)) => Err(overlap_error(instance_id, &fragments[p], &fragments[c])),
+        None => Ok(()),
+    }
+}
+
+/// The fragments of each address space (worker_id, device) of one instance.
+#[derive(Default)]
+pub(crate) struct AddressSpaces<'a> {
+    space_of: FxHashMap<(&'a str, &'a str), usize>,
+    /// The fragment indices of each space, in the order added.
+    members: Vec<Vec<usize>>,
+    /// The last fragment's space: records usually come device by device.
+    last: Option<((&'a str, &'a str), usize)>,
+}
+
+impl<'a> AddressSpaces<'a> {
+    /// Adds fragment `index`, which lives on `device` of `worker_id`.
+    pub(crate) fn add(&mut self, worker_id: &'a str, device: &'a str, index: usize) {
+        let key = (worker_id, device);
+        let space = match self.last {
             Some((previous, space)) if previous == key => space,
             _ => {
-                let next = spaces.len();
-                let space = *space_of.entry(key).or_insert(next);
+                let next = self.members.len();
+                let space = *self.space_of.entry(key).or_insert(next);
                 if space == next {
-                    spaces.push(Vec::new());
+                    self.members.push(Vec::new());
                 }
                 space
             }
         };
-        last = Some((key, space));
-        spaces[space].push(i);
+        self.last = Some((key, space));
+        self.members[space].push(index);
     }
-    for members in &mut spaces {
-        members.sort_by_key(|&i| fragments[i].address); // stable
-        let overlap = first_overlap(
-            members,
-            |i| (fragments[i].address, fragments[i].nbytes),
-            |p, c| exact_alias_pair(&fragments[p], &fragments[c], descriptor),
-        );
-        if let Some((p, c)) = overlap {
-            return Err(overlap_error(instance_id, &fragments[p], &fragments[c]));
-        }
+
+    /// The sweep of §8.5 over each space in the order the spaces were met, `range(i)` being
+    /// the (address, nbytes) of fragment i: the first pair, in sweep order, whose byte
+    /// ranges overlap without being an exact alias pair.
+    pub(crate) fn first_overlap(
+        &mut self,
+        range: impl Fn(usize) -> (u64, u64),
+        exact_alias_pair: impl Fn(usize, usize) -> bool,
+    ) -> Option<(usize, usize)> {
+        self.members.iter_mut().find_map(|members| {
+            members.sort_by_key(|&i| range(i).0); // stable
+            sweep(members, &range, &exact_alias_pair)
+        })
     }
-    Ok(())
 }
 
-/// The sweep of one address space: `members` sorted by address (stably), `range(i)` the
-/// (address, nbytes) of fragment i. Returns the first pair, in sweep order, whose byte
-/// ranges overlap without being an exact alias pair.
-pub(crate) fn first_overlap(
+/// The sweep of one address space, `members` sorted by address.
+fn sweep(
     members: &[usize],
     range: impl Fn(usize) -> (u64, u64),
     exact_alias_pair: impl Fn(usize, usize) -> bool,

@@ -8,8 +8,10 @@
 //! then runs §8.4 itself, which names the failure.
 
 use super::record::{RecordReader, RecordView};
-use crate::validate::fxhash::{hash_str, map_with_capacity, FxHashMap};
-use crate::validate::{boxes_pass, first_overlap, same_layout, FragmentBox, Geometries};
+use crate::validate::fxhash::hash_str;
+use crate::validate::{
+    all_distinct, boxes_pass, same_layout, AddressSpaces, FragmentBox, Geometries,
+};
 use crate::wire::{ParallelRank, TensorDescriptor};
 
 /// What the rules read of one record (48 bytes).
@@ -36,11 +38,8 @@ pub(super) struct Table<'a> {
     /// Each row's global_offset then local_shape.
     boxes: Vec<u64>,
     alias_lists: Vec<Vec<String>>,
-    /// The rows of each address space (worker_id, device), in record order.
-    spaces: Vec<Vec<usize>>,
-    space_of: FxHashMap<(&'a str, &'a str), usize>,
-    /// The last record's space: records usually come device by device.
-    last: Option<((&'a str, &'a str), usize)>,
+    /// The rows of each address space (worker_id, device).
+    spaces: AddressSpaces<'a>,
 }
 
 impl<'a> Table<'a> {
@@ -52,9 +51,7 @@ impl<'a> Table<'a> {
             ids: Vec::with_capacity(records),
             boxes: Vec::with_capacity(records.saturating_mul(4)),
             alias_lists: Vec::new(),
-            spaces: Vec::new(),
-            space_of: map_with_capacity(64),
-            last: None,
+            spaces: AddressSpaces::default(),
         }
     }
 
@@ -89,20 +86,8 @@ impl<'a> Table<'a> {
         self.boxes.extend_from_slice(&reader.local_shape);
         self.ids.push(hash_str(record.fragment_id));
 
-        let key = (record.worker_id, record.device);
-        let space = match self.last {
-            Some((previous, space)) if previous == key => space,
-            _ => {
-                let next = self.spaces.len();
-                let space = *self.space_of.entry(key).or_insert(next);
-                if space == next {
-                    self.spaces.push(Vec::new());
-                }
-                space
-            }
-        };
-        self.last = Some((key, space));
-        self.spaces[space].push(self.rows.len());
+        self.spaces
+            .add(record.worker_id, record.device, self.rows.len());
         self.rows.push(row);
         Some(())
     }
@@ -117,8 +102,7 @@ impl<'a> Table<'a> {
     /// construction (one descriptor per tensor_id; each row's tensor is its descriptor);
     /// the lease generations were checked as the records were read.
     pub(super) fn passes(&mut self, tensors: &[TensorDescriptor]) -> bool {
-        self.ids.sort_unstable();
-        if self.ids.windows(2).any(|w| w[0] == w[1]) {
+        if !all_distinct(&mut self.ids) {
             return false;
         }
         let fragment = |i: usize| {
@@ -136,18 +120,14 @@ impl<'a> Table<'a> {
         if !boxes_pass(&geometry, &self.tensor_of, &fragment) {
             return false;
         }
-        for members in &mut self.spaces {
-            let rows = &self.rows;
-            members.sort_by_key(|&i| rows[i].address); // stable
-        }
-        self.spaces.iter().all(|members| {
-            first_overlap(
-                members,
-                |i| (self.rows[i].address, self.rows[i].nbytes),
-                |p, c| self.exact_alias_pair(tensors, p, c),
-            )
-            .is_none()
-        })
+        // The sweep sorts the spaces while the rows are read: take them out of `self`.
+        let mut spaces = std::mem::take(&mut self.spaces);
+        let overlap = spaces.first_overlap(
+            |i| (self.rows[i].address, self.rows[i].nbytes),
+            |p, c| self.exact_alias_pair(tensors, p, c),
+        );
+        self.spaces = spaces;
+        overlap.is_none()
     }
 
     fn global_offset(&self, row: &Row) -> &[u64] {
