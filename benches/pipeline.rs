@@ -10,13 +10,11 @@ use std::sync::{Arc, LazyLock, Mutex};
 use divan::counter::{BytesCount, ItemsCount};
 use divan::{black_box, Bencher};
 use sha2::{Digest, Sha256};
-use weight_manifest::bench_data::{
-    fragment_count, write_placement, write_runtime_inventory, Model,
-};
 use weight_manifest::inventory::{
     read_runtime_inventory, validate_runtime_inventory, InventoryOptions,
 };
 use weight_manifest::{reader, Placement};
+use weight_manifest_bench_data::{fragment_count, write_placement, write_runtime_inventory, Model};
 
 fn main() {
     divan::main();

@@ -33,9 +33,6 @@
 
 #![forbid(unsafe_code)]
 
-pub mod adapt;
-#[doc(hidden)]
-pub mod bench_data;
 pub mod canonical;
 pub mod code;
 pub mod coverage;
@@ -55,12 +52,10 @@ mod test_support;
 
 mod bind;
 mod check;
-pub mod conformance;
 pub mod construct;
 mod geometry;
 mod identity;
 mod model;
-pub mod ops;
 mod parse;
 mod project;
 mod validate;

@@ -7,8 +7,8 @@ use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
 use serde_json::Value as Json;
 use sha2::{Digest, Sha256};
-use weight_manifest::ops::{run, Op, OpInput};
 use weight_manifest::Placement;
+use weight_manifest_conformance::ops::{run, Op, OpInput};
 
 fn reference(name: &str) -> String {
     std::fs::read_to_string(

@@ -1,13 +1,13 @@
 //! The DeepSeek-V3-like reshard workload: the performance workload's placement
-//! (`weight_manifest::bench_data`, TP8/EP8/PP4/DP2) as the source, and the same model
+//! (`weight_manifest_bench_data`, TP8/EP8/PP4/DP2) as the source, and the same model
 //! laid out TP4/EP16/PP8/DP2 as the target.
 //!
 //! Target ranks: a non-expert fragment of TP rank g in stage p of replica d is on
 //! (dp d, tp g, pp p, ep 0); routed expert e is whole on (dp d, tp 0, pp p, ep e / 16).
 
-use weight_manifest::bench_data::{placement, tensors, Model, Split};
 use weight_manifest::logical_fragment_id;
 use weight_manifest::wire::{ParallelRank, PlacementFragment, PlacementManifest};
+use weight_manifest_bench_data::{placement, tensors, Model, Split};
 
 /// (tp, ep) and the box (offset, extent) a fragment holds.
 type Held = ((u64, u64), (Vec<u64>, Vec<u64>));

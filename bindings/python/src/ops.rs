@@ -301,5 +301,5 @@ pub(crate) fn bind<'py>(
 /// through the core's own operation dispatcher.
 #[pyfunction]
 pub(crate) fn core_respond(line: &str) -> String {
-    weight_manifest::conformance::respond(line).to_string()
+    weight_manifest_conformance::respond(line).to_string()
 }

@@ -7,7 +7,6 @@
 
 use serde_json::{json, Value as Json};
 
-use crate::bench_data::{write_runtime_inventory, Model};
 use crate::error::Result;
 use crate::inventory::{
     read_runtime_inventory, runtime_from_inventory, validate_runtime_inventory, InventoryOptions,
@@ -17,6 +16,7 @@ use crate::limits::Limits;
 use crate::model::Runtime;
 use crate::reader;
 use crate::test_support::Rng;
+use weight_manifest_bench_data::{write_runtime_inventory, Model};
 
 fn inventory() -> Json {
     let model = Model {

@@ -5,13 +5,13 @@ use std::path::Path;
 
 use proptest::prelude::*;
 
-use crate::bench_data::{write_placement, write_runtime_inventory, Model};
 use crate::error::Result;
 use crate::inventory::{runtime_from_inventory, InventoryOptions, RuntimeSummary};
 use crate::limits::Limits;
 use crate::model::{Placement, Runtime};
 use crate::parse::placement_from_value;
 use crate::reader;
+use weight_manifest_bench_data::{write_placement, write_runtime_inventory, Model};
 
 fn general_placement(text: &[u8]) -> Result<Placement> {
     placement_from_value(
@@ -94,7 +94,7 @@ fn generated_documents_take_the_fast_path() {
 #[test]
 fn conformance_documents_agree() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/conformance");
-    let fixtures = crate::conformance::load_fixtures(&root).unwrap();
+    let fixtures = weight_manifest_conformance::load_fixtures(&root).unwrap();
     assert!(fixtures.len() > 100);
     let mut decided = 0;
     for fixture in &fixtures {

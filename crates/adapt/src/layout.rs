@@ -1,0 +1,266 @@
+//! The layout: which rule places each tensor, its pipeline stage, and the boxes its stage's
+//! tp and ep ranks hold.
+//!
+//! The rank grid is dp × pp × tp × ep. A tensor lives on one stage: from its `layer` value
+//! through the pipeline, else from its rule's `stage`. Within the stage:
+//! - replicate: the whole tensor on every (tp, ep);
+//! - split dim d over an axis of n ranks: rank r of that axis holds [r·s/n, (r+1)·s/n) on
+//!   d (s the extent), repeated over every rank of the other axis;
+//! - own_by_expert: expert e of E experts is owned by ep rank e / (E / ep); each tp rank of
+//!   that ep rank holds the whole tensor, or its tp slice on `split_dim`.
+//!
+//! Every data-parallel replica repeats the layout (the builder's job). All arithmetic on
+//! header and rule values is checked.
+
+use super::assign;
+use super::checkpoint::Checkpoint;
+use super::header::HeaderTensor;
+use super::rules::{Action, Axis, Rules, Stage};
+use super::{error_at, rule_pointer, Grid, MAX_FRAGMENTS};
+use weight_manifest::error::{Code, Error, Result};
+
+/// How the boxes of one tensor are cut within its stage.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Cut {
+    /// The whole tensor on every tp and ep rank.
+    Replicate,
+    /// Slices of `chunk` on `dim`, one per rank of `over`.
+    Split {
+        /// The sliced dimension.
+        dim: usize,
+        /// The axis.
+        over: Axis,
+        /// The slice length.
+        chunk: u64,
+    },
+    /// On ep rank `owner` only, whole or in `(dim, chunk)` slices over tp.
+    Expert {
+        /// The owning ep rank.
+        owner: u64,
+        /// The tp split, if any.
+        split: Option<(usize, u64)>,
+    },
+}
+
+/// One box on one (tp, ep) rank of the tensor's stage.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Piece {
+    /// The tp coordinate.
+    pub tp: u64,
+    /// The ep coordinate.
+    pub ep: u64,
+    /// The box's global_offset.
+    pub offset: Vec<u64>,
+    /// The box's local_shape.
+    pub shape: Vec<u64>,
+}
+
+/// The layout of one tensor.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TensorLayout<'c> {
+    /// The tensor.
+    pub tensor: &'c HeaderTensor,
+    /// The index of the rule that placed it.
+    pub rule: usize,
+    /// Its `layer` value.
+    pub layer: Option<u64>,
+    /// Its `expert` value.
+    pub expert: Option<u64>,
+    /// Its pipeline stage.
+    pub stage: u64,
+    /// How its boxes are cut.
+    pub cut: Cut,
+}
+
+impl TensorLayout<'_> {
+    /// The descriptor's partition_dim: the split dim, if any.
+    pub fn partition_dim(&self) -> Option<u64> {
+        match self.cut {
+            Cut::Replicate | Cut::Expert { split: None, .. } => None,
+            Cut::Split { dim, .. }
+            | Cut::Expert {
+                split: Some((dim, _)),
+                ..
+            } => Some(dim as u64),
+        }
+    }
+
+    /// The number of pieces on one dp replica.
+    fn piece_count(&self, grid: Grid) -> Option<u64> {
+        match self.cut {
+            Cut::Expert { .. } => Some(grid.tp),
+            _ => grid.tp.checked_mul(grid.ep),
+        }
+    }
+
+    /// The boxes, tp-major then ep.
+    pub fn pieces(&self, grid: Grid) -> impl Iterator<Item = Piece> + '_ {
+        let eps = match self.cut {
+            Cut::Expert { owner, .. } => owner..owner.saturating_add(1),
+            _ => 0..grid.ep,
+        };
+        (0..grid.tp).flat_map(move |tp| {
+            eps.clone().map(move |ep| {
+                let mut offset = vec![0; self.tensor.shape.len()];
+                let mut shape = self.tensor.shape.clone();
+                let slice = match self.cut {
+                    Cut::Replicate | Cut::Expert { split: None, .. } => None,
+                    Cut::Split { dim, over, chunk } => {
+                        Some((dim, chunk, if over == Axis::Tp { tp } else { ep }))
+                    }
+                    Cut::Expert {
+                        split: Some((dim, chunk)),
+                        ..
+                    } => Some((dim, chunk, tp)),
+                };
+                if let Some((dim, chunk, index)) = slice {
+                    // index < n and chunk · n = extent, so the product cannot overflow.
+                    offset[dim] = index.saturating_mul(chunk);
+                    shape[dim] = chunk;
+                }
+                Piece {
+                    tp,
+                    ep,
+                    offset,
+                    shape,
+                }
+            })
+        })
+    }
+}
+
+/// Parses a `layer` or `expert` capture: decimal digits that fit in 64 bits.
+fn id(text: Option<&str>, group: &str, tensor: &str, rule: usize) -> Result<Option<u64>> {
+    let Some(text) = text else { return Ok(None) };
+    match text.parse::<u64>() {
+        Ok(value) if !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit()) => {
+            Ok(Some(value))
+        }
+        _ => Err(error_at(
+            Code::AdaptRulesInvalid,
+            format!(
+                "tensor {tensor}: group {group} captured {text}, not a decimal integer below 2^64"
+            ),
+            rule_pointer(rule, "/match"),
+        )),
+    }
+}
+
+/// Lays out every tensor of `checkpoint` by `rules` on `grid`.
+///
+/// # Errors
+///
+/// `adapt_grid_invalid` (a size of 0, or more than [`MAX_FRAGMENTS`] fragments),
+/// `adapt_unmatched_tensor` (pointer `/rules`), `adapt_uneven_split` (pointer of the rule's
+/// action, or `/pp`, `/experts`), `adapt_rules_invalid` (a stage, dim, layer or expert out
+/// of range, with the pointer of the member at fault).
+pub fn lay_out<'c>(
+    checkpoint: &'c Checkpoint,
+    rules: &Rules,
+    grid: Grid,
+) -> Result<Vec<TensorLayout<'c>>> {
+    grid.check()?;
+    for (index, rule) in rules.rules().iter().enumerate() {
+        if let Stage::Index(stage) = rule.stage {
+            if stage >= grid.pp {
+                return Err(error_at(
+                    Code::AdaptRulesInvalid,
+                    format!("rule {index}: stage {stage} is not below pp {}", grid.pp),
+                    rule_pointer(index, "/stage"),
+                ));
+            }
+        }
+    }
+    let mut laid = Vec::with_capacity(checkpoint.tensors().len());
+    for tensor in checkpoint.tensors() {
+        let Some((rule, layer, expert)) = rules.first_match(&tensor.name) else {
+            return Err(error_at(
+                Code::AdaptUnmatchedTensor,
+                format!("no rule matches tensor {}", tensor.name),
+                "/rules",
+            ));
+        };
+        laid.push(TensorLayout {
+            tensor,
+            rule,
+            layer: id(layer, "layer", &tensor.name, rule)?,
+            expert: id(expert, "expert", &tensor.name, rule)?,
+            stage: 0,
+            cut: Cut::Replicate,
+        });
+    }
+    let stage_of = assign::stages(rules, grid, &laid)?;
+    let experts = assign::experts(rules, grid, &laid)?;
+    let mut fragments: u64 = 0;
+    for (layout, stage) in laid.iter_mut().zip(stage_of) {
+        layout.stage = stage;
+        layout.cut = cut(layout, rules, grid, experts)?;
+        fragments = layout
+            .piece_count(grid)
+            .and_then(|n| n.checked_mul(grid.dp))
+            .and_then(|n| n.checked_add(fragments))
+            .filter(|&n| n <= MAX_FRAGMENTS)
+            .ok_or_else(|| {
+                Error::new(
+                    Code::AdaptGridInvalid,
+                    format!("the placement would have more than {MAX_FRAGMENTS} fragments"),
+                )
+            })?;
+    }
+    Ok(laid)
+}
+
+/// Checks that `dim` exists and its extent splits evenly over `n` ranks; the slice length.
+fn even_chunk(
+    l: &TensorLayout<'_>,
+    dim: u64,
+    dim_tail: &str,
+    axis: &str,
+    n: u64,
+) -> Result<(usize, u64)> {
+    let shape = &l.tensor.shape;
+    let index = usize::try_from(dim)
+        .ok()
+        .filter(|&d| d < shape.len())
+        .ok_or_else(|| {
+            error_at(
+                Code::AdaptRulesInvalid,
+                format!(
+                    "tensor {}: dim {dim} is out of range for shape {shape:?}",
+                    l.tensor.name
+                ),
+                rule_pointer(l.rule, dim_tail),
+            )
+        })?;
+    let extent = shape[index];
+    if !extent.is_multiple_of(n) {
+        return Err(error_at(
+            Code::AdaptUnevenSplit,
+            format!(
+                "tensor {}: dim {dim} of size {extent} does not split evenly over {axis} {n}",
+                l.tensor.name
+            ),
+            rule_pointer(l.rule, "/action"),
+        ));
+    }
+    Ok((index, extent / n))
+}
+
+fn cut(l: &TensorLayout<'_>, rules: &Rules, grid: Grid, experts: u64) -> Result<Cut> {
+    Ok(match rules.rules()[l.rule].action {
+        Action::Replicate => Cut::Replicate,
+        Action::Split { dim, over } => {
+            let n = if over == Axis::Tp { grid.tp } else { grid.ep };
+            let (dim, chunk) = even_chunk(l, dim, "/action/split/dim", over.name(), n)?;
+            Cut::Split { dim, over, chunk }
+        }
+        Action::OwnByExpert { split_dim } => {
+            let per_rank = experts / grid.ep;
+            let owner = l.expert.unwrap_or_default() / per_rank;
+            let split = split_dim
+                .map(|d| even_chunk(l, d, "/action/own_by_expert/split_dim", "tp", grid.tp))
+                .transpose()?;
+            Cut::Expert { owner, split }
+        }
+    })
+}

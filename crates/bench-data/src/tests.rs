@@ -1,0 +1,37 @@
+use super::*;
+use weight_manifest::inventory::{read_runtime_inventory, InventoryOptions};
+use weight_manifest::{project_placement, Placement};
+
+#[test]
+fn deepseek_v3_has_the_issue_s_size() {
+    let model = Model::deepseek_v3();
+    let tensors = tensors(&model);
+    assert_eq!(tensors.len(), 45_395);
+    assert_eq!(fragment_count(&model), 102_704);
+    assert_eq!(
+        (0..model.layers).map(|l| model.stage_of(l)).max(),
+        Some(model.pp - 1)
+    );
+    assert!(fragment_count(&Model::kimi_k2(14)) > 1_000_000);
+}
+
+#[test]
+fn generated_documents_validate_and_agree() {
+    let model = Model::deepseek_v3().truncated(4);
+    let mut placement_text = Vec::new();
+    write_placement(&model, &mut placement_text).unwrap();
+    let placement = Placement::from_json(&placement_text).unwrap();
+    assert_eq!(placement.fragments().len(), fragment_count(&model));
+    assert!(placement_text.starts_with(b"{\"fragments\": [{\"aliases\": [], "));
+
+    let mut inventory_text = Vec::new();
+    write_runtime_inventory(&model, &mut inventory_text).unwrap();
+    let runtime = read_runtime_inventory(&inventory_text, &InventoryOptions::default()).unwrap();
+    assert_eq!(runtime.fragments().len(), fragment_count(&model));
+    let projected = project_placement(&runtime, Some(placement.placement_id())).unwrap();
+    assert_eq!(projected.digest(), placement.digest());
+    assert_eq!(
+        projected.to_json().into_bytes(),
+        placement.to_json().into_bytes()
+    );
+}

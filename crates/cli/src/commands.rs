@@ -1,0 +1,320 @@
+//! One function per command: read, call the library, render.
+
+use std::borrow::Cow;
+use std::process::ExitCode;
+
+use serde_json::json;
+use weight_manifest::inventory::{
+    read_binding_inventory_with_limits, read_placement_inventory_with_limits,
+    read_runtime_inventory_with_limits, validate_runtime_inventory_with_limits, InventoryOptions,
+    RuntimeSummary,
+};
+use weight_manifest::{
+    bind, project_binding, project_placement, Binding, Error, Limits, Placement, Runtime, Value,
+};
+use weight_manifest_conformance::{self as conformance, RunOptions};
+
+use super::args::{
+    BindingCommand, Command, ConformanceCommand, Format, Input, PlacementCommand, ProjectCommand,
+    RuntimeCommand, SchemaCommand,
+};
+use super::input::read_input;
+use super::output::{emit, leave_to_exit, write_atomic};
+use super::render::{json_success, rejection};
+
+type Outcome = Result<ExitCode, String>;
+
+fn semantics_value(given: Option<&String>) -> Option<Value<'_>> {
+    given.map(|s| Value::Str(Cow::Borrowed(s.as_str())))
+}
+
+pub(crate) fn run(command: Command, limits: &Limits) -> Outcome {
+    match command {
+        Command::Placement(command) => placement(&command, limits),
+        Command::Runtime(RuntimeCommand::Validate {
+            input,
+            inventory,
+            semantics,
+        }) => {
+            if inventory && input.format.format == Format::Text {
+                return inventory_counts(&input, limits, semantics.address_semantics.as_ref());
+            }
+            validate(
+                &input,
+                limits,
+                semantics.address_semantics.as_ref(),
+                |text, options| {
+                    if inventory {
+                        read_runtime_inventory_with_limits(text, options, limits)
+                    } else {
+                        Runtime::from_json_with_limits(text, limits)
+                    }
+                },
+                |runtime| json!({ "runtime": runtime.to_json(), "generation": runtime.generation() }),
+                |runtime| runtime_line(&RuntimeSummary::from(runtime)),
+            )
+        }
+        Command::Binding(BindingCommand::Validate {
+            input,
+            inventory,
+            semantics,
+        }) => validate(
+            &input,
+            limits,
+            semantics.address_semantics.as_ref(),
+            |text, options| {
+                if inventory {
+                    read_binding_inventory_with_limits(text, options, limits)
+                } else {
+                    Binding::from_json_with_limits(text, limits)
+                }
+            },
+            |binding| json!({ "binding": binding.to_json() }),
+            |binding| {
+                let wire = binding.as_wire();
+                format!(
+                    "ok: {} fragments bound to {} at generation {}",
+                    wire.fragments.len(),
+                    wire.placement_id,
+                    wire.generation
+                )
+            },
+        ),
+        Command::Project(command) => project(command, limits),
+        Command::BenchData(args) => super::bench_data::run(&args),
+        Command::Bind {
+            placement,
+            binding,
+            semantics,
+            out,
+            format,
+        } => {
+            let placement_text = read_input(&placement, limits.max_document_bytes)?;
+            let binding_text = read_input(&binding, limits.max_document_bytes)?;
+            let value = semantics_value(semantics.address_semantics.as_ref());
+            let options = InventoryOptions {
+                address_semantics: value.as_ref(),
+                owner_resolver: None,
+            };
+            let result = Placement::from_json_with_limits(&placement_text, limits).and_then(|p| {
+                let b = read_binding_inventory_with_limits(&binding_text, &options, limits)?;
+                bind(&p, &b)
+            });
+            match result {
+                Err(e) => Ok(rejection(&e, format.format)),
+                Ok(runtime) if format.format == Format::Json => {
+                    json_success(
+                        json!({ "runtime": runtime.to_json(), "generation": runtime.generation() }),
+                    );
+                    Ok(ExitCode::SUCCESS)
+                }
+                Ok(runtime) => write_out(out.output.as_deref(), &runtime.to_json()),
+            }
+        }
+        Command::Schema(SchemaCommand::Export { dir }) => {
+            std::fs::create_dir_all(&dir)
+                .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+            for (name, text) in weight_manifest::schema::PUBLISHED {
+                let path = dir.join(name);
+                write_atomic(&path, text.as_bytes())
+                    .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+            }
+            eprintln!(
+                "wrote {} schemas to {}",
+                weight_manifest::schema::PUBLISHED.len(),
+                dir.display()
+            );
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Adapt(command) => super::adapt::run(command, limits),
+        Command::Coverage(args) => super::coverage::run(&args, limits),
+        Command::Plan(args) => super::plan::run(&args, limits),
+        Command::PlanBind(args) => super::plan_bind::run(&args, limits),
+        Command::Conformance(ConformanceCommand::Testee) => {
+            conformance::serve(std::io::stdin().lock(), std::io::stdout().lock())
+                .map_err(|e| format!("testee I/O: {e}"))?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Conformance(ConformanceCommand::Run {
+            dir,
+            testee,
+            filter,
+            known_failures,
+            timeout,
+        }) => {
+            let options = RunOptions {
+                dir,
+                testee,
+                filter,
+                known_failures,
+                timeout: std::time::Duration::from_secs(timeout),
+            };
+            let summary = conformance::run(&options, &mut std::io::stdout().lock())
+                .map_err(|e| format!("conformance run: {e}"))?;
+            Ok(if summary.failed == 0 {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::from(1)
+            })
+        }
+    }
+}
+
+/// Reads `input`, runs `check` with the inventory options, and renders the outcome.
+fn validate<T>(
+    input: &Input,
+    limits: &Limits,
+    address_semantics: Option<&String>,
+    check: impl FnOnce(&[u8], &InventoryOptions<'_>) -> Result<T, Error>,
+    as_json: impl FnOnce(&T) -> serde_json::Value,
+    as_text: impl FnOnce(&T) -> String,
+) -> Outcome {
+    Ok(match checked(input, limits, address_semantics, check)? {
+        Err(e) => rejection(&e, input.format.format),
+        Ok(checked) => {
+            if input.format.format == Format::Json {
+                json_success(as_json(&checked));
+            } else {
+                println!("{}", as_text(&checked));
+            }
+            leave_to_exit(checked);
+            ExitCode::SUCCESS
+        }
+    })
+}
+
+/// Reads `input` and runs `check` on it with the inventory options.
+fn checked<T>(
+    input: &Input,
+    limits: &Limits,
+    address_semantics: Option<&String>,
+    check: impl FnOnce(&[u8], &InventoryOptions<'_>) -> Result<T, Error>,
+) -> Result<Result<T, Error>, String> {
+    let text = read_input(&input.file, limits.max_document_bytes)?;
+    let value = semantics_value(address_semantics);
+    let options = InventoryOptions {
+        address_semantics: value.as_ref(),
+        owner_resolver: None,
+    };
+    Ok(check(&text, &options))
+}
+
+/// `runtime validate --inventory` with the text report, which needs only the counts: the
+/// inventory is validated without keeping its manifest (same accept/reject and errors, a
+/// fraction of the memory).
+fn inventory_counts(input: &Input, limits: &Limits, semantics: Option<&String>) -> Outcome {
+    let check = |text: &[u8], options: &InventoryOptions<'_>| {
+        validate_runtime_inventory_with_limits(text, options, limits)
+    };
+    Ok(match checked(input, limits, semantics, check)? {
+        Err(e) => rejection(&e, Format::Text),
+        Ok(summary) => {
+            println!("{}", runtime_line(&summary));
+            ExitCode::SUCCESS
+        }
+    })
+}
+
+/// The text report of a valid runtime manifest or inventory.
+fn runtime_line(summary: &RuntimeSummary) -> String {
+    let generation = summary
+        .generation
+        .map_or("none".to_owned(), |g| g.to_string());
+    format!(
+        "ok: {} tensors, {} fragments, generation {generation}",
+        summary.tensors, summary.fragments
+    )
+}
+
+fn write_out(path: Option<&std::path::Path>, text: &str) -> Outcome {
+    emit(path, text.as_bytes()).map_err(|e| format!("cannot write output: {e}"))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn placement_fields(p: &Placement) -> serde_json::Value {
+    json!({
+        "canonical": p.to_json(),
+        "placement_id": p.placement_id(),
+        "digest": p.digest(),
+        "tensors": p.tensors().len(),
+        "fragments": p.fragments().len(),
+    })
+}
+
+fn placement(command: &PlacementCommand, limits: &Limits) -> Outcome {
+    let (input, out, inventory) = match command {
+        PlacementCommand::Validate(input) | PlacementCommand::Id(input) => (input, None, false),
+        PlacementCommand::Canonicalize { input, out } => (input, out.output.as_deref(), false),
+        PlacementCommand::FromInventory { input, out } => (input, out.output.as_deref(), true),
+    };
+    let text = read_input(&input.file, limits.max_document_bytes)?;
+    let result = if inventory {
+        read_placement_inventory_with_limits(&text, limits)
+    } else {
+        Placement::from_json_with_limits(&text, limits)
+    };
+    let format = input.format.format;
+    let placement = match result {
+        Err(e) => return Ok(rejection(&e, format)),
+        Ok(p) => p,
+    };
+    match (command, format) {
+        (PlacementCommand::Id(_), Format::Text) => println!("{}", placement.placement_id()),
+        (PlacementCommand::Id(_), Format::Json) => {
+            json_success(json!({ "placement_id": placement.placement_id() }));
+        }
+        (PlacementCommand::Validate(_), Format::Text) => {
+            println!("placement_id: {}", placement.placement_id());
+            println!("digest: {}", placement.digest());
+            println!(
+                "tensors: {}, fragments: {}",
+                placement.tensors().len(),
+                placement.fragments().len()
+            );
+        }
+        (_, Format::Json) => json_success(placement_fields(&placement)),
+        (_, Format::Text) => {
+            write_out(out, &placement.to_json())?;
+        }
+    }
+    leave_to_exit(placement);
+    Ok(ExitCode::SUCCESS)
+}
+
+fn project(command: ProjectCommand, limits: &Limits) -> Outcome {
+    let (args, to_binding) = match command {
+        ProjectCommand::Placement(args) => (args, false),
+        ProjectCommand::Binding(args) => (args, true),
+    };
+    let text = read_input(&args.inventory, limits.max_document_bytes)?;
+    let value = semantics_value(args.semantics.address_semantics.as_ref());
+    let options = InventoryOptions {
+        address_semantics: value.as_ref(),
+        owner_resolver: None,
+    };
+    let format = args.format.format;
+    let runtime = match read_runtime_inventory_with_limits(&text, &options, limits) {
+        Err(e) => return Ok(rejection(&e, format)),
+        Ok(r) => r,
+    };
+    let id = args.placement_id.as_deref();
+    if to_binding {
+        match project_binding(&runtime, id) {
+            Err(e) => Ok(rejection(&e, format)),
+            Ok(b) if format == Format::Json => {
+                json_success(json!({ "binding": b.to_json() }));
+                Ok(ExitCode::SUCCESS)
+            }
+            Ok(b) => write_out(args.out.output.as_deref(), &b.to_json()),
+        }
+    } else {
+        match project_placement(&runtime, id) {
+            Err(e) => Ok(rejection(&e, format)),
+            Ok(p) if format == Format::Json => {
+                json_success(placement_fields(&p));
+                Ok(ExitCode::SUCCESS)
+            }
+            Ok(p) => write_out(args.out.output.as_deref(), &p.to_json()),
+        }
+    }
+}

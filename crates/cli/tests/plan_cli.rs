@@ -1,0 +1,158 @@
+//! The `plan` and `coverage` commands: outputs, `--stats`, `--require-complete`, limits
+//! and exit codes (0 accepted, 1 rejected, 2 usage or I/O).
+
+#[allow(dead_code)]
+#[path = "../../../tests/plan_support/mod.rs"]
+mod plan_support;
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+use plan_support::build::{even_split, fragment, placement_json, tensor};
+use serde_json::Value as Json;
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_weight-manifest"))
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("wm-plan-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.join(name)
+}
+
+/// Writes the file under a temporary name, then renames it: the tests run in parallel and
+/// write the same inputs, so a plain write could be read half-written by another test.
+fn write(name: &str, text: &str) -> String {
+    let path = scratch(name);
+    let thread = format!("{:?}", std::thread::current().id());
+    let temporary = scratch(&format!("{name}.{}.tmp", thread.replace(['(', ')'], "")));
+    std::fs::write(&temporary, text).unwrap();
+    std::fs::rename(&temporary, &path).unwrap();
+    path.to_string_lossy().into_owned()
+}
+
+fn run(args: &[&str]) -> Output {
+    bin().args(args).output().unwrap()
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+fn inputs() -> (String, String, String) {
+    let w = tensor("w", &[6, 12], 4);
+    let rows = write(
+        "rows.json",
+        &placement_json(
+            std::slice::from_ref(&w),
+            &even_split("r", &w, 0, 2, |i| (0, i, 0, 0)),
+        ),
+    );
+    let cols = write(
+        "cols.json",
+        &placement_json(
+            std::slice::from_ref(&w),
+            &even_split("c", &w, 1, 3, |i| (1, i, 0, 0)),
+        ),
+    );
+    let half = write(
+        "half.json",
+        &placement_json(&[w], &[fragment("h", "w", &[0, 0], &[3, 12], (0, 0, 0, 0))]),
+    );
+    (rows, cols, half)
+}
+
+#[test]
+fn plan_writes_the_plan_and_prints_stats() {
+    let (rows, cols, _) = inputs();
+    let out = scratch("plan.json");
+    let result = run(&["plan", &rows, &cols, "-o", out.to_str().unwrap(), "--stats"]);
+    assert!(result.status.success(), "{}", text(&result.stderr));
+    let plan: Json = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
+    assert_eq!(plan["regions"].as_array().unwrap().len(), 6);
+    let stats = text(&result.stderr);
+    assert!(
+        stats.contains("regions: 6, segments: 18, bytes: 288"),
+        "{stats}"
+    );
+    assert!(
+        stats.contains("dp 0 tp 0 pp 0 ep 0: 3 regions, 144 bytes"),
+        "{stats}"
+    );
+    assert!(stats.contains(plan["plan_id"].as_str().unwrap()));
+
+    // Standard output without -o: the same bytes.
+    let again = run(&["plan", &rows, &cols]);
+    assert_eq!(again.stdout, std::fs::read(&out).unwrap());
+
+    let json = run(&["plan", &rows, &cols, "--stats", "--format", "json"]);
+    let body: Json = serde_json::from_slice(&json.stdout).unwrap();
+    assert_eq!(body["ok"], true);
+    assert_eq!(body["plan_id"], plan["plan_id"]);
+    assert_eq!(body["stats"]["regions"], 6);
+    assert_eq!(body["stats"]["sources"][1]["rank"]["tp"], 1);
+    assert_eq!(
+        body["plan"].as_str().unwrap().as_bytes(),
+        std::fs::read(&out).unwrap()
+    );
+}
+
+#[test]
+fn plan_rejections_exit_1_with_their_code() {
+    let (rows, cols, half) = inputs();
+    let limited = run(&["plan", &rows, &cols, "--max-regions", "5"]);
+    assert_eq!(limited.status.code(), Some(1));
+    assert!(text(&limited.stderr).starts_with("error[plan_limit_exceeded]"));
+    let segments = run(&[
+        "plan",
+        &rows,
+        &cols,
+        "--max-segments",
+        "17",
+        "--format",
+        "json",
+    ]);
+    let body: Json = serde_json::from_slice(&segments.stdout).unwrap();
+    assert_eq!(body["error"]["code"], "plan_limit_exceeded");
+    let uncovered = run(&["plan", &half, &cols]);
+    assert_eq!(uncovered.status.code(), Some(1));
+    assert!(text(&uncovered.stderr).contains("error[plan_uncovered_tensor]: tensor w"));
+    let missing = run(&["plan", &rows, "/nonexistent/placement.json"]);
+    assert_eq!(missing.status.code(), Some(2));
+}
+
+#[test]
+fn coverage_summarises_and_requires_completeness_on_request() {
+    let (rows, _, half) = inputs();
+    let complete = run(&["coverage", &rows, "--require-complete"]);
+    assert!(complete.status.success());
+    assert!(text(&complete.stdout).contains("tensors: 1, complete: 1, with gaps: 0, ambiguous: 0"));
+
+    let report = scratch("report.json");
+    let partial = run(&["coverage", &half, "-o", report.to_str().unwrap()]);
+    assert!(partial.status.success(), "an incomplete placement is valid");
+    let out = text(&partial.stdout);
+    assert!(
+        out.contains("tensor w has gaps: 36 elements uncovered, the first at [3, 0]"),
+        "{out}"
+    );
+    assert!(
+        out.contains("dp 0: alone complete for 0 of 1 tensors"),
+        "{out}"
+    );
+    let saved: Json = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
+    assert_eq!(saved["tensors"][0]["status"], "gaps");
+
+    let required = run(&["coverage", &half, "--require-complete"]);
+    assert_eq!(required.status.code(), Some(1));
+    assert!(text(&required.stderr).starts_with("error[coverage_incomplete]"));
+    let json = run(&["coverage", &half, "--require-complete", "--format", "json"]);
+    let body: Json = serde_json::from_slice(&json.stdout).unwrap();
+    assert_eq!(body["error"]["code"], "coverage_incomplete");
+    let ok = run(&["coverage", &half, "--format", "json"]);
+    let body: Json = serde_json::from_slice(&ok.stdout).unwrap();
+    assert_eq!(body["tensors_with_gaps"], 1);
+    let inner: Json = serde_json::from_str(body["report"].as_str().unwrap()).unwrap();
+    assert_eq!(inner["tensors"][0]["uncovered_elements"], "36");
+}

@@ -1,0 +1,61 @@
+//! Loading fixture files: one JSON file per case in the subfolders of the corpus; the
+//! id of a case is its path below the corpus without `.json`.
+
+use std::fs;
+use std::io;
+use std::path::{Path, PathBuf};
+
+use weight_manifest::wire::ConformanceFixture;
+
+/// One case: its id and its content.
+#[derive(Clone, Debug)]
+pub struct Fixture {
+    /// The path below the corpus root without `.json`, with `/` separators.
+    pub id: String,
+    /// The parsed fixture.
+    pub fixture: ConformanceFixture,
+}
+
+/// Loads every `*.json` file in the subfolders of `root` (files directly in `root` are
+/// corpus metadata), sorted by id.
+pub fn load_fixtures(root: &Path) -> io::Result<Vec<Fixture>> {
+    let mut files = Vec::new();
+    for entry in fs::read_dir(root)? {
+        let entry = entry?;
+        if entry.file_type()?.is_dir() {
+            collect(&entry.path(), &mut files)?;
+        }
+    }
+    let mut fixtures = Vec::with_capacity(files.len());
+    for file in files {
+        let text = fs::read(&file)?;
+        let fixture: ConformanceFixture = serde_json::from_slice(&text).map_err(|e| {
+            io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!("{}: not a fixture: {e}", file.display()),
+            )
+        })?;
+        let relative = file.strip_prefix(root).unwrap_or(&file).with_extension("");
+        let id = relative
+            .components()
+            .map(|c| c.as_os_str().to_string_lossy())
+            .collect::<Vec<_>>()
+            .join("/");
+        fixtures.push(Fixture { id, fixture });
+    }
+    fixtures.sort_by(|a, b| a.id.cmp(&b.id));
+    Ok(fixtures)
+}
+
+fn collect(dir: &Path, files: &mut Vec<PathBuf>) -> io::Result<()> {
+    for entry in fs::read_dir(dir)? {
+        let entry = entry?;
+        let path = entry.path();
+        if entry.file_type()?.is_dir() {
+            collect(&path, files)?;
+        } else if path.extension().is_some_and(|e| e == "json") {
+            files.push(path);
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,208 @@
+//! The operations of contract §14, over text inputs: the one entry point the CLI, the
+//! conformance testee and the bindings' testees share.
+
+use std::borrow::Cow;
+use std::fmt;
+
+use weight_manifest::inventory::{
+    read_binding_inventory_with_limits, read_placement_inventory_with_limits,
+    read_runtime_inventory_with_limits, InventoryOptions,
+};
+pub use weight_manifest::wire::{FixtureInput as OpInput, FixtureOp as Op};
+use weight_manifest::Error;
+use weight_manifest::Limits;
+use weight_manifest::Value;
+use weight_manifest::{project_binding_value, project_placement_value};
+use weight_manifest::{Binding, Placement, Runtime};
+
+/// The result fields of a successful operation; which are set depends on the operation.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct OpResult {
+    /// Placement wire JSON (placement-producing operations).
+    pub canonical: Option<String>,
+    /// The placement_id (placement-producing operations).
+    pub placement_id: Option<String>,
+    /// The digest (placement-producing operations).
+    pub digest: Option<String>,
+    /// Runtime manifest JSON (runtime-producing operations).
+    pub runtime: Option<String>,
+    /// The runtime manifest's generation (runtime-producing operations; may be unset).
+    pub generation: Option<Option<u64>>,
+    /// Binding manifest JSON (binding-producing operations).
+    pub binding: Option<String>,
+    /// Coverage report JSON (`coverage`).
+    pub report: Option<String>,
+    /// Reshard plan JSON (`plan`).
+    pub plan: Option<String>,
+    /// The plan_id (`plan`).
+    pub plan_id: Option<String>,
+}
+
+impl OpResult {
+    fn placement(p: &Placement) -> Self {
+        OpResult {
+            canonical: Some(p.to_json()),
+            placement_id: Some(p.placement_id().to_owned()),
+            digest: Some(p.digest().to_owned()),
+            ..OpResult::default()
+        }
+    }
+
+    fn runtime(r: &Runtime) -> Self {
+        OpResult {
+            runtime: Some(r.to_json()),
+            generation: Some(r.generation()),
+            ..OpResult::default()
+        }
+    }
+
+    fn binding(b: &Binding) -> Self {
+        OpResult {
+            binding: Some(b.to_json()),
+            ..OpResult::default()
+        }
+    }
+
+    /// The fields as a JSON object (`generation` is present, possibly `null`, for runtime
+    /// results).
+    pub fn to_json_value(&self) -> serde_json::Value {
+        let mut map = serde_json::Map::new();
+        let strings = [
+            ("binding", &self.binding),
+            ("canonical", &self.canonical),
+            ("digest", &self.digest),
+            ("placement_id", &self.placement_id),
+            ("plan", &self.plan),
+            ("plan_id", &self.plan_id),
+            ("report", &self.report),
+            ("runtime", &self.runtime),
+        ];
+        for (key, value) in strings {
+            if let Some(value) = value {
+                map.insert(key.to_owned(), serde_json::Value::String(value.clone()));
+            }
+        }
+        if let Some(generation) = self.generation {
+            map.insert(
+                "generation".to_owned(),
+                generation.map_or(serde_json::Value::Null, Into::into),
+            );
+        }
+        serde_json::Value::Object(map)
+    }
+}
+
+/// A request that cannot be run: an input member the operation needs is absent.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RequestError(pub String);
+
+impl fmt::Display for RequestError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for RequestError {}
+
+fn need<'i>(value: Option<&'i String>, name: &str) -> Result<&'i [u8], RequestError> {
+    value
+        .map(String::as_bytes)
+        .ok_or_else(|| RequestError(format!("input member `{name}` is required")))
+}
+
+/// Runs `op` on `input` under [`Limits::default()`]: `Err` for an unusable request,
+/// `Ok(Err)` for a rejection.
+pub fn run(op: Op, input: &OpInput) -> Result<Result<OpResult, Error>, RequestError> {
+    run_with_limits(op, input, &Limits::default())
+}
+
+/// [`run`] with every document read under `limits`.
+pub fn run_with_limits(
+    op: Op,
+    input: &OpInput,
+    limits: &Limits,
+) -> Result<Result<OpResult, Error>, RequestError> {
+    let read_placement = |text: &[u8]| Placement::from_json_with_limits(text, limits);
+    let read_runtime_inventory = |text: &[u8], options: &InventoryOptions<'_>| {
+        read_runtime_inventory_with_limits(text, options, limits)
+    };
+    let read_binding_inventory = |text: &[u8], options: &InventoryOptions<'_>| {
+        read_binding_inventory_with_limits(text, options, limits)
+    };
+    let semantics = input
+        .address_semantics
+        .as_deref()
+        .map(|s| Value::Str(Cow::Borrowed(s)));
+    let options = InventoryOptions {
+        address_semantics: semantics.as_ref(),
+        owner_resolver: None,
+    };
+    let placement_id = input
+        .placement_id
+        .as_deref()
+        .map(|s| Value::Str(Cow::Borrowed(s)));
+    let placement_id = placement_id.as_ref();
+    let document = || need(input.document.as_ref(), "document");
+    Ok(match op {
+        Op::PlacementParse => read_placement(document()?).map(|p| OpResult::placement(&p)),
+        Op::PlacementFromInventory => read_placement_inventory_with_limits(document()?, limits)
+            .map(|p| OpResult::placement(&p)),
+        Op::RuntimeFromInventory => {
+            read_runtime_inventory(document()?, &options).map(|r| OpResult::runtime(&r))
+        }
+        Op::BindingFromInventory => {
+            read_binding_inventory(document()?, &options).map(|b| OpResult::binding(&b))
+        }
+        Op::ProjectPlacement => read_runtime_inventory(document()?, &options)
+            .and_then(|r| project_placement_value(&r, placement_id))
+            .map(|p| OpResult::placement(&p)),
+        Op::ProjectBinding => read_runtime_inventory(document()?, &options)
+            .and_then(|r| project_binding_value(&r, placement_id))
+            .map(|b| OpResult::binding(&b)),
+        Op::Bind => {
+            let placement_text = need(input.placement.as_ref(), "placement")?;
+            let binding_text = need(input.binding.as_ref(), "binding")?;
+            read_placement(placement_text)
+                .and_then(|p| {
+                    let b = read_binding_inventory(binding_text, &options)?;
+                    weight_manifest::bind(&p, &b)
+                })
+                .map(|r| OpResult::runtime(&r))
+        }
+        Op::RuntimeParse => {
+            Runtime::from_json_with_limits(document()?, limits).map(|r| OpResult::runtime(&r))
+        }
+        Op::BindingParse => {
+            Binding::from_json_with_limits(document()?, limits).map(|b| OpResult::binding(&b))
+        }
+        Op::Coverage => read_placement(document()?).and_then(|p| {
+            let coverage = weight_manifest::coverage(&p);
+            if input.require_complete == Some(true) {
+                coverage.require_complete()?;
+            }
+            Ok(OpResult {
+                report: Some(coverage.to_json()),
+                ..OpResult::default()
+            })
+        }),
+        Op::Plan => {
+            let source_text = need(input.source.as_ref(), "source")?;
+            let target_text = need(input.target.as_ref(), "target")?;
+            let defaults = weight_manifest::PlanLimits::default();
+            let limits = weight_manifest::PlanLimits {
+                max_regions: input.max_regions.unwrap_or(defaults.max_regions),
+                max_segments: input.max_segments.unwrap_or(defaults.max_segments),
+            };
+            read_placement(source_text)
+                .and_then(|s| {
+                    let t = read_placement(target_text)?;
+                    weight_manifest::plan(&s, &t, &limits)
+                })
+                .map(|p| OpResult {
+                    plan: Some(p.to_json()),
+                    plan_id: Some(p.plan_id().to_owned()),
+                    ..OpResult::default()
+                })
+        }
+    })
+}
