@@ -10,10 +10,9 @@ use std::sync::{Arc, LazyLock, Mutex};
 use divan::counter::{BytesCount, ItemsCount};
 use divan::{black_box, Bencher};
 use sha2::{Digest, Sha256};
-use weight_manifest::inventory::{
-    read_runtime_inventory, validate_runtime_inventory, InventoryOptions,
-};
+use weight_manifest::inventory::validate_runtime_inventory;
 use weight_manifest::{reader, Placement};
+use weight_manifest::{Options, Runtime};
 use weight_manifest_bench_data::{fragment_count, write_placement, write_runtime_inventory, Model};
 
 fn main() {
@@ -82,7 +81,7 @@ fn deepseek_placement(bencher: Bencher) {
     let w = workload(Kind::Placement, 0);
     bencher
         .counter(ItemsCount::new(w.fragments))
-        .bench(|| Placement::from_json(black_box(&w.text)).expect("valid"));
+        .bench(|| Placement::from_json(black_box(&w.text), &Options::default()).expect("valid"));
 }
 
 /// DeepSeek-V3-like placement: the general path's document tree alone, for comparison.
@@ -99,7 +98,7 @@ fn deepseek_document_tree(bencher: Bencher) {
 fn deepseek_runtime_inventory(bencher: Bencher) {
     let w = workload(Kind::Inventory, 0);
     bencher.counter(ItemsCount::new(w.fragments)).bench(|| {
-        read_runtime_inventory(black_box(&w.text), &InventoryOptions::default()).expect("valid")
+        Runtime::from_inventory_json(black_box(&w.text), &Options::default()).expect("valid")
     });
 }
 
@@ -109,7 +108,7 @@ fn deepseek_runtime_inventory(bencher: Bencher) {
 fn deepseek_runtime_inventory_validate(bencher: Bencher) {
     let w = workload(Kind::Inventory, 0);
     bencher.counter(ItemsCount::new(w.fragments)).bench(|| {
-        validate_runtime_inventory(black_box(&w.text), &InventoryOptions::default()).expect("valid")
+        validate_runtime_inventory(black_box(&w.text), &Options::default()).expect("valid")
     });
 }
 
@@ -119,7 +118,7 @@ fn placement_curve(bencher: Bencher, target: usize) {
     let w = workload(Kind::Placement, target);
     bencher
         .counter(ItemsCount::new(w.fragments))
-        .bench(|| Placement::from_json(black_box(&w.text)).expect("valid"));
+        .bench(|| Placement::from_json(black_box(&w.text), &Options::default()).expect("valid"));
 }
 
 /// Runtime inventory pipeline at about 20k, 130k and 1M fragments.
@@ -127,7 +126,7 @@ fn placement_curve(bencher: Bencher, target: usize) {
 fn runtime_inventory_curve(bencher: Bencher, target: usize) {
     let w = workload(Kind::Inventory, target);
     bencher.counter(ItemsCount::new(w.fragments)).bench(|| {
-        read_runtime_inventory(black_box(&w.text), &InventoryOptions::default()).expect("valid")
+        Runtime::from_inventory_json(black_box(&w.text), &Options::default()).expect("valid")
     });
 }
 
@@ -136,6 +135,6 @@ fn runtime_inventory_curve(bencher: Bencher, target: usize) {
 fn runtime_inventory_validate_curve(bencher: Bencher, target: usize) {
     let w = workload(Kind::Inventory, target);
     bencher.counter(ItemsCount::new(w.fragments)).bench(|| {
-        validate_runtime_inventory(black_box(&w.text), &InventoryOptions::default()).expect("valid")
+        validate_runtime_inventory(black_box(&w.text), &Options::default()).expect("valid")
     });
 }

@@ -14,8 +14,8 @@ use crate::wire::{RuntimeBindingFragment, RuntimeFragment};
 /// manifest (steps 8–9). The order of B's fragments does not matter.
 ///
 /// ```
-/// use weight_manifest::inventory::{read_runtime_inventory, InventoryOptions};
-/// use weight_manifest::{bind, project_binding, project_placement};
+///
+/// use weight_manifest::{bind, project_binding, project_placement, Options, Runtime};
 ///
 /// let inventory = r#"{"model_id":"m","revision":"r","instance_id":"i","lease_id":"l",
 ///   "generation":7,"tensors":[{"tensor_id":"norm","global_shape":[4],"dtype":"float32",
@@ -24,7 +24,7 @@ use crate::wire::{RuntimeBindingFragment, RuntimeFragment};
 ///   "rank":{"dp":0,"tp":0,"pp":0,"ep":0},"lease_generation":7,"fragment_id":"rt-0",
 ///   "global_offset":[0],"address":4096,"nbytes":16,"worker_id":"w0","endpoint":"e0",
 ///   "device":"cuda:0"}]}"#;
-/// let runtime = read_runtime_inventory(inventory.as_bytes(), &InventoryOptions::default())?;
+/// let runtime = Runtime::from_inventory_json(inventory.as_bytes(), &Options::default())?;
 /// let placement = project_placement(&runtime, None)?;
 /// let binding = project_binding(&runtime, None)?;
 /// let rebound = bind(&placement, &binding)?;

@@ -15,7 +15,7 @@
 //!
 //! ```
 //! let text = r#"{"fragments":[],"model_id":"m","placement_id":null,"revision":"r","tensors":[]}"#;
-//! let placement = weight_manifest::Placement::from_json(text).unwrap();
+//! let placement = weight_manifest::Placement::from_json(text, &weight_manifest::Options::default()).unwrap();
 //! assert_eq!(
 //!     placement.placement_id(),
 //!     "sha256:65e60da33f39b251b1b47dfc71795c890e90c56bbab9c16ff7ab2414dcd15fd1"
@@ -26,7 +26,7 @@
 //! );
 //!
 //! let bad = r#"{"fragments":[],"model_id":"","placement_id":null,"revision":"r","tensors":[]}"#;
-//! let error = weight_manifest::Placement::from_json(bad).unwrap_err();
+//! let error = weight_manifest::Placement::from_json(bad, &weight_manifest::Options::default()).unwrap_err();
 //! assert_eq!(error.code().as_str(), "empty_string");
 //! assert_eq!(error.path(), Some("/model_id"));
 //! ```
@@ -39,6 +39,7 @@ pub mod coverage;
 pub mod error;
 pub mod inventory;
 pub mod limits;
+mod options;
 pub mod path;
 pub mod plan;
 pub mod plan_bind;
@@ -65,8 +66,9 @@ pub use code::Code;
 pub use coverage::{coverage, Coverage};
 pub use error::{Detail, Error, Result};
 pub use identity::logical_fragment_id;
-pub use limits::Limits;
+pub use limits::{LimitSettingError, Limits};
 pub use model::{Binding, Owner, Placement, Runtime};
+pub use options::{AddressSemantics, Options, OwnerResolver};
 pub use path::Path;
 pub use plan::{plan, Plan, PlanLimits};
 pub use plan_bind::{bind_plan, BoundPlan, Fences};

@@ -4,11 +4,7 @@
 //! fast path first where there is one) and through its general path (document tree).
 //! The fast paths' own side (they defer over every limit) is in `src/limits/tests.rs`.
 
-use weight_manifest::inventory::{
-    binding_from_inventory_with_limits, placement_from_inventory_with_limits,
-    read_binding_inventory_with_limits, read_placement_inventory_with_limits,
-    read_runtime_inventory_with_limits, runtime_from_inventory_with_limits, InventoryOptions,
-};
+use weight_manifest::Options;
 use weight_manifest::{
     project_binding, project_placement, reader, Binding, Code, Error, Limits, Placement, Runtime,
 };
@@ -37,38 +33,52 @@ const KINDS: [Kind; 6] = [
 impl Kind {
     fn entry(self, text: &str, limits: &Limits) -> Result<(), Error> {
         let bytes = text.as_bytes();
-        let options = InventoryOptions::default();
+        let options = Options::default();
         match self {
-            Kind::Placement => Placement::from_json_with_limits(bytes, limits).map(drop),
-            Kind::RuntimeManifest => Runtime::from_json_with_limits(bytes, limits).map(drop),
-            Kind::BindingManifest => Binding::from_json_with_limits(bytes, limits).map(drop),
+            Kind::Placement => {
+                Placement::from_json(bytes, &Options::default().with_limits(*limits)).map(drop)
+            }
+            Kind::RuntimeManifest => {
+                Runtime::from_json(bytes, &Options::default().with_limits(*limits)).map(drop)
+            }
+            Kind::BindingManifest => {
+                Binding::from_json(bytes, &Options::default().with_limits(*limits)).map(drop)
+            }
             Kind::RuntimeInventory => {
-                read_runtime_inventory_with_limits(bytes, &options, limits).map(drop)
+                Runtime::from_inventory_json(bytes, &(options).with_limits(*limits)).map(drop)
             }
             Kind::PlacementInventory => {
-                read_placement_inventory_with_limits(bytes, limits).map(drop)
+                Placement::from_inventory_json(bytes, &Options::default().with_limits(*limits))
+                    .map(drop)
             }
             Kind::BindingInventory => {
-                read_binding_inventory_with_limits(bytes, &options, limits).map(drop)
+                Binding::from_inventory_json(bytes, &(options).with_limits(*limits)).map(drop)
             }
         }
     }
 
     fn general(self, text: &str, limits: &Limits) -> Result<(), Error> {
         let document = reader::read_with_limits(text.as_bytes(), "document", limits)?;
-        let options = InventoryOptions::default();
+        let options = Options::default();
         match self {
-            Kind::Placement => Placement::from_value_with_limits(&document, limits).map(drop),
-            Kind::RuntimeManifest => Runtime::from_value_with_limits(&document, limits).map(drop),
-            Kind::BindingManifest => Binding::from_value_with_limits(&document, limits).map(drop),
+            Kind::Placement => {
+                Placement::from_value(&document, &Options::default().with_limits(*limits)).map(drop)
+            }
+            Kind::RuntimeManifest => {
+                Runtime::from_value(&document, &Options::default().with_limits(*limits)).map(drop)
+            }
+            Kind::BindingManifest => {
+                Binding::from_value(&document, &Options::default().with_limits(*limits)).map(drop)
+            }
             Kind::RuntimeInventory => {
-                runtime_from_inventory_with_limits(&document, &options, limits).map(drop)
+                Runtime::from_inventory(&document, &(options).with_limits(*limits)).map(drop)
             }
             Kind::PlacementInventory => {
-                placement_from_inventory_with_limits(&document, limits).map(drop)
+                Placement::from_inventory(&document, &Options::default().with_limits(*limits))
+                    .map(drop)
             }
             Kind::BindingInventory => {
-                binding_from_inventory_with_limits(&document, &options, limits).map(drop)
+                Binding::from_inventory(&document, &(options).with_limits(*limits)).map(drop)
             }
         }
     }
@@ -89,14 +99,13 @@ impl Kind {
         if matches!(self, Kind::RuntimeInventory | Kind::PlacementInventory) {
             return inventory;
         }
-        let runtime = read_runtime_inventory_with_limits(
+        let runtime = Runtime::from_inventory_json(
             inventory.as_bytes(),
-            &InventoryOptions::default(),
-            &Limits {
+            &Options::default().with_limits(Limits {
                 max_dims: usize::MAX,
                 max_string_bytes: usize::MAX,
                 ..Limits::default()
-            },
+            }),
         )
         .expect("a valid inventory");
         match self {
@@ -296,7 +305,8 @@ fn max_document_bytes_at_and_over() {
         max_document_bytes: 2,
         ..Limits::default()
     };
-    let error = Placement::from_json_with_limits(b"\xff\xff\xff", &over).unwrap_err();
+    let error =
+        Placement::from_json(b"\xff\xff\xff", &Options::default().with_limits(over)).unwrap_err();
     assert_eq!(error.code(), Code::LimitExceeded);
     assert_eq!(Limits::default().max_document_bytes, 1 << 30);
 }
@@ -338,9 +348,9 @@ fn max_depth_at_and_over_custom_and_default() {
         let inner = format!("{}{}", "[".repeat(depth - 1), "]".repeat(depth - 1));
         base.replacen("\"revision\":\"r\"", &format!("\"revision\":{inner}"), 1)
     };
-    let error = Placement::from_json(nest(128)).unwrap_err();
+    let error = Placement::from_json(nest(128), &Options::default()).unwrap_err();
     assert_eq!(error.code(), Code::EmptyString, "{error}");
-    let error = Placement::from_json(nest(129)).unwrap_err();
+    let error = Placement::from_json(nest(129), &Options::default()).unwrap_err();
     assert_eq!(
         (error.code(), error.message(), error.path()),
         (
@@ -368,6 +378,6 @@ fn a_million_open_containers_are_rejected_without_recursion() {
         }
     }
     let closed = format!("{}{}", "[".repeat(1_000_000), "]".repeat(1_000_000));
-    let error = Placement::from_json(&closed).unwrap_err();
+    let error = Placement::from_json(&closed, &Options::default()).unwrap_err();
     assert_eq!(error.code(), Code::LimitExceeded);
 }

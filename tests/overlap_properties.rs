@@ -8,6 +8,7 @@ use std::fmt::Write as _;
 
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
+use weight_manifest::Options;
 use weight_manifest::{Code, Placement, Runtime};
 
 #[derive(Clone, Debug)]
@@ -124,7 +125,7 @@ fn same_rank_box_overlap_matches_the_contract_procedure() {
     runner
         .run(&boxes(), |(shape, fragments)| {
             // Fragments are sorted by id before the rules run; ids f00.. keep input order.
-            let outcome = Placement::from_json(placement_text(&fragments, &shape));
+            let outcome = Placement::from_json(placement_text(&fragments, &shape), &Options::default());
             // §8.2 F2 runs first: an identical box on the same rank is a duplicate.
             let duplicate = (0..fragments.len()).find(|&c| {
                 (0..c).any(|p| {
@@ -230,7 +231,7 @@ fn physical_overlap_matches_the_contract_procedure() {
     });
     runner
         .run(&prop::collection::vec(range, 2..14), |ranges| {
-            let outcome = Runtime::from_json(runtime_text(&ranges));
+            let outcome = Runtime::from_json(runtime_text(&ranges), &Options::default());
             match physical_oracle(&ranges) {
                 None => prop_assert!(outcome.is_ok(), "{:?}", outcome.err()),
                 Some((first, second)) => {

@@ -8,6 +8,7 @@ use proptest::test_runner::{Config, TestRunner};
 use serde_json::Value as Json;
 use sha2::{Digest, Sha256};
 use weight_manifest::Placement;
+use weight_manifest::{Options, Runtime};
 use weight_manifest_conformance::ops::{run, Op, OpInput};
 
 fn reference(name: &str) -> String {
@@ -62,8 +63,11 @@ fn any_order_of_tensors_fragments_and_aliases_gives_the_same_bytes() {
                         seed.rotate_left(13),
                     );
                 }
-                let placement =
-                    Placement::from_json(serde_json::to_vec_pretty(&doc).unwrap()).unwrap();
+                let placement = Placement::from_json(
+                    serde_json::to_vec_pretty(&doc).unwrap(),
+                    &Options::default(),
+                )
+                .unwrap();
                 prop_assert_eq!(placement.to_json(), wire.clone());
                 Ok(())
             })
@@ -74,10 +78,13 @@ fn any_order_of_tensors_fragments_and_aliases_gives_the_same_bytes() {
 #[test]
 fn emission_is_a_fixed_point_and_the_digest_hashes_it() {
     for name in PLACEMENTS {
-        let placement =
-            Placement::from_json(reference(&format!("{name}.placement.pretty.json"))).unwrap();
+        let placement = Placement::from_json(
+            reference(&format!("{name}.placement.pretty.json")),
+            &Options::default(),
+        )
+        .unwrap();
         let text = placement.to_json();
-        let again = Placement::from_json(&text).unwrap();
+        let again = Placement::from_json(&text, &Options::default()).unwrap();
         assert_eq!(again, placement);
         assert_eq!(again.to_json(), text);
         let hashed = weight_manifest::canonical::hex(&Sha256::digest(text.as_bytes()).into());
@@ -115,9 +122,9 @@ fn mutated_documents_never_panic() {
     .iter()
     .map(|n| reference(n))
     // A runtime manifest document (§9.1), which no reference file holds.
-    .chain([weight_manifest::inventory::read_runtime_inventory(
+    .chain([Runtime::from_inventory_json(
         reference("w2.runtime-inventory.json").as_bytes(),
-        &weight_manifest::inventory::InventoryOptions::default(),
+        &weight_manifest::Options::default(),
     )
     .unwrap()
     .to_json()])
@@ -185,7 +192,8 @@ fn mutated_documents_never_panic() {
                     target: Some(reference("w3.placement.json")),
                     ..OpInput::default()
                 };
-                let outcome = run(op, &input).expect("request is complete");
+                let outcome = run(op, &input, &weight_manifest::Limits::default())
+                    .expect("request is complete");
                 if let Err(error) = outcome {
                     prop_assert!(!error.message().is_empty());
                 }

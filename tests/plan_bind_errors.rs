@@ -10,15 +10,30 @@ mod plan_support;
 
 use plan_bind_support::bindings::{manifest, site, validated};
 use plan_support::build::{tensor, tp_split};
-use weight_manifest::plan_bind::read_plan;
+
 use weight_manifest::wire::{ReshardPlan, RuntimeBindingManifest};
 use weight_manifest::{bind_plan, plan, Code, Fences, Placement, PlanLimits};
+use weight_manifest::{Options, Plan};
 
 struct Case {
     plan: ReshardPlan,
     source: RuntimeBindingManifest,
     target: RuntimeBindingManifest,
     other: RuntimeBindingManifest,
+}
+
+/// The plan of a (possibly edited) wire value, its plan_id derived here from the schema's
+/// definition (canonical JSON of the members but plan_id, with `"schema":"weight-plan"`)
+/// rather than by the library's plan_id function.
+fn planned(wire: &ReshardPlan) -> Plan {
+    let mut payload = serde_json::to_value(wire).unwrap();
+    let members = payload.as_object_mut().unwrap();
+    members.remove("plan_id");
+    members.insert("schema".into(), "weight-plan".into());
+    let digest = weight_manifest::canonical::hash(&payload).unwrap();
+    let mut wire = wire.clone();
+    wire.plan_id = format!("sha256:{}", weight_manifest::canonical::hex(&digest));
+    Plan::from_wire(wire).unwrap()
 }
 
 fn placements() -> (Placement, Placement) {
@@ -46,10 +61,15 @@ fn code(
     target: &RuntimeBindingManifest,
     fences: Fences,
 ) -> Code {
-    bind_plan(plan, &validated(source), &validated(target), &fences)
-        .map(|_| ())
-        .unwrap_err()
-        .code()
+    bind_plan(
+        &planned(plan),
+        &validated(source),
+        &validated(target),
+        &fences,
+    )
+    .map(|_| ())
+    .unwrap_err()
+    .code()
 }
 
 #[test]
@@ -60,7 +80,7 @@ fn the_case_binds() {
         target_generation: Some(6),
     };
     let bound = bind_plan(
-        &c.plan,
+        &planned(&c.plan),
         &validated(&c.source),
         &validated(&c.target),
         &fences,
@@ -98,7 +118,13 @@ fn bindings_of_another_placement_are_rejected_on_each_side() {
         Code::PlanBindingPlacementIdMismatch
     );
     // A binding of the source's placement under another instance still binds.
-    assert!(bind_plan(&c.plan, &validated(&c.other), &validated(&c.target), &none).is_ok());
+    assert!(bind_plan(
+        &planned(&c.plan),
+        &validated(&c.other),
+        &validated(&c.target),
+        &none
+    )
+    .is_ok());
 }
 
 #[test]
@@ -118,7 +144,7 @@ fn stale_generations_are_rejected_on_each_side() {
     assert_eq!(stale(Some(7), None), Code::PlanBindingGenerationMismatch);
     assert_eq!(stale(None, Some(5)), Code::PlanBindingGenerationMismatch);
     let error = bind_plan(
-        &c.plan,
+        &planned(&c.plan),
         &validated(&c.source),
         &validated(&c.target),
         &Fences {
@@ -138,7 +164,7 @@ fn missing_fragments_are_named() {
     let mut source = c.source.clone();
     let gone = source.fragments.remove(1).placement_fragment_id;
     let error = bind_plan(
-        &c.plan,
+        &planned(&c.plan),
         &validated(&source),
         &validated(&c.target),
         &Fences::default(),
@@ -164,7 +190,7 @@ fn regions_outside_their_fragment_are_rejected() {
         shrunk.fragments[0].nbytes -= 1;
         let id = shrunk.fragments[0].placement_fragment_id.clone();
         let error = bind_plan(
-            &c.plan,
+            &planned(&c.plan),
             &validated(&source),
             &validated(&target),
             &Fences::default(),
@@ -204,9 +230,16 @@ fn regions_outside_their_fragment_are_rejected() {
 fn plan_documents_are_read_strictly() {
     let (source, target) = placements();
     let plan = plan(&source, &target, &PlanLimits::default()).unwrap();
-    let text = plan.as_json();
-    assert_eq!(&read_plan(text.as_bytes()).unwrap(), plan.as_wire());
-    let read = |t: &str| read_plan(t.as_bytes()).unwrap_err().code();
+    let text = plan.to_json();
+    assert_eq!(
+        Plan::from_json(text.as_bytes(), &Options::default()).unwrap(),
+        plan
+    );
+    let read = |t: &str| {
+        Plan::from_json(t.as_bytes(), &Options::default())
+            .unwrap_err()
+            .code()
+    };
     // One offset changed: the plan_id no longer matches.
     let tampered = text.replacen("\"target_offset\":0", "\"target_offset\":2", 1);
     assert_ne!(tampered, text);

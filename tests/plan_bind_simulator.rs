@@ -25,7 +25,7 @@ fn total_bytes(p: &Placement) -> u64 {
 /// Plans, binds and executes; checks the byte totals and the id; returns the bound plan.
 fn check(source: &Placement, sb: &Binding, target: &Placement, tb: &Binding) -> BoundPlan {
     let plan = plan(source, target, &PlanLimits::default()).unwrap();
-    let bound = bind_plan(plan.as_wire(), sb, tb, &Fences::default()).unwrap();
+    let bound = bind_plan(&plan, sb, tb, &Fences::default()).unwrap();
     let copied = phys::run(&bound, (source, sb), (target, tb)).unwrap();
     assert_eq!(copied, total_bytes(target));
     let copies: usize = bound.pairs().iter().map(|p| p.copies.len()).sum();
@@ -34,7 +34,7 @@ fn check(source: &Placement, sb: &Binding, target: &Placement, tb: &Binding) -> 
     assert!(bound.bound_plan_id().starts_with("sha256:"));
     assert_eq!(
         weight_manifest::canonical::to_string(bound.as_wire()).unwrap(),
-        bound.as_json()
+        bound.to_json()
     );
     bound
 }
@@ -215,7 +215,7 @@ proptest! {
         let tb = random_binding(&target, "b", &mut rng);
         let bound = check(&source, &sb, &target, &tb);
         let plan = plan(&source, &target, &PlanLimits::default()).unwrap();
-        let again = bind_plan(plan.as_wire(), &sb, &tb, &Fences::default()).unwrap();
-        prop_assert_eq!(again.as_json(), bound.as_json());
+        let again = bind_plan(&plan, &sb, &tb, &Fences::default()).unwrap();
+        prop_assert_eq!(again.to_json(), bound.to_json());
     }
 }

@@ -7,6 +7,7 @@ mod plan_support;
 use plan_support::build::{
     even_split, fragment, placement, placement_json, tensor, tp_split, TensorSpec,
 };
+use weight_manifest::Options;
 use weight_manifest::{plan, Code, Placement, PlanLimits};
 
 fn code(source: &Placement, target: &Placement, limits: &PlanLimits) -> Code {
@@ -25,8 +26,10 @@ fn model_and_revision_must_match() {
         std::slice::from_ref(&w),
         &even_split("b", &w, 0, 2, |i| (0, i, 0, 0)),
     );
-    let other_model = Placement::from_json(text.replace("test-model", "other")).unwrap();
-    let other_revision = Placement::from_json(text.replace("\"r1\"", "\"r2\"")).unwrap();
+    let other_model =
+        Placement::from_json(text.replace("test-model", "other"), &Options::default()).unwrap();
+    let other_revision =
+        Placement::from_json(text.replace("\"r1\"", "\"r2\""), &Options::default()).unwrap();
     assert_eq!(code(&a, &other_model, &defaults()), Code::PlanModelMismatch);
     assert_eq!(
         code(&other_revision, &a, &defaults()),
@@ -68,7 +71,7 @@ fn tensor_sets_and_descriptors_must_match() {
         std::slice::from_ref(&wide),
         &even_split("b", &wide, 0, 2, |i| (0, i, 0, 0)),
     );
-    let target = Placement::from_json(text.replace("u32", "u16")).unwrap();
+    let target = Placement::from_json(text.replace("u32", "u16"), &Options::default()).unwrap();
     let error = plan(&base, &target, &defaults()).unwrap_err();
     assert!(error.message().contains("itemsize"), "{}", error.message());
     let text = placement_json(
@@ -79,7 +82,7 @@ fn tensor_sets_and_descriptors_must_match() {
         ("u16", "bf16", "dtype"),
         ("test:v1", "test:v2", "layout_fingerprint"),
     ] {
-        let target = Placement::from_json(text.replace(from, to)).unwrap();
+        let target = Placement::from_json(text.replace(from, to), &Options::default()).unwrap();
         let error = plan(&base, &target, &defaults()).unwrap_err();
         assert_eq!(error.code(), Code::PlanTensorMismatch);
         assert!(error.message().contains(field), "{}", error.message());

@@ -6,10 +6,9 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
-use weight_manifest::inventory::{
-    read_binding_inventory, read_placement_inventory, read_runtime_inventory, InventoryOptions,
-};
+
 use weight_manifest::{bind, project_binding, project_placement, Placement};
+use weight_manifest::{Binding, Options, Runtime};
 
 fn dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/vectors/reference")
@@ -38,7 +37,7 @@ fn model_placements_parse_to_themselves_with_recorded_ids() {
     let ids = json("ids.json");
     for model in MODELS {
         let wire = text(&format!("{model}.placement.json"));
-        let placement = Placement::from_json(&wire).unwrap();
+        let placement = Placement::from_json(&wire, &Options::default()).unwrap();
         let recorded = &ids[model];
         assert_eq!(placement.to_json(), wire, "{model}");
         assert_eq!(
@@ -57,8 +56,11 @@ fn model_placements_parse_to_themselves_with_recorded_ids() {
             recorded["fragment_count"].as_u64().unwrap()
         );
 
-        let pretty =
-            Placement::from_json(bytes(&format!("{model}.placement.pretty.json"))).unwrap();
+        let pretty = Placement::from_json(
+            bytes(&format!("{model}.placement.pretty.json")),
+            &Options::default(),
+        )
+        .unwrap();
         assert_eq!(pretty.to_json(), wire, "{model} pretty");
 
         let payload = bytes(&format!("{model}.placement-id-payload.json"));
@@ -74,7 +76,7 @@ fn model_runtime_inventories_project_to_recorded_placements_and_fragment_ids() {
     let ids = json("ids.json");
     for model in MODELS {
         let inventory = bytes(&format!("{model}.runtime-inventory.json"));
-        let runtime = read_runtime_inventory(&inventory, &InventoryOptions::default()).unwrap();
+        let runtime = Runtime::from_inventory_json(&inventory, &Options::default()).unwrap();
         assert_eq!(
             runtime.to_json(),
             text(&format!("derived/{model}.runtime.json")),
@@ -123,9 +125,13 @@ fn model_runtime_inventories_project_to_recorded_placements_and_fragment_ids() {
 #[test]
 fn model_bindings_read_and_bind_to_the_recorded_runtime() {
     for model in MODELS {
-        let placement = Placement::from_json(bytes(&format!("{model}.placement.json"))).unwrap();
+        let placement = Placement::from_json(
+            bytes(&format!("{model}.placement.json")),
+            &Options::default(),
+        )
+        .unwrap();
         let inventory = bytes(&format!("{model}.binding-inventory.json"));
-        let binding = read_binding_inventory(&inventory, &InventoryOptions::default()).unwrap();
+        let binding = Binding::from_inventory_json(&inventory, &Options::default()).unwrap();
         assert_eq!(
             binding.to_json(),
             text(&format!("derived/{model}.binding.json")),
@@ -146,7 +152,7 @@ fn model_bindings_read_and_bind_to_the_recorded_runtime() {
 #[test]
 fn tp_runtime_inventory_is_also_a_placement_inventory() {
     let inventory = bytes("01_tp_sharded_2d.runtime-inventory.json");
-    let placement = read_placement_inventory(&inventory).unwrap();
+    let placement = Placement::from_inventory_json(&inventory, &Options::default()).unwrap();
     assert_eq!(placement.to_json(), text("01_tp_sharded_2d.placement.json"));
 }
 
@@ -155,7 +161,7 @@ fn worked_examples_and_empty_placement() {
     for vector in ["w1", "w2", "w3", "empty"] {
         let expected = json(&format!("{vector}.expected.json"));
         let wire = text(&format!("{vector}.placement.json"));
-        let placement = Placement::from_json(&wire).unwrap();
+        let placement = Placement::from_json(&wire, &Options::default()).unwrap();
         assert_eq!(placement.to_json(), wire, "{vector}");
         assert_eq!(
             placement.placement_id(),
@@ -173,7 +179,7 @@ fn worked_examples_and_empty_placement() {
     for vector in ["w2", "w3"] {
         let expected = json(&format!("{vector}.expected.json"));
         let inventory = bytes(&format!("{vector}.runtime-inventory.json"));
-        let runtime = read_runtime_inventory(&inventory, &InventoryOptions::default()).unwrap();
+        let runtime = Runtime::from_inventory_json(&inventory, &Options::default()).unwrap();
         assert_eq!(
             runtime.to_json(),
             text(&format!("derived/{vector}.runtime.json"))

@@ -6,10 +6,9 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use serde_json::Value as Json;
-use weight_manifest::inventory::{
-    read_binding_inventory, read_runtime_inventory, runtime_from_records, InventoryOptions, Record,
-};
+use weight_manifest::inventory::Record;
 use weight_manifest::wire::RuntimeBindingManifest;
+use weight_manifest::Options;
 use weight_manifest::{
     bind, project_binding, project_placement, Binding, Code, Owner, Runtime, Value,
 };
@@ -51,8 +50,7 @@ fn move_everything(binding: &Binding, shift: u64) -> RuntimeBindingManifest {
 #[test]
 fn project_rebind_reproject_keeps_the_digest() {
     for name in INVENTORIES {
-        let runtime =
-            read_runtime_inventory(&reference(name), &InventoryOptions::default()).unwrap();
+        let runtime = Runtime::from_inventory_json(&reference(name), &Options::default()).unwrap();
         let placement = project_placement(&runtime, None).unwrap();
         let binding = project_binding(&runtime, None).unwrap();
         assert_eq!(
@@ -77,14 +75,13 @@ fn project_rebind_reproject_keeps_the_digest() {
 #[test]
 fn runtime_and_binding_wire_forms_round_trip() {
     for name in INVENTORIES {
-        let runtime =
-            read_runtime_inventory(&reference(name), &InventoryOptions::default()).unwrap();
+        let runtime = Runtime::from_inventory_json(&reference(name), &Options::default()).unwrap();
         let text = runtime.to_json();
-        let parsed = Runtime::from_json(&text).unwrap();
+        let parsed = Runtime::from_json(&text, &Options::default()).unwrap();
         assert_eq!(parsed, runtime, "{name}");
         assert_eq!(parsed.to_json(), text, "{name}");
         let binding = project_binding(&runtime, None).unwrap();
-        let parsed = Binding::from_json(binding.to_json()).unwrap();
+        let parsed = Binding::from_json(binding.to_json(), &Options::default()).unwrap();
         assert_eq!(parsed, binding, "{name}");
         assert_eq!(parsed.to_json(), binding.to_json(), "{name}");
     }
@@ -134,10 +131,10 @@ fn rust_records_read_like_json_and_carry_owners_through_bind() {
             }
         })
         .collect();
-    let from_records = runtime_from_records(&top, &records, &InventoryOptions::default()).unwrap();
-    let from_json = read_runtime_inventory(
+    let from_records = Runtime::from_records(&top, &records, &Options::default()).unwrap();
+    let from_json = Runtime::from_inventory_json(
         &reference("02_moe_ep_pp.runtime-inventory.json"),
-        &InventoryOptions::default(),
+        &Options::default(),
     )
     .unwrap();
     assert_eq!(from_records, from_json, "owners are excluded from equality");
@@ -159,11 +156,8 @@ fn binding_inventory_owner_resolver_is_called_per_record() {
         Some(Value::Str(id)) => Some(Owner::new(id.to_string())),
         _ => None,
     };
-    let options = InventoryOptions {
-        address_semantics: None,
-        owner_resolver: Some(&resolve),
-    };
-    let binding = read_binding_inventory(
+    let options = Options::default().with_owners(&resolve);
+    let binding = Binding::from_inventory_json(
         &reference("01_tp_sharded_2d.binding-inventory.json"),
         &options,
     )
@@ -187,7 +181,7 @@ fn projection_of_a_manifest_without_generation_or_lease() {
             r#"{{"fragments":[],"generation":{generation},"instance_id":"i","lease_id":{lease},"model_id":"m","placement_id":null,"revision":"r","tensors":[]}}"#
         )
     };
-    let runtime = Runtime::from_json(empty("null", "\"l\"")).unwrap();
+    let runtime = Runtime::from_json(empty("null", "\"l\""), &Options::default()).unwrap();
     assert_eq!(runtime.generation(), None);
     let error = project_binding(&runtime, None).unwrap_err();
     assert_eq!(error.code(), Code::MissingGeneration);
@@ -195,12 +189,12 @@ fn projection_of_a_manifest_without_generation_or_lease() {
         error.message(),
         "runtime manifest has no generation for runtime binding"
     );
-    let runtime = Runtime::from_json(empty("4", "null")).unwrap();
+    let runtime = Runtime::from_json(empty("4", "null"), &Options::default()).unwrap();
     assert_eq!(
         project_binding(&runtime, None).unwrap_err().code(),
         Code::MissingLeaseId
     );
-    let runtime = Runtime::from_json(empty("4", "\"l\"")).unwrap();
+    let runtime = Runtime::from_json(empty("4", "\"l\""), &Options::default()).unwrap();
     let binding = project_binding(&runtime, None).unwrap();
     assert_eq!(binding.as_wire().generation, 4);
     // An empty placement binds to an empty runtime manifest carrying B's generation.
@@ -212,11 +206,9 @@ fn projection_of_a_manifest_without_generation_or_lease() {
 
 #[test]
 fn argument_placement_id_must_be_canonical_and_non_empty() {
-    let runtime = read_runtime_inventory(
-        &reference("w2.runtime-inventory.json"),
-        &InventoryOptions::default(),
-    )
-    .unwrap();
+    let runtime =
+        Runtime::from_inventory_json(&reference("w2.runtime-inventory.json"), &Options::default())
+            .unwrap();
     let canonical = project_placement(&runtime, None).unwrap();
     assert!(project_placement(&runtime, Some(canonical.placement_id())).is_ok());
     assert_eq!(
@@ -251,7 +243,7 @@ fn two_hundred_thousand_fragments_on_one_device() {
         );
     }
     text.push_str("]}");
-    let runtime = read_runtime_inventory(text.as_bytes(), &InventoryOptions::default()).unwrap();
+    let runtime = Runtime::from_inventory_json(text.as_bytes(), &Options::default()).unwrap();
     assert_eq!(runtime.fragments().len(), 200_000);
 
     // One byte of overlap at the very end is found and named.
@@ -261,7 +253,7 @@ fn two_hundred_thousand_fragments_on_one_device() {
         &format!(r#""address":{}"#, 4096 + 8 * (count - 1) - 1),
         1,
     );
-    let error = read_runtime_inventory(bad.as_bytes(), &InventoryOptions::default()).unwrap_err();
+    let error = Runtime::from_inventory_json(bad.as_bytes(), &Options::default()).unwrap_err();
     assert_eq!(error.code(), Code::AddressOverlap);
     assert!(
         error

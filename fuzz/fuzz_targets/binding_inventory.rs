@@ -2,13 +2,14 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use weight_manifest::inventory::{read_binding_inventory, InventoryOptions};
+
 use weight_manifest::Binding;
+use weight_manifest::Options;
 
 fuzz_target!(|data: &[u8]| {
-    for options in [InventoryOptions::default(), InventoryOptions::view()] {
-        let Ok(binding) = read_binding_inventory(data, &options) else { continue };
+    for options in [Options::default(), Options::view()] {
+        let Ok(binding) = Binding::from_inventory_json(data, &options) else { continue };
         let text = binding.to_json();
-        assert_eq!(Binding::from_json(&text).expect("emitted binding must parse"), binding);
+        assert_eq!(Binding::from_json(&text, &Options::default()).expect("emitted binding must parse"), binding);
     }
 });

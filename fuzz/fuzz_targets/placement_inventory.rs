@@ -3,11 +3,12 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use weight_manifest::inventory::read_placement_inventory;
+
 use weight_manifest::Placement;
+use weight_manifest::Options;
 
 fuzz_target!(|data: &[u8]| {
-    let Ok(placement) = read_placement_inventory(data) else { return };
-    let again = Placement::from_json(placement.to_json()).expect("emitted placement must parse");
+    let Ok(placement) = Placement::from_inventory_json(data, &Options::default()) else { return };
+    let again = Placement::from_json(placement.to_json(), &Options::default()).expect("emitted placement must parse");
     assert_eq!(again, placement);
 });

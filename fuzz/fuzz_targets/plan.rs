@@ -5,8 +5,9 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use weight_manifest::plan_bind::read_plan;
+
 use weight_manifest::{coverage, plan, Placement, PlanLimits};
+use weight_manifest::{Options, Plan};
 
 /// Small limits keep one execution fast; the limit checks themselves are exercised too.
 const LIMITS: PlanLimits = PlanLimits {
@@ -19,14 +20,14 @@ fuzz_target!(|data: &[u8]| {
         Some(at) => (&data[..at], &data[at + 1..]),
         None => (data, data),
     };
-    let Ok(source) = Placement::from_json(source) else { return };
+    let Ok(source) = Placement::from_json(source, &Options::default()) else { return };
     let report = coverage(&source);
     weight_manifest::reader::read(report.to_json().as_bytes(), "coverage")
         .expect("a coverage report is valid JSON");
-    let Ok(target) = Placement::from_json(target) else { return };
+    let Ok(target) = Placement::from_json(target, &Options::default()) else { return };
     let Ok(first) = plan(&source, &target, &LIMITS) else { return };
     let again = plan(&source, &target, &LIMITS).expect("the same inputs plan again");
     assert_eq!(first.to_json(), again.to_json(), "plans are deterministic");
-    let read = read_plan(first.to_json().as_bytes()).expect("an emitted plan reads back");
+    let read = Plan::from_json(first.to_json().as_bytes(), &Options::default()).expect("an emitted plan reads back");
     assert_eq!(read.plan_id, first.plan_id());
 });

@@ -158,6 +158,7 @@ pub(crate) fn box_refs<'p>(
 mod tests {
     use super::{distinct_boxes, owners, owners_by_id};
     use crate::model::Placement;
+    use crate::options::Options;
 
     #[test]
     fn owners_by_hash_and_by_id_agree() {
@@ -169,7 +170,7 @@ mod tests {
             "model_id":"m","placement_id":null,"revision":"r","tensors":[
             {"dtype":"u8","expert_id":null,"global_shape":[2],"itemsize":1,"layer_id":null,"layout_fingerprint":"f","partition_dim":null,"shard_dims":null,"tensor_id":"a"},
             {"dtype":"u8","expert_id":null,"global_shape":[4],"itemsize":1,"layer_id":null,"layout_fingerprint":"f","partition_dim":0,"shard_dims":null,"tensor_id":"b"}]}"#;
-        let placement = Placement::from_json(text).unwrap();
+        let placement = Placement::from_json(text, &Options::default()).unwrap();
         let by_hash = owners(&placement);
         assert_eq!(by_hash, owners_by_id(&placement));
         // Fragments sorted by id: a0, a1, b0, b1.

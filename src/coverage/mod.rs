@@ -19,7 +19,7 @@
 //!
 //! ```
 //! let text = r#"{"fragments":[{"aliases":[],"global_offset":[0],"local_shape":[2],"nbytes":8,"placement_fragment_id":"a","rank":{"dp":0,"ep":0,"pp":0,"tp":0},"tensor_id":"w"}],"model_id":"m","placement_id":null,"revision":"r","tensors":[{"dtype":"f32","expert_id":null,"global_shape":[4],"itemsize":4,"layer_id":null,"layout_fingerprint":"fp","partition_dim":0,"shard_dims":[0],"tensor_id":"w"}]}"#;
-//! let placement = weight_manifest::Placement::from_json(text).unwrap();
+//! let placement = weight_manifest::Placement::from_json(text, &weight_manifest::Options::default()).unwrap();
 //! let coverage = weight_manifest::coverage(&placement);
 //! assert!(!coverage.is_complete());
 //! let tensor = &coverage.report().tensors[0];

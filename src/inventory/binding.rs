@@ -1,37 +1,29 @@
 //! The binding inventory reader (contract §10.4).
 
 use super::members::Members;
-use super::{offsets_require_view, view_semantics, InventoryOptions};
+use super::offsets_require_view;
 use crate::check;
 use crate::error::{Code, Error, Result};
-use crate::limits::Limits;
 use crate::model::binding::BindingHeader;
 use crate::model::fragment::{check_binding_fragment, BindingFragmentFields};
 use crate::model::{construct_binding, Binding};
+use crate::options::Options;
 use crate::parse::top_object_of;
 use crate::path::Path;
 use crate::value::Value;
 
-const LABEL: &str = "runtime binding inventory";
+const LABEL: &str = super::BINDING_INVENTORY_LABEL;
 
-/// Reads a binding inventory document into a validated [`Binding`], under
-/// [`Limits::default()`].
-pub fn binding_from_inventory(
+/// Reads a binding inventory document into a validated [`Binding`]: `max_fragments` on
+/// the records.
+pub(crate) fn binding_from_inventory(
     document: &Value<'_>,
-    options: &InventoryOptions<'_>,
-) -> Result<Binding> {
-    binding_from_inventory_with_limits(document, options, &Limits::default())
-}
-
-/// [`binding_from_inventory`] under `limits`: `max_fragments` on the records.
-pub fn binding_from_inventory_with_limits(
-    document: &Value<'_>,
-    options: &InventoryOptions<'_>,
-    limits: &Limits,
+    options: &Options<'_>,
 ) -> Result<Binding> {
     let root = Path::Root;
     top_object_of(document, LABEL)?;
-    let view = view_semantics(options)?;
+    let view = options.address_semantics.is_view();
+    let limits = &options.limits;
     let top = Members::of(document, &root);
 
     let generation_value = top.req("generation")?;
@@ -98,7 +90,7 @@ pub fn binding_from_inventory_with_limits(
             device: record.req("device")?,
         };
         fragments.push(check_binding_fragment(&fields, &at)?);
-        owners.push(options.owner_resolver.and_then(|resolve| resolve(value)));
+        owners.push(options.owners.and_then(|resolve| resolve(value)));
     }
     construct_binding(&root, &header, fragments, owners)
 }

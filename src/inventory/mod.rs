@@ -10,104 +10,74 @@ mod record;
 mod runtime;
 mod summary;
 
-pub use binding::{binding_from_inventory, binding_from_inventory_with_limits};
-pub use placement::{placement_from_inventory, placement_from_inventory_with_limits};
 pub use record::{
-    binding_from_records, placement_from_records, runtime_from_records, Record,
-    BINDING_RECORD_MEMBERS, BINDING_TOP_MEMBERS, DESCRIPTOR_MEMBERS, PLACEMENT_RECORD_MEMBERS,
-    PLACEMENT_TOP_MEMBERS, RANK_MEMBERS, RUNTIME_RECORD_MEMBERS, RUNTIME_TOP_MEMBERS,
+    Record, BINDING_RECORD_MEMBERS, BINDING_TOP_MEMBERS, DESCRIPTOR_MEMBERS,
+    PLACEMENT_RECORD_MEMBERS, PLACEMENT_TOP_MEMBERS, RANK_MEMBERS, RUNTIME_RECORD_MEMBERS,
+    RUNTIME_TOP_MEMBERS,
 };
-pub use runtime::{runtime_from_inventory, runtime_from_inventory_with_limits};
-pub use summary::{
-    validate_runtime_inventory, validate_runtime_inventory_with_limits, RuntimeSummary,
-};
-
-use crate::limits::Limits;
-use crate::model::{Binding, Placement, Runtime};
-use crate::reader;
-
-/// Reads a runtime inventory JSON document (§10.3) under [`Limits::default()`].
-pub fn read_runtime_inventory(text: &[u8], options: &InventoryOptions<'_>) -> Result<Runtime> {
-    read_runtime_inventory_with_limits(text, options, &Limits::default())
-}
-
-/// [`read_runtime_inventory`] under `limits` (`max_fragments` bounds the records).
-pub fn read_runtime_inventory_with_limits(
-    text: &[u8],
-    options: &InventoryOptions<'_>,
-    limits: &Limits,
-) -> Result<Runtime> {
-    limits.check_document_bytes(text.len())?;
-    if let Some(result) = crate::parse::fast_runtime_inventory(text, options, limits) {
-        return result;
-    }
-    let document = reader::read_with_limits(text, "runtime inventory", limits)?;
-    runtime_from_inventory_with_limits(&document, options, limits)
-}
-
-/// Reads a binding inventory JSON document (§10.4) under [`Limits::default()`].
-pub fn read_binding_inventory(text: &[u8], options: &InventoryOptions<'_>) -> Result<Binding> {
-    read_binding_inventory_with_limits(text, options, &Limits::default())
-}
-
-/// [`read_binding_inventory`] under `limits` (`max_fragments` bounds the records).
-pub fn read_binding_inventory_with_limits(
-    text: &[u8],
-    options: &InventoryOptions<'_>,
-    limits: &Limits,
-) -> Result<Binding> {
-    let document = reader::read_with_limits(text, "runtime binding inventory", limits)?;
-    binding_from_inventory_with_limits(&document, options, limits)
-}
-
-/// Reads a placement inventory JSON document (§10.5) under [`Limits::default()`].
-pub fn read_placement_inventory(text: &[u8]) -> Result<Placement> {
-    read_placement_inventory_with_limits(text, &Limits::default())
-}
-
-/// [`read_placement_inventory`] under `limits` (`max_fragments` bounds the records).
-pub fn read_placement_inventory_with_limits(text: &[u8], limits: &Limits) -> Result<Placement> {
-    let document = reader::read_with_limits(text, "placement inventory", limits)?;
-    placement_from_inventory_with_limits(&document, limits)
-}
+pub use summary::{validate_runtime_inventory, RuntimeSummary};
 
 use crate::error::{Code, Error, Result};
-use crate::model::Owner;
+use crate::model::{Binding, Placement, Runtime};
+use crate::options::Options;
+use crate::reader;
 use crate::value::Value;
 
-/// Resolves a record to the owner of its fragment's memory.
-pub type OwnerResolver<'o> = dyn Fn(&Value<'_>) -> Option<Owner> + 'o;
+/// The document label of the runtime inventory (§10.3) in reader messages, e.g.
+/// "runtime inventory is not valid JSON".
+pub const RUNTIME_INVENTORY_LABEL: &str = "runtime inventory";
+/// The document label of the binding inventory (§10.4).
+pub const BINDING_INVENTORY_LABEL: &str = "runtime binding inventory";
+/// The document label of the placement inventory (§10.5).
+pub const PLACEMENT_INVENTORY_LABEL: &str = "placement inventory";
 
-/// Options of the runtime and binding inventory readers.
-#[derive(Clone, Copy, Default)]
-pub struct InventoryOptions<'o> {
-    /// The `address_semantics` option (§10.2): not given (`None` or `null`) or `"view"`.
-    /// Any other value is rejected with `address_semantics_invalid`.
-    pub address_semantics: Option<&'o Value<'o>>,
-    /// Called with each record; its result becomes that fragment's owner.
-    pub owner_resolver: Option<&'o OwnerResolver<'o>>,
-}
-
-impl InventoryOptions<'_> {
-    /// Options with `address_semantics` set to `"view"`.
-    pub fn view() -> InventoryOptions<'static> {
-        static VIEW: Value<'static> = Value::Str(std::borrow::Cow::Borrowed("view"));
-        InventoryOptions {
-            address_semantics: Some(&VIEW),
-            owner_resolver: None,
+impl Runtime {
+    /// Reads a runtime inventory JSON document (§10.3) under `options` (limits, address
+    /// semantics, owners); `max_fragments` bounds the records.
+    pub fn from_inventory_json(text: impl AsRef<[u8]>, options: &Options<'_>) -> Result<Runtime> {
+        let text = text.as_ref();
+        options.limits.check_document_bytes(text.len())?;
+        if let Some(result) = crate::parse::fast_runtime_inventory(text, options) {
+            return result;
         }
+        let document = reader::read_with_limits(text, RUNTIME_INVENTORY_LABEL, &options.limits)?;
+        runtime::runtime_from_inventory(&document, options)
+    }
+
+    /// Reads a runtime inventory already read into a [`Value`] (the strict reader's label
+    /// `runtime inventory`), under `options`.
+    pub fn from_inventory(document: &Value<'_>, options: &Options<'_>) -> Result<Runtime> {
+        runtime::runtime_from_inventory(document, options)
     }
 }
 
-/// §10.2: whether `view` semantics are declared; any other given value is an error.
-fn view_semantics(options: &InventoryOptions<'_>) -> Result<bool> {
-    match options.address_semantics {
-        None | Some(Value::Null) => Ok(false),
-        Some(Value::Str(s)) if s == "view" => Ok(true),
-        Some(_) => Err(Error::new(
-            Code::AddressSemanticsInvalid,
-            "address_semantics must be 'view'",
-        )),
+impl Binding {
+    /// Reads a runtime binding inventory JSON document (§10.4) under `options`;
+    /// `max_fragments` bounds the records.
+    pub fn from_inventory_json(text: impl AsRef<[u8]>, options: &Options<'_>) -> Result<Binding> {
+        let document =
+            reader::read_with_limits(text.as_ref(), BINDING_INVENTORY_LABEL, &options.limits)?;
+        binding::binding_from_inventory(&document, options)
+    }
+
+    /// Reads a binding inventory already read into a [`Value`], under `options`.
+    pub fn from_inventory(document: &Value<'_>, options: &Options<'_>) -> Result<Binding> {
+        binding::binding_from_inventory(document, options)
+    }
+}
+
+impl Placement {
+    /// Reads a placement inventory JSON document (§10.5) under `options.limits`
+    /// (`max_fragments` bounds the records); the placement inventory has no other option.
+    pub fn from_inventory_json(text: impl AsRef<[u8]>, options: &Options<'_>) -> Result<Placement> {
+        let document =
+            reader::read_with_limits(text.as_ref(), PLACEMENT_INVENTORY_LABEL, &options.limits)?;
+        placement::placement_from_inventory(&document, &options.limits)
+    }
+
+    /// Reads a placement inventory already read into a [`Value`], under `options.limits`.
+    pub fn from_inventory(document: &Value<'_>, options: &Options<'_>) -> Result<Placement> {
+        placement::placement_from_inventory(document, &options.limits)
     }
 }
 

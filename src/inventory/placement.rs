@@ -12,20 +12,12 @@ use crate::parse::top_object_of;
 use crate::path::Path;
 use crate::value::Value;
 
-const LABEL: &str = "placement inventory";
+const LABEL: &str = super::PLACEMENT_INVENTORY_LABEL;
 
-/// Reads a placement inventory document into a validated [`Placement`], under
-/// [`Limits::default()`].
-pub fn placement_from_inventory(document: &Value<'_>) -> Result<Placement> {
-    placement_from_inventory_with_limits(document, &Limits::default())
-}
-
-/// [`placement_from_inventory`] under `limits`: `max_fragments` on the records,
-/// `max_tensors` on their distinct tensor_ids and `max_dims` on each record's global_shape.
-pub fn placement_from_inventory_with_limits(
-    document: &Value<'_>,
-    limits: &Limits,
-) -> Result<Placement> {
+/// Reads a placement inventory document into a validated [`Placement`]: `max_fragments`
+/// on the records, `max_tensors` on their distinct tensor_ids and `max_dims` on each
+/// record's global_shape.
+pub(crate) fn placement_from_inventory(document: &Value<'_>, limits: &Limits) -> Result<Placement> {
     let root = Path::Root;
     top_object_of(document, LABEL)?;
     let top = Members::of(document, &root);

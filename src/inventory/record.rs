@@ -6,10 +6,12 @@
 use std::borrow::Cow;
 
 use super::{
-    binding_from_inventory, placement_from_inventory, runtime_from_inventory, InventoryOptions,
+    binding::binding_from_inventory, placement::placement_from_inventory,
+    runtime::runtime_from_inventory,
 };
 use crate::error::Result;
 use crate::model::{Binding, Owner, Placement, Runtime};
+use crate::options::Options;
 use crate::value::{Object, Value};
 
 /// An object whose members the inventory readers can ask for by name.
@@ -157,56 +159,71 @@ fn document<'r>(
     Value::Object(Object::from_members(members))
 }
 
-/// Reads a runtime inventory (§10.3) from a top-level record and one record per fragment;
-/// each fragment's owner is its record's [`Record::owner`].
-pub fn runtime_from_records<R: Record>(
-    top: &dyn Record,
-    records: &[R],
-    options: &InventoryOptions<'_>,
-) -> Result<Runtime> {
-    let list = records
-        .iter()
-        .map(|r| object_of(r, &[DESCRIPTOR_MEMBERS, RUNTIME_RECORD_MEMBERS]))
-        .collect();
-    let resolver = InOrder::new(records);
-    let resolve = |record: &Value<'_>| resolver.next(record);
-    let options = InventoryOptions {
-        address_semantics: options.address_semantics,
-        owner_resolver: Some(&resolve),
-    };
-    runtime_from_inventory(
-        &document(top, RUNTIME_TOP_MEMBERS, "tensors", list),
-        &options,
-    )
+impl Runtime {
+    /// Reads a runtime inventory (§10.3) from a top-level record and one record per fragment;
+    /// each fragment's owner is its record's [`Record::owner`] (`options.owners` is not used).
+    pub fn from_records<R: Record>(
+        top: &dyn Record,
+        records: &[R],
+        options: &Options<'_>,
+    ) -> Result<Runtime> {
+        let list = records
+            .iter()
+            .map(|r| object_of(r, &[DESCRIPTOR_MEMBERS, RUNTIME_RECORD_MEMBERS]))
+            .collect();
+        let resolver = InOrder::new(records);
+        let resolve = |record: &Value<'_>| resolver.next(record);
+        let options = Options {
+            owners: Some(&resolve),
+            ..*options
+        };
+        runtime_from_inventory(
+            &document(top, RUNTIME_TOP_MEMBERS, "tensors", list),
+            &options,
+        )
+    }
 }
 
-/// Reads a binding inventory (§10.4) from a top-level record and one record per fragment.
-pub fn binding_from_records<R: Record>(
-    top: &dyn Record,
-    records: &[R],
-    options: &InventoryOptions<'_>,
-) -> Result<Binding> {
-    let list = records
-        .iter()
-        .map(|r| object_of(r, &[BINDING_RECORD_MEMBERS]))
-        .collect();
-    let resolver = InOrder::new(records);
-    let resolve = |record: &Value<'_>| resolver.next(record);
-    let options = InventoryOptions {
-        address_semantics: options.address_semantics,
-        owner_resolver: Some(&resolve),
-    };
-    binding_from_inventory(
-        &document(top, BINDING_TOP_MEMBERS, "fragments", list),
-        &options,
-    )
+impl Binding {
+    /// Reads a binding inventory (§10.4) from a top-level record and one record per fragment;
+    /// each fragment's owner is its record's [`Record::owner`] (`options.owners` is not used).
+    pub fn from_records<R: Record>(
+        top: &dyn Record,
+        records: &[R],
+        options: &Options<'_>,
+    ) -> Result<Binding> {
+        let list = records
+            .iter()
+            .map(|r| object_of(r, &[BINDING_RECORD_MEMBERS]))
+            .collect();
+        let resolver = InOrder::new(records);
+        let resolve = |record: &Value<'_>| resolver.next(record);
+        let options = Options {
+            owners: Some(&resolve),
+            ..*options
+        };
+        binding_from_inventory(
+            &document(top, BINDING_TOP_MEMBERS, "fragments", list),
+            &options,
+        )
+    }
 }
 
-/// Reads a placement inventory (§10.5) from a top-level record and one record per fragment.
-pub fn placement_from_records<R: Record>(top: &dyn Record, records: &[R]) -> Result<Placement> {
-    let list = records
-        .iter()
-        .map(|r| object_of(r, &[DESCRIPTOR_MEMBERS, PLACEMENT_RECORD_MEMBERS]))
-        .collect();
-    placement_from_inventory(&document(top, PLACEMENT_TOP_MEMBERS, "tensors", list))
+impl Placement {
+    /// Reads a placement inventory (§10.5) from a top-level record and one record per
+    /// fragment, under `options.limits`.
+    pub fn from_records<R: Record>(
+        top: &dyn Record,
+        records: &[R],
+        options: &Options<'_>,
+    ) -> Result<Placement> {
+        let list = records
+            .iter()
+            .map(|r| object_of(r, &[DESCRIPTOR_MEMBERS, PLACEMENT_RECORD_MEMBERS]))
+            .collect();
+        placement_from_inventory(
+            &document(top, PLACEMENT_TOP_MEMBERS, "tensors", list),
+            &options.limits,
+        )
+    }
 }

@@ -2,40 +2,32 @@
 
 use super::descriptor::{read_descriptor, DescriptorSet};
 use super::members::Members;
-use super::{offsets_require_view, view_semantics, InventoryOptions};
+use super::offsets_require_view;
 use crate::check;
 use crate::error::{Code, Error, Result};
-use crate::limits::Limits;
 use crate::model::fragment::{check_runtime_fragment, RuntimeFragmentFields};
 use crate::model::rank::{check_rank, RankFields};
 use crate::model::runtime::RuntimeHeader;
 use crate::model::{construct_runtime, Runtime};
+use crate::options::Options;
 use crate::parse::top_object_of;
 use crate::path::Path;
 use crate::value::Value;
 use crate::wire::{ParallelRank, TensorDescriptor};
 
-const LABEL: &str = "runtime inventory";
+const LABEL: &str = super::RUNTIME_INVENTORY_LABEL;
 
 /// Reads a runtime inventory document (already read by the strict reader with label
-/// `runtime inventory`) into a validated [`Runtime`], under [`Limits::default()`].
-pub fn runtime_from_inventory(
-    document: &Value<'_>,
-    options: &InventoryOptions<'_>,
-) -> Result<Runtime> {
-    runtime_from_inventory_with_limits(document, options, &Limits::default())
-}
-
-/// [`runtime_from_inventory`] under `limits`: `max_fragments` on the records,
+/// `runtime inventory`) into a validated [`Runtime`]: `max_fragments` on the records,
 /// `max_tensors` on their distinct tensor_ids and `max_dims` on each record's global_shape.
-pub fn runtime_from_inventory_with_limits(
+pub(crate) fn runtime_from_inventory(
     document: &Value<'_>,
-    options: &InventoryOptions<'_>,
-    limits: &Limits,
+    options: &Options<'_>,
 ) -> Result<Runtime> {
     let root = Path::Root;
     top_object_of(document, LABEL)?;
-    let view = view_semantics(options)?;
+    let view = options.address_semantics.is_view();
+    let limits = &options.limits;
     let top = Members::of(document, &root);
 
     let generation = check::int(
@@ -106,7 +98,7 @@ pub fn runtime_from_inventory_with_limits(
             placement_fragment_id: record.opt("placement_fragment_id"),
         };
         fragments.push(check_runtime_fragment(&fields, &at)?);
-        owners.push(options.owner_resolver.and_then(|resolve| resolve(value)));
+        owners.push(options.owners.and_then(|resolve| resolve(value)));
     }
 
     let header = RuntimeHeader {

@@ -95,11 +95,14 @@ impl Limits {
     ///
     /// # Errors
     ///
-    /// A message naming the problem: an unknown name or a value that is not a decimal
-    /// integer in range.
-    pub fn set(&mut self, name: &str, value: &str) -> std::result::Result<(), String> {
+    /// [`LimitSettingError`]: an unknown name, a value that is not a decimal integer in
+    /// range, or a depth above the ceiling.
+    pub fn set(&mut self, name: &str, value: &str) -> std::result::Result<(), LimitSettingError> {
         let digits: String = value.chars().filter(|c| *c != '_').collect();
-        let bad = || format!("limit {name}: {value:?} is not a non-negative decimal integer");
+        let bad = || LimitSettingError::InvalidValue {
+            name: name.to_owned(),
+            value: value.to_owned(),
+        };
         if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
             return Err(bad());
         }
@@ -110,9 +113,11 @@ impl Limits {
             "max_depth" => {
                 let depth = size()?;
                 if depth > MAX_DEPTH_CEILING {
-                    return Err(format!(
-                        "limit max_depth: {depth} is above the reader's ceiling of {MAX_DEPTH_CEILING}"
-                    ));
+                    return Err(LimitSettingError::AboveCeiling {
+                        name: name.to_owned(),
+                        value: depth,
+                        ceiling: MAX_DEPTH_CEILING,
+                    });
                 }
                 self.max_depth = depth;
             }
@@ -121,10 +126,9 @@ impl Limits {
             "max_fragments" => self.max_fragments = size()?,
             "max_string_bytes" => self.max_string_bytes = size()?,
             _ => {
-                return Err(format!(
-                    "unknown limit {name:?}; the limits are {}",
-                    Limits::NAMES.join(", ")
-                ))
+                return Err(LimitSettingError::UnknownName {
+                    name: name.to_owned(),
+                })
             }
         }
         Ok(())
@@ -134,11 +138,13 @@ impl Limits {
     ///
     /// # Errors
     ///
-    /// As [`Limits::set`], or a setting without `=`.
-    pub fn set_pair(&mut self, setting: &str) -> std::result::Result<(), String> {
+    /// As [`Limits::set`], or [`LimitSettingError::NotAPair`] for a setting without `=`.
+    pub fn set_pair(&mut self, setting: &str) -> std::result::Result<(), LimitSettingError> {
         let (name, value) = setting
             .split_once('=')
-            .ok_or_else(|| format!("limit {setting:?} is not NAME=VALUE"))?;
+            .ok_or_else(|| LimitSettingError::NotAPair {
+                setting: setting.to_owned(),
+            })?;
         self.set(name.trim(), value.trim())
     }
 
@@ -253,3 +259,65 @@ impl fmt::Display for Limits {
         )
     }
 }
+
+/// Why a limit setting ([`Limits::set`], [`Limits::set_pair`]) was refused. Its
+/// `Display` is the message the CLI prints.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum LimitSettingError {
+    /// The name is not one of [`Limits::NAMES`].
+    UnknownName {
+        /// The name given.
+        name: String,
+    },
+    /// The value is not a non-negative decimal integer that fits the limit.
+    InvalidValue {
+        /// The limit's name.
+        name: String,
+        /// The value given.
+        value: String,
+    },
+    /// The value is above the limit's ceiling ([`MAX_DEPTH_CEILING`] for `max_depth`).
+    AboveCeiling {
+        /// The limit's name.
+        name: String,
+        /// The value given.
+        value: usize,
+        /// The largest value accepted.
+        ceiling: usize,
+    },
+    /// The setting has no `=`.
+    NotAPair {
+        /// The setting given.
+        setting: String,
+    },
+}
+
+impl std::fmt::Display for LimitSettingError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            LimitSettingError::UnknownName { name } => write!(
+                f,
+                "unknown limit {name:?}; the limits are {}",
+                Limits::NAMES.join(", ")
+            ),
+            LimitSettingError::InvalidValue { name, value } => write!(
+                f,
+                "limit {name}: {value:?} is not a non-negative decimal integer"
+            ),
+            LimitSettingError::AboveCeiling {
+                name,
+                value,
+                ceiling,
+            } => write!(
+                f,
+                "limit {name}: {value} is above the reader's ceiling of {ceiling}"
+            ),
+            LimitSettingError::NotAPair { setting } => {
+                write!(f, "limit {setting:?} is not NAME=VALUE")
+            }
+        }
+    }
+}
+
+impl std::error::Error for LimitSettingError {}

@@ -5,7 +5,10 @@
 
 use super::{Limits, MAX_DEPTH_CEILING};
 use crate::code::Code;
-use crate::inventory::{read_runtime_inventory_with_limits, InventoryOptions};
+
+use crate::model::Placement;
+use crate::model::Runtime;
+use crate::options::Options;
 use crate::parse::{fast_placement, fast_runtime_inventory};
 
 #[test]
@@ -58,17 +61,19 @@ fn settings_by_name() {
         ("max_nesting", "3"),
     ] {
         let before = limits;
-        let message = limits.set(name, value).unwrap_err();
+        let message = limits.set(name, value).unwrap_err().to_string();
         assert!(message.contains(name), "{message}");
         assert_eq!(limits, before, "a rejected setting changes nothing");
     }
     assert!(limits
         .set_pair("max_dims")
         .unwrap_err()
+        .to_string()
         .contains("NAME=VALUE"));
     assert!(limits
         .set("nope", "1")
         .unwrap_err()
+        .to_string()
         .contains("max_document_bytes, max_depth"));
 }
 
@@ -147,17 +152,18 @@ fn placement_fast_defers(at: &str, over: &str, limits: &Limits, message: &str) {
     let decided = fast_placement(at.as_bytes(), limits).expect("decides at the limit");
     assert!(decided.is_ok(), "{decided:?}");
     assert!(fast_placement(over.as_bytes(), limits).is_none(), "{over}");
-    let error = crate::Placement::from_json_with_limits(over, limits).unwrap_err();
+    let error = Placement::from_json(over, &Options::default().with_limits(*limits)).unwrap_err();
     assert_eq!(error.code(), Code::LimitExceeded);
     assert_eq!(error.message(), message);
 }
 
 fn inventory_fast_defers(at: &str, over: &str, limits: &Limits, message: &str) {
-    let options = InventoryOptions::default();
-    let decided = fast_runtime_inventory(at.as_bytes(), &options, limits).expect("decides");
+    let options = Options::default().with_limits(*limits);
+    let decided = fast_runtime_inventory(at.as_bytes(), &options).expect("decides");
     assert!(decided.is_ok(), "{decided:?}");
-    assert!(fast_runtime_inventory(over.as_bytes(), &options, limits).is_none());
-    let error = read_runtime_inventory_with_limits(over.as_bytes(), &options, limits).unwrap_err();
+    assert!(fast_runtime_inventory(over.as_bytes(), &options).is_none());
+    let error =
+        Runtime::from_inventory_json(over.as_bytes(), &(options).with_limits(*limits)).unwrap_err();
     assert_eq!(error.code(), Code::LimitExceeded);
     assert_eq!(error.message(), message);
 }
@@ -201,7 +207,7 @@ fn fast_placement_defers_under_small_depth_and_string_limits() {
         ..Limits::default()
     };
     assert!(fast_placement(text.as_bytes(), &shallow).is_none());
-    let error = crate::Placement::from_json_with_limits(&text, &shallow).unwrap_err();
+    let error = Placement::from_json(&text, &Options::default().with_limits(shallow)).unwrap_err();
     assert_eq!(
         (error.code(), error.path()),
         (Code::LimitExceeded, Some("/fragments/0/aliases"))
@@ -212,7 +218,7 @@ fn fast_placement_defers_under_small_depth_and_string_limits() {
         ..Limits::default()
     };
     assert!(fast_placement(text.as_bytes(), &short).is_none());
-    assert!(crate::Placement::from_json_with_limits(&text, &short).is_ok());
+    assert!(Placement::from_json(&text, &Options::default().with_limits(short)).is_ok());
 }
 
 #[test]

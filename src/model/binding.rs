@@ -28,40 +28,6 @@ impl PartialEq for Binding {
 impl Eq for Binding {}
 
 impl Binding {
-    /// Parses runtime binding manifest JSON strictly (contract §9.2).
-    /// Reads under [`Limits::default()`](crate::Limits).
-    pub fn from_json(text: impl AsRef<[u8]>) -> Result<Binding> {
-        Binding::from_json_with_limits(text, &crate::Limits::default())
-    }
-
-    /// [`Binding::from_json`] under `limits`.
-    pub fn from_json_with_limits(
-        text: impl AsRef<[u8]>,
-        limits: &crate::Limits,
-    ) -> Result<Binding> {
-        crate::parse::binding(text.as_ref(), limits)
-    }
-
-    /// Parses a document already read into a [`Value`](crate::Value) (for bindings that
-    /// build the tree from their own objects), under [`Limits::default()`](crate::Limits).
-    pub fn from_value(document: &crate::Value<'_>) -> Result<Binding> {
-        Binding::from_value_with_limits(document, &crate::Limits::default())
-    }
-
-    /// [`Binding::from_value`] under `limits` (the count and dimension limits; the reader's
-    /// limits apply when the tree is read).
-    pub fn from_value_with_limits(
-        document: &crate::Value<'_>,
-        limits: &crate::Limits,
-    ) -> Result<Binding> {
-        crate::parse::binding_from_value(document, limits)
-    }
-
-    /// Validates a typed manifest exactly as if it were its JSON document.
-    pub fn from_wire(manifest: &RuntimeBindingManifest) -> Result<Binding> {
-        Binding::from_json(crate::parse::encode_wire(manifest))
-    }
-
     /// The canonical JSON (§9.2).
     pub fn to_json(&self) -> String {
         canonical::to_string(&self.manifest)

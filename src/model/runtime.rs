@@ -28,40 +28,6 @@ impl PartialEq for Runtime {
 impl Eq for Runtime {}
 
 impl Runtime {
-    /// Parses runtime manifest JSON strictly (contract §9.1).
-    /// Reads under [`Limits::default()`](crate::Limits).
-    pub fn from_json(text: impl AsRef<[u8]>) -> Result<Runtime> {
-        Runtime::from_json_with_limits(text, &crate::Limits::default())
-    }
-
-    /// [`Runtime::from_json`] under `limits`.
-    pub fn from_json_with_limits(
-        text: impl AsRef<[u8]>,
-        limits: &crate::Limits,
-    ) -> Result<Runtime> {
-        crate::parse::runtime(text.as_ref(), limits)
-    }
-
-    /// Parses a document already read into a [`Value`](crate::Value) (for bindings that
-    /// build the tree from their own objects), under [`Limits::default()`](crate::Limits).
-    pub fn from_value(document: &crate::Value<'_>) -> Result<Runtime> {
-        Runtime::from_value_with_limits(document, &crate::Limits::default())
-    }
-
-    /// [`Runtime::from_value`] under `limits` (the count and dimension limits; the reader's
-    /// limits apply when the tree is read).
-    pub fn from_value_with_limits(
-        document: &crate::Value<'_>,
-        limits: &crate::Limits,
-    ) -> Result<Runtime> {
-        crate::parse::runtime_from_value(document, limits)
-    }
-
-    /// Validates a typed manifest exactly as if it were its JSON document.
-    pub fn from_wire(manifest: &RuntimeManifest) -> Result<Runtime> {
-        Runtime::from_json(crate::parse::encode_wire(manifest))
-    }
-
     /// The same manifest with `owners[i]` attached to fragment `i` (missing entries: none).
     #[must_use]
     pub fn with_owners(mut self, owners: Vec<Option<Owner>>) -> Runtime {

@@ -7,11 +7,33 @@ use crate::model::binding::BindingHeader;
 use crate::model::construct_binding;
 use crate::model::fragment::{check_binding_fragment, BindingFragmentFields};
 use crate::model::Binding;
+use crate::options::Options;
 use crate::path::Path;
 use crate::reader;
 use crate::value::Value;
+use crate::wire::RuntimeBindingManifest;
 
 const LABEL: &str = "runtime binding manifest";
+
+impl Binding {
+    /// Parses runtime binding manifest JSON strictly (contract §9.2), under `options.limits`.
+    pub fn from_json(text: impl AsRef<[u8]>, options: &Options<'_>) -> Result<Binding> {
+        binding(text.as_ref(), &options.limits)
+    }
+
+    /// Parses a document already read into a [`Value`] (for bindings that build the tree
+    /// from their own objects): the count and dimension limits of `options.limits` apply
+    /// here, the reader's when the tree was read.
+    pub fn from_value(document: &Value<'_>, options: &Options<'_>) -> Result<Binding> {
+        binding_from_value(document, &options.limits)
+    }
+
+    /// Validates a typed manifest exactly as if it were its JSON document (default
+    /// limits); error paths point into that document.
+    pub fn from_wire(manifest: &RuntimeBindingManifest) -> Result<Binding> {
+        binding(&super::encode_wire(manifest), &Limits::default())
+    }
+}
 const MANIFEST_KEYS: [&str; 8] = [
     "fragments",
     "generation",

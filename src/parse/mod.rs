@@ -7,14 +7,11 @@ mod members;
 mod placement;
 mod runtime;
 
-pub(crate) use binding::{binding, binding_from_value};
 #[cfg(test)]
 pub(crate) use fast::placement as fast_placement;
 pub(crate) use fast::runtime_inventory as fast_runtime_inventory;
 pub(crate) use fast::runtime_inventory_summary as fast_runtime_inventory_summary;
 pub(crate) use members::top_object as top_object_of;
-pub(crate) use placement::{placement, placement_from_value};
-pub(crate) use runtime::{runtime, runtime_from_value};
 
 use serde::Serialize;
 

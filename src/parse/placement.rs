@@ -9,11 +9,52 @@ use crate::limits::Limits;
 use crate::model::construct_placement;
 use crate::model::fragment::{check_placement_fragment, PlacementFragmentFields};
 use crate::model::Placement;
+use crate::options::Options;
 use crate::path::Path;
 use crate::reader;
 use crate::value::Value;
+use crate::wire::PlacementManifest;
 
 const LABEL: &str = "placement manifest";
+
+impl Placement {
+    /// Parses placement manifest JSON strictly (contract §6.2), under `options.limits`.
+    ///
+    /// ```
+    /// use weight_manifest::{Code, Options, Placement};
+    ///
+    /// let text = r#"{"fragments":[{"aliases":[],"global_offset":[0,0],"local_shape":[4,4],
+    ///   "nbytes":32,"placement_fragment_id":"placement-0","rank":{"dp":0,"ep":1,"pp":1,"tp":0},
+    ///   "tensor_id":"layers.2.experts.3.w1"}],"model_id":"model","placement_id":null,
+    ///   "revision":"revision","tensors":[{"dtype":"bfloat16","expert_id":3,"global_shape":[8,4],
+    ///   "itemsize":2,"layer_id":2,"layout_fingerprint":"test:qwen:bf16:v1","partition_dim":0,
+    ///   "shard_dims":null,"tensor_id":"layers.2.experts.3.w1"}]}"#;
+    /// let placement = Placement::from_json(text, &Options::default())?;
+    /// assert_eq!(placement.digest(), "7320a5090dc88556c57e5d9e8cb316d05b3bf99b00f7a0c0da04198ca995e915");
+    ///
+    /// // A 4x4 box of 2-byte items is 32 bytes, not 30.
+    /// let error = Placement::from_json(text.replace("\"nbytes\":32", "\"nbytes\":30"), &Options::default()).unwrap_err();
+    /// assert_eq!(error.code(), Code::NbytesMismatch);
+    /// assert_eq!(error.message(), "fragment byte size mismatch: placement-0: expected 32, got 30");
+    /// # Ok::<(), weight_manifest::Error>(())
+    /// ```
+    pub fn from_json(text: impl AsRef<[u8]>, options: &Options<'_>) -> Result<Placement> {
+        placement(text.as_ref(), &options.limits)
+    }
+
+    /// Parses a document already read into a [`Value`] (for bindings that build the tree
+    /// from their own objects): the count and dimension limits of `options.limits` apply
+    /// here, the reader's when the tree was read.
+    pub fn from_value(document: &Value<'_>, options: &Options<'_>) -> Result<Placement> {
+        placement_from_value(document, &options.limits)
+    }
+
+    /// Validates a typed manifest exactly as if it were its JSON document (default
+    /// limits); error paths point into that document.
+    pub fn from_wire(manifest: &PlacementManifest) -> Result<Placement> {
+        placement(&super::encode_wire(manifest), &Limits::default())
+    }
+}
 
 /// Reads and parses a placement manifest document: the fast path when it applies, else
 /// the document tree.

@@ -7,11 +7,33 @@ use crate::model::construct_runtime;
 use crate::model::fragment::{check_runtime_fragment, RuntimeFragmentFields};
 use crate::model::runtime::RuntimeHeader;
 use crate::model::Runtime;
+use crate::options::Options;
 use crate::path::Path;
 use crate::reader;
 use crate::value::Value;
+use crate::wire::RuntimeManifest;
 
 const LABEL: &str = "runtime manifest";
+
+impl Runtime {
+    /// Parses runtime manifest JSON strictly (contract §9.1), under `options.limits`.
+    pub fn from_json(text: impl AsRef<[u8]>, options: &Options<'_>) -> Result<Runtime> {
+        runtime(text.as_ref(), &options.limits)
+    }
+
+    /// Parses a document already read into a [`Value`] (for bindings that build the tree
+    /// from their own objects): the count and dimension limits of `options.limits` apply
+    /// here, the reader's when the tree was read.
+    pub fn from_value(document: &Value<'_>, options: &Options<'_>) -> Result<Runtime> {
+        runtime_from_value(document, &options.limits)
+    }
+
+    /// Validates a typed manifest exactly as if it were its JSON document (default
+    /// limits); error paths point into that document.
+    pub fn from_wire(manifest: &RuntimeManifest) -> Result<Runtime> {
+        runtime(&super::encode_wire(manifest), &Limits::default())
+    }
+}
 const MANIFEST_KEYS: [&str; 8] = [
     "fragments",
     "generation",

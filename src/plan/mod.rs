@@ -11,9 +11,9 @@
 //! without a per-region allocation. The same inputs give the same plan, byte for byte.
 //!
 //! ```
-//! use weight_manifest::{plan, Placement, PlanLimits};
+//! use weight_manifest::{plan, Options, Placement, PlanLimits};
 //! let placement = |frags: &str, dim: u64| {
-//!     Placement::from_json(format!(r#"{{"fragments":[{frags}],"model_id":"m","placement_id":null,"revision":"r","tensors":[{{"dtype":"u8","expert_id":null,"global_shape":[2,4],"itemsize":1,"layer_id":null,"layout_fingerprint":"fp","partition_dim":{dim},"shard_dims":null,"tensor_id":"w"}}]}}"#)).unwrap()
+//!     Placement::from_json(format!(r#"{{"fragments":[{frags}],"model_id":"m","placement_id":null,"revision":"r","tensors":[{{"dtype":"u8","expert_id":null,"global_shape":[2,4],"itemsize":1,"layer_id":null,"layout_fingerprint":"fp","partition_dim":{dim},"shard_dims":null,"tensor_id":"w"}}]}}"#), &Options::default()).unwrap()
 //! };
 //! let fragment = |id: &str, offset: [u64; 2], shape: [u64; 2], tp: u64| {
 //!     format!(r#"{{"aliases":[],"global_offset":{offset:?},"local_shape":{shape:?},"nbytes":4,"placement_fragment_id":"{id}","rank":{{"dp":0,"ep":0,"pp":0,"tp":{tp}}},"tensor_id":"w"}}"#)
@@ -33,6 +33,7 @@ mod check;
 mod cover;
 mod limits;
 mod pending;
+mod read;
 mod region;
 mod replica;
 mod walk;
@@ -185,8 +186,30 @@ impl Plan {
         self.json.clone()
     }
 
-    /// The canonical text without a copy (see [`Plan::to_json`]).
-    pub fn as_json(&self) -> &str {
-        &self.json
+    /// The canonical encoding, without a copy.
+    pub fn into_json(self) -> String {
+        self.json
+    }
+
+    /// A plan read from a document: its canonical text and wire value, with the totals
+    /// the regions give (no per-source-rank figures: the document names no ranks).
+    /// A hostile document's counts saturate here; binding checks each region exactly.
+    fn read(json: String, wire: ReshardPlan) -> Plan {
+        let mut stats = PlanStats::default();
+        for region in &wire.regions {
+            let runs = region
+                .loops
+                .iter()
+                .fold(1u64, |n, l| n.saturating_mul(l.count));
+            stats.regions += 1;
+            stats.segments = stats.segments.saturating_add(runs);
+            stats.bytes += u128::from(region.nbytes);
+        }
+        Plan {
+            json,
+            id: wire.plan_id.clone(),
+            stats,
+            wire: OnceLock::from(wire),
+        }
     }
 }

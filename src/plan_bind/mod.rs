@@ -1,4 +1,4 @@
-//! Binding a reshard plan to live runtimes: from an address-free [`ReshardPlan`] and the
+//! Binding a reshard plan to live runtimes: from an address-free [`Plan`] and the
 //! runtime bindings of its two placements to the copy list a transfer engine executes.
 //!
 //! [`bind_plan`] checks that each binding locates the placement the plan names for its
@@ -9,19 +9,18 @@
 //! transfer engine batches on; the result has a canonical encoding and a
 //! `bound_plan_id` (`schema/bound-plan.schema.json`).
 //!
-//! [`read_plan`] reads a plan document strictly and checks its plan_id.
+//! Plans read from documents come from [`Plan::from_json`](crate::Plan::from_json), which
+//! checks the plan_id.
 
 mod check;
-mod read;
 mod wire;
 
 use std::collections::BTreeMap;
 
 use crate::error::{Code, Error, Result};
 use crate::model::Binding;
-use crate::wire::{BoundCopy, BoundPair, BoundPlan as BoundPlanWire, ReshardPlan};
-
-pub use read::{read_plan, read_plan_with_limits};
+use crate::plan::Plan;
+use crate::wire::{BoundCopy, BoundPair, BoundPlan as BoundPlanWire};
 
 /// The generations the caller expects each binding to have; `None` accepts any.
 /// A binding whose generation differs is stale (`plan_binding_generation_mismatch`).
@@ -57,8 +56,13 @@ impl BoundPlan {
     }
 
     /// The canonical encoding (contract §5).
-    pub fn as_json(&self) -> &str {
-        &self.json
+    pub fn to_json(&self) -> String {
+        self.json.clone()
+    }
+
+    /// The canonical encoding, without a copy.
+    pub fn into_json(self) -> String {
+        self.json
     }
 }
 
@@ -72,11 +76,12 @@ impl BoundPlan {
 /// `plan_binding_range_invalid` (the region leaves a fragment, or an address or a
 /// byte total does not fit in a u64).
 pub fn bind_plan(
-    plan: &ReshardPlan,
+    plan: &Plan,
     source: &Binding,
     target: &Binding,
     fences: &Fences,
 ) -> Result<BoundPlan> {
+    let plan = plan.as_wire();
     let source_side = check::side("source", &plan.source, source, fences.source_generation)?;
     let target_side = check::side("target", &plan.target, target, fences.target_generation)?;
     let mut groups: BTreeMap<(&str, &str), (u64, Vec<BoundCopy>)> = BTreeMap::new();

@@ -2,6 +2,7 @@
 //! validated [`Placement`] through the JSON parser.
 
 use serde_json::json;
+use weight_manifest::Options;
 use weight_manifest::Placement;
 
 /// A tensor of a test placement.
@@ -89,7 +90,7 @@ pub fn placement_json(tensors: &[TensorSpec], fragments: &[FragmentSpec]) -> Str
 /// The validated placement.
 pub fn placement(tensors: &[TensorSpec], fragments: &[FragmentSpec]) -> Placement {
     let text = placement_json(tensors, fragments);
-    Placement::from_json(&text).unwrap_or_else(|e| panic!("{e}\n{text}"))
+    Placement::from_json(&text, &Options::default()).unwrap_or_else(|e| panic!("{e}\n{text}"))
 }
 
 /// A tensor with no layer or expert id.

@@ -218,8 +218,11 @@ mod tests {
 
     #[test]
     fn coverage_and_plan_match_the_core() {
-        let core =
-            weight_manifest::Placement::from_json(std::fs::read(PLACEMENT).unwrap()).unwrap();
+        let core = weight_manifest::Placement::from_json(
+            std::fs::read(PLACEMENT).unwrap(),
+            &weight_manifest::Options::default(),
+        )
+        .unwrap();
         let p = placement();
         // SAFETY: live handles and local out pointers; each handle is freed once.
         unsafe {

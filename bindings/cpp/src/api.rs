@@ -8,10 +8,8 @@
 use std::borrow::Cow;
 use std::ffi::c_char;
 
-use weight_manifest::inventory::{
-    read_binding_inventory, read_placement_inventory, read_runtime_inventory, InventoryOptions,
-};
-use weight_manifest::{Binding, Placement, Runtime, Value};
+use weight_manifest::inventory::{BINDING_INVENTORY_LABEL, RUNTIME_INVENTORY_LABEL};
+use weight_manifest::{AddressSemantics, Binding, Options, Placement, Runtime, Value};
 
 use crate::code::WmCode;
 use crate::error::WmError;
@@ -74,23 +72,24 @@ pub(crate) unsafe fn handle_arg<'a, H>(handle: *const H, name: &str) -> Result<&
     unsafe { handle.as_ref() }.ok_or_else(|| Failure::Argument(format!("{name} is NULL")))
 }
 
-/// Reads the optional `address_semantics` argument and calls `read` with the options.
+/// Reads the optional `address_semantics` argument (any text, checked where §10.2 puts
+/// it for the inventory `text` labelled `label`) and calls `read` with the options.
 ///
 /// # Safety
 /// As for [`optional_text_arg`].
 unsafe fn with_options<T>(
+    text: &[u8],
+    label: &str,
     semantics: *const c_char,
     semantics_len: usize,
-    read: impl FnOnce(&InventoryOptions<'_>) -> weight_manifest::Result<T>,
+    read: impl FnOnce(&Options<'_>) -> weight_manifest::Result<T>,
 ) -> Result<T, Failure> {
     // SAFETY: forwarded caller promise.
     let semantics = unsafe { optional_text_arg(semantics, semantics_len, "address_semantics") }?;
     let value = semantics.map(|s| Value::Str(Cow::Owned(s)));
-    let options = InventoryOptions {
-        address_semantics: value.as_ref(),
-        owner_resolver: None,
-    };
-    Ok(read(&options)?)
+    let options = Options::default();
+    let semantics = AddressSemantics::for_text(text, value.as_ref(), label, &options.limits)?;
+    Ok(read(&options.with_address_semantics(semantics))?)
 }
 
 /// Parses and validates a placement manifest (`placement.parse`): `text` is `text_len`
@@ -108,7 +107,10 @@ pub unsafe extern "C" fn wm_placement_parse(
     unsafe {
         run(out, || {
             let text = bytes_arg(text, text_len, "text")?;
-            Ok(WmPlacement::new(Placement::from_json(text)?))
+            Ok(WmPlacement::new(Placement::from_json(
+                text,
+                &Options::default(),
+            )?))
         })
     }
 }
@@ -127,7 +129,10 @@ pub unsafe extern "C" fn wm_placement_from_inventory(
     unsafe {
         run(out, || {
             let text = bytes_arg(text, text_len, "text")?;
-            Ok(WmPlacement::new(read_placement_inventory(text)?))
+            Ok(WmPlacement::new(Placement::from_inventory_json(
+                text,
+                &Options::default(),
+            )?))
         })
     }
 }
@@ -146,7 +151,10 @@ pub unsafe extern "C" fn wm_runtime_parse(
     unsafe {
         run(out, || {
             let text = bytes_arg(text, text_len, "text")?;
-            Ok(WmRuntime::new(Runtime::from_json(text)?))
+            Ok(WmRuntime::new(Runtime::from_json(
+                text,
+                &Options::default(),
+            )?))
         })
     }
 }
@@ -170,9 +178,13 @@ pub unsafe extern "C" fn wm_runtime_from_inventory(
     unsafe {
         run(out, || {
             let text = bytes_arg(text, text_len, "text")?;
-            with_options(address_semantics, address_semantics_len, |options| {
-                read_runtime_inventory(text, options)
-            })
+            with_options(
+                text,
+                RUNTIME_INVENTORY_LABEL,
+                address_semantics,
+                address_semantics_len,
+                |options| Runtime::from_inventory_json(text, options),
+            )
             .map(WmRuntime::new)
         })
     }
@@ -192,7 +204,10 @@ pub unsafe extern "C" fn wm_binding_parse(
     unsafe {
         run(out, || {
             let text = bytes_arg(text, text_len, "text")?;
-            Ok(WmBinding::new(Binding::from_json(text)?))
+            Ok(WmBinding::new(Binding::from_json(
+                text,
+                &Options::default(),
+            )?))
         })
     }
 }
@@ -215,9 +230,13 @@ pub unsafe extern "C" fn wm_binding_from_inventory(
     unsafe {
         run(out, || {
             let text = bytes_arg(text, text_len, "text")?;
-            with_options(address_semantics, address_semantics_len, |options| {
-                read_binding_inventory(text, options)
-            })
+            with_options(
+                text,
+                BINDING_INVENTORY_LABEL,
+                address_semantics,
+                address_semantics_len,
+                |options| Binding::from_inventory_json(text, options),
+            )
             .map(WmBinding::new)
         })
     }

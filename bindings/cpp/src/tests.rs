@@ -4,6 +4,7 @@ use std::ffi::{c_char, CStr};
 use std::ptr::{null, null_mut};
 
 use super::*;
+use weight_manifest::{Options, Placement, Runtime};
 
 const EXAMPLE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/moe-ep-pp");
 
@@ -60,7 +61,7 @@ fn parse(bytes: &[u8]) -> Result<*mut WmPlacement, (WmCode, String, String, Opti
 #[test]
 fn placement_parse_matches_the_core() {
     let bytes = example("placement.json");
-    let core = weight_manifest::Placement::from_json(&bytes).unwrap();
+    let core = Placement::from_json(&bytes, &Options::default()).unwrap();
     let handle = parse(&bytes).unwrap();
     // SAFETY: `handle` is live until freed at the end; the lengths are locals.
     unsafe {
@@ -103,6 +104,40 @@ fn bytes_that_are_not_utf8_are_invalid_json() {
     // SAFETY: NULL text with length 0 is allowed; `out` is a local.
     let error = unsafe { wm_placement_parse(null(), 0, &raw mut out) };
     assert_eq!(take(error).0, WmCode::InvalidJson);
+}
+
+#[test]
+fn invalid_json_carries_its_location() {
+    let located = |bytes: &[u8]| {
+        let mut out = null_mut();
+        // SAFETY: a live slice and a local out pointer.
+        let error = unsafe { wm_placement_parse(bytes.as_ptr().cast(), bytes.len(), &raw mut out) };
+        assert!(!error.is_null());
+        let (mut line, mut column, mut offset) = (0, 0, 0);
+        // SAFETY: a live error and local out pointers; NULL pointers are allowed.
+        let found = unsafe {
+            assert_eq!(
+                wm_error_json_location(error, &raw mut line, null_mut(), null_mut()),
+                wm_error_json_location(error, &raw mut line, &raw mut column, &raw mut offset)
+            );
+            wm_error_json_location(error, &raw mut line, &raw mut column, &raw mut offset)
+        };
+        let (code, _, message, path) = take(error);
+        (code, message, path, found.then_some((line, column, offset)))
+    };
+    assert_eq!(
+        located("{\n  \"é\": tru!".as_bytes()),
+        (
+            WmCode::InvalidJson,
+            "placement manifest is not valid JSON".to_owned(),
+            None,
+            Some((2, 11, 13))
+        )
+    );
+    assert_eq!(located(b"{\"model_id\":\"\xff\"}").3, Some((1, 14, 13)));
+    assert_eq!(located(b"[]").3, None);
+    // SAFETY: a NULL error is allowed.
+    assert!(!unsafe { wm_error_json_location(null(), null_mut(), null_mut(), null_mut()) });
 }
 
 #[test]
@@ -170,11 +205,8 @@ fn project_and_bind_round_trip() {
             &raw mut runtime,
         );
         assert!(error.is_null(), "{:?}", take(error));
-        let core = weight_manifest::inventory::read_runtime_inventory(
-            &runtime_text,
-            &weight_manifest::inventory::InventoryOptions::view(),
-        )
-        .unwrap();
+        let core =
+            Runtime::from_inventory_json(&runtime_text, &weight_manifest::Options::view()).unwrap();
         let mut generation = 0;
         assert_eq!(
             wm_runtime_generation(runtime, &raw mut generation),

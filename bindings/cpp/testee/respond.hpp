@@ -1,5 +1,5 @@
 // The testee's request handling: one request line in, one response line out
-// (shared/spec/conformance.md), through the C++ wrapper. Separate from main() so the
+// (tests/conformance/README.md), through the C++ wrapper. Separate from main() so the
 // tests can drive it line by line.
 
 #ifndef WEIGHT_MANIFEST_TESTEE_RESPOND_HPP

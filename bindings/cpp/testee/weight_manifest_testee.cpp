@@ -1,4 +1,4 @@
-// weight_manifest_testee: the C++ binding's conformance testee (shared/spec/conformance.md).
+// weight_manifest_testee: the C++ binding's conformance testee (tests/conformance/README.md).
 //
 // Reads one JSON request per line on standard input and writes one JSON response per line
 // on standard output, in order, through the C++ wrapper (weight_manifest.hpp). It never

@@ -6,8 +6,9 @@ use std::cell::{Cell, RefCell};
 
 use pyo3::prelude::*;
 use pyo3::types::{PyByteArray, PyBytes, PyString, PyType};
-use weight_manifest::inventory::{self, InventoryOptions};
-use weight_manifest::{reader, Binding, Owner, Placement, Runtime, Value};
+use weight_manifest::{
+    reader, AddressSemantics, Binding, Options, Owner, Placement, Runtime, Value,
+};
 
 use crate::classes::classes;
 use crate::convert::value;
@@ -46,7 +47,8 @@ pub(crate) fn placement_from_json<'py>(
     class: &Bound<'py, PyType>,
     text: &Bound<'py, PyAny>,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let placement = Placement::from_json(document_bytes(text)?).or_raise(class.py())?;
+    let placement =
+        Placement::from_json(document_bytes(text)?, &Options::default()).or_raise(class.py())?;
     emit::placement(class, placement)
 }
 
@@ -84,7 +86,8 @@ pub(crate) fn runtime_from_json<'py>(
     class: &Bound<'py, PyType>,
     text: &Bound<'py, PyAny>,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let runtime = Runtime::from_json(document_bytes(text)?).or_raise(class.py())?;
+    let runtime =
+        Runtime::from_json(document_bytes(text)?, &Options::default()).or_raise(class.py())?;
     emit::runtime(class, runtime)
 }
 
@@ -94,7 +97,8 @@ pub(crate) fn binding_from_json<'py>(
     class: &Bound<'py, PyType>,
     text: &Bound<'py, PyAny>,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let binding = Binding::from_json(document_bytes(text)?).or_raise(class.py())?;
+    let binding =
+        Binding::from_json(document_bytes(text)?, &Options::default()).or_raise(class.py())?;
     emit::binding(class, binding)
 }
 
@@ -115,11 +119,11 @@ pub(crate) fn read_inventory_json<'py>(
     let bytes = document_bytes(text)?;
     let document = reader::read(&bytes, label).or_raise(py)?;
     if !matches!(document, Value::Object(_)) {
-        let options = InventoryOptions::default();
+        let options = Options::default();
         match kind {
-            "runtime" => inventory::runtime_from_inventory(&document, &options).map(|_| ()),
-            "binding" => inventory::binding_from_inventory(&document, &options).map(|_| ()),
-            _ => inventory::placement_from_inventory(&document).map(|_| ()),
+            "runtime" => Runtime::from_inventory(&document, &options).map(|_| ()),
+            "binding" => Binding::from_inventory(&document, &options).map(|_| ()),
+            _ => Placement::from_inventory(&document, &Options::default()).map(|_| ()),
         }
         .or_raise(py)?;
     }
@@ -176,16 +180,18 @@ fn read_with<'py, T>(
     inventory: &Inventory<'py>,
     owner_resolver: Option<&Bound<'py, PyAny>>,
     address_semantics: Option<&Bound<'py, PyAny>>,
-    read: fn(&Value<'_>, &InventoryOptions<'_>) -> weight_manifest::Result<T>,
+    read: fn(&Value<'_>, &Options<'_>) -> weight_manifest::Result<T>,
     py: Python<'py>,
 ) -> PyResult<T> {
-    let semantics = address_semantics.map(value).transpose()?;
+    let given = address_semantics.map(value).transpose()?;
+    // Any Python value: checked where §10.2 puts it, after the top-level object check.
+    let semantics =
+        AddressSemantics::for_document(&inventory.document, given.as_ref()).or_raise(py)?;
     let resolver = Resolver::new(owner_resolver, &inventory.records);
     let resolve = |_: &Value<'_>| resolver.resolve();
-    let options = InventoryOptions {
-        address_semantics: semantics.as_ref(),
-        owner_resolver: Some(&resolve),
-    };
+    let options = Options::default()
+        .with_address_semantics(semantics)
+        .with_owners(&resolve);
     let result = read(&inventory.document, &options).or_raise(py);
     resolver.finish(result)
 }
@@ -201,7 +207,7 @@ pub(crate) fn runtime_from_inventory<'py>(
 ) -> PyResult<Bound<'py, PyAny>> {
     let py = class.py();
     let inventory = records::runtime(inventory)?;
-    let read = inventory::runtime_from_inventory;
+    let read = Runtime::from_inventory;
     let runtime = read_with(&inventory, owner_resolver, address_semantics, read, py)?;
     emit::runtime(class, runtime)
 }
@@ -217,7 +223,7 @@ pub(crate) fn binding_from_inventory<'py>(
 ) -> PyResult<Bound<'py, PyAny>> {
     let py = class.py();
     let inventory = records::binding(inventory)?;
-    let read = inventory::binding_from_inventory;
+    let read = Binding::from_inventory;
     let binding = read_with(&inventory, owner_resolver, address_semantics, read, py)?;
     emit::binding(class, binding)
 }
@@ -230,7 +236,7 @@ pub(crate) fn placement_from_inventory<'py>(
 ) -> PyResult<Bound<'py, PyAny>> {
     let inventory = records::placement(inventory)?;
     let placement =
-        inventory::placement_from_inventory(&inventory.document).or_raise(class.py())?;
+        Placement::from_inventory(&inventory.document, &Options::default()).or_raise(class.py())?;
     emit::placement(class, placement)
 }
 

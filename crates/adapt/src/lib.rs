@@ -16,6 +16,7 @@
 //!   rule applies, and [`inventory`]: a runtime inventory template for tests and demos.
 //!
 //! ```
+//! use weight_manifest::Options;
 //! use weight_manifest_adapt::{self as adapt, AdaptOptions, Checkpoint, Grid, Rules};
 //!
 //! let header = br#"{"emb.weight":{"dtype":"BF16","shape":[8,4],"data_offsets":[0,64]},
@@ -23,7 +24,7 @@
 //! let checkpoint = Checkpoint::from_header(header, "model.safetensors")?;
 //! let rules = Rules::from_json(r#"{"layout_fingerprint": "demo:v1", "rules": [
 //!     {"match": "emb\\.weight", "action": {"split": {"dim": 0, "over": "tp"}}},
-//!     {"match": "layers\\.(?P<layer>\\d+)\\.w", "action": "replicate"}]}"#)?;
+//!     {"match": "layers\\.(?P<layer>\\d+)\\.w", "action": "replicate"}]}"#, &Options::default())?;
 //! let options = AdaptOptions::new("demo", "r1", Grid { dp: 1, pp: 1, tp: 2, ep: 1 });
 //! let placement = adapt::placement(&checkpoint, &rules, &options)?;
 //! assert_eq!(placement.fragments().len(), 4);

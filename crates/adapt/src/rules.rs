@@ -10,6 +10,7 @@ use weight_manifest::wire::{
     AdapterAction, AdapterActionString, AdapterPipeline, AdapterRules, AdapterSplitOver,
     AdapterStage, AdapterStageString,
 };
+use weight_manifest::Options;
 
 /// The named groups a rule regex may have.
 pub const GROUPS: [&str; 2] = ["layer", "expert"];
@@ -105,23 +106,14 @@ impl Rules {
     ///
     /// The reader's `invalid_json`, `duplicate_key` or `non_finite_number`; then
     /// `adapt_rules_invalid` (shape), `adapt_unknown_action`, `adapt_regex_invalid`, each
-    /// with the pointer of the member at fault.
-    pub fn from_json(text: impl AsRef<[u8]>) -> Result<Rules> {
-        Rules::from_json_with_limits(text, &weight_manifest::Limits::default())
-    }
-
-    /// [`Rules::from_json`] with the file read under `limits` (size, depth, string
-    /// length).
-    ///
-    /// # Errors
-    ///
-    /// As [`Rules::from_json`], and `limit_exceeded`.
-    pub fn from_json_with_limits(
-        text: impl AsRef<[u8]>,
-        limits: &weight_manifest::Limits,
-    ) -> Result<Rules> {
-        let document =
-            weight_manifest::reader::read_with_limits(text.as_ref(), rules_parse::LABEL, limits)?;
+    /// with the pointer of the member at fault; `limit_exceeded` under `options.limits`
+    /// (size, depth, string length).
+    pub fn from_json(text: impl AsRef<[u8]>, options: &Options<'_>) -> Result<Rules> {
+        let document = weight_manifest::reader::read_with_limits(
+            text.as_ref(),
+            rules_parse::LABEL,
+            &options.limits,
+        )?;
         Rules::from_wire(&rules_parse::rules(&document)?)
     }
 

@@ -4,6 +4,7 @@
 mod adapt_support;
 
 use adapt_support::{header_json, preset, root, scratch, write_header_file, write_sharded};
+use weight_manifest::Options;
 use weight_manifest::{Code, Error};
 use weight_manifest_adapt::{self as adapt, AdaptOptions, Checkpoint, Grid, ReadError, Rules};
 
@@ -18,7 +19,7 @@ fn grid(tp: u64, pp: u64, ep: u64) -> Grid {
 }
 
 fn adapt_with(checkpoint: &Checkpoint, rules: &str, grid: Grid) -> Result<(), Error> {
-    let rules = Rules::from_json(rules)?;
+    let rules = Rules::from_json(rules, &Options::default())?;
     adapt::placement(checkpoint, &rules, &AdaptOptions::new("m", "r", grid)).map(|_| ())
 }
 
@@ -131,17 +132,17 @@ fn malformed_rules_are_located() {
     ];
     for (text, pointer, needle) in cases {
         assert_error(
-            Rules::from_json(&text).map(|_| ()),
+            Rules::from_json(&text, &Options::default()).map(|_| ()),
             Code::AdaptRulesInvalid,
             Some(pointer),
             &[needle],
         );
     }
     // The strict JSON reader runs first.
-    let error = Rules::from_json(r#"{"rules": [], "rules": []}"#).unwrap_err();
+    let error = Rules::from_json(r#"{"rules": [], "rules": []}"#, &Options::default()).unwrap_err();
     assert_eq!(error.code(), Code::DuplicateKey);
     // Typed input runs the same semantic checks.
-    let mut wire = Rules::from_json(preset("bert.json"))
+    let mut wire = Rules::from_json(preset("bert.json"), &Options::default())
         .unwrap()
         .as_wire()
         .clone();

@@ -7,8 +7,9 @@ mod adapt_support;
 use std::collections::BTreeMap;
 
 use adapt_support::{assert_tiles_per_replica, preset, root, scratch, write_header_file};
-use weight_manifest::inventory::{read_runtime_inventory, InventoryOptions};
+
 use weight_manifest::{project_placement, Placement};
+use weight_manifest::{Options, Runtime};
 use weight_manifest_adapt::{self as adapt, AdaptOptions, Checkpoint, Grid, Rules};
 
 const MODEL_ID: &str = "sentence-transformers/all-MiniLM-L6-v2";
@@ -51,7 +52,7 @@ fn checkpoint(test: &str) -> Checkpoint {
 }
 
 fn minilm(test: &str, grid: Grid) -> Placement {
-    let rules = Rules::from_json(preset("bert.json")).unwrap();
+    let rules = Rules::from_json(preset("bert.json"), &Options::default()).unwrap();
     let options = AdaptOptions::new(MODEL_ID, REVISION, grid);
     adapt::placement(&checkpoint(test), &rules, &options).unwrap()
 }
@@ -93,7 +94,7 @@ fn tp2_placement_validates_and_is_complete() {
     assert_eq!(placement.tensors().len(), 104);
     assert_eq!(placement.fragments().len(), 208);
     // Every contract rule applies when the canonical text is parsed again.
-    let again = Placement::from_json(placement.to_json()).unwrap();
+    let again = Placement::from_json(placement.to_json(), &Options::default()).unwrap();
     assert_eq!(again.placement_id(), placement.placement_id());
     assert_eq!(again.digest(), placement.digest());
     // The id is stable: same checkpoint, rules and grid, same bytes, release after release.
@@ -193,7 +194,7 @@ fn inventory_template_round_trips_to_the_placement() {
     let inventory = adapt::runtime_inventory_template(&placement).unwrap();
     assert_eq!(inventory.tensors.len(), placement.fragments().len());
     let text = serde_json::to_vec(&inventory).unwrap();
-    let runtime = read_runtime_inventory(&text, &InventoryOptions::default()).unwrap();
+    let runtime = Runtime::from_inventory_json(&text, &Options::default()).unwrap();
     assert_eq!(runtime.generation(), Some(0));
     let projected = project_placement(&runtime, None).unwrap();
     assert_eq!(projected, placement);

@@ -8,8 +8,9 @@ use adapt_support::synthetic::{bert, deepseek_v3, llama, qwen3_moe, Tensors, EXP
 use adapt_support::{
     assert_tiles_per_replica, header_json, preset, scratch, write_header_file, write_sharded,
 };
-use weight_manifest::inventory::{read_runtime_inventory, InventoryOptions};
+
 use weight_manifest::{project_placement, Placement};
+use weight_manifest::{Options, Runtime};
 use weight_manifest_adapt::{self as adapt, AdaptOptions, Grid, Rules};
 
 fn is_expert(name: &str) -> bool {
@@ -39,9 +40,9 @@ fn adapt_checked(
     std::fs::remove_dir_all(&dir).unwrap();
     assert_eq!(checkpoint.tensors().len(), tensors.len());
     let options = AdaptOptions::new(format!("synthetic/{rules}"), "r1", grid);
-    let rules = Rules::from_json(preset(rules)).unwrap();
+    let rules = Rules::from_json(preset(rules), &Options::default()).unwrap();
     let placement = adapt::placement(&checkpoint, &rules, &options).unwrap();
-    assert!(Placement::from_json(placement.to_json()).unwrap() == placement);
+    assert!(Placement::from_json(placement.to_json(), &Options::default()).unwrap() == placement);
     let expected: u64 = tensors
         .iter()
         .map(|(name, _, _)| if is_expert(name) { grid.tp } else { grid.tp * grid.ep } * grid.dp)
@@ -54,7 +55,7 @@ fn adapt_checked(
     );
     let inventory =
         serde_json::to_vec(&adapt::runtime_inventory_template(&placement).unwrap()).unwrap();
-    let runtime = read_runtime_inventory(&inventory, &InventoryOptions::default()).unwrap();
+    let runtime = Runtime::from_inventory_json(&inventory, &Options::default()).unwrap();
     assert_eq!(
         project_placement(&runtime, None).unwrap().placement_id(),
         placement.placement_id()
@@ -263,6 +264,6 @@ fn readme_example_rules_are_valid() {
     let section = &readme[readme.find("## From a checkpoint").unwrap()..];
     let start = section.find("```json\n").unwrap() + 8;
     let end = start + section[start..].find("```").unwrap();
-    let rules = Rules::from_json(&section[start..end]).unwrap();
+    let rules = Rules::from_json(&section[start..end], &Options::default()).unwrap();
     assert_eq!(rules.rules().len(), 3);
 }

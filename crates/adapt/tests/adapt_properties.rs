@@ -8,6 +8,7 @@ use adapt_support::{assert_tiles_per_replica, header_json, preset};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
 use serde_json::json;
+use weight_manifest::Options;
 use weight_manifest::{Code, Placement};
 use weight_manifest_adapt::{self as adapt, AdaptOptions, Checkpoint, Grid, Rules};
 
@@ -87,12 +88,12 @@ fn assembled_rules_place_completely_or_fail_with_an_adapter_code() {
             if let Some(n) = experts {
                 rules["experts"] = json!(n);
             }
-            let rules = Rules::from_json(rules.to_string()).unwrap();
+            let rules = Rules::from_json(rules.to_string(), &Options::default()).unwrap();
             let grid = Grid { dp, pp, tp, ep };
             match adapt::placement(&checkpoint, &rules, &AdaptOptions::new("m", "r", grid)) {
                 Ok(placement) => {
                     placed.set(placed.get() + 1);
-                    prop_assert!(Placement::from_json(placement.to_json()).unwrap() == placement);
+                    prop_assert!(Placement::from_json(placement.to_json(), &Options::default()).unwrap() == placement);
                     assert_tiles_per_replica(&placement);
                     prop_assert!(weight_manifest::coverage(&placement).is_complete());
                     for f in placement.fragments() {
@@ -141,7 +142,7 @@ fn mangled_rules_and_headers_never_panic() {
     };
     runner
         .run(&edits, |edits| {
-            if let Ok(rules) = Rules::from_json(mangle(&rules, &edits)) {
+            if let Ok(rules) = Rules::from_json(mangle(&rules, &edits), &Options::default()) {
                 let grid = Grid {
                     dp: 1,
                     pp: 2,

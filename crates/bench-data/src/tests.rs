@@ -1,6 +1,7 @@
 use super::*;
-use weight_manifest::inventory::{read_runtime_inventory, InventoryOptions};
+
 use weight_manifest::{project_placement, Placement};
+use weight_manifest::{Options, Runtime};
 
 #[test]
 fn deepseek_v3_has_the_issue_s_size() {
@@ -20,13 +21,13 @@ fn generated_documents_validate_and_agree() {
     let model = Model::deepseek_v3().truncated(4);
     let mut placement_text = Vec::new();
     write_placement(&model, &mut placement_text).unwrap();
-    let placement = Placement::from_json(&placement_text).unwrap();
+    let placement = Placement::from_json(&placement_text, &Options::default()).unwrap();
     assert_eq!(placement.fragments().len(), fragment_count(&model));
     assert!(placement_text.starts_with(b"{\"fragments\": [{\"aliases\": [], "));
 
     let mut inventory_text = Vec::new();
     write_runtime_inventory(&model, &mut inventory_text).unwrap();
-    let runtime = read_runtime_inventory(&inventory_text, &InventoryOptions::default()).unwrap();
+    let runtime = Runtime::from_inventory_json(&inventory_text, &Options::default()).unwrap();
     assert_eq!(runtime.fragments().len(), fragment_count(&model));
     let projected = project_placement(&runtime, Some(placement.placement_id())).unwrap();
     assert_eq!(projected.digest(), placement.digest());

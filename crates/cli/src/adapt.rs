@@ -12,6 +12,7 @@ use super::args::{Format, FormatArg, Out};
 use super::input::read_input;
 use super::output::{emit, write_atomic};
 use super::render::{json_success, rejection};
+use weight_manifest::Options;
 
 #[derive(Subcommand)]
 pub(crate) enum AdaptCommand {
@@ -57,7 +58,7 @@ pub(crate) fn run(command: AdaptCommand, limits: &Limits) -> Result<ExitCode, St
     let AdaptCommand::Safetensors(args) = command;
     let format = args.format.format;
     let rules_text = read_input(&args.rules, limits.max_document_bytes)?;
-    let rules = match Rules::from_json_with_limits(&rules_text, limits) {
+    let rules = match Rules::from_json(&rules_text, &Options::default().with_limits(*limits)) {
         Ok(rules) => rules,
         Err(e) => return Ok(rejection(&e, format)),
     };

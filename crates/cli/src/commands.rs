@@ -5,12 +5,11 @@ use std::process::ExitCode;
 
 use serde_json::json;
 use weight_manifest::inventory::{
-    read_binding_inventory_with_limits, read_placement_inventory_with_limits,
-    read_runtime_inventory_with_limits, validate_runtime_inventory_with_limits, InventoryOptions,
-    RuntimeSummary,
+    validate_runtime_inventory, RuntimeSummary, BINDING_INVENTORY_LABEL, RUNTIME_INVENTORY_LABEL,
 };
 use weight_manifest::{
-    bind, project_binding, project_placement, Binding, Error, Limits, Placement, Runtime, Value,
+    bind, project_binding, project_placement, AddressSemantics, Binding, Error, Limits, Options,
+    Placement, Runtime, Value,
 };
 use weight_manifest_conformance::{self as conformance, RunOptions};
 
@@ -24,8 +23,19 @@ use super::render::{json_success, rejection};
 
 type Outcome = Result<ExitCode, String>;
 
-fn semantics_value(given: Option<&String>) -> Option<Value<'_>> {
-    given.map(|s| Value::Str(Cow::Borrowed(s.as_str())))
+/// The options of an inventory `text` (labelled `label`) under `--limit` and
+/// `--address-semantics` as given: any text, an invalid one reported where §10.2 puts it.
+fn inventory_options(
+    text: &[u8],
+    label: &str,
+    given: Option<&String>,
+    limits: &Limits,
+) -> Result<Options<'static>, Error> {
+    let given = given.map(|s| Value::Str(Cow::Borrowed(s.as_str())));
+    let semantics = AddressSemantics::for_text(text, given.as_ref(), label, limits)?;
+    Ok(Options::default()
+        .with_limits(*limits)
+        .with_address_semantics(semantics))
 }
 
 pub(crate) fn run(command: Command, limits: &Limits) -> Outcome {
@@ -43,11 +53,12 @@ pub(crate) fn run(command: Command, limits: &Limits) -> Outcome {
                 &input,
                 limits,
                 semantics.address_semantics.as_ref(),
-                |text, options| {
+                |text, given| {
                     if inventory {
-                        read_runtime_inventory_with_limits(text, options, limits)
+                        inventory_options(text, RUNTIME_INVENTORY_LABEL, given, limits)
+                            .and_then(|options| Runtime::from_inventory_json(text, &options))
                     } else {
-                        Runtime::from_json_with_limits(text, limits)
+                        Runtime::from_json(text, &Options::default().with_limits(*limits))
                     }
                 },
                 |runtime| json!({ "runtime": runtime.to_json(), "generation": runtime.generation() }),
@@ -62,11 +73,12 @@ pub(crate) fn run(command: Command, limits: &Limits) -> Outcome {
             &input,
             limits,
             semantics.address_semantics.as_ref(),
-            |text, options| {
+            |text, given| {
                 if inventory {
-                    read_binding_inventory_with_limits(text, options, limits)
+                    inventory_options(text, BINDING_INVENTORY_LABEL, given, limits)
+                        .and_then(|options| Binding::from_inventory_json(text, &options))
                 } else {
-                    Binding::from_json_with_limits(text, limits)
+                    Binding::from_json(text, &Options::default().with_limits(*limits))
                 }
             },
             |binding| json!({ "binding": binding.to_json() }),
@@ -91,15 +103,19 @@ pub(crate) fn run(command: Command, limits: &Limits) -> Outcome {
         } => {
             let placement_text = read_input(&placement, limits.max_document_bytes)?;
             let binding_text = read_input(&binding, limits.max_document_bytes)?;
-            let value = semantics_value(semantics.address_semantics.as_ref());
-            let options = InventoryOptions {
-                address_semantics: value.as_ref(),
-                owner_resolver: None,
-            };
-            let result = Placement::from_json_with_limits(&placement_text, limits).and_then(|p| {
-                let b = read_binding_inventory_with_limits(&binding_text, &options, limits)?;
-                bind(&p, &b)
-            });
+            let given = semantics.address_semantics.as_ref();
+            let result =
+                Placement::from_json(&placement_text, &Options::default().with_limits(*limits))
+                    .and_then(|p| {
+                        let options = inventory_options(
+                            &binding_text,
+                            BINDING_INVENTORY_LABEL,
+                            given,
+                            limits,
+                        )?;
+                        let b = Binding::from_inventory_json(&binding_text, &options)?;
+                        bind(&p, &b)
+                    });
             match result {
                 Err(e) => Ok(rejection(&e, format.format)),
                 Ok(runtime) if format.format == Format::Json => {
@@ -160,12 +176,13 @@ pub(crate) fn run(command: Command, limits: &Limits) -> Outcome {
     }
 }
 
-/// Reads `input`, runs `check` with the inventory options, and renders the outcome.
+/// Reads `input`, runs `check` with `--address-semantics` as given, and renders the
+/// outcome.
 fn validate<T>(
     input: &Input,
     limits: &Limits,
     address_semantics: Option<&String>,
-    check: impl FnOnce(&[u8], &InventoryOptions<'_>) -> Result<T, Error>,
+    check: impl FnOnce(&[u8], Option<&String>) -> Result<T, Error>,
     as_json: impl FnOnce(&T) -> serde_json::Value,
     as_text: impl FnOnce(&T) -> String,
 ) -> Outcome {
@@ -183,28 +200,24 @@ fn validate<T>(
     })
 }
 
-/// Reads `input` and runs `check` on it with the inventory options.
+/// Reads `input` and runs `check` on it with `--address-semantics` as given.
 fn checked<T>(
     input: &Input,
     limits: &Limits,
     address_semantics: Option<&String>,
-    check: impl FnOnce(&[u8], &InventoryOptions<'_>) -> Result<T, Error>,
+    check: impl FnOnce(&[u8], Option<&String>) -> Result<T, Error>,
 ) -> Result<Result<T, Error>, String> {
     let text = read_input(&input.file, limits.max_document_bytes)?;
-    let value = semantics_value(address_semantics);
-    let options = InventoryOptions {
-        address_semantics: value.as_ref(),
-        owner_resolver: None,
-    };
-    Ok(check(&text, &options))
+    Ok(check(&text, address_semantics))
 }
 
 /// `runtime validate --inventory` with the text report, which needs only the counts: the
 /// inventory is validated without keeping its manifest (same accept/reject and errors, a
 /// fraction of the memory).
 fn inventory_counts(input: &Input, limits: &Limits, semantics: Option<&String>) -> Outcome {
-    let check = |text: &[u8], options: &InventoryOptions<'_>| {
-        validate_runtime_inventory_with_limits(text, options, limits)
+    let check = |text: &[u8], given: Option<&String>| {
+        inventory_options(text, RUNTIME_INVENTORY_LABEL, given, limits)
+            .and_then(|options| validate_runtime_inventory(text, &options))
     };
     Ok(match checked(input, limits, semantics, check)? {
         Err(e) => rejection(&e, Format::Text),
@@ -249,9 +262,9 @@ fn placement(command: &PlacementCommand, limits: &Limits) -> Outcome {
     };
     let text = read_input(&input.file, limits.max_document_bytes)?;
     let result = if inventory {
-        read_placement_inventory_with_limits(&text, limits)
+        Placement::from_inventory_json(&text, &Options::default().with_limits(*limits))
     } else {
-        Placement::from_json_with_limits(&text, limits)
+        Placement::from_json(&text, &Options::default().with_limits(*limits))
     };
     let format = input.format.format;
     let placement = match result {
@@ -287,13 +300,11 @@ fn project(command: ProjectCommand, limits: &Limits) -> Outcome {
         ProjectCommand::Binding(args) => (args, true),
     };
     let text = read_input(&args.inventory, limits.max_document_bytes)?;
-    let value = semantics_value(args.semantics.address_semantics.as_ref());
-    let options = InventoryOptions {
-        address_semantics: value.as_ref(),
-        owner_resolver: None,
-    };
+    let given = args.semantics.address_semantics.as_ref();
     let format = args.format.format;
-    let runtime = match read_runtime_inventory_with_limits(&text, &options, limits) {
+    let runtime = match inventory_options(&text, RUNTIME_INVENTORY_LABEL, given, limits)
+        .and_then(|options| Runtime::from_inventory_json(&text, &options))
+    {
         Err(e) => return Ok(rejection(&e, format)),
         Ok(r) => r,
     };

@@ -13,6 +13,7 @@ use super::args::{Format, FormatArg};
 use super::input::read_input;
 use super::output::emit;
 use super::render::{json_success, rejection};
+use weight_manifest::Options;
 
 /// Incomplete tensors listed in the text summary before it is cut short.
 const LISTED: usize = 20;
@@ -34,7 +35,7 @@ pub(crate) struct CoverageArgs {
 pub(crate) fn run(args: &CoverageArgs, limits: &Limits) -> Result<ExitCode, String> {
     let text = read_input(&args.placement, limits.max_document_bytes)?;
     let format = args.format.format;
-    let placement = match Placement::from_json_with_limits(&text, limits) {
+    let placement = match Placement::from_json(&text, &Options::default().with_limits(*limits)) {
         Err(e) => return Ok(rejection(&e, format)),
         Ok(p) => p,
     };

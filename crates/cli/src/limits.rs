@@ -12,7 +12,9 @@ pub(crate) const HELP: &str = "Override a document limit, NAME=VALUE (repeatable
 
 /// clap's value parser: a valid setting, else a usage error (exit 2).
 pub(crate) fn parse_setting(setting: &str) -> Result<String, String> {
-    Limits::default().set_pair(setting)?;
+    Limits::default()
+        .set_pair(setting)
+        .map_err(|e| e.to_string())?;
     Ok(setting.to_owned())
 }
 
@@ -20,7 +22,7 @@ pub(crate) fn parse_setting(setting: &str) -> Result<String, String> {
 pub(crate) fn from_settings(settings: &[String]) -> Result<Limits, String> {
     let mut limits = Limits::default();
     for setting in settings {
-        limits.set_pair(setting)?;
+        limits.set_pair(setting).map_err(|e| e.to_string())?;
     }
     Ok(limits)
 }

@@ -12,6 +12,7 @@ use super::args::{Format, FormatArg};
 use super::input::read_input;
 use super::output::{emit, leave_to_exit};
 use super::render::{json_success, rejection};
+use weight_manifest::Options;
 
 #[derive(Args)]
 pub(crate) struct PlanArgs {
@@ -79,20 +80,27 @@ pub(crate) fn run(args: &PlanArgs, document_limits: &Limits) -> Result<ExitCode,
         max_regions: args.max_regions,
         max_segments: args.max_segments,
     };
-    let result =
-        Placement::from_json_with_limits(&source_text, document_limits).and_then(|source| {
-            let target = Placement::from_json_with_limits(&target_text, document_limits)?;
-            let plan = plan(&source, &target, &limits);
-            leave_to_exit((source, target));
-            plan
-        });
+    let result = Placement::from_json(
+        &source_text,
+        &Options::default().with_limits(*document_limits),
+    )
+    .and_then(|source| {
+        let target = Placement::from_json(
+            &target_text,
+            &Options::default().with_limits(*document_limits),
+        )?;
+        let plan = plan(&source, &target, &limits);
+        leave_to_exit((source, target));
+        plan
+    });
     let plan = match result {
         Err(e) => return Ok(rejection(&e, format)),
         Ok(p) => p,
     };
-    let text = plan.as_json();
+    let (id, stats) = (plan.plan_id().to_owned(), plan.stats().clone());
+    let text = plan.into_json();
     if format == Format::Json {
-        let mut fields = json!({ "plan_id": plan.plan_id() });
+        let mut fields = json!({ "plan_id": id });
         if let Some(path) = &args.output {
             emit(Some(path), text.as_bytes())
                 .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
@@ -100,17 +108,17 @@ pub(crate) fn run(args: &PlanArgs, document_limits: &Limits) -> Result<ExitCode,
             fields["plan"] = Json::String(text.to_owned());
         }
         if args.stats {
-            fields["stats"] = stats_json(plan.stats());
+            fields["stats"] = stats_json(&stats);
         }
         json_success(fields);
-        leave_to_exit(plan);
+        leave_to_exit(text);
         return Ok(ExitCode::SUCCESS);
     }
     emit(args.output.as_deref(), text.as_bytes())
         .map_err(|e| format!("cannot write output: {e}"))?;
     if args.stats {
-        print_stats(plan.plan_id(), plan.stats());
+        print_stats(&id, &stats);
     }
-    leave_to_exit(plan);
+    leave_to_exit(text);
     Ok(ExitCode::SUCCESS)
 }

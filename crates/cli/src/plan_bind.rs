@@ -6,14 +6,14 @@ use std::process::ExitCode;
 
 use clap::Args;
 use serde_json::{json, Value as Json};
-use weight_manifest::inventory::{read_binding_inventory_with_limits, InventoryOptions};
-use weight_manifest::plan_bind::read_plan_with_limits;
+
 use weight_manifest::{bind_plan, Binding, Fences, Limits, Result};
 
 use super::args::{Format, FormatArg};
 use super::input::read_input;
 use super::output::emit;
 use super::render::{json_success, rejection};
+use weight_manifest::{Options, Plan};
 
 #[derive(Args)]
 pub(crate) struct PlanBindArgs {
@@ -42,9 +42,9 @@ pub(crate) struct PlanBindArgs {
 
 fn binding(text: &[u8], inventory: bool, limits: &Limits) -> Result<Binding> {
     if inventory {
-        read_binding_inventory_with_limits(text, &InventoryOptions::default(), limits)
+        Binding::from_inventory_json(text, &Options::default().with_limits(*limits))
     } else {
-        Binding::from_json_with_limits(text, limits)
+        Binding::from_json(text, &Options::default().with_limits(*limits))
     }
 }
 
@@ -57,18 +57,20 @@ pub(crate) fn run(args: &PlanBindArgs, limits: &Limits) -> std::result::Result<E
         source_generation: args.source_generation,
         target_generation: args.target_generation,
     };
-    let result = read_plan_with_limits(&plan_text, limits).and_then(|plan| {
-        let source = binding(&source_text, args.inventory, limits)?;
-        let target = binding(&target_text, args.inventory, limits)?;
-        bind_plan(&plan, &source, &target, &fences)
-    });
+    let result =
+        Plan::from_json(&plan_text, &Options::default().with_limits(*limits)).and_then(|plan| {
+            let source = binding(&source_text, args.inventory, limits)?;
+            let target = binding(&target_text, args.inventory, limits)?;
+            bind_plan(&plan, &source, &target, &fences)
+        });
     let bound = match result {
         Err(e) => return Ok(rejection(&e, format)),
         Ok(b) => b,
     };
-    let text = bound.as_json();
+    let id = bound.bound_plan_id().to_owned();
+    let text = bound.into_json();
     if format == Format::Json {
-        let mut fields = json!({ "bound_plan_id": bound.bound_plan_id() });
+        let mut fields = json!({ "bound_plan_id": id });
         if let Some(path) = &args.output {
             emit(Some(path), text.as_bytes())
                 .map_err(|e| format!("cannot write {}: {e}", path.display()))?;

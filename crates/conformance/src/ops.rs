@@ -4,15 +4,12 @@
 use std::borrow::Cow;
 use std::fmt;
 
-use weight_manifest::inventory::{
-    read_binding_inventory_with_limits, read_placement_inventory_with_limits,
-    read_runtime_inventory_with_limits, InventoryOptions,
-};
+use weight_manifest::inventory::{BINDING_INVENTORY_LABEL, RUNTIME_INVENTORY_LABEL};
 pub use weight_manifest::wire::{FixtureInput as OpInput, FixtureOp as Op};
 use weight_manifest::Error;
-use weight_manifest::Limits;
 use weight_manifest::Value;
 use weight_manifest::{project_binding_value, project_placement_value};
+use weight_manifest::{AddressSemantics, Limits, Options};
 use weight_manifest::{Binding, Placement, Runtime};
 
 /// The result fields of a successful operation; which are set depends on the operation.
@@ -110,32 +107,27 @@ fn need<'i>(value: Option<&'i String>, name: &str) -> Result<&'i [u8], RequestEr
         .ok_or_else(|| RequestError(format!("input member `{name}` is required")))
 }
 
-/// Runs `op` on `input` under [`Limits::default()`]: `Err` for an unusable request,
-/// `Ok(Err)` for a rejection.
-pub fn run(op: Op, input: &OpInput) -> Result<Result<OpResult, Error>, RequestError> {
-    run_with_limits(op, input, &Limits::default())
-}
-
-/// [`run`] with every document read under `limits`.
-pub fn run_with_limits(
+/// Runs `op` on `input` with every document read under `limits`: `Err` for an unusable
+/// request, `Ok(Err)` for a rejection.
+pub fn run(
     op: Op,
     input: &OpInput,
     limits: &Limits,
 ) -> Result<Result<OpResult, Error>, RequestError> {
-    let read_placement = |text: &[u8]| Placement::from_json_with_limits(text, limits);
-    let read_runtime_inventory = |text: &[u8], options: &InventoryOptions<'_>| {
-        read_runtime_inventory_with_limits(text, options, limits)
-    };
-    let read_binding_inventory = |text: &[u8], options: &InventoryOptions<'_>| {
-        read_binding_inventory_with_limits(text, options, limits)
-    };
-    let semantics = input
+    let options = Options::default().with_limits(*limits);
+    let read_placement = |text: &[u8]| Placement::from_json(text, &options);
+    let given = input
         .address_semantics
         .as_deref()
         .map(|s| Value::Str(Cow::Borrowed(s)));
-    let options = InventoryOptions {
-        address_semantics: semantics.as_ref(),
-        owner_resolver: None,
+    // The fixture's option is any string: checked where §10.2 puts it.
+    let read_runtime_inventory = |text: &[u8]| {
+        AddressSemantics::for_text(text, given.as_ref(), RUNTIME_INVENTORY_LABEL, limits)
+            .and_then(|a| Runtime::from_inventory_json(text, &options.with_address_semantics(a)))
+    };
+    let read_binding_inventory = |text: &[u8]| {
+        AddressSemantics::for_text(text, given.as_ref(), BINDING_INVENTORY_LABEL, limits)
+            .and_then(|a| Binding::from_inventory_json(text, &options.with_address_semantics(a)))
     };
     let placement_id = input
         .placement_id
@@ -145,18 +137,19 @@ pub fn run_with_limits(
     let document = || need(input.document.as_ref(), "document");
     Ok(match op {
         Op::PlacementParse => read_placement(document()?).map(|p| OpResult::placement(&p)),
-        Op::PlacementFromInventory => read_placement_inventory_with_limits(document()?, limits)
-            .map(|p| OpResult::placement(&p)),
+        Op::PlacementFromInventory => {
+            Placement::from_inventory_json(document()?, &options).map(|p| OpResult::placement(&p))
+        }
         Op::RuntimeFromInventory => {
-            read_runtime_inventory(document()?, &options).map(|r| OpResult::runtime(&r))
+            read_runtime_inventory(document()?).map(|r| OpResult::runtime(&r))
         }
         Op::BindingFromInventory => {
-            read_binding_inventory(document()?, &options).map(|b| OpResult::binding(&b))
+            read_binding_inventory(document()?).map(|b| OpResult::binding(&b))
         }
-        Op::ProjectPlacement => read_runtime_inventory(document()?, &options)
+        Op::ProjectPlacement => read_runtime_inventory(document()?)
             .and_then(|r| project_placement_value(&r, placement_id))
             .map(|p| OpResult::placement(&p)),
-        Op::ProjectBinding => read_runtime_inventory(document()?, &options)
+        Op::ProjectBinding => read_runtime_inventory(document()?)
             .and_then(|r| project_binding_value(&r, placement_id))
             .map(|b| OpResult::binding(&b)),
         Op::Bind => {
@@ -164,16 +157,16 @@ pub fn run_with_limits(
             let binding_text = need(input.binding.as_ref(), "binding")?;
             read_placement(placement_text)
                 .and_then(|p| {
-                    let b = read_binding_inventory(binding_text, &options)?;
+                    let b = read_binding_inventory(binding_text)?;
                     weight_manifest::bind(&p, &b)
                 })
                 .map(|r| OpResult::runtime(&r))
         }
         Op::RuntimeParse => {
-            Runtime::from_json_with_limits(document()?, limits).map(|r| OpResult::runtime(&r))
+            Runtime::from_json(document()?, &options).map(|r| OpResult::runtime(&r))
         }
         Op::BindingParse => {
-            Binding::from_json_with_limits(document()?, limits).map(|b| OpResult::binding(&b))
+            Binding::from_json(document()?, &options).map(|b| OpResult::binding(&b))
         }
         Op::Coverage => read_placement(document()?).and_then(|p| {
             let coverage = weight_manifest::coverage(&p);

@@ -25,7 +25,7 @@ pub fn respond(line: &str) -> Json {
         Ok(input) => input,
         Err(e) => return bad_request(&id, &format!("request input is malformed: {e}")),
     };
-    match ops::run(op, &input) {
+    match ops::run(op, &input, &weight_manifest::Limits::default()) {
         Err(e) => bad_request(&id, &e.0),
         Ok(Ok(result)) => json!({ "id": id, "ok": true, "result": result.to_json_value() }),
         Ok(Err(error)) => {

@@ -8,12 +8,9 @@
 use serde_json::{json, Value as Json};
 
 use crate::error::Result;
-use crate::inventory::{
-    read_runtime_inventory, runtime_from_inventory, validate_runtime_inventory, InventoryOptions,
-    RuntimeSummary,
-};
-use crate::limits::Limits;
+use crate::inventory::{validate_runtime_inventory, RuntimeSummary};
 use crate::model::Runtime;
+use crate::options::Options;
 use crate::reader;
 use crate::test_support::Rng;
 use weight_manifest_bench_data::{write_runtime_inventory, Model};
@@ -31,15 +28,15 @@ fn inventory() -> Json {
     serde_json::from_slice(&text).unwrap()
 }
 
-fn general(text: &[u8], options: &InventoryOptions<'_>) -> Result<Runtime> {
-    runtime_from_inventory(&reader::read(text, "runtime inventory")?, options)
+fn general(text: &[u8], options: &Options<'_>) -> Result<Runtime> {
+    Runtime::from_inventory(&reader::read(text, "runtime inventory")?, options)
 }
 
 /// The outcome of one document: whether the summary decided, whether the general path
 /// accepted.
 fn compare(text: &[u8]) -> (bool, bool) {
-    let options = InventoryOptions::default();
-    let compact = super::runtime_inventory_summary(text, &options, &Limits::default());
+    let options = Options::default();
+    let compact = super::runtime_inventory_summary(text, &options);
     let expected = general(text, &options);
     if let Some(summary) = compact {
         let runtime = expected
@@ -47,7 +44,7 @@ fn compare(text: &[u8]) -> (bool, bool) {
             .expect("the summary accepted an invalid document");
         assert_eq!(summary, RuntimeSummary::from(runtime));
     }
-    assert_eq!(read_runtime_inventory(text, &options), expected);
+    assert_eq!(Runtime::from_inventory_json(text, &options), expected);
     let public = validate_runtime_inventory(text, &options);
     let summary = expected.as_ref().map(RuntimeSummary::from);
     assert_eq!(public, summary.map_err(Clone::clone));
@@ -194,6 +191,6 @@ fn exact_alias_pairs_are_accepted_without_the_full_reader() {
     }
     let text = serde_json::to_vec(&document).unwrap();
     assert_eq!(compare(&text), (false, false));
-    let error = general(&text, &InventoryOptions::default()).unwrap_err();
+    let error = general(&text, &Options::default()).unwrap_err();
     assert_eq!(error.code().as_str(), "address_overlap");
 }

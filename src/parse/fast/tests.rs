@@ -6,22 +6,22 @@ use std::path::Path;
 use proptest::prelude::*;
 
 use crate::error::Result;
-use crate::inventory::{runtime_from_inventory, InventoryOptions, RuntimeSummary};
+use crate::inventory::RuntimeSummary;
 use crate::limits::Limits;
 use crate::model::{Placement, Runtime};
-use crate::parse::placement_from_value;
+use crate::options::Options;
 use crate::reader;
 use weight_manifest_bench_data::{write_placement, write_runtime_inventory, Model};
 
 fn general_placement(text: &[u8]) -> Result<Placement> {
-    placement_from_value(
+    Placement::from_value(
         &reader::read(text, "placement manifest")?,
-        &Limits::default(),
+        &Options::default(),
     )
 }
 
-fn general_runtime(text: &[u8], options: &InventoryOptions<'_>) -> Result<Runtime> {
-    runtime_from_inventory(&reader::read(text, "runtime inventory")?, options)
+fn general_runtime(text: &[u8], options: &Options<'_>) -> Result<Runtime> {
+    Runtime::from_inventory(&reader::read(text, "runtime inventory")?, options)
 }
 
 /// Whether the fast paths agree with the general path on `text`; the number of fast paths
@@ -37,8 +37,8 @@ fn agree(text: &[u8]) -> usize {
         );
         decided += 1;
     }
-    for options in [InventoryOptions::default(), InventoryOptions::view()] {
-        if let Some(fast) = super::runtime_inventory(text, &options, &Limits::default()) {
+    for options in [Options::default(), Options::view()] {
+        if let Some(fast) = super::runtime_inventory(text, &options) {
             assert_eq!(
                 fast,
                 general_runtime(text, &options),
@@ -48,8 +48,7 @@ fn agree(text: &[u8]) -> usize {
             decided += 1;
         }
         // The compact validation only ever says "valid", and then with the full counts.
-        if let Some(summary) = super::runtime_inventory_summary(text, &options, &Limits::default())
-        {
+        if let Some(summary) = super::runtime_inventory_summary(text, &options) {
             let runtime = general_runtime(text, &options).expect("compact path accepted");
             assert_eq!(summary, RuntimeSummary::from(&runtime));
         }
@@ -84,10 +83,7 @@ fn generated_documents_take_the_fast_path() {
     assert!(super::placement(&placement, &Limits::default()).is_some_and(|r| r.is_ok()));
     assert_eq!(agree(&placement), 1);
     let inventory = inventory_text();
-    assert!(
-        super::runtime_inventory(&inventory, &InventoryOptions::default(), &Limits::default())
-            .is_some_and(|r| r.is_ok())
-    );
+    assert!(super::runtime_inventory(&inventory, &Options::default()).is_some_and(|r| r.is_ok()));
     assert_eq!(agree(&inventory), 2);
 }
 

@@ -20,10 +20,9 @@ use std::borrow::Cow;
 
 use super::cursor::{Cursor, KeyOrder};
 use crate::error::Result;
-use crate::inventory::InventoryOptions;
-use crate::limits::Limits;
 use crate::model::runtime::{assemble, check_header, RuntimeHeader};
 use crate::model::{construct_runtime, Runtime};
+use crate::options::Options;
 use crate::path::Path;
 use crate::value::Value;
 use descriptors::Descriptors;
@@ -78,17 +77,12 @@ impl<'a> Top<'a> {
 /// the reader holding its integer arrays). `None`: the general path must run.
 fn scan<'a>(
     text: &'a [u8],
-    options: &InventoryOptions<'_>,
-    limits: &Limits,
+    options: &Options<'_>,
     mut each: impl FnMut(RecordView<'a>, &RecordReader) -> Option<()>,
 ) -> Option<Scanned<'a>> {
-    if options.owner_resolver.is_some() || !limits.admits_fast_shapes() {
+    let limits = &options.limits;
+    if options.owners.is_some() || !limits.admits_fast_shapes() {
         return None;
-    }
-    match options.address_semantics {
-        None | Some(Value::Null) => {}
-        Some(Value::Str(s)) if s == "view" => {}
-        Some(_) => return None,
     }
     let text = std::str::from_utf8(text).ok()?;
     let mut cursor = Cursor::limited(text, limits.max_string_bytes);
@@ -133,11 +127,7 @@ fn scan<'a>(
 }
 
 /// Reads a runtime inventory, or `None` when the general path must run.
-pub(crate) fn runtime_inventory(
-    text: &[u8],
-    options: &InventoryOptions<'_>,
-    limits: &Limits,
-) -> Option<Result<Runtime>> {
+pub(crate) fn runtime_inventory(text: &[u8], options: &Options<'_>) -> Option<Result<Runtime>> {
     // Reserve once instead of growing (a grown vector is copied and its old buffer stays
     // in the peak): no record is shorter than about 400 bytes of text (its 20 required
     // member names alone take 300), so this is never too small for a real inventory.
@@ -147,7 +137,7 @@ pub(crate) fn runtime_inventory(
     // The rules run on the compact table, built while the text is in cache, instead of
     // in three passes over a million fragments scattered over the heap.
     let mut table = Some(Table::with_capacity(capacity));
-    let scanned = scan(text, options, limits, |record, reader| {
+    let scanned = scan(text, options, |record, reader| {
         if table
             .as_mut()
             .is_some_and(|t| t.push(&record, reader).is_none())
@@ -159,7 +149,10 @@ pub(crate) fn runtime_inventory(
     })?;
     let header = scanned.top.header()?;
     let descriptors = &scanned.descriptors;
-    if !limits.admits_counts(descriptors.list(), fragments.len()) {
+    if !options
+        .limits
+        .admits_counts(descriptors.list(), fragments.len())
+    {
         return None;
     }
     let checked = check_header(&Path::Root, &header).ok();

@@ -8,26 +8,23 @@
 
 use super::scan;
 use super::table::Table;
-use crate::inventory::{InventoryOptions, RuntimeSummary};
-use crate::limits::Limits;
+use crate::inventory::RuntimeSummary;
 use crate::model::runtime::check_header;
+use crate::options::Options;
 use crate::path::Path;
 
 /// The summary of a valid runtime inventory, or `None`: invalid, or the fast path cannot
 /// tell (the full reader decides).
 pub(crate) fn runtime_inventory_summary(
     text: &[u8],
-    options: &InventoryOptions<'_>,
-    limits: &Limits,
+    options: &Options<'_>,
 ) -> Option<RuntimeSummary> {
     // See `runtime_inventory` on reserving for the shortest real record.
     let mut table = Table::with_capacity(text.len() / 400);
-    let scanned = scan(text, options, limits, |record, reader| {
-        table.push(&record, reader)
-    })?;
+    let scanned = scan(text, options, |record, reader| table.push(&record, reader))?;
     let header = check_header(&Path::Root, &scanned.top.header()?).ok()?;
     let tensors = scanned.descriptors.list();
-    let valid = limits.admits_counts(tensors, table.len()) && table.passes(tensors);
+    let valid = options.limits.admits_counts(tensors, table.len()) && table.passes(tensors);
     valid.then_some(RuntimeSummary {
         tensors: tensors.len(),
         fragments: table.len(),

@@ -1,0 +1,90 @@
+//! Reading a reshard plan document: the contract's JSON rules (§4), the plan schema's
+//! members and types, then the plan_id recomputed from the contents.
+
+use serde::Serialize;
+
+use super::Plan;
+use crate::canonical;
+use crate::error::{Code, Error, Result};
+use crate::options::Options;
+use crate::reader;
+use crate::wire::{PlanPlacement, PlanRegion, ReshardPlan};
+
+/// The literal schema tag of the plan_id payload (`schema/plan.schema.json`).
+const PLAN_SCHEMA_TAG: &str = "weight-plan";
+
+/// The hashed payload: the members of `ReshardPlan` but `plan_id`, plus `schema`, in
+/// sorted order.
+#[derive(Serialize)]
+struct Payload<'a> {
+    model_id: &'a str,
+    regions: &'a [PlanRegion],
+    revision: &'a str,
+    schema: &'a str,
+    source: &'a PlanPlacement,
+    target: &'a PlanPlacement,
+}
+
+/// The plan_id of `plan`'s contents.
+fn plan_id(plan: &ReshardPlan) -> String {
+    let digest = canonical::hash(&Payload {
+        model_id: &plan.model_id,
+        regions: &plan.regions,
+        revision: &plan.revision,
+        schema: PLAN_SCHEMA_TAG,
+        source: &plan.source,
+        target: &plan.target,
+    })
+    .unwrap_or_else(|e| unreachable!("plan members are encodable: {e}"));
+    format!("sha256:{}", canonical::hex(&digest))
+}
+
+impl Plan {
+    /// Reads a reshard plan document (the output of `weight-manifest plan`) strictly,
+    /// under `options.limits` (size, depth, string length), and recomputes its plan_id.
+    /// The plan keeps the canonical encoding of what it read. A plan read from JSON has no
+    /// per-source-rank figures (the document names fragments, not ranks):
+    /// [`PlanStats::sources`](super::PlanStats::sources) is empty.
+    ///
+    /// # Errors
+    ///
+    /// `invalid_json`, `non_finite_number`, `duplicate_key` or `limit_exceeded` (contract
+    /// §4); `plan_document_invalid` when the document is not an object with exactly the
+    /// plan schema's members and types; `plan_id_mismatch` when its plan_id is not the id
+    /// of its contents.
+    pub fn from_json(text: impl AsRef<[u8]>, options: &Options<'_>) -> Result<Plan> {
+        let text = text.as_ref();
+        let document = reader::read_with_limits(text, "reshard plan", &options.limits)?;
+        if document.as_object().is_none() {
+            return Err(Error::new(
+                Code::PlanDocumentInvalid,
+                "a reshard plan must be a JSON object",
+            ));
+        }
+        let plan: ReshardPlan = serde_json::from_slice(text).map_err(|e| {
+            Error::new(
+                Code::PlanDocumentInvalid,
+                format!("not a reshard plan: {e}"),
+            )
+        })?;
+        Plan::from_wire(plan)
+    }
+
+    /// A plan from its typed wire value, whose plan_id must be the id of its contents
+    /// (`plan_id_mismatch`).
+    pub fn from_wire(plan: ReshardPlan) -> Result<Plan> {
+        let computed = plan_id(&plan);
+        if computed != plan.plan_id {
+            return Err(Error::new(
+                Code::PlanIdMismatch,
+                format!(
+                    "the plan's plan_id is {}, its contents give {computed}",
+                    plan.plan_id
+                ),
+            ));
+        }
+        let json = canonical::to_string(&plan)
+            .unwrap_or_else(|e| unreachable!("wire types are always encodable: {e}"));
+        Ok(Plan::read(json, plan))
+    }
+}
