@@ -5,10 +5,10 @@ CARGO ?= cargo
 BIN := target/release/weight-manifest
 EXAMPLE := examples/moe-ep-pp
 
-.PHONY: example test test-rust conformance checks fuzz-smoke
+.PHONY: example test test-rust conformance checks rust-consumer fuzz-smoke
 
 # Each binding adds its own targets to TEST_TARGETS in bindings/<name>/rules.mk.
-TEST_TARGETS := checks test-rust conformance
+TEST_TARGETS := checks test-rust rust-consumer conformance
 -include $(sort $(wildcard bindings/*/rules.mk))
 # Last: a short fuzz smoke of every target (scripts/fuzz.sh; FUZZ_SECONDS per target).
 TEST_TARGETS += fuzz-smoke
@@ -36,6 +36,7 @@ test: $(TEST_TARGETS)
 
 checks:
 	$(CARGO) run -q -p weight-manifest-codegen -- --check
+	scripts/check-core-deps.sh
 	python3 tests/conformance/generate.py --check
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --workspace --all-targets -q -- -D warnings
@@ -43,6 +44,10 @@ checks:
 
 test-rust:
 	$(CARGO) test --workspace
+
+## The README's Rust example as a project outside the workspace (scripts/rust-consumer.sh).
+rust-consumer:
+	scripts/rust-consumer.sh
 
 conformance:
 	$(CARGO) build -q
