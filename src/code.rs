@@ -191,6 +191,17 @@ pub enum Code {
     /// depth, string length, dimensions per tensor, tensors or fragments per manifest);
     /// the message names the limit and its value (added by this implementation).
     LimitExceeded,
+    /// `bound_plan_document_invalid`: a bound plan document is not an object of the bound
+    /// plan schema's members and types (the message names the problem) (added by this
+    /// implementation).
+    BoundPlanDocumentInvalid,
+    /// `bound_plan_id_mismatch`: a bound plan document's bound_plan_id is not the id of its
+    /// contents (added by this implementation).
+    BoundPlanIdMismatch,
+    /// `coverage_document_invalid`: a coverage report document is not an object of the
+    /// coverage schema's members and types, or its tensor counts disagree with its
+    /// tensors (added by this implementation).
+    CoverageDocumentInvalid,
 }
 
 impl Code {
@@ -274,6 +285,9 @@ impl Code {
         Code::PlanBindingFragmentMissing,
         Code::PlanBindingRangeInvalid,
         Code::LimitExceeded,
+        Code::BoundPlanDocumentInvalid,
+        Code::BoundPlanIdMismatch,
+        Code::CoverageDocumentInvalid,
     ];
 
     /// The snake_case spelling used on the wire and in fixtures.
@@ -356,6 +370,9 @@ impl Code {
             Code::PlanBindingFragmentMissing => "plan_binding_fragment_missing",
             Code::PlanBindingRangeInvalid => "plan_binding_range_invalid",
             Code::LimitExceeded => "limit_exceeded",
+            Code::BoundPlanDocumentInvalid => "bound_plan_document_invalid",
+            Code::BoundPlanIdMismatch => "bound_plan_id_mismatch",
+            Code::CoverageDocumentInvalid => "coverage_document_invalid",
         }
     }
 }

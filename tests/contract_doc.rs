@@ -95,5 +95,8 @@ fn every_cited_section_is_in_the_contract() {
         }
     }
     assert!(files.len() > 100, "found {} sources", files.len());
-    assert!(unresolved.is_empty(), "citations with no section: {unresolved:#?}");
+    assert!(
+        unresolved.is_empty(),
+        "citations with no section: {unresolved:#?}"
+    );
 }

@@ -37,7 +37,8 @@ use std::fmt::Write as _;
 use crate::canonical;
 use crate::error::{Code, Error, Result};
 use crate::model::Placement;
-use crate::wire::{CoverageReport, CoverageStatus, CoverageTensor};
+use crate::options::Options;
+use crate::wire::{read_typed, CoverageReport, CoverageStatus, CoverageTensor};
 
 /// The coverage report of one placement.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -71,6 +72,44 @@ pub fn coverage(placement: &Placement) -> Coverage {
 }
 
 impl Coverage {
+    /// Reads a coverage report document (the output of `weight-manifest coverage`)
+    /// strictly, under `options.limits`.
+    ///
+    /// # Errors
+    ///
+    /// The reader's errors (contract §4) and `limit_exceeded`; `coverage_document_invalid`
+    /// when the document is not an object with exactly the coverage schema's members and
+    /// types, or when its three tensor counts are not the counts of its tensors by status.
+    pub fn from_json(text: impl AsRef<[u8]>, options: &Options<'_>) -> Result<Coverage> {
+        let report: CoverageReport = read_typed(
+            text.as_ref(),
+            "coverage report",
+            &options.limits,
+            Code::CoverageDocumentInvalid,
+        )?;
+        let count =
+            |s: CoverageStatus| report.tensors.iter().filter(|t| t.status == s).count() as u64;
+        let counted = (
+            count(CoverageStatus::Complete),
+            count(CoverageStatus::Gaps),
+            count(CoverageStatus::Ambiguous),
+        );
+        let stated = (
+            report.tensors_complete,
+            report.tensors_with_gaps,
+            report.tensors_ambiguous,
+        );
+        if counted != stated {
+            return Err(Error::new(
+                Code::CoverageDocumentInvalid,
+                format!(
+                    "the coverage report states {stated:?} complete, with gaps and ambiguous tensors; its tensors are {counted:?}"
+                ),
+            ));
+        }
+        Ok(Coverage { report })
+    }
+
     /// The report (wire form).
     pub fn report(&self) -> &CoverageReport {
         &self.report

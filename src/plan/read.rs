@@ -7,7 +7,7 @@ use super::Plan;
 use crate::canonical;
 use crate::error::{Code, Error, Result};
 use crate::options::Options;
-use crate::reader;
+use crate::wire::read_typed;
 use crate::wire::{PlanPlacement, PlanRegion, ReshardPlan};
 
 /// The literal schema tag of the plan_id payload (`schema/plan.schema.json`).
@@ -53,20 +53,12 @@ impl Plan {
     /// plan schema's members and types; `plan_id_mismatch` when its plan_id is not the id
     /// of its contents.
     pub fn from_json(text: impl AsRef<[u8]>, options: &Options<'_>) -> Result<Plan> {
-        let text = text.as_ref();
-        let document = reader::read_with_limits(text, "reshard plan", &options.limits)?;
-        if document.as_object().is_none() {
-            return Err(Error::new(
-                Code::PlanDocumentInvalid,
-                "a reshard plan must be a JSON object",
-            ));
-        }
-        let plan: ReshardPlan = serde_json::from_slice(text).map_err(|e| {
-            Error::new(
-                Code::PlanDocumentInvalid,
-                format!("not a reshard plan: {e}"),
-            )
-        })?;
+        let plan: ReshardPlan = read_typed(
+            text.as_ref(),
+            "reshard plan",
+            &options.limits,
+            Code::PlanDocumentInvalid,
+        )?;
         Plan::from_wire(plan)
     }
 

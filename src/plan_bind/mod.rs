@@ -19,7 +19,9 @@ use std::collections::BTreeMap;
 
 use crate::error::{Code, Error, Result};
 use crate::model::Binding;
+use crate::options::Options;
 use crate::plan::Plan;
+use crate::wire::read_typed;
 use crate::wire::{BoundCopy, BoundPair, BoundPlan as BoundPlanWire};
 
 /// The generations the caller expects each binding to have; `None` accepts any.
@@ -40,6 +42,40 @@ pub struct BoundPlan {
 }
 
 impl BoundPlan {
+    /// Reads a bound plan document (the output of `weight-manifest plan-bind`) strictly,
+    /// under `options.limits`, and recomputes its bound_plan_id: what an executor that
+    /// receives a copy list from a coordinator checks before it moves a byte. The bound
+    /// plan keeps the canonical encoding of what it read.
+    ///
+    /// # Errors
+    ///
+    /// The reader's errors (contract §4) and `limit_exceeded`;
+    /// `bound_plan_document_invalid` when the document is not an object with exactly the
+    /// bound plan schema's members and types; `bound_plan_id_mismatch` when its
+    /// bound_plan_id is not the id of its contents.
+    pub fn from_json(text: impl AsRef<[u8]>, options: &Options<'_>) -> Result<BoundPlan> {
+        let wire: BoundPlanWire = read_typed(
+            text.as_ref(),
+            "bound plan",
+            &options.limits,
+            Code::BoundPlanDocumentInvalid,
+        )?;
+        let computed = wire::bound_plan_id(&wire.plan_id, &wire.source, &wire.target, &wire.pairs);
+        if computed != wire.bound_plan_id {
+            return Err(Error::new(
+                Code::BoundPlanIdMismatch,
+                format!(
+                    "the bound plan's bound_plan_id is {}, its contents give {computed}",
+                    wire.bound_plan_id
+                ),
+            ));
+        }
+        Ok(BoundPlan {
+            json: wire::encode(&wire),
+            wire,
+        })
+    }
+
     /// `sha256:` + 64 hex digits over the canonical bound plan (see the schema).
     pub fn bound_plan_id(&self) -> &str {
         &self.wire.bound_plan_id

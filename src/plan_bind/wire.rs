@@ -21,6 +21,25 @@ struct Payload<'a> {
     target: &'a BoundSide,
 }
 
+/// The bound_plan_id of a bound plan with these members.
+pub(super) fn bound_plan_id(
+    plan_id: &str,
+    source: &BoundSide,
+    target: &BoundSide,
+    pairs: &[BoundPair],
+) -> String {
+    // Only strings, u64s, arrays and structs with sorted fields: always encodable.
+    let digest = canonical::hash(&Payload {
+        pairs,
+        plan_id,
+        schema: BOUND_PLAN_SCHEMA_TAG,
+        source,
+        target,
+    })
+    .unwrap_or_else(|e| unreachable!("bound plan members are encodable: {e}"));
+    format!("sha256:{}", canonical::hex(&digest))
+}
+
 /// The canonical text and wire value of the bound plan with these members.
 pub(super) fn finish(
     plan_id: &str,
@@ -28,23 +47,18 @@ pub(super) fn finish(
     target: BoundSide,
     pairs: Vec<BoundPair>,
 ) -> (String, BoundPlan) {
-    // Only strings, u64s, arrays and structs with sorted fields: always encodable.
-    let digest = canonical::hash(&Payload {
-        pairs: &pairs,
-        plan_id,
-        schema: BOUND_PLAN_SCHEMA_TAG,
-        source: &source,
-        target: &target,
-    })
-    .unwrap_or_else(|e| unreachable!("bound plan members are encodable: {e}"));
     let wire = BoundPlan {
-        bound_plan_id: format!("sha256:{}", canonical::hex(&digest)),
+        bound_plan_id: bound_plan_id(plan_id, &source, &target, &pairs),
         pairs,
         plan_id: plan_id.to_owned(),
         source,
         target,
     };
-    let json = canonical::to_string(&wire)
-        .unwrap_or_else(|e| unreachable!("bound plan members are encodable: {e}"));
-    (json, wire)
+    (encode(&wire), wire)
+}
+
+/// The canonical encoding of a bound plan.
+pub(super) fn encode(wire: &BoundPlan) -> String {
+    canonical::to_string(wire)
+        .unwrap_or_else(|e| unreachable!("bound plan members are encodable: {e}"))
 }

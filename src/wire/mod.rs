@@ -7,3 +7,6 @@
 #[allow(clippy::all, clippy::pedantic, missing_docs)]
 mod generated;
 pub use generated::*;
+
+mod typed;
+pub(crate) use typed::read_typed;

@@ -195,6 +195,17 @@ pub enum WmCode {
     /// depth, string length, dimensions per tensor, tensors or fragments per manifest);
     /// the message names the limit and its value (added by this implementation).
     LimitExceeded = 77,
+    /// `bound_plan_document_invalid`: a bound plan document is not an object of the bound
+    /// plan schema's members and types (the message names the problem) (added by this
+    /// implementation).
+    BoundPlanDocumentInvalid = 78,
+    /// `bound_plan_id_mismatch`: a bound plan document's bound_plan_id is not the id of its
+    /// contents (added by this implementation).
+    BoundPlanIdMismatch = 79,
+    /// `coverage_document_invalid`: a coverage report document is not an object of the
+    /// coverage schema's members and types, or its tensor counts disagree with its
+    /// tensors (added by this implementation).
+    CoverageDocumentInvalid = 80,
     /// `invalid_argument`: a C argument is unusable (a required pointer is NULL, or a
     /// length is too large). Not a contract code: it never comes from a document.
     InvalidArgument = 1000,
@@ -284,6 +295,9 @@ impl WmCode {
             Code::PlanBindingFragmentMissing => WmCode::PlanBindingFragmentMissing,
             Code::PlanBindingRangeInvalid => WmCode::PlanBindingRangeInvalid,
             Code::LimitExceeded => WmCode::LimitExceeded,
+            Code::BoundPlanDocumentInvalid => WmCode::BoundPlanDocumentInvalid,
+            Code::BoundPlanIdMismatch => WmCode::BoundPlanIdMismatch,
+            Code::CoverageDocumentInvalid => WmCode::CoverageDocumentInvalid,
             // `Code` is non-exhaustive: a code added after this table was generated
             // (the crate's tests and `codegen --check` catch that).
             _ => WmCode::InternalError,
@@ -372,6 +386,9 @@ impl WmCode {
             WmCode::PlanBindingFragmentMissing => c"plan_binding_fragment_missing",
             WmCode::PlanBindingRangeInvalid => c"plan_binding_range_invalid",
             WmCode::LimitExceeded => c"limit_exceeded",
+            WmCode::BoundPlanDocumentInvalid => c"bound_plan_document_invalid",
+            WmCode::BoundPlanIdMismatch => c"bound_plan_id_mismatch",
+            WmCode::CoverageDocumentInvalid => c"coverage_document_invalid",
             WmCode::InvalidArgument => c"invalid_argument",
             WmCode::InternalError => c"internal_error",
         }
