@@ -7,9 +7,12 @@ use crate::error::{Detail, JsonLocation};
 
 const LABEL: &str = "placement manifest";
 
+/// (line, column, offset).
+type Where = (u64, u64, u64);
+
 /// The (line, column, offset) of the rejection of `text`, which must be `invalid_json`
 /// with the contract's message and no pointer.
-fn located(text: &[u8]) -> (u64, u64, u64) {
+fn located(text: &[u8]) -> Where {
     let shown = String::from_utf8_lossy(text);
     let error = read(text, LABEL).expect_err(&shown);
     assert_eq!(error.code(), Code::InvalidJson, "{shown:?}");
@@ -22,7 +25,7 @@ fn located(text: &[u8]) -> (u64, u64, u64) {
     (at.line, at.column, at.offset)
 }
 
-fn check(table: &[(&[u8], (u64, u64, u64))]) {
+fn check(table: &[(&[u8], Where)]) {
     for &(text, expected) in table {
         assert_eq!(
             located(text),
@@ -168,7 +171,7 @@ fn other_rejections_have_no_location() {
 
 /// An independent count of the location of the end of `text`: lines by `str::lines`
 /// semantics on LF, columns by `chars`.
-fn end_of(text: &str) -> (u64, u64, u64) {
+fn end_of(text: &str) -> Where {
     let line = text.matches('\n').count() + 1;
     let last = text.rsplit('\n').next().unwrap_or_default();
     let column = last.chars().count() + 1;

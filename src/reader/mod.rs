@@ -13,6 +13,11 @@
 //! the native stack (neither here nor when the resulting tree is dropped).
 //!
 //! Strings without escapes borrow from the input ([`Cow::Borrowed`](std::borrow::Cow)).
+//!
+//! Every `invalid_json` rejection carries a [`JsonLocation`] (byte offset, line, column of
+//! the first offending byte; [`Error::json_location`]); its message stays the contract's
+//! and its [`Error::path`] stays `None`. The line and column are computed from the text
+//! only when the error is raised: the parsing loop tracks nothing but the byte position.
 
 mod dup;
 mod locate;
@@ -22,10 +27,12 @@ mod scan;
 #[cfg(test)]
 mod limit_tests;
 #[cfg(test)]
+mod location_tests;
+#[cfg(test)]
 mod tests;
 
 use crate::code::Code;
-use crate::error::Error;
+use crate::error::{Detail, Error, JsonLocation};
 use crate::limits::Limits;
 use crate::value::Value;
 
@@ -37,7 +44,8 @@ pub const MAX_DEPTH: usize = crate::limits::MAX_DEPTH_CEILING;
 ///
 /// The bytes must be UTF-8 (contract §4.1, §16 D3). Like the reference, which decodes the
 /// bytes before it parses them, invalid UTF-8 anywhere in the text is `invalid_json`
-/// whatever else the text contains. `label` names the document kind in messages (§4).
+/// whatever else the text contains (located at the first byte of the first ill-formed
+/// sequence). `label` names the document kind in messages (§4).
 ///
 /// Reads under [`Limits::default()`].
 ///
@@ -63,7 +71,7 @@ pub fn read_with_limits<'a>(
     limits.check_document_bytes(text.len())?;
     match std::str::from_utf8(text) {
         Ok(text) => parser::Parser::new(text, label, limits).parse(),
-        Err(_) => Err(invalid_json(label)),
+        Err(e) => Err(invalid_json(label, text, e.valid_up_to())),
     }
 }
 
@@ -97,10 +105,12 @@ pub fn read_str_with_limits<'a>(
 
 pub(crate) use scan::{find_special, parse_u64, skip_whitespace};
 
-/// The `invalid_json` error for the document kind `label`.
+/// The `invalid_json` error for the document kind `label`, located at byte `offset` of
+/// `text` (the first offending byte, or `text.len()`: see [`JsonLocation`]).
 #[cold]
-pub(crate) fn invalid_json(label: &str) -> Error {
+pub(crate) fn invalid_json(label: &str, text: &[u8], offset: usize) -> Error {
     Error::new(Code::InvalidJson, format!("{label} is not valid JSON"))
+        .with_detail(Detail::JsonLocation(JsonLocation::in_text(text, offset)))
 }
 
 /// The `non_finite_number` error for `token` as written.

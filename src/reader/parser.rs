@@ -48,9 +48,17 @@ impl<'a, 'l> Parser<'a, 'l> {
         Error::new(Code::LimitExceeded, string_message(len, self.max_string))
     }
 
+    /// The `invalid_json` error at the current position (the first offending byte).
     #[cold]
     fn invalid(&self) -> Error {
-        invalid_json(self.label)
+        self.invalid_at(self.pos)
+    }
+
+    /// The `invalid_json` error whose first offending byte is at `offset` (or, at
+    /// `bytes.len()`, the text ended early).
+    #[cold]
+    fn invalid_at(&self, offset: usize) -> Error {
+        invalid_json(self.label, self.bytes, offset)
     }
 
     #[inline]
@@ -66,7 +74,9 @@ impl<'a, 'l> Parser<'a, 'l> {
     /// The text between two byte offsets that both lie on ASCII bytes or the end.
     #[inline]
     fn slice(&self, start: usize, end: usize) -> Result<&'a str, Error> {
-        self.text.get(start..end).ok_or_else(|| self.invalid())
+        self.text
+            .get(start..end)
+            .ok_or_else(|| self.invalid_at(start))
     }
 
     /// Reads the whole document: one value, optionally surrounded by whitespace.
@@ -200,7 +210,7 @@ impl<'a, 'l> Parser<'a, 'l> {
             _ if rest.starts_with(b"null") => (Value::Null, 4),
             _ if rest.starts_with(b"NaN") => return Err(non_finite("NaN")),
             _ if rest.starts_with(b"Infinity") => return Err(non_finite("Infinity")),
-            _ => return Err(self.invalid()),
+            _ => return Err(self.invalid_at(self.pos + literal_prefix(rest))),
         };
         self.pos += len;
         Ok(value)
@@ -265,7 +275,7 @@ impl<'a, 'l> Parser<'a, 'l> {
     fn digits_after(&self, at: usize) -> Result<usize, Error> {
         let end = skip_digits(self.bytes, at);
         if end == at {
-            Err(self.invalid())
+            Err(self.invalid_at(at))
         } else {
             Ok(end)
         }
@@ -290,7 +300,8 @@ impl<'a, 'l> Parser<'a, 'l> {
                 self.pos = end;
                 self.escaped_string(owned).map(Cow::Owned)
             }
-            _ => Err(self.invalid()),
+            // A control character, or the end of the text.
+            _ => Err(self.invalid_at(end)),
         }
     }
 
@@ -298,7 +309,8 @@ impl<'a, 'l> Parser<'a, 'l> {
     fn escaped_string(&mut self, mut out: String) -> Result<String, Error> {
         loop {
             // The current byte is the backslash of an escape.
-            let escape = self.bytes.get(self.pos + 1).copied();
+            let escape_at = self.pos + 1;
+            let escape = self.bytes.get(escape_at).copied();
             self.pos += 2;
             let decoded = match escape {
                 Some(b'"') => '"',
@@ -310,7 +322,7 @@ impl<'a, 'l> Parser<'a, 'l> {
                 Some(b'r') => '\r',
                 Some(b't') => '\t',
                 Some(b'u') => self.unicode_escape()?,
-                _ => return Err(self.invalid()),
+                _ => return Err(self.invalid_at(escape_at)),
             };
             out.push(decoded);
             let start = self.pos;
@@ -325,30 +337,80 @@ impl<'a, 'l> Parser<'a, 'l> {
                     return Ok(out);
                 }
                 Some(b'\\') => self.pos = end,
-                _ => return Err(self.invalid()),
+                _ => return Err(self.invalid_at(end)),
             }
         }
     }
 
     /// Decodes the hex digits of a `\u` escape (after the `u`), joining a surrogate pair.
     fn unicode_escape(&mut self) -> Result<char, Error> {
-        let unit = hex4(self.bytes, self.pos).ok_or_else(|| self.invalid())?;
+        let first = self.pos;
+        let unit = match hex4(self.bytes, first) {
+            Some(unit) if !(0xDC00..=0xDFFF).contains(&unit) => unit,
+            _ => return Err(self.invalid_at(self.bad_escape(first))),
+        };
         self.pos += 4;
         let scalar = match unit {
             0xD800..=0xDBFF => {
                 let next = self.bytes.get(self.pos..).unwrap_or_default();
                 if !next.starts_with(b"\\u") {
-                    return Err(self.invalid());
+                    let matched = usize::from(next.first() == Some(&b'\\'));
+                    return Err(self.invalid_at(self.pos + matched));
                 }
-                let low = hex4(self.bytes, self.pos + 2).ok_or_else(|| self.invalid())?;
-                if !(0xDC00..=0xDFFF).contains(&low) {
-                    return Err(self.invalid());
-                }
+                let low_at = self.pos + 2;
+                let Some(low @ 0xDC00..=0xDFFF) = hex4(self.bytes, low_at) else {
+                    return Err(self.invalid_at(self.bad_low_surrogate(low_at)));
+                };
                 self.pos += 6;
                 0x10000 + ((unit - 0xD800) << 10) + (low - 0xDC00)
             }
             _ => unit,
         };
-        char::from_u32(scalar).ok_or_else(|| self.invalid())
+        char::from_u32(scalar).ok_or_else(|| self.invalid_at(first))
     }
+
+    /// The first offending byte of a `\u` escape whose hex digits start at `first` and that
+    /// does not begin a scalar value: a byte that is no hex digit (or the end of the text),
+    /// or the second digit of a lone low surrogate (`\uDC00` to `\uDFFF`).
+    #[cold]
+    fn bad_escape(&self, first: usize) -> usize {
+        let lead = self.bytes.get(first).copied();
+        (first..first + 4)
+            .find(|&i| match self.bytes.get(i) {
+                Some(&b) if i == first + 1 && matches!(lead, Some(b'd' | b'D')) => {
+                    !matches!(b, b'0'..=b'9' | b'a'..=b'b' | b'A'..=b'B')
+                }
+                Some(b) => !b.is_ascii_hexdigit(),
+                None => true,
+            })
+            .unwrap_or(first)
+    }
+
+    /// The first offending byte of the `\u` escape after a high surrogate, whose hex digits
+    /// start at `first` and that is not a low surrogate (`\uDC00` to `\uDFFF`).
+    #[cold]
+    fn bad_low_surrogate(&self, first: usize) -> usize {
+        (first..first + 4)
+            .find(|&i| match self.bytes.get(i) {
+                Some(b'd' | b'D') if i == first => false,
+                Some(b'c'..=b'f' | b'C'..=b'F') if i == first + 1 => false,
+                Some(b) if i >= first + 2 => !b.is_ascii_hexdigit(),
+                _ => true,
+            })
+            .unwrap_or(first)
+    }
+}
+
+/// The length of the longest beginning of `rest` that is a beginning of the literal
+/// (`true`, `false`, `null`) its first byte starts: where a cut-off or misspelt literal
+/// stops being one.
+#[cold]
+fn literal_prefix(rest: &[u8]) -> usize {
+    let literal: &[u8] = match rest.first() {
+        Some(b't') => b"true",
+        Some(b'f') => b"false",
+        Some(b'n') => b"null",
+        _ => return 0,
+    };
+    rest.iter().zip(literal).take_while(|(a, b)| a == b).count()
 }

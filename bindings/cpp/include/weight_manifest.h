@@ -373,6 +373,23 @@ enum WmCode
    */
   WM_CODE_LIMIT_EXCEEDED = 77,
   /**
+   * `bound_plan_document_invalid`: a bound plan document is not an object of the bound
+   * plan schema's members and types (the message names the problem) (added by this
+   * implementation).
+   */
+  WM_CODE_BOUND_PLAN_DOCUMENT_INVALID = 78,
+  /**
+   * `bound_plan_id_mismatch`: a bound plan document's bound_plan_id is not the id of its
+   * contents (added by this implementation).
+   */
+  WM_CODE_BOUND_PLAN_ID_MISMATCH = 79,
+  /**
+   * `coverage_document_invalid`: a coverage report document is not an object of the
+   * coverage schema's members and types, or its tensor counts disagree with its
+   * tensors (added by this implementation).
+   */
+  WM_CODE_COVERAGE_DOCUMENT_INVALID = 80,
+  /**
    * `invalid_argument`: a C argument is unusable (a required pointer is NULL, or a
    * length is too large). Not a contract code: it never comes from a document.
    */
@@ -664,6 +681,24 @@ const char *wm_error_message(const WmError *error, size_t *len);
  * `error` is NULL or a live error returned by this library; `len` is NULL or writable.
  */
 const char *wm_error_path(const WmError *error, size_t *len);
+
+/**
+ * Where the text stops being JSON, for an `invalid_json` rejection: stores the line
+ * (1-based), the column (1-based, counted in characters, i.e. Unicode scalar values, from
+ * the start of the line) and the byte offset (0-based) of the first offending byte (the
+ * length of the text when it ends early; for text that is not UTF-8, the first byte of
+ * the first ill-formed sequence) in each of `line`, `column`, `offset` that is not NULL,
+ * and returns true. Lines end at LF only. Returns false, writing nothing, for any other
+ * error and for a NULL error.
+ *
+ * # Safety
+ * `error` is NULL or a live error returned by this library; `line`, `column` and
+ * `offset` are each NULL or writable.
+ */
+bool wm_error_json_location(const WmError *error,
+                            uint64_t *line,
+                            uint64_t *column,
+                            uint64_t *offset);
 
 /**
  * Frees an error. NULL is allowed (and does nothing).

@@ -50,6 +50,26 @@ inline std::string_view code_name(Code code) noexcept {
 /// The library's version.
 inline std::string_view version() noexcept { return ::wm_version(); }
 
+/// Where a document's text stops being JSON (an invalid_json rejection): the first
+/// offending byte, or the end of the text when it ends early; for text that is not UTF-8,
+/// the first byte of the first ill-formed sequence.
+struct JsonLocation {
+  /// The line, 1-based (lines end at LF only).
+  std::uint64_t line = 0;
+  /// The column, 1-based, counted in characters (Unicode scalar values) from the start of
+  /// the line.
+  std::uint64_t column = 0;
+  /// The byte offset from the start of the text, 0-based.
+  std::uint64_t offset = 0;
+
+  friend bool operator==(const JsonLocation& a, const JsonLocation& b) noexcept {
+    return a.line == b.line && a.column == b.column && a.offset == b.offset;
+  }
+  friend bool operator!=(const JsonLocation& a, const JsonLocation& b) noexcept {
+    return !(a == b);
+  }
+};
+
 namespace detail {
 
 inline std::string copy(const char* text, std::size_t len) {
@@ -57,11 +77,17 @@ inline std::string copy(const char* text, std::size_t len) {
 }
 
 inline std::string render(std::string_view name, const std::string& message,
-                          const std::optional<std::string>& path) {
+                          const std::optional<std::string>& path,
+                          const std::optional<JsonLocation>& location = std::nullopt) {
   std::string text = "error[";
   text.append(name).append("]: ").append(message);
   if (path) {
     text.append(" at ").append(path->empty() ? std::string("\"\"") : *path);
+  }
+  if (location) {
+    text.append(" at line ").append(std::to_string(location->line));
+    text.append(" column ").append(std::to_string(location->column));
+    text.append(" (byte ").append(std::to_string(location->offset)).append(")");
   }
   return text;
 }
@@ -71,16 +97,21 @@ struct Access;
 }  // namespace detail
 
 /// A rejection: the contract's code, its message and, where the contract defines one, the
-/// JSON pointer into the input document. what() is "error[code]: message at /pointer".
+/// JSON pointer into the input document; an invalid_json rejection also has the location
+/// where the text breaks. what() is "error[code]: message at /pointer", or for an error
+/// with a location "error[invalid_json]: message at line 3 column 17 (byte 52)".
 class Error : public std::runtime_error {
  public:
   /// An error with the given parts (for tests and for callers that build their own).
-  Error(Code code, std::string message, std::optional<std::string> path = std::nullopt)
-      : std::runtime_error(detail::render(weight_manifest::code_name(code), message, path)),
+  Error(Code code, std::string message, std::optional<std::string> path = std::nullopt,
+        std::optional<JsonLocation> location = std::nullopt)
+      : std::runtime_error(
+            detail::render(weight_manifest::code_name(code), message, path, location)),
         code_(code),
         code_name_(weight_manifest::code_name(code)),
         message_(std::move(message)),
-        path_(std::move(path)) {}
+        path_(std::move(path)),
+        location_(location) {}
 
   /// The code (WM_CODE_FRAGMENT_OVERLAP, ...).
   Code code() const noexcept { return code_; }
@@ -90,22 +121,26 @@ class Error : public std::runtime_error {
   const std::string& message() const noexcept { return message_; }
   /// The JSON pointer into the input ("" is the whole document), if the error has one.
   const std::optional<std::string>& path() const noexcept { return path_; }
+  /// Where the text stops being JSON, for an invalid_json rejection; else empty.
+  const std::optional<JsonLocation>& location() const noexcept { return location_; }
 
  private:
   friend struct detail::Access;
 
   Error(Code code, std::string code_name, std::string message,
-        std::optional<std::string> path)
-      : std::runtime_error(detail::render(code_name, message, path)),
+        std::optional<std::string> path, std::optional<JsonLocation> location)
+      : std::runtime_error(detail::render(code_name, message, path, location)),
         code_(code),
         code_name_(std::move(code_name)),
         message_(std::move(message)),
-        path_(std::move(path)) {}
+        path_(std::move(path)),
+        location_(location) {}
 
   Code code_;
   std::string code_name_;
   std::string message_;
   std::optional<std::string> path_;
+  std::optional<JsonLocation> location_;
 };
 
 /// Either a value or an Error (the shape of C++23 std::expected).
@@ -190,8 +225,13 @@ struct Access {
     if (path != nullptr) {
       pointer = std::string(path, path_len);
     }
+    std::optional<JsonLocation> location;
+    JsonLocation at;
+    if (::wm_error_json_location(raw, &at.line, &at.column, &at.offset)) {
+      location = at;
+    }
     return Error(::wm_error_code(raw), name == nullptr ? std::string() : std::string(name),
-                 copy(message, message_len), std::move(pointer));
+                 copy(message, message_len), std::move(pointer), location);
   }
 
   /// Calls `call(&out)`; wraps `out` in T or the returned error in Error.

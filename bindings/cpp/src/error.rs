@@ -1,11 +1,14 @@
 //! The error object handed to C: a code (as `WmCode` and as its name), a message and,
-//! where the contract defines one, a JSON pointer into the input document.
+//! where the contract defines one, a JSON pointer into the input document; an
+//! `invalid_json` rejection also has the line, column and byte offset where the text
+//! breaks.
 
 use std::ffi::c_char;
 
 use crate::code::WmCode;
 use crate::guard::guard;
 use crate::text::{expose_none, CText};
+use weight_manifest::error::JsonLocation;
 
 /// A rejection or a failed call. Opaque: read it with the `wm_error_*` accessors and free
 /// it with `wm_error_free`.
@@ -15,6 +18,7 @@ pub struct WmError {
     name: CText,
     message: CText,
     path: Option<CText>,
+    location: Option<JsonLocation>,
 }
 
 impl WmError {
@@ -25,6 +29,7 @@ impl WmError {
             name: CText::new(error.code().as_str()),
             message: CText::new(error.message()),
             path: error.path().map(CText::new),
+            location: error.json_location(),
         }
     }
 
@@ -35,6 +40,7 @@ impl WmError {
             name: CText::new(code.name().to_str().unwrap_or_default()),
             message: CText::new(message),
             path: None,
+            location: None,
         }
     }
 
@@ -56,6 +62,11 @@ impl WmError {
     /// The JSON pointer, if any.
     pub fn path(&self) -> Option<&str> {
         self.path.as_ref().map(CText::as_str)
+    }
+
+    /// Where the text breaks, for an `invalid_json` rejection.
+    pub fn json_location(&self) -> Option<JsonLocation> {
+        self.location
     }
 
     /// Moves the error to the heap for C.
@@ -128,6 +139,40 @@ pub unsafe extern "C" fn wm_error_path(error: *const WmError, len: *mut usize) -
                 None => expose_none(len),
             }
         }
+    })
+}
+
+/// Where the text stops being JSON, for an `invalid_json` rejection: stores the line
+/// (1-based), the column (1-based, counted in characters, i.e. Unicode scalar values, from
+/// the start of the line) and the byte offset (0-based) of the first offending byte (the
+/// length of the text when it ends early; for text that is not UTF-8, the first byte of
+/// the first ill-formed sequence) in each of `line`, `column`, `offset` that is not NULL,
+/// and returns true. Lines end at LF only. Returns false, writing nothing, for any other
+/// error and for a NULL error.
+///
+/// # Safety
+/// `error` is NULL or a live error returned by this library; `line`, `column` and
+/// `offset` are each NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn wm_error_json_location(
+    error: *const WmError,
+    line: *mut u64,
+    column: *mut u64,
+    offset: *mut u64,
+) -> bool {
+    guard(false, || {
+        // SAFETY: the caller promises `error` is NULL or live; `as_ref` checks NULL.
+        let Some(at) = unsafe { error.as_ref() }.and_then(WmError::json_location) else {
+            return false;
+        };
+        for (out, value) in [(line, at.line), (column, at.column), (offset, at.offset)] {
+            // SAFETY: the caller promises each pointer is NULL or writable; `as_mut`
+            // checks NULL.
+            if let Some(out) = unsafe { out.as_mut() } {
+                *out = value;
+            }
+        }
+        true
     })
 }
 

@@ -1,5 +1,7 @@
 //! Core rejections as Python exceptions: a `ValueError` whose message is the contract's
-//! message, with the stable `code` and the JSON pointer `path` (or `None`) attached.
+//! message, with the stable `code`, the JSON pointer `path` (or `None`) and, for
+//! `invalid_json`, the `line`, `column` and `offset` where the text breaks (else `None`)
+//! attached.
 
 use pyo3::create_exception;
 use pyo3::exceptions::PyValueError;
@@ -12,7 +14,9 @@ create_exception!(
     ManifestError,
     PyValueError,
     "A contract rejection: a ValueError with the contract's message, its stable `code` \
-     and, where the contract defines one, the JSON pointer `path` (else None)."
+     and, where the contract defines one, the JSON pointer `path` (else None). An \
+     `invalid_json` rejection also has the `line` (1-based), `column` (1-based, in \
+     characters) and byte `offset` (0-based) of the first offending byte (else None)."
 );
 
 /// The message as the reference renders it: `address_overlap` embeds the Python repr of
@@ -44,9 +48,13 @@ pub(crate) fn to_py(py: Python<'_>, error: &weight_manifest::Error) -> PyErr {
     };
     let exception = ManifestError::new_err(text);
     let value = exception.value(py);
+    let at = error.json_location();
     if let Err(e) = value
         .setattr("code", error.code().as_str())
         .and_then(|()| value.setattr("path", error.path()))
+        .and_then(|()| value.setattr("line", at.map(|at| at.line)))
+        .and_then(|()| value.setattr("column", at.map(|at| at.column)))
+        .and_then(|()| value.setattr("offset", at.map(|at| at.offset)))
     {
         return e;
     }

@@ -8,7 +8,9 @@ use weight_manifest::Error;
 use super::args::Format;
 
 /// Prints a rejection and returns exit code 1: `error[code]: message at /pointer` on
-/// standard error, or `{"ok":false,"error":{...}}` on standard output.
+/// standard error (`invalid_json`: `... at line 3 column 17 (byte 52)`), or
+/// `{"ok":false,"error":{...}}` on standard output, whose error object has a `location`
+/// member (`{"line":3,"column":17,"offset":52}`) for the errors that have one.
 pub(crate) fn rejection(error: &Error, format: Format) -> ExitCode {
     match format {
         Format::Text => eprintln!("{error}"),
@@ -16,6 +18,10 @@ pub(crate) fn rejection(error: &Error, format: Format) -> ExitCode {
             let mut body = json!({ "code": error.code().as_str(), "message": error.message() });
             if let Some(path) = error.path() {
                 body["path"] = Json::String(path.to_owned());
+            }
+            if let Some(at) = error.json_location() {
+                body["location"] =
+                    json!({ "line": at.line, "column": at.column, "offset": at.offset });
             }
             println!("{}", json!({ "ok": false, "error": body }));
         }

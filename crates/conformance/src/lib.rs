@@ -14,6 +14,6 @@ mod testee;
 pub use compare::{compare, Verdict};
 pub use fixture::{load_fixtures, Fixture};
 pub use glob::glob_match;
-pub use known_failures::{parse_known_failures, KnownFailure};
+pub use known_failures::{parse_known_failures, KnownFailure, KnownFailuresError};
 pub use runner::{run, RunOptions, Summary};
 pub use testee::{respond, serve};

@@ -3,7 +3,8 @@
 A drop-in for the reference implementation's ``mooncake.model_weight``: the same names,
 fields, defaults and messages. Every rejection is a ``ValueError`` (precisely a
 :class:`ManifestError`) whose message is the contract's, with the stable ``code`` and
-the JSON pointer ``path`` (or ``None``) attached.
+the JSON pointer ``path`` (or ``None``) attached; an ``invalid_json`` rejection also has
+the ``line``, ``column`` and byte ``offset`` where the text breaks (else ``None``).
 """
 
 from ._manifests import (

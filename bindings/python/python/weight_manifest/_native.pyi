@@ -8,10 +8,15 @@ _T = TypeVar("_T")
 
 class ManifestError(ValueError):
     """A contract rejection: the contract's message, its stable code and, where the
-    contract defines one, the JSON pointer into the input (else None)."""
+    contract defines one, the JSON pointer into the input (else None). An invalid_json
+    rejection also names where the text breaks: the line (1-based), column (1-based, in
+    characters) and byte offset (0-based) of the first offending byte (else None)."""
 
     code: str
     path: Optional[str]
+    line: Optional[int]
+    column: Optional[int]
+    offset: Optional[int]
 
 class PlacementCore: ...
 class RuntimeCore: ...
