@@ -6,7 +6,8 @@
 #   scripts/fuzz.sh runs TARGET N          one target for exactly N executions (no time limit)
 #   scripts/fuzz.sh list                   the targets
 #
-# Corpora are seeded from the conformance fixtures (tests/conformance) into
+# Corpora are seeded from the conformance fixtures (tests/conformance) and, for the
+# placement and plan targets, the hostile box family (scripts/slab_family.py) into
 # fuzz/corpus/TARGET; findings land in fuzz/artifacts/TARGET and fail the run. A finding
 # becomes a regression fixture in tests/conformance (generate.py) once fixed.
 set -euo pipefail
@@ -56,6 +57,19 @@ for path in sorted(pathlib.Path("tests/conformance").glob("*/*.json")):
             data = text.encode("utf-8", "surrogatepass")
             (out / hashlib.sha1(data).hexdigest()).write_bytes(data)
 PY
+  # The hostile slab family of SECURITY.md ("Superlinear paths and their bounds"): 3-, 4-
+  # and 5-D, small m (each seed well under 100 KB).
+  case $target in
+    placement_parse|plan)
+      local ndim m file
+      for ndim in 3 4 5; do
+        for m in 4 16 64; do
+          file=$dir/slab-family-${ndim}d-m$m
+          python3 scripts/slab_family.py --ndim "$ndim" --m "$m" -o "$file"
+        done
+      done
+      ;;
+  esac
 }
 
 # run_target TARGET SECONDS [RUNS]: fuzz for SECONDS, or for exactly RUNS executions.

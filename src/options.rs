@@ -85,13 +85,11 @@ impl AddressSemantics {
         label: &str,
         limits: &Limits,
     ) -> Result<AddressSemantics> {
-        match AddressSemantics::from_value(given) {
-            Ok(semantics) => Ok(semantics),
-            Err(_) => {
-                let document = crate::reader::read_with_limits(text, label, limits)?;
-                AddressSemantics::for_document(&document, given)
-            }
+        if let Ok(semantics) = AddressSemantics::from_value(given) {
+            return Ok(semantics);
         }
+        let document = crate::reader::read(text, label, limits)?;
+        AddressSemantics::for_document(&document, given)
     }
 
     /// Whether `view` semantics are declared.
@@ -100,7 +98,10 @@ impl AddressSemantics {
     }
 }
 
-/// The options of every document constructor: see the [module documentation](self).
+/// The options of every document constructor. Each document type has one constructor per
+/// input kind (`from_json`, `from_value`, `from_inventory_json`, `from_inventory`,
+/// `from_records`), each taking `&Options`; a reader uses what applies to it (a placement
+/// has no address semantics) and ignores the rest.
 #[derive(Clone, Copy, Default)]
 pub struct Options<'o> {
     /// The document limits (SECURITY.md); [`Limits::default()`] unless set.
@@ -122,6 +123,12 @@ impl std::fmt::Debug for Options<'_> {
 }
 
 impl<'o> Options<'o> {
+    /// Runs `f` (a constructor's reading and validation) with these options'
+    /// `max_geometry_work` as the budget of its box searches.
+    pub(crate) fn apply<R>(&self, f: impl FnOnce() -> R) -> R {
+        crate::geometry::work::with_per_box(self.limits.max_geometry_work, f)
+    }
+
     /// The default options with `address_semantics` set to `view`.
     pub fn view() -> Options<'static> {
         Options {

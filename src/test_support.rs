@@ -56,3 +56,40 @@ pub(crate) fn coverage_counts(
         })
         .collect()
 }
+
+/// Owned `(offset, extent)` pairs.
+pub(crate) type RawBoxes = Vec<(Vec<u64>, Vec<u64>)>;
+
+/// The hostile slab family of SECURITY.md ("Superlinear paths and their bounds") in
+/// `ndim` ≥ 2 dimensions: the tensor's shape and `ndim × m` pairwise disjoint boxes.
+/// Kind j (one per axis) holds boxes that are one element thick on axis j (at k, for k
+/// in 0..m) and overlap on every other axis, so every pair of axes sees m² overlapping
+/// pairs. Kinds are side by side along axis 0, N = 4 apart.
+pub(crate) fn slab_family(ndim: usize, m: u64) -> (Vec<u64>, RawBoxes) {
+    const N: u64 = 4;
+    let d = ndim as u64;
+    let wide = N.max(m);
+    let mut shape = vec![wide; ndim];
+    shape[0] = (d - 1) * N + m;
+    let mut boxes = Vec::new();
+    for k in 0..m {
+        for j in 0..ndim {
+            let (mut offset, mut extent) = (vec![0u64; ndim], vec![0u64; ndim]);
+            let mut bit = 0;
+            for axis in 0..ndim {
+                if axis == j {
+                    offset[axis] = if j == 0 { (d - 1) * N + k } else { k };
+                    extent[axis] = 1;
+                    continue;
+                }
+                let b = (k >> bit) & 1;
+                bit += 1;
+                let block = if axis == 0 { (d - 1 - j as u64) * N } else { 0 };
+                offset[axis] = block + b;
+                extent[axis] = N - b;
+            }
+            boxes.push((offset, extent));
+        }
+    }
+    (shape, boxes)
+}

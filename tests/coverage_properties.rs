@@ -118,7 +118,7 @@ fn check_tensor(t: &TensorSpec, fragments: &[FragmentSpec], report: &CoverageTen
 
 fn check(tensors: &[TensorSpec], fragments: &[FragmentSpec]) {
     let p = placement(tensors, fragments);
-    let report = coverage(&p);
+    let report = coverage(&p, &weight_manifest::Limits::default()).unwrap();
     let mut sorted = tensors.to_vec();
     sorted.sort_by(|a, b| a.id.cmp(&b.id));
     assert_eq!(report.report().tensors.len(), sorted.len());
@@ -216,7 +216,7 @@ fn require_complete_names_the_first_incomplete_tensor() {
             fragment("b1", "b", &[1], &[2], (0, 1, 0, 0)),
         ],
     );
-    let report = coverage(&p);
+    let report = coverage(&p, &weight_manifest::Limits::default()).unwrap();
     let error = report.require_complete().unwrap_err();
     assert_eq!(error.code(), Code::CoverageIncomplete);
     assert_eq!(error.code().as_str(), "coverage_incomplete");
@@ -247,7 +247,7 @@ fn huge_tensors_have_exact_uncovered_volumes() {
         &[w],
         &[fragment("f", "w", &[0, 0], &[1, 1 << 40], (0, 0, 0, 0))],
     );
-    let report = coverage(&p);
+    let report = coverage(&p, &weight_manifest::Limits::default()).unwrap();
     let t = &report.report().tensors[0];
     assert_eq!(t.status, CoverageStatus::Gaps);
     assert_eq!(t.uncovered_coordinate, Some(vec![0, 1 << 40]));

@@ -58,7 +58,7 @@ impl Kind {
     }
 
     fn general(self, text: &str, limits: &Limits) -> Result<(), Error> {
-        let document = reader::read_with_limits(text.as_bytes(), "document", limits)?;
+        let document = reader::read(text.as_bytes(), "document", limits)?;
         let options = Options::default();
         match self {
             Kind::Placement => {
@@ -181,6 +181,7 @@ fn custom() -> Limits {
         max_tensors: 3,
         max_fragments: 3,
         max_string_bytes: 80,
+        max_geometry_work: weight_manifest::limits::DEFAULT_MAX_GEOMETRY_WORK,
     }
 }
 

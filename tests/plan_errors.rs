@@ -153,6 +153,7 @@ fn limits_fail_closed_at_the_first_excess() {
     let exact = PlanLimits {
         max_regions: regions,
         max_segments: segments,
+        ..PlanLimits::default()
     };
     assert_eq!(plan(&rows, &cols, &exact).unwrap(), full);
     for limits in [
@@ -167,6 +168,7 @@ fn limits_fail_closed_at_the_first_excess() {
         PlanLimits {
             max_regions: 0,
             max_segments: 0,
+            ..PlanLimits::default()
         },
     ] {
         let error = plan(&rows, &cols, &limits).unwrap_err();
@@ -194,6 +196,7 @@ fn huge_tensors_get_exact_offsets_and_hit_the_segment_limit() {
     let unlimited = PlanLimits {
         max_regions: u64::MAX,
         max_segments: u64::MAX,
+        ..PlanLimits::default()
     };
     let plan = plan(&whole, &halves, &unlimited).unwrap();
     let second = &plan.regions()[1];

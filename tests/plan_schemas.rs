@@ -53,7 +53,12 @@ fn plans_and_reports_match_their_published_schemas() {
     let cols = tp_split("c", &w, 1, 3);
     let plan = plan(&rows, &cols, &PlanLimits::default()).unwrap();
     validate("plan.schema.json", &plan.to_json());
-    validate("coverage.schema.json", &coverage(&rows).to_json());
+    validate(
+        "coverage.schema.json",
+        &coverage(&rows, &weight_manifest::Limits::default())
+            .unwrap()
+            .to_json(),
+    );
     let holes = placement(
         &[w.clone(), tensor("v", &[3], 1)],
         &[
@@ -61,5 +66,10 @@ fn plans_and_reports_match_their_published_schemas() {
             fragment("b", "w", &[3, 0], &[3, 12], (1, 0, 0, 0)),
         ],
     );
-    validate("coverage.schema.json", &coverage(&holes).to_json());
+    validate(
+        "coverage.schema.json",
+        &coverage(&holes, &weight_manifest::Limits::default())
+            .unwrap()
+            .to_json(),
+    );
 }

@@ -88,11 +88,8 @@ fn a_bound_plan_reads_back_and_its_id_is_checked() {
 
 #[test]
 fn a_coverage_report_reads_back_and_its_counts_are_checked() {
-    let (source, _) = {
-        let w = tensor("w", &[4, 6], 2);
-        (tp_split("s", &w, 0, 2), ())
-    };
-    let report = coverage(&source);
+    let source = tp_split("s", &tensor("w", &[4, 6], 2), 0, 2);
+    let report = coverage(&source, &weight_manifest::Limits::default()).unwrap();
     let text = report.to_json();
     assert_eq!(
         Coverage::from_json(&text, &Options::default()).unwrap(),

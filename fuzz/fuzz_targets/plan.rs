@@ -13,6 +13,8 @@ use weight_manifest::{Options, Plan};
 const LIMITS: PlanLimits = PlanLimits {
     max_regions: 1 << 12,
     max_segments: 1 << 16,
+    // The default budget (SECURITY.md): hostile geometry fails closed, never slowly.
+    max_geometry_work: 4096,
 };
 
 fuzz_target!(|data: &[u8]| {
@@ -20,14 +22,25 @@ fuzz_target!(|data: &[u8]| {
         Some(at) => (&data[..at], &data[at + 1..]),
         None => (data, data),
     };
-    let Ok(source) = Placement::from_json(source, &Options::default()) else { return };
-    let report = coverage(&source);
-    weight_manifest::reader::read(report.to_json().as_bytes(), "coverage")
-        .expect("a coverage report is valid JSON");
-    let Ok(target) = Placement::from_json(target, &Options::default()) else { return };
-    let Ok(first) = plan(&source, &target, &LIMITS) else { return };
+    let Ok(source) = Placement::from_json(source, &Options::default()) else {
+        return;
+    };
+    let report = coverage(&source, &weight_manifest::Limits::default()).unwrap();
+    weight_manifest::reader::read(
+        report.to_json().as_bytes(),
+        "coverage",
+        &weight_manifest::Limits::default(),
+    )
+    .expect("a coverage report is valid JSON");
+    let Ok(target) = Placement::from_json(target, &Options::default()) else {
+        return;
+    };
+    let Ok(first) = plan(&source, &target, &LIMITS) else {
+        return;
+    };
     let again = plan(&source, &target, &LIMITS).expect("the same inputs plan again");
     assert_eq!(first.to_json(), again.to_json(), "plans are deterministic");
-    let read = Plan::from_json(first.to_json().as_bytes(), &Options::default()).expect("an emitted plan reads back");
-    assert_eq!(read.plan_id, first.plan_id());
+    let read = Plan::from_json(first.to_json().as_bytes(), &Options::default())
+        .expect("an emitted plan reads back");
+    assert_eq!(read.plan_id(), first.plan_id());
 });

@@ -10,9 +10,9 @@
 //! all n fragments for grouping, volumes and gap search. A complete tensor is recognised
 //! by its boxes' signed corners in time linear in its boxes whatever the number of split
 //! axes (up to 12; `geometry::corners`). Only an incomplete tensor with more than 16
-//! distinct boxes needs the shared §8.3 sweep to tell `gaps` from `ambiguous`: O(n log n)
-//! when at most two of its axes are split (every layout of TP, EP, PP and DP in practice),
-//! and never worse than comparing the boxes that overlap on two axes.
+//! distinct boxes needs the shared §8.3 sweep to tell `gaps` from `ambiguous`; it runs on
+//! the shared k-d index: O(n log n) on every real layout and on the slab layouts of
+//! SECURITY.md, sub-quadratic in any dimension, and capped by `max_geometry_work`.
 //!
 //! Coverage is an analysis, not a validity rule (contract §17): every placement has a
 //! report; [`Coverage::require_complete`] turns an incomplete one into an error.
@@ -20,7 +20,7 @@
 //! ```
 //! let text = r#"{"fragments":[{"aliases":[],"global_offset":[0],"local_shape":[2],"nbytes":8,"placement_fragment_id":"a","rank":{"dp":0,"ep":0,"pp":0,"tp":0},"tensor_id":"w"}],"model_id":"m","placement_id":null,"revision":"r","tensors":[{"dtype":"f32","expert_id":null,"global_shape":[4],"itemsize":4,"layer_id":null,"layout_fingerprint":"fp","partition_dim":0,"shard_dims":[0],"tensor_id":"w"}]}"#;
 //! let placement = weight_manifest::Placement::from_json(text, &weight_manifest::Options::default()).unwrap();
-//! let coverage = weight_manifest::coverage(&placement);
+//! let coverage = weight_manifest::coverage(&placement, &weight_manifest::Limits::default()).unwrap();
 //! assert!(!coverage.is_complete());
 //! let tensor = &coverage.report().tensors[0];
 //! assert_eq!(tensor.uncovered_coordinate, Some(vec![2]));
@@ -36,6 +36,7 @@ use std::fmt::Write as _;
 
 use crate::canonical;
 use crate::error::{Code, Error, Result};
+use crate::limits::Limits;
 use crate::model::Placement;
 use crate::options::Options;
 use crate::wire::{read_typed, CoverageReport, CoverageStatus, CoverageTensor};
@@ -46,18 +47,28 @@ pub struct Coverage {
     report: CoverageReport,
 }
 
-/// Analyses how the fragments of `placement` cover its tensors.
-pub fn coverage(placement: &Placement) -> Coverage {
+/// Analyses how the fragments of `placement` cover its tensors, its box searches within
+/// `limits.max_geometry_work` (the other limits apply to reading).
+///
+/// # Errors
+///
+/// `limit_exceeded`, naming the first tensor (by tensor_id) whose analysis exceeds the
+/// budget.
+pub fn coverage(placement: &Placement, limits: &Limits) -> Result<Coverage> {
+    analyse_all(placement, limits.max_geometry_work)
+}
+
+fn analyse_all(placement: &Placement, per_box: u64) -> Result<Coverage> {
     let fragments = placement.fragments();
     let groups = group::fragments_by_tensor(placement);
     let tensors: Vec<CoverageTensor> = placement
         .tensors()
         .iter()
         .enumerate()
-        .map(|(t, tensor)| report::tensor_coverage(tensor, fragments, groups.get(t)))
-        .collect();
+        .map(|(t, tensor)| report::tensor_coverage(tensor, fragments, groups.get(t), per_box))
+        .collect::<Result<_>>()?;
     let count = |s: CoverageStatus| tensors.iter().filter(|t| t.status == s).count() as u64;
-    Coverage {
+    Ok(Coverage {
         report: CoverageReport {
             digest: placement.digest().to_owned(),
             model_id: placement.model_id().to_owned(),
@@ -68,7 +79,7 @@ pub fn coverage(placement: &Placement) -> Coverage {
             tensors_with_gaps: count(CoverageStatus::Gaps),
             tensors,
         },
-    }
+    })
 }
 
 impl Coverage {

@@ -9,7 +9,11 @@
 //! every element of the tensor exactly once — Σ 1_B = 1_T — if and only if their signed
 //! corners sum to the tensor's signed corners, point by point. Axes that every box spans
 //! whole factor out of every indicator, so only the axes some box splits are looked at.
+//!
+//! Boxes whose volumes do not sum to the tensor's cannot tile it; that is checked first
+//! (O(ndim · n)), so the corner map is only built for plausible tilings.
 
+use super::volume::{product_u128, Natural};
 use super::BoxRef;
 use crate::validate::fxhash::map_with_capacity;
 
@@ -38,6 +42,9 @@ pub(crate) fn tiles_exactly(shape: &[u64], boxes: &[BoxRef<'_>]) -> Option<bool>
     if total > MAX_CORNERS {
         return None;
     }
+    if !volumes_match(shape, boxes) {
+        return Some(false);
+    }
     let mut signed = map_with_capacity::<Vec<u64>, i64>(total);
     let mut add_corners = |low: &dyn Fn(usize) -> u64, high: &dyn Fn(usize) -> u64, sign: i64| {
         for mask in 0..per_box {
@@ -56,6 +63,20 @@ pub(crate) fn tiles_exactly(shape: &[u64], boxes: &[BoxRef<'_>]) -> Option<bool>
     // The tensor's corners with the opposite sign: a tiling leaves nothing.
     add_corners(&|_| 0, &|k| shape[k], -1);
     Some(signed.values().all(|&count| count == 0))
+}
+
+/// Whether the boxes' volumes sum to the tensor's volume (each box's volume fits a u64,
+/// so the sum fits a u128 for up to 2^64 boxes; saturation only ever says "no").
+fn volumes_match(shape: &[u64], boxes: &[BoxRef<'_>]) -> bool {
+    let Some(sum) = boxes.iter().try_fold(0u128, |sum, b| {
+        product_u128(b.extent).and_then(|v| sum.checked_add(v))
+    }) else {
+        return false;
+    };
+    match product_u128(shape) {
+        Some(total) => total == sum,
+        None => Natural::product(shape).cmp_u128(sum).is_eq(),
+    }
 }
 
 #[cfg(test)]

@@ -1,16 +1,19 @@
-//! Boxes and the sweep that finds intersecting ones; shared by validation, coverage and
-//! planning.
+//! Boxes and the one structure that finds intersecting ones (a k-d tree,
+//! [`BoxIndex`]); shared by validation (the §8.3 sweep), coverage (tiling analysis) and
+//! planning (source search), all under a [`Work`] budget.
 
 mod box_index;
 mod corners;
-mod interval_tree;
+mod split;
 mod sweep;
 mod tiling;
 mod volume;
+pub(crate) mod work;
 
 pub(crate) use box_index::BoxIndex;
 pub(crate) use sweep::first_intersection;
 pub(crate) use tiling::{analyse, Tiling};
+pub(crate) use work::{Exhausted, Work};
 
 /// An N-D half-open box: on axis k it covers [offset[k], offset[k] + extent[k]).
 /// Callers guarantee equal lengths and that every end fits in u64 (checked by §8.2 F4/F5).

@@ -19,12 +19,14 @@
 //!
 //! More than 16 boxes are first tested for an exact tiling by their signed corners
 //! ([`super::corners`]): linear in the boxes whatever the number of split axes (up to 12),
-//! so a complete tensor never waits on the pairwise sweep, which is O(n log n) only while
-//! at most two axes are split. A tiling is exactly "pairwise disjoint and volumes sum to
-//! the whole", so the answer is the one the other steps would give.
+//! so a complete tensor never waits on the pairwise sweep. The sweep itself runs on the
+//! shared k-d index (O(n log n) on tilings and slab-like layouts, sub-quadratic in any
+//! dimension) under the caller's [`Work`] budget. A tiling is exactly "pairwise disjoint
+//! and volumes sum to the whole", so the answer is the one the other steps would give.
 
 use super::corners::tiles_exactly;
 use super::volume::{product_u128, Natural};
+use super::work::{Exhausted, Work};
 use super::{first_intersection, BoxRef};
 
 /// Up to this many boxes are compared pairwise.
@@ -44,14 +46,19 @@ pub(crate) enum Tiling {
 
 /// Analyses `boxes` against a tensor of `shape`. The boxes must be distinct, have
 /// `shape.len()` axes, lie in bounds, and each hold at most 2^64−1 elements (true for
-/// every fragment of a valid manifest, §8.2 F4, F5, F8).
-pub(crate) fn analyse(shape: &[u64], boxes: &[BoxRef<'_>]) -> Tiling {
+/// every fragment of a valid manifest, §8.2 F4, F5, F8). `Err` when the sweep runs out
+/// of `work`.
+pub(crate) fn analyse(
+    shape: &[u64],
+    boxes: &[BoxRef<'_>],
+    work: &mut Work,
+) -> Result<Tiling, Exhausted> {
     if boxes.len() > PAIRWISE && tiles_exactly(shape, boxes) == Some(true) {
-        return Tiling::Complete;
+        return Ok(Tiling::Complete);
     }
     if any_intersection(boxes) {
-        if let Some((first, second)) = first_intersection(boxes) {
-            return Tiling::Ambiguous { first, second };
+        if let Some((first, second)) = first_intersection(boxes, work)? {
+            return Ok(Tiling::Ambiguous { first, second });
         }
     }
     let covered = boxes.iter().fold(0u128, |sum, b| {
@@ -59,17 +66,17 @@ pub(crate) fn analyse(shape: &[u64], boxes: &[BoxRef<'_>]) -> Tiling {
     });
     // Disjoint boxes in bounds never cover more than the tensor.
     let uncovered = match product_u128(shape) {
-        Some(total) if covered >= total => return Tiling::Complete,
+        Some(total) if covered >= total => return Ok(Tiling::Complete),
         Some(total) => Natural::from_u128(total - covered),
         None => match Natural::product(shape).checked_sub_u128(covered) {
             Some(n) => n,
-            None => return Tiling::Complete,
+            None => return Ok(Tiling::Complete),
         },
     };
-    Tiling::Gaps {
+    Ok(Tiling::Gaps {
         uncovered,
         first: first_uncovered(shape, boxes),
-    }
+    })
 }
 
 /// Whether any two boxes intersect: all pairs for a few boxes (the common case: a TP
@@ -140,7 +147,7 @@ fn first_uncovered(shape: &[u64], boxes: &[BoxRef<'_>]) -> Vec<u64> {
 
 #[cfg(test)]
 mod tests {
-    use super::{analyse, Tiling};
+    use super::{Tiling, Work};
     use crate::geometry::BoxRef;
     use crate::test_support::{box_refs, coverage_counts, Rng};
 
@@ -155,6 +162,10 @@ mod tests {
             .map(|(p, _)| p.clone());
         let overlap = counts.iter().any(|(_, hits)| *hits > 1);
         (u64::try_from(uncovered).unwrap(), first, overlap)
+    }
+
+    fn analyse(shape: &[u64], boxes: &[BoxRef<'_>]) -> Tiling {
+        super::analyse(shape, boxes, &mut Work::unlimited()).unwrap()
     }
 
     #[test]

@@ -35,19 +35,21 @@ impl Runtime {
     /// Reads a runtime inventory JSON document (§10.3) under `options` (limits, address
     /// semantics, owners); `max_fragments` bounds the records.
     pub fn from_inventory_json(text: impl AsRef<[u8]>, options: &Options<'_>) -> Result<Runtime> {
-        let text = text.as_ref();
-        options.limits.check_document_bytes(text.len())?;
-        if let Some(result) = crate::parse::fast_runtime_inventory(text, options) {
-            return result;
-        }
-        let document = reader::read_with_limits(text, RUNTIME_INVENTORY_LABEL, &options.limits)?;
-        runtime::runtime_from_inventory(&document, options)
+        options.apply(|| {
+            let text = text.as_ref();
+            options.limits.check_document_bytes(text.len())?;
+            if let Some(result) = crate::parse::fast_runtime_inventory(text, options) {
+                return result;
+            }
+            let document = reader::read(text, RUNTIME_INVENTORY_LABEL, &options.limits)?;
+            runtime::runtime_from_inventory(&document, options)
+        })
     }
 
     /// Reads a runtime inventory already read into a [`Value`] (the strict reader's label
     /// `runtime inventory`), under `options`.
     pub fn from_inventory(document: &Value<'_>, options: &Options<'_>) -> Result<Runtime> {
-        runtime::runtime_from_inventory(document, options)
+        options.apply(|| runtime::runtime_from_inventory(document, options))
     }
 }
 
@@ -55,14 +57,15 @@ impl Binding {
     /// Reads a runtime binding inventory JSON document (§10.4) under `options`;
     /// `max_fragments` bounds the records.
     pub fn from_inventory_json(text: impl AsRef<[u8]>, options: &Options<'_>) -> Result<Binding> {
-        let document =
-            reader::read_with_limits(text.as_ref(), BINDING_INVENTORY_LABEL, &options.limits)?;
-        binding::binding_from_inventory(&document, options)
+        options.apply(|| {
+            let document = reader::read(text.as_ref(), BINDING_INVENTORY_LABEL, &options.limits)?;
+            binding::binding_from_inventory(&document, options)
+        })
     }
 
     /// Reads a binding inventory already read into a [`Value`], under `options`.
     pub fn from_inventory(document: &Value<'_>, options: &Options<'_>) -> Result<Binding> {
-        binding::binding_from_inventory(document, options)
+        options.apply(|| binding::binding_from_inventory(document, options))
     }
 }
 
@@ -70,14 +73,15 @@ impl Placement {
     /// Reads a placement inventory JSON document (§10.5) under `options.limits`
     /// (`max_fragments` bounds the records); the placement inventory has no other option.
     pub fn from_inventory_json(text: impl AsRef<[u8]>, options: &Options<'_>) -> Result<Placement> {
-        let document =
-            reader::read_with_limits(text.as_ref(), PLACEMENT_INVENTORY_LABEL, &options.limits)?;
-        placement::placement_from_inventory(&document, &options.limits)
+        options.apply(|| {
+            let document = reader::read(text.as_ref(), PLACEMENT_INVENTORY_LABEL, &options.limits)?;
+            placement::placement_from_inventory(&document, &options.limits)
+        })
     }
 
     /// Reads a placement inventory already read into a [`Value`], under `options.limits`.
     pub fn from_inventory(document: &Value<'_>, options: &Options<'_>) -> Result<Placement> {
-        placement::placement_from_inventory(document, &options.limits)
+        options.apply(|| placement::placement_from_inventory(document, &options.limits))
     }
 }
 

@@ -167,20 +167,22 @@ impl Runtime {
         records: &[R],
         options: &Options<'_>,
     ) -> Result<Runtime> {
-        let list = records
-            .iter()
-            .map(|r| object_of(r, &[DESCRIPTOR_MEMBERS, RUNTIME_RECORD_MEMBERS]))
-            .collect();
-        let resolver = InOrder::new(records);
-        let resolve = |record: &Value<'_>| resolver.next(record);
-        let options = Options {
-            owners: Some(&resolve),
-            ..*options
-        };
-        runtime_from_inventory(
-            &document(top, RUNTIME_TOP_MEMBERS, "tensors", list),
-            &options,
-        )
+        options.apply(|| {
+            let list = records
+                .iter()
+                .map(|r| object_of(r, &[DESCRIPTOR_MEMBERS, RUNTIME_RECORD_MEMBERS]))
+                .collect();
+            let resolver = InOrder::new(records);
+            let resolve = |record: &Value<'_>| resolver.next(record);
+            let options = Options {
+                owners: Some(&resolve),
+                ..*options
+            };
+            runtime_from_inventory(
+                &document(top, RUNTIME_TOP_MEMBERS, "tensors", list),
+                &options,
+            )
+        })
     }
 }
 
@@ -192,20 +194,22 @@ impl Binding {
         records: &[R],
         options: &Options<'_>,
     ) -> Result<Binding> {
-        let list = records
-            .iter()
-            .map(|r| object_of(r, &[BINDING_RECORD_MEMBERS]))
-            .collect();
-        let resolver = InOrder::new(records);
-        let resolve = |record: &Value<'_>| resolver.next(record);
-        let options = Options {
-            owners: Some(&resolve),
-            ..*options
-        };
-        binding_from_inventory(
-            &document(top, BINDING_TOP_MEMBERS, "fragments", list),
-            &options,
-        )
+        options.apply(|| {
+            let list = records
+                .iter()
+                .map(|r| object_of(r, &[BINDING_RECORD_MEMBERS]))
+                .collect();
+            let resolver = InOrder::new(records);
+            let resolve = |record: &Value<'_>| resolver.next(record);
+            let options = Options {
+                owners: Some(&resolve),
+                ..*options
+            };
+            binding_from_inventory(
+                &document(top, BINDING_TOP_MEMBERS, "fragments", list),
+                &options,
+            )
+        })
     }
 }
 
@@ -217,13 +221,15 @@ impl Placement {
         records: &[R],
         options: &Options<'_>,
     ) -> Result<Placement> {
-        let list = records
-            .iter()
-            .map(|r| object_of(r, &[DESCRIPTOR_MEMBERS, PLACEMENT_RECORD_MEMBERS]))
-            .collect();
-        placement_from_inventory(
-            &document(top, PLACEMENT_TOP_MEMBERS, "tensors", list),
-            &options.limits,
-        )
+        options.apply(|| {
+            let list = records
+                .iter()
+                .map(|r| object_of(r, &[DESCRIPTOR_MEMBERS, PLACEMENT_RECORD_MEMBERS]))
+                .collect();
+            placement_from_inventory(
+                &document(top, PLACEMENT_TOP_MEMBERS, "tensors", list),
+                &options.limits,
+            )
+        })
     }
 }

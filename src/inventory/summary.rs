@@ -34,12 +34,14 @@ pub fn validate_runtime_inventory(
     text: impl AsRef<[u8]>,
     options: &Options<'_>,
 ) -> Result<RuntimeSummary> {
-    let text = text.as_ref();
-    options.limits.check_document_bytes(text.len())?;
-    // The compact path only ever says "valid"; anything else is read in full, which names
-    // the error (or, for what the compact path does not read, accepts).
-    if let Some(summary) = crate::parse::fast_runtime_inventory_summary(text, options) {
-        return Ok(summary);
-    }
-    Runtime::from_inventory_json(text, options).map(|runtime| (&runtime).into())
+    options.apply(|| {
+        let text = text.as_ref();
+        options.limits.check_document_bytes(text.len())?;
+        // The compact path only ever says "valid"; anything else is read in full, which names
+        // the error (or, for what the compact path does not read, accepts).
+        if let Some(summary) = crate::parse::fast_runtime_inventory_summary(text, options) {
+            return Ok(summary);
+        }
+        Runtime::from_inventory_json(text, options).map(|runtime| (&runtime).into())
+    })
 }

@@ -1,8 +1,8 @@
 //! Fail-closed limits on the documents this crate reads (SECURITY.md, "Limits in force").
 //!
-//! Every document entry point reads under a [`Limits`]: the plain functions
-//! ([`Placement::from_json`](crate::Placement::from_json), the inventory readers, ...) use
-//! [`Limits::default()`], and each has a `*_with_limits` variant taking the caller's.
+//! Every document constructor reads under the [`Limits`] of the [`Options`](crate::Options)
+//! it takes ([`Limits::default()`] unless set); [`coverage`](crate::coverage()) takes a
+//! `Limits` and [`plan`](crate::plan()) its [`PlanLimits`](crate::PlanLimits).
 //! A document over a limit is rejected with `limit_exceeded`; the message names the limit
 //! and its value, and the pointer is the element at which the limit is crossed.
 //!
@@ -16,7 +16,12 @@
 //!   the sequence); in an inventory, distinct tensor_ids are counted as records are read
 //!   (pointer: the record that adds one too many);
 //! - `max_dims`: on each tensor descriptor's `global_shape`, before the descriptor checks
-//!   (pointer: the `global_shape` member).
+//!   (pointer: the `global_shape` member);
+//! - `max_geometry_work`: by the box searches (the §8.3 same-rank overlap sweep, coverage's
+//!   tiling analysis, the planner's source search), as they run; the message names the
+//!   tensor and there is no pointer. The readers apply their `Options`' value to the
+//!   validation they run, [`crate::plan()`] its `PlanLimits::max_geometry_work` and
+//!   [`crate::coverage()`] its `Limits`'.
 //!
 //! The fast parse paths never decide over a limit: whenever a limit could be exceeded they
 //! hand the document to the general path, which reports it.
@@ -63,6 +68,13 @@ pub struct Limits {
     /// UTF-8 bytes of one decoded string, member names included. Default 65,536: ids,
     /// dtypes, fingerprints and endpoints are short; a longer string is an attack or a bug.
     pub max_string_bytes: usize,
+    /// Work units per box for one box-intersection search (a unit: one index node visited
+    /// or one box compared); a search over n boxes, stored and queried, may spend n times
+    /// this. Default 4,096: the searches of every real layout spend a few dozen units a
+    /// box (O(log n)), the hostile slab layouts of SECURITY.md about a hundred; the index's
+    /// worst case, O(n^(1−1/D)) a box for D = 2 × axes, grows with the dimension, and this
+    /// caps it.
+    pub max_geometry_work: u64,
 }
 
 impl Default for Limits {
@@ -74,19 +86,24 @@ impl Default for Limits {
             max_tensors: 1 << 22,
             max_fragments: 1 << 24,
             max_string_bytes: 65_536,
+            max_geometry_work: DEFAULT_MAX_GEOMETRY_WORK,
         }
     }
 }
 
+/// Default [`Limits::max_geometry_work`].
+pub const DEFAULT_MAX_GEOMETRY_WORK: u64 = 4096;
+
 impl Limits {
     /// The names [`Limits::set`] accepts, in field order.
-    pub const NAMES: [&'static str; 6] = [
+    pub const NAMES: [&'static str; 7] = [
         "max_document_bytes",
         "max_depth",
         "max_dims",
         "max_tensors",
         "max_fragments",
         "max_string_bytes",
+        "max_geometry_work",
     ];
 
     /// Sets the limit `name` (a field name, see [`Limits::NAMES`]) to `value`, a decimal
@@ -125,6 +142,7 @@ impl Limits {
             "max_tensors" => self.max_tensors = size()?,
             "max_fragments" => self.max_fragments = size()?,
             "max_string_bytes" => self.max_string_bytes = size()?,
+            "max_geometry_work" => self.max_geometry_work = number,
             _ => {
                 return Err(LimitSettingError::UnknownName {
                     name: name.to_owned(),
@@ -249,13 +267,14 @@ impl fmt::Display for Limits {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "max_document_bytes={} max_depth={} max_dims={} max_tensors={} max_fragments={} max_string_bytes={}",
+            "max_document_bytes={} max_depth={} max_dims={} max_tensors={} max_fragments={} max_string_bytes={} max_geometry_work={}",
             self.max_document_bytes,
             self.max_depth,
             self.max_dims,
             self.max_tensors,
             self.max_fragments,
-            self.max_string_bytes
+            self.max_string_bytes,
+            self.max_geometry_work
         )
     }
 }

@@ -23,7 +23,7 @@ fn defaults_are_the_documented_values() {
     assert_eq!(
         limits.to_string(),
         "max_document_bytes=1073741824 max_depth=128 max_dims=64 max_tensors=4194304 \
-         max_fragments=16777216 max_string_bytes=65536"
+         max_fragments=16777216 max_string_bytes=65536 max_geometry_work=4096"
     );
 }
 
@@ -42,6 +42,7 @@ fn settings_by_name() {
             max_tensors: 4,
             max_fragments: 5,
             max_string_bytes: 6,
+            max_geometry_work: 7,
         }
     );
     limits.set_pair("max_fragments=1_000_000").unwrap();
@@ -84,7 +85,7 @@ fn a_depth_above_the_ceiling_acts_as_the_ceiling() {
         ..Limits::default()
     };
     let deep = "[".repeat(MAX_DEPTH_CEILING + 1);
-    let error = crate::reader::read_with_limits(deep.as_bytes(), "x", &limits).unwrap_err();
+    let error = crate::reader::read(deep.as_bytes(), "x", &limits).unwrap_err();
     assert_eq!(error.code(), Code::LimitExceeded);
     assert_eq!(
         error.message(),
@@ -143,6 +144,7 @@ fn small() -> Limits {
         max_tensors: 3,
         max_fragments: 3,
         max_string_bytes: 32,
+        max_geometry_work: 4096,
     }
 }
 

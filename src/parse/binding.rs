@@ -18,14 +18,14 @@ const LABEL: &str = "runtime binding manifest";
 impl Binding {
     /// Parses runtime binding manifest JSON strictly (contract §9.2), under `options.limits`.
     pub fn from_json(text: impl AsRef<[u8]>, options: &Options<'_>) -> Result<Binding> {
-        binding(text.as_ref(), &options.limits)
+        options.apply(|| binding(text.as_ref(), &options.limits))
     }
 
     /// Parses a document already read into a [`Value`] (for bindings that build the tree
     /// from their own objects): the count and dimension limits of `options.limits` apply
     /// here, the reader's when the tree was read.
     pub fn from_value(document: &Value<'_>, options: &Options<'_>) -> Result<Binding> {
-        binding_from_value(document, &options.limits)
+        options.apply(|| binding_from_value(document, &options.limits))
     }
 
     /// Validates a typed manifest exactly as if it were its JSON document (default
@@ -56,7 +56,7 @@ const FRAGMENT_KEYS: [&str; 7] = [
 
 /// Reads and parses a runtime binding manifest document.
 pub(crate) fn binding(text: &[u8], limits: &Limits) -> Result<Binding> {
-    binding_from_value(&reader::read_with_limits(text, LABEL, limits)?, limits)
+    binding_from_value(&reader::read(text, LABEL, limits)?, limits)
 }
 
 /// §9.2 parse steps 1–4 on a read document.

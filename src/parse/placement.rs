@@ -39,14 +39,14 @@ impl Placement {
     /// # Ok::<(), weight_manifest::Error>(())
     /// ```
     pub fn from_json(text: impl AsRef<[u8]>, options: &Options<'_>) -> Result<Placement> {
-        placement(text.as_ref(), &options.limits)
+        options.apply(|| placement(text.as_ref(), &options.limits))
     }
 
     /// Parses a document already read into a [`Value`] (for bindings that build the tree
     /// from their own objects): the count and dimension limits of `options.limits` apply
     /// here, the reader's when the tree was read.
     pub fn from_value(document: &Value<'_>, options: &Options<'_>) -> Result<Placement> {
-        placement_from_value(document, &options.limits)
+        options.apply(|| placement_from_value(document, &options.limits))
     }
 
     /// Validates a typed manifest exactly as if it were its JSON document (default
@@ -63,7 +63,7 @@ pub(crate) fn placement(text: &[u8], limits: &Limits) -> Result<Placement> {
     if let Some(result) = super::fast::placement(text, limits) {
         return result;
     }
-    placement_from_value(&reader::read_with_limits(text, LABEL, limits)?, limits)
+    placement_from_value(&reader::read(text, LABEL, limits)?, limits)
 }
 
 /// §6.2 steps 1–5 on a read document.

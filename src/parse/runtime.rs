@@ -18,14 +18,14 @@ const LABEL: &str = "runtime manifest";
 impl Runtime {
     /// Parses runtime manifest JSON strictly (contract §9.1), under `options.limits`.
     pub fn from_json(text: impl AsRef<[u8]>, options: &Options<'_>) -> Result<Runtime> {
-        runtime(text.as_ref(), &options.limits)
+        options.apply(|| runtime(text.as_ref(), &options.limits))
     }
 
     /// Parses a document already read into a [`Value`] (for bindings that build the tree
     /// from their own objects): the count and dimension limits of `options.limits` apply
     /// here, the reader's when the tree was read.
     pub fn from_value(document: &Value<'_>, options: &Options<'_>) -> Result<Runtime> {
-        runtime_from_value(document, &options.limits)
+        options.apply(|| runtime_from_value(document, &options.limits))
     }
 
     /// Validates a typed manifest exactly as if it were its JSON document (default
@@ -62,7 +62,7 @@ const FRAGMENT_KEYS: [&str; 13] = [
 
 /// Reads and parses a runtime manifest document.
 pub(crate) fn runtime(text: &[u8], limits: &Limits) -> Result<Runtime> {
-    runtime_from_value(&reader::read_with_limits(text, LABEL, limits)?, limits)
+    runtime_from_value(&reader::read(text, LABEL, limits)?, limits)
 }
 
 /// §9.1 parse steps 1–5 on a read document.

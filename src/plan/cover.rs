@@ -5,12 +5,15 @@
 //! fragment reads from the replica with its own dp when that one tiles, else from the
 //! tiling replicas in turn (round robin over the target fragments that need one, in
 //! target fragment order). A tensor with no cover at all is `plan_uncovered_tensor`.
-
-use std::collections::BTreeSet;
+//!
+//! The tiling analyses of one tensor share one [`Work`] budget (`max_geometry_work` per
+//! box, twice over: once for all its boxes, once for each DP value's); running out is
+//! `limit_exceeded`, naming the tensor. The fragments are grouped by DP value with one
+//! sort, and a target finds its DP value's cover by binary search.
 
 use crate::coverage::group::{box_refs, distinct_boxes, DistinctBox};
 use crate::error::{Code, Error, Result};
-use crate::geometry::{analyse, BoxIndex, Tiling};
+use crate::geometry::{analyse, BoxIndex, Tiling, Work};
 use crate::wire::{PlacementFragment, TensorDescriptor};
 
 /// A set of source tiles that tile the tensor, with an intersection index over them.
@@ -31,7 +34,7 @@ impl Cover {
 pub(crate) enum Covers {
     /// The distinct source boxes tile the tensor.
     Global(Cover),
-    /// Per DP value (ascending), the replicas that tile the tensor on their own.
+    /// Per DP value (strictly ascending), the replicas that tile the tensor on their own.
     PerDp(Vec<(u64, Cover)>),
 }
 
@@ -42,8 +45,8 @@ impl Covers {
         match self {
             Covers::Global(cover) => cover,
             Covers::PerDp(replicas) => {
-                if let Some((_, cover)) = replicas.iter().find(|(d, _)| *d == dp) {
-                    return cover;
+                if let Ok(at) = replicas.binary_search_by_key(&dp, |(d, _)| *d) {
+                    return &replicas[at].1;
                 }
                 let cover = &replicas[*turn % replicas.len()].1;
                 *turn += 1;
@@ -60,23 +63,23 @@ pub(crate) fn select(
     members: &[usize],
 ) -> Result<Covers> {
     let shape = &tensor.global_shape;
+    let mut work = Work::for_boxes(members.len().saturating_mul(2));
+    let exhausted =
+        |e: crate::geometry::Exhausted| e.error("source cover search", &tensor.tensor_id);
     let tiles = distinct_boxes(fragments, members.iter().copied());
-    let global = analyse(shape, &box_refs(fragments, &tiles));
+    let global = analyse(shape, &box_refs(fragments, &tiles), &mut work).map_err(exhausted)?;
     if global == Tiling::Complete {
         return Ok(Covers::Global(Cover::new(fragments, tiles)));
     }
-    let dps: BTreeSet<u64> = members.iter().map(|&i| fragments[i].rank.dp).collect();
+    // Members by DP value, ascending (stable: fragment order within one).
+    let mut by_dp = members.to_vec();
+    by_dp.sort_by_key(|&i| fragments[i].rank.dp);
     let mut replicas = Vec::new();
     let mut first_gap: Option<(u64, Vec<u64>)> = None;
-    for dp in dps {
-        let own = distinct_boxes(
-            fragments,
-            members
-                .iter()
-                .copied()
-                .filter(|&i| fragments[i].rank.dp == dp),
-        );
-        match analyse(shape, &box_refs(fragments, &own)) {
+    for group in by_dp.chunk_by(|&a, &b| fragments[a].rank.dp == fragments[b].rank.dp) {
+        let dp = fragments[group[0]].rank.dp;
+        let own = distinct_boxes(fragments, group.iter().copied());
+        match analyse(shape, &box_refs(fragments, &own), &mut work).map_err(exhausted)? {
             Tiling::Complete => replicas.push((dp, Cover::new(fragments, own))),
             Tiling::Gaps { first, .. } => {
                 first_gap.get_or_insert((dp, first));

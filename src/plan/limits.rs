@@ -20,6 +20,10 @@ pub struct PlanLimits {
     pub max_regions: u64,
     /// The largest total number of contiguous runs (segments) over all regions.
     pub max_segments: u64,
+    /// The work budget of the source search, per box ([`Limits::max_geometry_work`]).
+    ///
+    /// [`Limits::max_geometry_work`]: crate::Limits::max_geometry_work
+    pub max_geometry_work: u64,
 }
 
 impl Default for PlanLimits {
@@ -27,6 +31,7 @@ impl Default for PlanLimits {
         PlanLimits {
             max_regions: DEFAULT_MAX_REGIONS,
             max_segments: DEFAULT_MAX_SEGMENTS,
+            max_geometry_work: crate::Limits::default().max_geometry_work,
         }
     }
 }

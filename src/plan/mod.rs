@@ -95,6 +95,13 @@ pub struct SourceRankStats {
 /// Errors, in this order: `plan_model_mismatch`, `plan_tensor_mismatch`,
 /// `plan_uncovered_tensor` (first tensor by tensor_id), `plan_limit_exceeded`.
 pub fn plan(source: &Placement, target: &Placement, limits: &PlanLimits) -> Result<Plan> {
+    crate::geometry::work::with_per_box(limits.max_geometry_work, || {
+        plan_within(source, target, limits)
+    })
+}
+
+/// [`plan`] with the geometry budget in force.
+fn plan_within(source: &Placement, target: &Placement, limits: &PlanLimits) -> Result<Plan> {
     let walk = walk::Walk::prepare(source, target)?;
     // Count first, keeping the overlaps compactly (bounded by the limits): nothing is
     // built until every limit has held.

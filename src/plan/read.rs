@@ -59,12 +59,17 @@ impl Plan {
             &options.limits,
             Code::PlanDocumentInvalid,
         )?;
-        Plan::from_wire(plan)
+        Plan::checked(plan)
     }
 
     /// A plan from its typed wire value, whose plan_id must be the id of its contents
     /// (`plan_id_mismatch`).
-    pub fn from_wire(plan: ReshardPlan) -> Result<Plan> {
+    pub fn from_wire(plan: &ReshardPlan) -> Result<Plan> {
+        Plan::checked(plan.clone())
+    }
+
+    /// The plan of `plan` once its plan_id is checked.
+    fn checked(plan: ReshardPlan) -> Result<Plan> {
         let computed = plan_id(&plan);
         if computed != plan.plan_id {
             return Err(Error::new(

@@ -1,8 +1,11 @@
 //! The walk over every (target fragment, source tile) overlap of a plan, in plan order:
 //! tensors by tensor_id, target fragments by placement_fragment_id, source tiles in box
-//! order.
+//! order. The index queries of one tensor share one [`Work`] budget: `max_geometry_work`
+//! per source and target fragment of the tensor; running out is `limit_exceeded`, naming
+//! the tensor.
 
 use crate::error::Result;
+use crate::geometry::Work;
 use crate::model::Placement;
 use crate::wire::TensorDescriptor;
 
@@ -27,6 +30,8 @@ struct TensorWork<'p> {
     covers: Covers,
     /// The tensor's index, for its target fragments in `Walk::targets`.
     index: usize,
+    /// The tensor's source fragments.
+    sources: usize,
 }
 
 /// A checked pair of placements with the source covers of every tensor the target holds.
@@ -57,6 +62,7 @@ impl<'p> Walk<'p> {
                 tensor,
                 covers,
                 index,
+                sources: sources.get(index).len(),
             });
         }
         Ok(Walk {
@@ -78,7 +84,9 @@ impl<'p> Walk<'p> {
         let mut geometry = Geometry::default();
         for work in &self.work {
             let mut turn = 0usize;
-            for &t in self.targets.get(work.index) {
+            let targets_of = self.targets.get(work.index);
+            let mut budget = Work::for_boxes(work.sources.saturating_add(targets_of.len()));
+            for &t in targets_of {
                 let fragment = &targets[t];
                 let cover = work.covers.for_target(fragment.rank.dp, &mut turn);
                 let frame = crate::geometry::BoxRef {
@@ -90,7 +98,8 @@ impl<'p> Walk<'p> {
                 hits.clear();
                 cover
                     .index
-                    .for_each_intersecting(frame.offset, &end, &mut |h| hits.push(h));
+                    .for_each_intersecting(frame.offset, &end, &mut budget, &mut |h| hits.push(h))
+                    .map_err(|e| e.error("source search", &work.tensor.tensor_id))?;
                 hits.sort_unstable();
                 for &h in &hits {
                     let tile = &cover.tiles[h];

@@ -1,11 +1,13 @@
 //! Same-rank box overlap (contract §8.3): fragments of one tensor on one rank must not
-//! intersect; replicas on different ranks may.
+//! intersect; replicas on different ranks may. Each group's sweep runs under the thread's
+//! `max_geometry_work` ([`Work::for_boxes`]); a group that exhausts it is
+//! `limit_exceeded`, naming its tensor.
 
 use std::collections::HashMap;
 
 use super::fragment_set::LogicalFragment;
 use crate::error::{Code, Error, Result};
-use crate::geometry::{first_intersection, BoxRef};
+use crate::geometry::{first_intersection, BoxRef, Work};
 use crate::wire::ParallelRank;
 
 /// Groups by (tensor_id, rank) in order of first appearance and sweeps each group.
@@ -30,7 +32,10 @@ pub(crate) fn check_box_overlap(fragments: &[LogicalFragment<'_>]) -> Result<()>
                 extent: fragments[i].local_shape,
             })
             .collect();
-        if let Some((first, second)) = first_intersection(&boxes) {
+        let mut work = Work::for_boxes(boxes.len());
+        let found = first_intersection(&boxes, &mut work)
+            .map_err(|e| e.error("same-rank overlap search", fragments[members[0]].tensor_id))?;
+        if let Some((first, second)) = found {
             return Err(Error::new(
                 Code::FragmentOverlap,
                 format!(

@@ -11,7 +11,7 @@
 
 use super::fragment_set::LogicalFragment;
 use super::fxhash::{hash_str, map_with_capacity, set_with_capacity};
-use crate::geometry::{first_intersection, BoxRef};
+use crate::geometry::{first_intersection, BoxRef, Work};
 use crate::model::descriptor::shard_dims;
 use crate::model::order::ascending_by;
 use crate::wire::TensorDescriptor;
@@ -208,7 +208,8 @@ fn packed_keys<'a>(
     Some(keys.collect())
 }
 
-/// §8.3 as a yes/no question. Fragments are keyed by (tensor, rank); only keys held by
+/// §8.3 as a yes/no question ("no" also when a group's search exceeds its budget: the
+/// exact procedure then reports `limit_exceeded`). Fragments are keyed by (tensor, rank); only keys held by
 /// two or more fragments form groups that need the sweep. Usually no key repeats, which
 /// sorted packed keys tell quickly (8 bytes a fragment and a sequential sort, where a
 /// hash set takes 34 bytes and a cache miss per fragment).
@@ -239,7 +240,9 @@ fn no_same_rank_overlap<'a>(
                 extent: f.local_shape,
             }
         }));
-        if first_intersection(&boxes).is_some() {
+        // An intersection, or a search over its budget: the exact procedure reports it.
+        let mut work = Work::for_boxes(boxes.len());
+        if !matches!(first_intersection(&boxes, &mut work), Ok(None)) {
             return false;
         }
     }

@@ -70,7 +70,9 @@ pub unsafe extern "C" fn wm_coverage(
     unsafe {
         run(out, || {
             let placement = handle_arg(placement, "placement")?;
-            let coverage = weight_manifest::coverage(&placement.inner);
+            let coverage =
+                weight_manifest::coverage(&placement.inner, &weight_manifest::Limits::default())
+                    .map_err(Failure::Core)?;
             if require_complete {
                 coverage.require_complete().map_err(Failure::Core)?;
             }
@@ -145,6 +147,7 @@ pub unsafe extern "C" fn wm_plan(
                 .map_or_else(PlanLimits::default, |l| PlanLimits {
                     max_regions: l.max_regions,
                     max_segments: l.max_segments,
+                    ..PlanLimits::default()
                 });
             let plan = weight_manifest::plan(&source.inner, &target.inner, &limits)?;
             Ok(WmPlan {
@@ -232,7 +235,13 @@ mod tests {
             let mut len = 0;
             let json = wm_coverage_json(coverage, &raw mut len);
             let json = std::slice::from_raw_parts(json.cast::<u8>(), len);
-            assert_eq!(json, weight_manifest::coverage(&core).to_json().as_bytes());
+            assert_eq!(
+                json,
+                weight_manifest::coverage(&core, &weight_manifest::Limits::default())
+                    .unwrap()
+                    .to_json()
+                    .as_bytes()
+            );
             wm_coverage_free(coverage);
 
             let mut plan = null_mut();

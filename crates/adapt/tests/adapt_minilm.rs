@@ -104,7 +104,8 @@ fn tp2_placement_validates_and_is_complete() {
     );
     assert_eq!(assert_tiles_per_replica(&placement), 104);
     // The library's coverage analysis agrees: every tensor is complete.
-    let coverage = weight_manifest::coverage(&placement);
+    let coverage =
+        weight_manifest::coverage(&placement, &weight_manifest::Limits::default()).unwrap();
     assert!(coverage.is_complete(), "{}", coverage.to_json());
     assert_eq!(coverage.report().tensors_complete, 104);
     coverage.require_complete().unwrap();

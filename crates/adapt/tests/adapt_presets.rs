@@ -50,7 +50,9 @@ fn adapt_checked(
     assert_eq!(placement.fragments().len() as u64, expected, "{test}");
     assert_tiles_per_replica(&placement);
     assert!(
-        weight_manifest::coverage(&placement).is_complete(),
+        weight_manifest::coverage(&placement, &weight_manifest::Limits::default())
+            .unwrap()
+            .is_complete(),
         "{test}"
     );
     let inventory =

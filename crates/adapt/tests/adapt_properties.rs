@@ -95,7 +95,7 @@ fn assembled_rules_place_completely_or_fail_with_an_adapter_code() {
                     placed.set(placed.get() + 1);
                     prop_assert!(Placement::from_json(placement.to_json(), &Options::default()).unwrap() == placement);
                     assert_tiles_per_replica(&placement);
-                    prop_assert!(weight_manifest::coverage(&placement).is_complete());
+                    prop_assert!(weight_manifest::coverage(&placement, &weight_manifest::Limits::default()).unwrap().is_complete());
                     for f in placement.fragments() {
                         prop_assert!(f.rank.tp < tp && f.rank.pp < pp && f.rank.ep < ep && f.rank.dp < dp);
                     }

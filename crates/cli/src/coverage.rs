@@ -39,7 +39,10 @@ pub(crate) fn run(args: &CoverageArgs, limits: &Limits) -> Result<ExitCode, Stri
         Err(e) => return Ok(rejection(&e, format)),
         Ok(p) => p,
     };
-    let coverage = coverage(&placement);
+    let coverage = match coverage(&placement, limits) {
+        Err(e) => return Ok(rejection(&e, format)),
+        Ok(c) => c,
+    };
     let verdict = if args.require_complete {
         coverage.require_complete()
     } else {

@@ -6,7 +6,8 @@ use weight_manifest::Limits;
 /// The `--limit` help: each name with its default.
 pub(crate) const HELP: &str = "Override a document limit, NAME=VALUE (repeatable). \
     Limits and defaults: max_document_bytes=1073741824, max_depth=128 (at most 512), \
-    max_dims=64, max_tensors=4194304, max_fragments=16777216, max_string_bytes=65536. \
+    max_dims=64, max_tensors=4194304, max_fragments=16777216, max_string_bytes=65536, \
+    max_geometry_work=4096 (work units per box of a box-intersection search). \
     A document over a limit is rejected with limit_exceeded (exit 1). \
     Not applied to the conformance commands, whose fixtures assume the defaults.";
 

@@ -79,6 +79,7 @@ pub(crate) fn run(args: &PlanArgs, document_limits: &Limits) -> Result<ExitCode,
     let limits = PlanLimits {
         max_regions: args.max_regions,
         max_segments: args.max_segments,
+        max_geometry_work: document_limits.max_geometry_work,
     };
     let result = Placement::from_json(
         &source_text,
@@ -104,14 +105,14 @@ pub(crate) fn run(args: &PlanArgs, document_limits: &Limits) -> Result<ExitCode,
         if let Some(path) = &args.output {
             emit(Some(path), text.as_bytes())
                 .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+            leave_to_exit(text);
         } else {
-            fields["plan"] = Json::String(text.to_owned());
+            fields["plan"] = Json::String(text);
         }
         if args.stats {
             fields["stats"] = stats_json(&stats);
         }
         json_success(fields);
-        leave_to_exit(text);
         return Ok(ExitCode::SUCCESS);
     }
     emit(args.output.as_deref(), text.as_bytes())

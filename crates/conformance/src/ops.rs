@@ -169,7 +169,7 @@ pub fn run(
             Binding::from_json(document()?, &options).map(|b| OpResult::binding(&b))
         }
         Op::Coverage => read_placement(document()?).and_then(|p| {
-            let coverage = weight_manifest::coverage(&p);
+            let coverage = weight_manifest::coverage(&p, limits)?;
             if input.require_complete == Some(true) {
                 coverage.require_complete()?;
             }
@@ -185,6 +185,7 @@ pub fn run(
             let limits = weight_manifest::PlanLimits {
                 max_regions: input.max_regions.unwrap_or(defaults.max_regions),
                 max_segments: input.max_segments.unwrap_or(defaults.max_segments),
+                max_geometry_work: limits.max_geometry_work,
             };
             read_placement(source_text)
                 .and_then(|s| {

@@ -29,7 +29,10 @@ fn inventory() -> Json {
 }
 
 fn general(text: &[u8], options: &Options<'_>) -> Result<Runtime> {
-    Runtime::from_inventory(&reader::read(text, "runtime inventory")?, options)
+    Runtime::from_inventory(
+        &reader::read(text, "runtime inventory", &crate::Limits::default())?,
+        options,
+    )
 }
 
 /// The outcome of one document: whether the summary decided, whether the general path

@@ -15,13 +15,16 @@ use weight_manifest_bench_data::{write_placement, write_runtime_inventory, Model
 
 fn general_placement(text: &[u8]) -> Result<Placement> {
     Placement::from_value(
-        &reader::read(text, "placement manifest")?,
+        &reader::read(text, "placement manifest", &crate::Limits::default())?,
         &Options::default(),
     )
 }
 
 fn general_runtime(text: &[u8], options: &Options<'_>) -> Result<Runtime> {
-    Runtime::from_inventory(&reader::read(text, "runtime inventory")?, options)
+    Runtime::from_inventory(
+        &reader::read(text, "runtime inventory", &crate::Limits::default())?,
+        options,
+    )
 }
 
 /// Whether the fast paths agree with the general path on `text`; the number of fast paths
