@@ -5,14 +5,17 @@
 //! cargo run -p weight-manifest-codegen -- [--check] [--root DIR]
 //! ```
 //!
-//! Writes `src/wire/generated.rs`, `schema/dist/*`, and for the C++ binding the error
-//! code table `bindings/cpp/src/code_table.rs` (from `src/code.rs`) and the C header
+//! Writes `src/wire/generated.rs` and `schema/dist/*` from the schemas; from the codes file
+//! `schema/codes.json` the core's `Code` (`src/code/generated.rs`), the Python list
+//! (`weight_manifest/_codes.py`), the code enum of the published fixture schema and the
+//! C++ binding's error code table `bindings/cpp/src/code_table.rs`; and the C header
 //! `bindings/cpp/include/weight_manifest.h` (cbindgen). With `--check` nothing is
 //! written: the exit code is 1 if any of those files would change.
 
 mod bundle;
 mod c_codes;
 mod c_header;
+mod codes;
 mod dist;
 mod json;
 mod output;
@@ -38,7 +41,8 @@ const GENERATED_RS: &str = "src/wire/generated.rs";
 const USAGE: &str = "usage: weight-manifest-codegen [--check] [--root DIR]
 
 Generates src/wire/generated.rs and schema/dist/* from schema/*.schema.json,
-bindings/cpp/src/code_table.rs from src/code.rs, and
+src/code/generated.rs, weight_manifest/_codes.py and bindings/cpp/src/code_table.rs
+from schema/codes.json, and
 bindings/cpp/include/weight_manifest.h from bindings/cpp/src (cbindgen).
   --check     write nothing; exit 1 if any generated file would change
   --root DIR  workspace root (default: the current directory)";
@@ -84,13 +88,23 @@ fn generate(root: &Path) -> Result<Vec<Output>> {
         path: GENERATED_RS.to_owned(),
         contents: rust::generate(&bundle)?,
     }];
-    for (name, contents) in dist::documents(&files, &bundle)? {
+    let codes = codes::read(root)?;
+    let published = codes::with_code_enum(&files, &codes);
+    for (name, contents) in dist::documents(&published, &bundle::bundle(&published)?)? {
         outputs.push(Output {
             path: format!("{DIST_DIR}/{name}"),
             contents,
         });
     }
-    let code_table = c_codes::table(&c_codes::read(root)?);
+    outputs.push(Output {
+        path: codes::RUST.to_owned(),
+        contents: codes::rust(&codes),
+    });
+    outputs.push(Output {
+        path: codes::PYTHON.to_owned(),
+        contents: codes::python(&codes),
+    });
+    let code_table = c_codes::table(&codes);
     outputs.push(Output {
         path: c_header::HEADER.to_owned(),
         contents: c_header::generate(root, &code_table)?,

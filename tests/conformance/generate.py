@@ -32,6 +32,15 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
 REF = ROOT / "tests" / "vectors" / "reference"
 SCHEMA = ROOT / "schema" / "conformance-fixture.schema.json"
+CODES_FILE = ROOT / "schema" / "codes.json"
+
+
+def codes_file() -> list[dict]:
+    """The error codes, in Code::ALL order (schema/codes.json, the one source of the
+    codes: codegen writes Rust, C and Python from it)."""
+    return json.loads(CODES_FILE.read_text(encoding="utf-8"))["codes"]
+
+
 U64 = 2**64 - 1
 
 # ----------------------------------------------------------------------------------------
@@ -1964,8 +1973,8 @@ def cases_reference():
 # implementation; README "Codes added by this implementation", schema/coverage.schema.json,
 # schema/plan.schema.json). The oracle below works on small inputs by direct enumeration.
 
-ADDED_CODES = ["plan_model_mismatch", "plan_tensor_mismatch", "plan_uncovered_tensor",
-               "plan_limit_exceeded", "coverage_incomplete", "limit_exceeded"]
+# The codes this implementation adds that conformance operations raise (the rest are API-only).
+ADDED_CODES = [c["code"] for c in codes_file() if c["origin"] == "implementation" and "api_only" not in c]
 DEFAULT_MAX_REGIONS = 1 << 20
 DEFAULT_MAX_SEGMENTS = 1 << 28
 
@@ -2565,23 +2574,17 @@ GROUPS = ("placement", "placement_inventory", "runtime_inventory", "binding_inve
           "bind", "runtime", "binding", "reader", "reference", "coverage", "plan")
 
 
-def contract_codes() -> list[str]:
+def contract_table() -> list[str]:
     """Every code of the §18 table of docs/contract.md, the contract's and then this
     implementation's (after "### Codes added by this implementation")."""
     text = (ROOT / "docs" / "contract.md").read_text(encoding="utf-8")
     table = text[text.index("## 18. Error codes"):]
-    contract, _, added = table.partition("### Codes added by this implementation")
-    row = r"^\| `([a-z0-9_]+)` \|"
-    return re.findall(row, contract, re.M), re.findall(row, added, re.M)
+    return re.findall(r"^\| `([a-z0-9_]+)` \|", table, re.M)
 
 
 def api_only_codes() -> dict[str, str]:
-    out = {}
-    for line in (HERE / "api-only-codes.txt").read_text(encoding="utf-8").splitlines():
-        if line.strip() and not line.startswith("#"):
-            code, _, reason = line.partition(":")
-            out[code.strip()] = reason.strip()
-    return out
+    """The codes no conformance operation can raise, with the reason."""
+    return {c["code"]: c["api_only"] for c in codes_file() if "api_only" in c}
 
 
 OPS = {"placement.parse", "placement.from_inventory", "runtime.from_inventory", "binding.from_inventory",
@@ -2646,10 +2649,15 @@ def build() -> dict[str, str]:
         files[cid + ".json"] = json.dumps(fx, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
     for op, seen in ops_seen.items():
         assert seen == {True, False}, f"op {op} lacks accepting or rejecting cases"
-    (codes, added), api_only = contract_codes(), api_only_codes()
+    listed, api_only = codes_file(), api_only_codes()
+    codes = [c["code"] for c in listed if c["origin"] == "contract"]
     assert len(codes) == 57, f"expected the 57 codes of §18, found {len(codes)}"
-    stray = [c for c in added if c not in ADDED_CODES and c not in api_only] + [c for c in ADDED_CODES if c not in added]
-    assert not stray, f"codes added in docs/contract.md §18, ADDED_CODES and api-only-codes.txt disagree: {stray}"
+    assert contract_table() == [c["code"] for c in listed], "docs/contract.md §18 rows are not schema/codes.json's codes in order"
+    raised_by = {c["code"]: set(c["raised_by"]) for c in listed}
+    for cid, fx in ((cid, fx) for cid, fx in CASES.items() if not fx["expect"]["ok"]):
+        code = fx["expect"]["code"]
+        assert code in raised_by, f"{cid}: {code} is not a code of schema/codes.json"
+        assert fx["op"] in raised_by[code], f"{cid}: schema/codes.json does not list {fx['op']} as raising {code}"
     codes = codes + ADDED_CODES
     for code in coverage:
         assert code in codes, f"fixture code {code} is not in contract §18 nor added by this implementation"

@@ -38,355 +38,425 @@ enum WmCode
    */
   WM_CODE_OK = 0,
   /**
-   * `invalid_json`
+   * `invalid_json`: message "{label} is not valid JSON"; raised in §4.1, the reader of
+   * every document.
    */
   WM_CODE_INVALID_JSON = 1,
   /**
-   * `duplicate_key`
+   * `duplicate_key`: message "duplicate JSON field: {key}"; raised in §4.4, the reader
+   * of every document.
    */
   WM_CODE_DUPLICATE_KEY = 2,
   /**
-   * `non_finite_number`
+   * `non_finite_number`: message "non-finite JSON number is unsupported: {token}";
+   * raised in §4.2, the reader of every document.
    */
   WM_CODE_NON_FINITE_NUMBER = 3,
   /**
-   * `not_an_object`
+   * `not_an_object`: message "{label} must be a JSON object"; raised in §4.6, the top
+   * level of every contract document.
    */
   WM_CODE_NOT_AN_OBJECT = 4,
   /**
-   * `fields_mismatch`
+   * `fields_mismatch`: message "{label} schema fields do not match contract", with label
+   * `placement manifest`, `placement tensor {i}`, `placement fragment {i}`, `placement
+   * rank {i}`, `runtime manifest`, `runtime tensor {i}`, `runtime fragment {i}`,
+   * `runtime rank {i}`, `runtime binding manifest` or `runtime binding fragment {i}`;
+   * raised in the strict parsers, §6.2, §9.1, §9.2.
    */
   WM_CODE_FIELDS_MISMATCH = 5,
   /**
-   * `missing_field`
+   * `missing_field`: message "missing required field: {name}"; raised in the inventory
+   * readers, §10.
    */
   WM_CODE_MISSING_FIELD = 6,
   /**
-   * `not_a_sequence`
+   * `not_a_sequence`: message "{field} must contain integers"; "{label} must be a
+   * sequence", with label `placement tensors`, `placement fragments`, `runtime tensors`,
+   * `runtime fragments`, `runtime binding fragments`, `runtime inventory tensors`,
+   * `placement inventory tensors`, or, in memory, `PlacementManifest tensors`,
+   * `PlacementManifest fragments`, `RuntimeManifest tensors`, `RuntimeManifest
+   * fragments`, `RuntimeBindingManifest fragments`; raised in INTS and SEQ (§1.4), in
+   * every type, parser and reader.
    */
   WM_CODE_NOT_A_SEQUENCE = 7,
   /**
-   * `wrong_element_type`
+   * `wrong_element_type`: message "{Owner} {collection} must contain {Type}"; "rank must
+   * be a ParallelRank"; raised in in-memory construction only: §2.3, §2.4, §8.1,
+   * §8.4, §8.6.
    */
   WM_CODE_WRONG_ELEMENT_TYPE = 8,
   /**
-   * `not_an_integer`
+   * `not_an_integer`: message "{field} must be an integer"; raised in INT (§1.4), every
+   * integer field.
    */
   WM_CODE_NOT_AN_INTEGER = 9,
   /**
-   * `below_minimum`
+   * `below_minimum`: message "{field} must be at least {min}"; raised in INT (§1.4).
    */
   WM_CODE_BELOW_MINIMUM = 10,
   /**
-   * `u64_overflow`
+   * `u64_overflow`: message "{field} must fit in an unsigned 64-bit integer"; raised in
+   * INT (§1.4); also, defensively, the planner's geometry (§17.3).
    */
   WM_CODE_U64_OVERFLOW = 11,
   /**
-   * `address_range_overflow`
+   * `address_range_overflow`: message "address range must fit in an unsigned 64-bit
+   * integer"; raised in ADDR, §2.4 step 4, §2.5.
    */
   WM_CODE_ADDRESS_RANGE_OVERFLOW = 12,
   /**
-   * `empty_string`
+   * `empty_string`: message "{field} must be a non-empty string"; raised in STR (§1.4),
+   * every string field; placement_digest (§8.6 step 4); the projection argument
+   * (§11.1).
    */
   WM_CODE_EMPTY_STRING = 13,
   /**
-   * `empty_shape`
+   * `empty_shape`: message "global_shape must not be empty"; raised in TensorDescriptor,
+   * §2.2 step 1.
    */
   WM_CODE_EMPTY_SHAPE = 14,
   /**
-   * `partition_dim_out_of_range`
+   * `partition_dim_out_of_range`: message "partition_dim is out of range"; raised in
+   * §2.2 step 5.
    */
   WM_CODE_PARTITION_DIM_OUT_OF_RANGE = 15,
   /**
-   * `shard_dims_duplicate`
+   * `shard_dims_duplicate`: message "shard_dims must not contain duplicates"; raised in
+   * §2.2 step 6.2.
    */
   WM_CODE_SHARD_DIMS_DUPLICATE = 16,
   /**
-   * `shard_dims_unsorted`
+   * `shard_dims_unsorted`: message "shard_dims must be sorted"; raised in §2.2 step
+   * 6.3.
    */
   WM_CODE_SHARD_DIMS_UNSORTED = 17,
   /**
-   * `shard_dims_out_of_range`
+   * `shard_dims_out_of_range`: message "shard_dims contains an out-of-range dimension";
+   * raised in §2.2 step 6.4.
    */
   WM_CODE_SHARD_DIMS_OUT_OF_RANGE = 18,
   /**
-   * `partition_dim_conflict`
+   * `partition_dim_conflict`: message "partition_dim conflicts with shard_dims"; raised
+   * in §2.2 step 6.5.
    */
   WM_CODE_PARTITION_DIM_CONFLICT = 19,
   /**
-   * `aliases_invalid`
+   * `aliases_invalid`: message "aliases must contain non-empty strings"; "aliases must
+   * be a sequence of non-empty strings" (inventory readers, when the value is not an
+   * array); raised in ALIASES (§1.4); §10.3 step 4.5, §10.5.
    */
   WM_CODE_ALIASES_INVALID = 20,
   /**
-   * `aliases_duplicate`
+   * `aliases_duplicate`: message "aliases must not contain duplicates"; raised in
+   * ALIASES (§1.4).
    */
   WM_CODE_ALIASES_DUPLICATE = 21,
   /**
-   * `duplicate_tensor_id`
+   * `duplicate_tensor_id`: message "duplicate tensor_id: {tensor_id}"; raised in §8.2
+   * T1.
    */
   WM_CODE_DUPLICATE_TENSOR_ID = 22,
   /**
-   * `duplicate_fragment_id`
+   * `duplicate_fragment_id`: message "duplicate fragment_id: {id}"; raised in §8.2 F1;
+   * the projection, §11.1.
    */
   WM_CODE_DUPLICATE_FRAGMENT_ID = 23,
   /**
-   * `duplicate_logical_fragment`
+   * `duplicate_logical_fragment`: message "duplicate logical fragment for tensor and
+   * parallel rank: {id}"; raised in §8.2 F2.
    */
   WM_CODE_DUPLICATE_LOGICAL_FRAGMENT = 24,
   /**
-   * `unknown_tensor_id`
+   * `unknown_tensor_id`: message "unknown tensor_id: {tensor_id}"; raised in §8.2 F3.
    */
   WM_CODE_UNKNOWN_TENSOR_ID = 25,
   /**
-   * `fragment_rank_mismatch`
+   * `fragment_rank_mismatch`: message "fragment rank mismatch: {id}"; raised in §8.2
+   * F4.
    */
   WM_CODE_FRAGMENT_RANK_MISMATCH = 26,
   /**
-   * `fragment_out_of_bounds`
+   * `fragment_out_of_bounds`: message "fragment is out of bounds: {id}"; raised in §8.2
+   * F5.
    */
   WM_CODE_FRAGMENT_OUT_OF_BOUNDS = 27,
   /**
-   * `replicated_fragment_offset`
+   * `replicated_fragment_offset`: message "replicated fragment has an offset: {id}";
+   * raised in §8.2 F6a.
    */
   WM_CODE_REPLICATED_FRAGMENT_OFFSET = 28,
   /**
-   * `replicated_fragment_incomplete`
+   * `replicated_fragment_incomplete`: message "replicated fragment is incomplete: {id}";
+   * raised in §8.2 F6b.
    */
   WM_CODE_REPLICATED_FRAGMENT_INCOMPLETE = 29,
   /**
-   * `non_shard_axis_offset`
+   * `non_shard_axis_offset`: message "fragment offset uses a non-shard axis: {axis}";
+   * raised in §8.2 F7.
    */
   WM_CODE_NON_SHARD_AXIS_OFFSET = 30,
   /**
-   * `non_shard_axis_shape`
+   * `non_shard_axis_shape`: message "fragment shape uses a non-shard axis: {axis}";
+   * raised in §8.2 F7.
    */
   WM_CODE_NON_SHARD_AXIS_SHAPE = 31,
   /**
-   * `nbytes_mismatch`
+   * `nbytes_mismatch`: message "fragment byte size mismatch: {id}: expected {product},
+   * got {nbytes}"; raised in §8.2 F8.
    */
   WM_CODE_NBYTES_MISMATCH = 32,
   /**
-   * `fragment_overlap`
+   * `fragment_overlap`: message "logical fragment boxes overlap for tensor and parallel
+   * rank: {first} and {second}"; raised in §8.3.
    */
   WM_CODE_FRAGMENT_OVERLAP = 33,
   /**
-   * `placement_id_mismatch`
+   * `placement_id_mismatch`: message "placement_id does not match canonical logical
+   * content"; raised in §8.1 step 7: the parse, the placement inventory, the
+   * projection.
    */
   WM_CODE_PLACEMENT_ID_MISMATCH = 34,
   /**
-   * `digest_format`
+   * `digest_format`: message "placement_digest must be a lowercase SHA-256 digest";
+   * raised in §8.6 step 4.
    */
   WM_CODE_DIGEST_FORMAT = 35,
   /**
-   * `not_contiguous`
+   * `not_contiguous`: message "runtime inventory tensor must be contiguous"; "runtime
+   * binding allocation must be contiguous"; raised in §10.3 step 4.3.1; §10.4 step
+   * 4.1.
    */
   WM_CODE_NOT_CONTIGUOUS = 36,
   /**
-   * `stride_rank_mismatch`
+   * `stride_rank_mismatch`: message "runtime inventory stride rank mismatch"; raised in
+   * §10.3 step 4.3.4.
    */
   WM_CODE_STRIDE_RANK_MISMATCH = 37,
   /**
-   * `non_canonical_stride`
+   * `non_canonical_stride`: message "runtime inventory tensor must use canonical
+   * stride"; raised in §10.3 step 4.3.5.
    */
   WM_CODE_NON_CANONICAL_STRIDE = 38,
   /**
-   * `byte_offset_unaligned`
+   * `byte_offset_unaligned`: message "runtime inventory byte_offset must be
+   * item-aligned"; raised in §10.3 step 4.3.7.
    */
   WM_CODE_BYTE_OFFSET_UNALIGNED = 39,
   /**
-   * `address_semantics_invalid`
+   * `address_semantics_invalid`: message "address_semantics must be 'view'"; raised in
+   * §10.2, the runtime and binding inventory readers.
    */
   WM_CODE_ADDRESS_SEMANTICS_INVALID = 40,
   /**
-   * `offsets_require_view_semantics`
+   * `offsets_require_view_semantics`: message "non-zero runtime offsets require
+   * address_semantics='view'"; raised in §10.3 step 4.3.8; §10.4 step 4.3.
    */
   WM_CODE_OFFSETS_REQUIRE_VIEW_SEMANTICS = 41,
   /**
-   * `lease_generation_mismatch`
+   * `lease_generation_mismatch`: message "runtime inventory lease generation mismatch:
+   * {lease_generation} != {generation}"; "runtime binding fragment lease generation
+   * mismatch"; raised in §10.3 step 4.4; §10.4 step 4.2.
    */
   WM_CODE_LEASE_GENERATION_MISMATCH = 42,
   /**
-   * `inconsistent_lease_generations`
+   * `inconsistent_lease_generations`: message "runtime manifest has inconsistent lease
+   * generations"; raised in §8.4 step 7.
    */
   WM_CODE_INCONSISTENT_LEASE_GENERATIONS = 43,
   /**
-   * `generation_mismatch`
+   * `generation_mismatch`: message "runtime manifest generation does not match fragment
+   * generation"; raised in §8.4 step 7.
    */
   WM_CODE_GENERATION_MISMATCH = 44,
   /**
-   * `descriptor_mismatch`
+   * `descriptor_mismatch`: message "runtime inventory descriptor mismatch: {tensor_id}";
+   * "placement descriptor mismatch: {tensor_id}"; raised in §10.3 step 4.2; §10.5 step
+   * 3.2.
    */
   WM_CODE_DESCRIPTOR_MISMATCH = 45,
   /**
-   * `address_overlap`
+   * `address_overlap`: message "runtime manifest address ranges overlap: {first} and
+   * {second}" (followed by " in {space}", §8.5); raised in §8.5, through §8.4: the
+   * runtime readers, the runtime JSON parse, bind.
    */
   WM_CODE_ADDRESS_OVERLAP = 46,
   /**
-   * `duplicate_binding_fragment`
+   * `duplicate_binding_fragment`: message "duplicate placement fragment in runtime
+   * binding"; raised in §8.6 step 6.
    */
   WM_CODE_DUPLICATE_BINDING_FRAGMENT = 47,
   /**
-   * `duplicate_runtime_fragment_id`
+   * `duplicate_runtime_fragment_id`: message "duplicate runtime fragment_id in runtime
+   * binding"; raised in §8.6 step 7.
    */
   WM_CODE_DUPLICATE_RUNTIME_FRAGMENT_ID = 48,
   /**
-   * `missing_lease_id`
+   * `missing_lease_id`: message "runtime manifest has no lease_id for runtime binding";
+   * raised in §11.2 step 1.
    */
   WM_CODE_MISSING_LEASE_ID = 49,
   /**
-   * `missing_generation`
+   * `missing_generation`: message "runtime manifest has no generation for runtime
+   * binding"; raised in §11.2 step 2.
    */
   WM_CODE_MISSING_GENERATION = 50,
   /**
-   * `model_id_mismatch`
+   * `model_id_mismatch`: message "placement and runtime binding model_id differ"; raised
+   * in §12 step 1.
    */
   WM_CODE_MODEL_ID_MISMATCH = 51,
   /**
-   * `revision_mismatch`
+   * `revision_mismatch`: message "placement and runtime binding revision differ"; raised
+   * in §12 step 2.
    */
   WM_CODE_REVISION_MISMATCH = 52,
   /**
-   * `binding_placement_id_mismatch`
+   * `binding_placement_id_mismatch`: message "placement_id and runtime binding
+   * placement_id differ"; raised in §12 step 3.
    */
   WM_CODE_BINDING_PLACEMENT_ID_MISMATCH = 53,
   /**
-   * `digest_mismatch`
+   * `digest_mismatch`: message "placement digest and runtime binding placement digest
+   * differ"; raised in §12 step 4.
    */
   WM_CODE_DIGEST_MISMATCH = 54,
   /**
-   * `unknown_binding_fragment`
+   * `unknown_binding_fragment`: message "unknown placement fragment in runtime binding:
+   * {id}"; raised in §12 step 5.
    */
   WM_CODE_UNKNOWN_BINDING_FRAGMENT = 55,
   /**
-   * `missing_binding_fragment`
+   * `missing_binding_fragment`: message "missing placement fragment in runtime binding:
+   * {id}"; raised in §12 step 6.
    */
   WM_CODE_MISSING_BINDING_FRAGMENT = 56,
   /**
-   * `binding_nbytes_mismatch`
+   * `binding_nbytes_mismatch`: message "runtime binding byte size does not match
+   * placement: {id}"; raised in §12 step 7.
    */
   WM_CODE_BINDING_NBYTES_MISMATCH = 57,
   /**
    * `adapt_rules_invalid`: an adapter rules file has the wrong shape, or a rule value is
    * out of range for the checkpoint or the grid (a stage, dim, layer or expert), at the
-   * pointer of the member at fault (added by this implementation).
+   * pointer of the member at fault. (added by this implementation)
    */
   WM_CODE_ADAPT_RULES_INVALID = 58,
   /**
    * `adapt_regex_invalid`: a rule's `match` is not a valid regex, or has a named group
-   * other than `layer` and `expert` (added by this implementation).
+   * other than `layer` and `expert`. (added by this implementation)
    */
   WM_CODE_ADAPT_REGEX_INVALID = 59,
   /**
-   * `adapt_unknown_action`: a rule's action names no known action (added by this
-   * implementation).
+   * `adapt_unknown_action`: a rule's action names no known action. (added by this
+   * implementation)
    */
   WM_CODE_ADAPT_UNKNOWN_ACTION = 60,
   /**
-   * `adapt_unmatched_tensor`: no rule matches a checkpoint tensor; the message names it
-   * (added by this implementation).
+   * `adapt_unmatched_tensor`: no rule matches a checkpoint tensor; the message names it.
+   * (added by this implementation)
    */
   WM_CODE_ADAPT_UNMATCHED_TENSOR = 61,
   /**
    * `adapt_uneven_split`: a split, the experts over ep, or the layers over pp do not
-   * divide evenly; the message names the tensor, the dim and the sizes (added by this
-   * implementation).
+   * divide evenly; the message names the tensor, the dim and the sizes. (added by this
+   * implementation)
    */
   WM_CODE_ADAPT_UNEVEN_SPLIT = 62,
   /**
    * `adapt_header_invalid`: a safetensors header or index is not valid, or describes a
-   * tensor the contract cannot (added by this implementation).
+   * tensor the contract cannot. (added by this implementation)
    */
   WM_CODE_ADAPT_HEADER_INVALID = 63,
   /**
    * `adapt_grid_invalid`: an adapter grid size is 0, or the placement would exceed the
-   * fragment limit (added by this implementation).
+   * fragment limit. (added by this implementation)
    */
   WM_CODE_ADAPT_GRID_INVALID = 64,
   /**
    * `plan_model_mismatch`: the source and target placements of a reshard plan name a
-   * different model_id or revision (added by this implementation).
+   * different model_id or revision. (added by this implementation)
    */
   WM_CODE_PLAN_MODEL_MISMATCH = 65,
   /**
-   * `plan_tensor_mismatch`: the source and target placements of a reshard plan differ
-   * in their tensor sets or in a descriptor field other than the shard dims (added by
-   * this implementation).
+   * `plan_tensor_mismatch`: the source and target placements of a reshard plan differ in
+   * their tensor sets or in a descriptor field other than the shard dims. (added by this
+   * implementation)
    */
   WM_CODE_PLAN_TENSOR_MISMATCH = 66,
   /**
    * `plan_uncovered_tensor`: no source cover tiles a tensor the target needs: neither
-   * the distinct source boxes nor any single DP replica (added by this implementation).
+   * the distinct source boxes nor any single DP replica. (added by this implementation)
    */
   WM_CODE_PLAN_UNCOVERED_TENSOR = 67,
   /**
-   * `plan_limit_exceeded`: a reshard plan would exceed its region or segment limit
-   * (added by this implementation).
+   * `plan_limit_exceeded`: a reshard plan would exceed its region or segment limit.
+   * (added by this implementation)
    */
   WM_CODE_PLAN_LIMIT_EXCEEDED = 68,
   /**
-   * `coverage_incomplete`: a coverage report that was required to be complete is not
-   * (added by this implementation).
+   * `coverage_incomplete`: a coverage report that was required to be complete is not.
+   * (added by this implementation)
    */
   WM_CODE_COVERAGE_INCOMPLETE = 69,
   /**
-   * `plan_document_invalid`: a reshard plan document is not a plan: not an
-   * object of the plan schema's members and types (the message names the
-   * problem) (added by this implementation).
+   * `plan_document_invalid`: a reshard plan document is not a plan: not an object of the
+   * plan schema's members and types (the message names the problem). (added by this
+   * implementation)
    */
   WM_CODE_PLAN_DOCUMENT_INVALID = 70,
   /**
-   * `plan_id_mismatch`: a reshard plan document's plan_id is not the id of its
-   * contents (added by this implementation).
+   * `plan_id_mismatch`: a reshard plan document's plan_id is not the id of its contents.
+   * (added by this implementation)
    */
   WM_CODE_PLAN_ID_MISMATCH = 71,
   /**
-   * `plan_binding_placement_id_mismatch`: a binding's placement_id differs from
-   * the placement_id the plan names for its side (added by this implementation).
+   * `plan_binding_placement_id_mismatch`: a binding's placement_id differs from the
+   * placement_id the plan names for its side. (added by this implementation)
    */
   WM_CODE_PLAN_BINDING_PLACEMENT_ID_MISMATCH = 72,
   /**
-   * `plan_binding_digest_mismatch`: a binding's placement_digest differs from
-   * the digest the plan names for its side (added by this implementation).
+   * `plan_binding_digest_mismatch`: a binding's placement_digest differs from the digest
+   * the plan names for its side. (added by this implementation)
    */
   WM_CODE_PLAN_BINDING_DIGEST_MISMATCH = 73,
   /**
    * `plan_binding_generation_mismatch`: a binding's generation differs from the
-   * generation the caller expects: the binding is stale (added by this
-   * implementation).
+   * generation the caller expects: the binding is stale. (added by this implementation)
    */
   WM_CODE_PLAN_BINDING_GENERATION_MISMATCH = 74,
   /**
-   * `plan_binding_fragment_missing`: a fragment a plan region reads or writes is
-   * not in the binding of its side (added by this implementation).
+   * `plan_binding_fragment_missing`: a fragment a plan region reads or writes is not in
+   * the binding of its side. (added by this implementation)
    */
   WM_CODE_PLAN_BINDING_FRAGMENT_MISSING = 75,
   /**
-   * `plan_binding_range_invalid`: a plan region's bytes do not lie inside the
-   * bound fragment, or an address or byte total is not representable in a u64
-   * (added by this implementation).
+   * `plan_binding_range_invalid`: a plan region's bytes do not lie inside the bound
+   * fragment, or an address or byte total is not representable in a u64. (added by this
+   * implementation)
    */
   WM_CODE_PLAN_BINDING_RANGE_INVALID = 76,
   /**
    * `limit_exceeded`: a document is over one of its reader's limits (size, nesting
-   * depth, string length, dimensions per tensor, tensors or fragments per manifest);
-   * the message names the limit and its value (added by this implementation).
+   * depth, string length, dimensions per tensor, tensors or fragments per manifest); the
+   * message names the limit and its value. (added by this implementation)
    */
   WM_CODE_LIMIT_EXCEEDED = 77,
   /**
    * `bound_plan_document_invalid`: a bound plan document is not an object of the bound
-   * plan schema's members and types (the message names the problem) (added by this
-   * implementation).
+   * plan schema's members and types (the message names the problem). (added by this
+   * implementation)
    */
   WM_CODE_BOUND_PLAN_DOCUMENT_INVALID = 78,
   /**
    * `bound_plan_id_mismatch`: a bound plan document's bound_plan_id is not the id of its
-   * contents (added by this implementation).
+   * contents. (added by this implementation)
    */
   WM_CODE_BOUND_PLAN_ID_MISMATCH = 79,
   /**
    * `coverage_document_invalid`: a coverage report document is not an object of the
-   * coverage schema's members and types, or its tensor counts disagree with its
-   * tensors (added by this implementation).
+   * coverage schema's members and types, or its tensor counts disagree with its tensors.
+   * (added by this implementation)
    */
   WM_CODE_COVERAGE_DOCUMENT_INVALID = 80,
   /**
