@@ -88,9 +88,14 @@ fn deepseek_placement(bencher: Bencher) {
 #[divan::bench(sample_count = 10)]
 fn deepseek_document_tree(bencher: Bencher) {
     let w = workload(Kind::Placement, 0);
-    bencher
-        .counter(ItemsCount::new(w.fragments))
-        .bench(|| reader::read(black_box(&w.text), "placement manifest").expect("valid"));
+    bencher.counter(ItemsCount::new(w.fragments)).bench(|| {
+        reader::read(
+            black_box(&w.text),
+            "placement manifest",
+            &weight_manifest::Limits::default(),
+        )
+        .expect("valid")
+    });
 }
 
 /// DeepSeek-V3-like runtime inventory: read, validate (fragment set, per-device overlap).

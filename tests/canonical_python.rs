@@ -115,7 +115,8 @@ fn batch(cases: u32) -> Vec<(Json, String)> {
 }
 
 fn encode_line(line: &str) -> Vec<u8> {
-    let value = reader::read_str(line, "generated").expect("reader accepts serde_json output");
+    let value = reader::read_str(line, "generated", &weight_manifest::Limits::default())
+        .expect("reader accepts serde_json output");
     let mut out = Vec::new();
     canonical::encode_value(&value, &mut out).expect("encodable");
     out

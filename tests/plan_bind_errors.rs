@@ -33,7 +33,7 @@ fn planned(wire: &ReshardPlan) -> Plan {
     let digest = weight_manifest::canonical::hash(&payload).unwrap();
     let mut wire = wire.clone();
     wire.plan_id = format!("sha256:{}", weight_manifest::canonical::hex(&digest));
-    Plan::from_wire(wire).unwrap()
+    Plan::from_wire(&wire).unwrap()
 }
 
 fn placements() -> (Placement, Placement) {

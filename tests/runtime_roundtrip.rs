@@ -50,7 +50,7 @@ fn move_everything(binding: &Binding, shift: u64) -> RuntimeBindingManifest {
 #[test]
 fn project_rebind_reproject_keeps_the_digest() {
     for name in INVENTORIES {
-        let runtime = Runtime::from_inventory_json(&reference(name), &Options::default()).unwrap();
+        let runtime = Runtime::from_inventory_json(reference(name), &Options::default()).unwrap();
         let placement = project_placement(&runtime, None).unwrap();
         let binding = project_binding(&runtime, None).unwrap();
         assert_eq!(
@@ -75,7 +75,7 @@ fn project_rebind_reproject_keeps_the_digest() {
 #[test]
 fn runtime_and_binding_wire_forms_round_trip() {
     for name in INVENTORIES {
-        let runtime = Runtime::from_inventory_json(&reference(name), &Options::default()).unwrap();
+        let runtime = Runtime::from_inventory_json(reference(name), &Options::default()).unwrap();
         let text = runtime.to_json();
         let parsed = Runtime::from_json(&text, &Options::default()).unwrap();
         assert_eq!(parsed, runtime, "{name}");
@@ -105,7 +105,7 @@ impl Record for TorchLikeRecord {
 
 fn as_value(json: &Json) -> Value<'static> {
     let text = serde_json::to_vec(json).unwrap();
-    weight_manifest::reader::read(&text, "test")
+    weight_manifest::reader::read(&text, "test", &weight_manifest::Limits::default())
         .unwrap()
         .into_owned()
 }
@@ -133,7 +133,7 @@ fn rust_records_read_like_json_and_carry_owners_through_bind() {
         .collect();
     let from_records = Runtime::from_records(&top, &records, &Options::default()).unwrap();
     let from_json = Runtime::from_inventory_json(
-        &reference("02_moe_ep_pp.runtime-inventory.json"),
+        reference("02_moe_ep_pp.runtime-inventory.json"),
         &Options::default(),
     )
     .unwrap();
@@ -158,7 +158,7 @@ fn binding_inventory_owner_resolver_is_called_per_record() {
     };
     let options = Options::default().with_owners(&resolve);
     let binding = Binding::from_inventory_json(
-        &reference("01_tp_sharded_2d.binding-inventory.json"),
+        reference("01_tp_sharded_2d.binding-inventory.json"),
         &options,
     )
     .unwrap();
@@ -207,7 +207,7 @@ fn projection_of_a_manifest_without_generation_or_lease() {
 #[test]
 fn argument_placement_id_must_be_canonical_and_non_empty() {
     let runtime =
-        Runtime::from_inventory_json(&reference("w2.runtime-inventory.json"), &Options::default())
+        Runtime::from_inventory_json(reference("w2.runtime-inventory.json"), &Options::default())
             .unwrap();
     let canonical = project_placement(&runtime, None).unwrap();
     assert!(project_placement(&runtime, Some(canonical.placement_id())).is_ok());

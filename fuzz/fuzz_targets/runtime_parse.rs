@@ -2,11 +2,13 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use weight_manifest::Runtime;
 use weight_manifest::Options;
+use weight_manifest::Runtime;
 
 fuzz_target!(|data: &[u8]| {
-    let Ok(runtime) = Runtime::from_json(data, &Options::default()) else { return };
+    let Ok(runtime) = Runtime::from_json(data, &Options::default()) else {
+        return;
+    };
     let text = runtime.to_json();
     let again = Runtime::from_json(&text, &Options::default()).expect("emitted runtime must parse");
     assert_eq!(again, runtime);

@@ -12,7 +12,7 @@ fn canon<T: Serialize + ?Sized>(value: &T) -> String {
 }
 
 fn canon_json(text: &str) -> String {
-    let value = read_str(text, "test").expect("valid");
+    let value = read_str(text, "test", &crate::Limits::default()).expect("valid");
     let mut out = Vec::new();
     encode_value(&value, &mut out).expect("encodable");
     String::from_utf8(out).expect("ascii")
@@ -175,7 +175,7 @@ fn serde_bytes_like() -> RawBytes {
 }
 
 fn encode(text: &str) -> Result<Vec<u8>, EncodeError> {
-    let value = read_str(text, "test").expect("valid");
+    let value = read_str(text, "test", &crate::Limits::default()).expect("valid");
     let mut out = Vec::new();
     encode_value(&value, &mut out).map(|()| out)
 }
@@ -200,7 +200,7 @@ fn document_tree() {
         max_depth: depth,
         ..crate::Limits::default()
     };
-    let value = crate::reader::read_str_with_limits(&deep, "test", &limits).expect("valid");
+    let value = crate::reader::read_str(&deep, "test", &limits).expect("valid");
     let mut out = Vec::new();
     encode_value(&value, &mut out).expect("encodable");
     assert_eq!(out, deep.as_bytes());
@@ -251,7 +251,7 @@ fn hashing_matches_the_empty_placement_example() {
         r#"{{"fragments":[],"model_id":"m","placement_id":"sha256:{id}","revision":"r","tensors":[]}}"#
     );
     assert_eq!(canon_json(&wire), wire);
-    let value = read_str(&wire, "test").expect("valid");
+    let value = read_str(&wire, "test", &crate::Limits::default()).expect("valid");
     let mut hasher = sha2::Sha256::default();
     encode_value(&value, &mut hasher).expect("encodable");
     let digest = "2a889d6332b8b3ef102d1a0a3a49d34c83b56ff0e903df59a6d218d573e74960";

@@ -2,7 +2,7 @@
 //! `limit_exceeded` with the limit named in the message and the pointer of the element
 //! that crosses it.
 
-use super::{read_str, read_str_with_limits, read_with_limits, MAX_DEPTH};
+use super::{read, read_str, MAX_DEPTH};
 use crate::code::Code;
 use crate::limits::Limits;
 
@@ -10,7 +10,7 @@ const LABEL: &str = "placement manifest";
 
 /// A `limit_exceeded` error: code, message, pointer.
 fn limit(text: &str, limits: &Limits) -> (Code, String, Option<String>) {
-    match read_str_with_limits(text, LABEL, limits) {
+    match read_str(text, LABEL, limits) {
         Ok(value) => panic!("{text:?} accepted as {value:?}"),
         Err(error) => (
             error.code(),
@@ -33,8 +33,8 @@ fn nesting_is_limited_without_recursion() {
     let defaults = Limits::default();
     assert_eq!(defaults.max_depth, 128);
     let message = "document nesting depth exceeds max_depth (128)".to_owned();
-    assert!(read_str(&nested_arrays(128), LABEL).is_ok());
-    assert!(read_str(&nested_objects(128), LABEL).is_ok());
+    assert!(read_str(&nested_arrays(128), LABEL, &crate::Limits::default()).is_ok());
+    assert!(read_str(&nested_objects(128), LABEL, &crate::Limits::default()).is_ok());
     let zeros = "/0".repeat(128);
     let keys = "/a".repeat(128);
     assert_eq!(
@@ -59,7 +59,7 @@ fn nesting_is_limited_without_recursion() {
         max_depth: usize::MAX,
         ..defaults
     };
-    assert!(read_str_with_limits(&nested_arrays(MAX_DEPTH), LABEL, &ceiling).is_ok());
+    assert!(read_str(&nested_arrays(MAX_DEPTH), LABEL, &ceiling).is_ok());
     assert_eq!(
         limit(&nested_arrays(MAX_DEPTH + 1), &ceiling).1,
         "document nesting depth exceeds max_depth (512)"
@@ -81,7 +81,7 @@ fn depth_pointer_names_the_container_that_crosses_the_limit() {
             Some("/a/2/c~1~0".to_owned())
         )
     );
-    assert!(read_str_with_limits(r#"{"a":[1,{"b":2},{"c":2}]}"#, LABEL, &limits).is_ok());
+    assert!(read_str(r#"{"a":[1,{"b":2},{"c":2}]}"#, LABEL, &limits).is_ok());
     // Array indexes count finished elements, across nested arrays and objects.
     assert_eq!(
         limit("[0,[1,2,[[3]]]]", &limits).2.as_deref(),
@@ -97,14 +97,14 @@ fn depth_pointer_names_the_container_that_crosses_the_limit() {
         ..limits
     };
     assert_eq!(limit("[]", &none).2.as_deref(), Some(""));
-    assert!(read_str_with_limits("\"s\"", LABEL, &none).is_ok());
+    assert!(read_str("\"s\"", LABEL, &none).is_ok());
 }
 
 #[test]
 fn string_length_is_limited_after_decoding() {
     let defaults = Limits::default();
     let at = format!("[\"{}\"]", "x".repeat(65_536));
-    assert!(read_str(&at, LABEL).is_ok());
+    assert!(read_str(&at, LABEL, &crate::Limits::default()).is_ok());
     let over = format!("[1,\"{}\"]", "x".repeat(65_537));
     assert_eq!(
         limit(&over, &defaults),
@@ -119,7 +119,7 @@ fn string_length_is_limited_after_decoding() {
         ..defaults
     };
     // Decoded UTF-8 bytes count: "\u00e9\u00e9" is 4 bytes, "ab\n\t" is 4, "ééa" is 5.
-    assert!(read_str_with_limits(r#"["\u00e9\u00e9","ab\n\t","abcd"]"#, LABEL, &limits).is_ok());
+    assert!(read_str(r#"["\u00e9\u00e9","ab\n\t","abcd"]"#, LABEL, &limits).is_ok());
     assert_eq!(
         limit(r#"{"k":["ab","ééa"]}"#, &limits),
         (
@@ -149,9 +149,9 @@ fn document_size_is_checked_before_reading() {
         max_document_bytes: 4,
         ..Limits::default()
     };
-    assert!(read_with_limits(b"[10]", LABEL, &limits).is_ok());
+    assert!(read(b"[10]", LABEL, &limits).is_ok());
     // Five bytes of invalid UTF-8: the size is checked first.
-    let error = read_with_limits(b"[\xff\xff\xff]", LABEL, &limits).unwrap_err();
+    let error = read(b"[\xff\xff\xff]", LABEL, &limits).unwrap_err();
     assert_eq!(
         (error.code(), error.message(), error.path()),
         (

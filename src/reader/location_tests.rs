@@ -14,7 +14,7 @@ type Where = (u64, u64, u64);
 /// with the contract's message and no pointer.
 fn located(text: &[u8]) -> Where {
     let shown = String::from_utf8_lossy(text);
-    let error = read(text, LABEL).expect_err(&shown);
+    let error = read(text, LABEL, &crate::Limits::default()).expect_err(&shown);
     assert_eq!(error.code(), Code::InvalidJson, "{shown:?}");
     assert_eq!(error.message(), "placement manifest is not valid JSON");
     assert_eq!(error.path(), None, "{shown:?}");
@@ -144,7 +144,7 @@ fn invalid_utf8_points_at_the_first_bad_sequence() {
 
 #[test]
 fn read_str_locates_too() {
-    let error = read_str("[1,\n  x]", LABEL).expect_err("invalid");
+    let error = read_str("[1,\n  x]", LABEL, &crate::Limits::default()).expect_err("invalid");
     assert_eq!(
         error.json_location(),
         Some(JsonLocation {
@@ -162,7 +162,7 @@ fn read_str_locates_too() {
 #[test]
 fn other_rejections_have_no_location() {
     for text in [r#"{"a":NaN}"#, r#"{"a":1,"a":2}"#] {
-        let error = read_str(text, LABEL).expect_err(text);
+        let error = read_str(text, LABEL, &crate::Limits::default()).expect_err(text);
         assert_ne!(error.code(), Code::InvalidJson);
         assert_eq!(error.json_location(), None, "{text}");
         assert!(!error.to_string().contains(" at line "), "{error}");
@@ -184,7 +184,7 @@ fn end_of(text: &str) -> Where {
 #[test]
 fn truncations_are_located_at_the_end() {
     let text = "{\n  \"名前\": [1, -2, 3.5e-1, \"x\\u00e9\\ud83d\\ude00\\n\"],\r\n  \"ß😀\": {\"b\": [true, false, null]},\n  \"c\": -0\n}";
-    assert!(read_str(text, LABEL).is_ok());
+    assert!(read_str(text, LABEL, &crate::Limits::default()).is_ok());
     for end in (0..text.len()).filter(|&end| text.is_char_boundary(end)) {
         let cut = &text[..end];
         assert_eq!(located(cut.as_bytes()), end_of(cut), "{cut:?}");
@@ -202,7 +202,7 @@ fn assert_first_offending(text: &[u8]) {
     if std::str::from_utf8(text).is_err() {
         return;
     }
-    let Err(error) = read(text, LABEL) else {
+    let Err(error) = read(text, LABEL, &crate::Limits::default()) else {
         return;
     };
     let Some(at) = error.json_location() else {
@@ -211,7 +211,7 @@ fn assert_first_offending(text: &[u8]) {
     let k = usize::try_from(at.offset).unwrap_or(usize::MAX);
     let shown = String::from_utf8_lossy(text);
     assert!(k <= text.len(), "{shown:?}");
-    if let Err(before) = read(&text[..k], LABEL) {
+    if let Err(before) = read(&text[..k], LABEL, &crate::Limits::default()) {
         assert_eq!(
             before.json_location().map(|at| at.offset),
             Some(at.offset),
@@ -219,7 +219,8 @@ fn assert_first_offending(text: &[u8]) {
         );
     }
     if k < text.len() {
-        let through = read(&text[..=k], LABEL).expect_err("rejected through k");
+        let through =
+            read(&text[..=k], LABEL, &crate::Limits::default()).expect_err("rejected through k");
         assert_eq!(through.json_location(), Some(at), "{shown:?} through {k}");
     }
 }

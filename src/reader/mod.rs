@@ -40,34 +40,21 @@ use crate::value::Value;
 /// ceiling of [`Limits::max_depth`]); a deeper document is `limit_exceeded`.
 pub const MAX_DEPTH: usize = crate::limits::MAX_DEPTH_CEILING;
 
-/// Reads a document supplied as bytes.
+/// Reads a document supplied as bytes, under `limits` (`Limits::default()` for the
+/// defaults): the document size is checked first, then the bytes must be UTF-8, then the
+/// text is read with the depth and string limits.
 ///
 /// The bytes must be UTF-8 (contract §4.1, §16 D3). Like the reference, which decodes the
 /// bytes before it parses them, invalid UTF-8 anywhere in the text is `invalid_json`
 /// whatever else the text contains (located at the first byte of the first ill-formed
-/// sequence). `label` names the document kind in messages (§4).
-///
-/// Reads under [`Limits::default()`].
+/// sequence). `label` names the document kind in messages (§4). The top-level value may be
+/// of any type; the `not_an_object` check (§4.6) is the caller's.
 ///
 /// # Errors
 ///
 /// `invalid_json`, `non_finite_number` or `duplicate_key` as described in contract §4;
 /// `limit_exceeded` as described in [`crate::limits`].
-pub fn read<'a>(text: &'a [u8], label: &str) -> Result<Value<'a>, Error> {
-    read_with_limits(text, label, &Limits::default())
-}
-
-/// [`read`] under `limits`: the document size is checked first, then the bytes must be
-/// UTF-8, then the text is read with the depth and string limits.
-///
-/// # Errors
-///
-/// As [`read`].
-pub fn read_with_limits<'a>(
-    text: &'a [u8],
-    label: &str,
-    limits: &Limits,
-) -> Result<Value<'a>, Error> {
+pub fn read<'a>(text: &'a [u8], label: &str, limits: &Limits) -> Result<Value<'a>, Error> {
     limits.check_document_bytes(text.len())?;
     match std::str::from_utf8(text) {
         Ok(text) => parser::Parser::new(text, label, limits).parse(),
@@ -75,30 +62,12 @@ pub fn read_with_limits<'a>(
     }
 }
 
-/// Reads a document supplied as text. `label` names the document kind in messages (§4).
-///
-/// The top-level value may be of any type; the `not_an_object` check (§4.6) is the caller's.
-///
-/// Reads under [`Limits::default()`].
+/// Reads a document supplied as text, under `limits`; as [`read`] without the UTF-8 check.
 ///
 /// # Errors
 ///
-/// `invalid_json`, `non_finite_number` or `duplicate_key` as described in contract §4;
-/// `limit_exceeded` as described in [`crate::limits`].
-pub fn read_str<'a>(text: &'a str, label: &str) -> Result<Value<'a>, Error> {
-    read_str_with_limits(text, label, &Limits::default())
-}
-
-/// [`read_str`] under `limits`.
-///
-/// # Errors
-///
-/// As [`read_str`].
-pub fn read_str_with_limits<'a>(
-    text: &'a str,
-    label: &str,
-    limits: &Limits,
-) -> Result<Value<'a>, Error> {
+/// As [`read`].
+pub fn read_str<'a>(text: &'a str, label: &str, limits: &Limits) -> Result<Value<'a>, Error> {
     limits.check_document_bytes(text.len())?;
     parser::Parser::new(text, label, limits).parse()
 }

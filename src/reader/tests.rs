@@ -9,14 +9,14 @@ use crate::value::{Object, Value};
 const LABEL: &str = "placement manifest";
 
 fn ok(text: &str) -> Value<'_> {
-    match read_str(text, LABEL) {
+    match read_str(text, LABEL, &crate::Limits::default()) {
         Ok(value) => value,
         Err(error) => panic!("{text:?} rejected: {error}"),
     }
 }
 
 fn err(text: &[u8]) -> (Code, String) {
-    match read(text, LABEL) {
+    match read(text, LABEL, &crate::Limits::default()) {
         Ok(value) => panic!("{:?} accepted as {value:?}", String::from_utf8_lossy(text)),
         Err(error) => (error.code(), error.message().to_owned()),
     }
@@ -287,7 +287,8 @@ fn error_order_follows_section_4_5() {
 
 #[test]
 fn label_is_interpolated() {
-    let error = read_str("{", "runtime binding inventory").expect_err("invalid");
+    let error =
+        read_str("{", "runtime binding inventory", &crate::Limits::default()).expect_err("invalid");
     assert_eq!(
         error.message(),
         "runtime binding inventory is not valid JSON"
@@ -298,15 +299,18 @@ fn label_is_interpolated() {
 #[test]
 fn never_panics_on_truncations() {
     let text = r#"{"a":[1,-2,3.5e-1,"x\u00e9\ud83d\ude00\n",true,false,null,{"b":{}}],"c":-0}"#;
-    assert!(read_str(text, LABEL).is_ok());
+    assert!(read_str(text, LABEL, &crate::Limits::default()).is_ok());
     for end in 0..text.len() {
-        assert!(read(&text.as_bytes()[..end], LABEL).is_err(), "{end}");
+        assert!(
+            read(&text.as_bytes()[..end], LABEL, &crate::Limits::default()).is_err(),
+            "{end}"
+        );
     }
     for b in 0..=255u8 {
         for at in 0..text.len() {
             let mut bytes = text.as_bytes().to_vec();
             bytes[at] = b;
-            let _ = read(&bytes, LABEL);
+            let _ = read(&bytes, LABEL, &crate::Limits::default());
         }
     }
 }
@@ -331,10 +335,10 @@ proptest::proptest! {
         0..24,
     )) {
         let text = tokens.concat();
-        if let Ok(value) = read_str(&text, LABEL) {
+        if let Ok(value) = read_str(&text, LABEL, &crate::Limits::default()) {
             let mut out = Vec::new();
             if crate::canonical::encode_value(&value, &mut out).is_ok() {
-                let again = read(&out, LABEL);
+                let again = read(&out, LABEL, &crate::Limits::default());
                 proptest::prop_assert!(again.is_ok(), "{text:?} -> {out:?}");
             }
         }

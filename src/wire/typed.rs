@@ -17,7 +17,7 @@ pub(crate) fn read_typed<T: DeserializeOwned>(
     limits: &Limits,
     invalid: Code,
 ) -> Result<T> {
-    let document = reader::read_with_limits(text, label, limits)?;
+    let document = reader::read(text, label, limits)?;
     if document.as_object().is_none() {
         return Err(Error::new(
             invalid,

@@ -117,7 +117,7 @@ pub(crate) fn read_inventory_json<'py>(
         _ => "placement inventory",
     };
     let bytes = document_bytes(text)?;
-    let document = reader::read(&bytes, label).or_raise(py)?;
+    let document = reader::read(&bytes, label, &weight_manifest::Limits::default()).or_raise(py)?;
     if !matches!(document, Value::Object(_)) {
         let options = Options::default();
         match kind {

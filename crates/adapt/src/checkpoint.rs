@@ -38,6 +38,21 @@ impl Checkpoint {
         Ok(Checkpoint::from_tensors(parse_header(text, source)?))
     }
 
+    /// A checkpoint of one whole safetensors file held in memory (`bytes`: the 8-byte
+    /// little-endian header length, the header JSON, the data); `source` names the file in
+    /// messages. The data section is not read.
+    pub fn from_file_bytes(bytes: &[u8], source: &str) -> Result<Checkpoint> {
+        let size = bytes.len() as u64;
+        let prefix: [u8; 8] = bytes
+            .get(..8)
+            .and_then(|p| p.try_into().ok())
+            .ok_or_else(|| short_file(source, size))?;
+        let n = header_length(source, prefix, size)?;
+        // header_length bounds n by size - 8, so the range is inside `bytes`.
+        let end = usize::try_from(8 + n).map_err(|_| short_file(source, size))?;
+        Checkpoint::from_header(&bytes[8..end], source)
+    }
+
     fn from_tensors(mut tensors: Vec<HeaderTensor>) -> Checkpoint {
         tensors.sort_by(|a, b| a.name.cmp(&b.name));
         Checkpoint { tensors }
@@ -138,22 +153,10 @@ pub fn read_header_bytes(path: &Path) -> Result<Vec<u8>, ReadError> {
     let size = file.metadata().map_err(io_error(path))?.len();
     let mut length = [0_u8; 8];
     if size < 8 {
-        return Err(invalid(format!(
-            "{name}: the file has {size} bytes, fewer than the 8-byte header length"
-        )));
+        return Err(ReadError::Invalid(short_file(&name, size)));
     }
     file.read_exact(&mut length).map_err(io_error(path))?;
-    let n = u64::from_le_bytes(length);
-    if n > MAX_HEADER_BYTES {
-        return Err(invalid(format!(
-            "{name}: header length {n} is above the safetensors limit of {MAX_HEADER_BYTES} bytes"
-        )));
-    }
-    if n > size - 8 {
-        return Err(invalid(format!(
-            "{name}: header length {n} runs past the end of the file ({size} bytes)"
-        )));
-    }
+    let n = header_length(&name, length, size)?;
     let mut text = Vec::new();
     file.take(n)
         .read_to_end(&mut text)
@@ -162,6 +165,35 @@ pub fn read_header_bytes(path: &Path) -> Result<Vec<u8>, ReadError> {
         return Err(invalid(format!("{name}: the header ends early")));
     }
     Ok(text)
+}
+
+/// A file of `size` bytes, too short for the 8-byte header length.
+fn short_file(name: &str, size: u64) -> Error {
+    Error::new(
+        Code::AdaptHeaderInvalid,
+        format!("{name}: the file has {size} bytes, fewer than the 8-byte header length"),
+    )
+}
+
+/// The header length a file of `size` (at least 8) bytes declares in `prefix`: at most
+/// the safetensors limit, and inside the file.
+fn header_length(name: &str, prefix: [u8; 8], size: u64) -> Result<u64> {
+    let n = u64::from_le_bytes(prefix);
+    if n > MAX_HEADER_BYTES {
+        return Err(Error::new(
+            Code::AdaptHeaderInvalid,
+            format!(
+                "{name}: header length {n} is above the safetensors limit of {MAX_HEADER_BYTES} bytes"
+            ),
+        ));
+    }
+    if n > size.saturating_sub(8) {
+        return Err(Error::new(
+            Code::AdaptHeaderInvalid,
+            format!("{name}: header length {n} runs past the end of the file ({size} bytes)"),
+        ));
+    }
+    Ok(n)
 }
 
 /// A shard file name from the index: a plain file name next to the index.
@@ -213,11 +245,8 @@ fn read_index(path: &Path) -> Result<Checkpoint, ReadError> {
 
 /// The shards of an index and the tensor names each must hold, by shard file name.
 fn parse_index(text: &[u8], name: &str) -> Result<BTreeMap<String, BTreeSet<String>>> {
-    let document =
-        weight_manifest::reader::read_with_limits(text, "safetensors index", &header_limits())
-            .map_err(|e| {
-                Error::new(Code::AdaptHeaderInvalid, format!("{name}: {}", e.message()))
-            })?;
+    let document = weight_manifest::reader::read(text, "safetensors index", &header_limits())
+        .map_err(|e| Error::new(Code::AdaptHeaderInvalid, format!("{name}: {}", e.message())))?;
     let Some(root) = document.as_object() else {
         return Err(error_at(
             Code::AdaptHeaderInvalid,

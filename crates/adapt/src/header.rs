@@ -79,7 +79,7 @@ fn invalid(source: &str, message: impl std::fmt::Display) -> Error {
 /// (a descriptor needs at least one dimension, each at least 1), or a dtype without a
 /// whole-byte itemsize.
 pub fn parse_header(text: &[u8], source: &str) -> Result<Vec<HeaderTensor>> {
-    let document = weight_manifest::reader::read_with_limits(text, LABEL, &header_limits())
+    let document = weight_manifest::reader::read(text, LABEL, &header_limits())
         .map_err(|e| invalid(source, e.message()))?;
     if document.as_object().is_none() {
         return Err(invalid(source, format!("{LABEL} must be a JSON object")));

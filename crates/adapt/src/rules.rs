@@ -109,11 +109,8 @@ impl Rules {
     /// with the pointer of the member at fault; `limit_exceeded` under `options.limits`
     /// (size, depth, string length).
     pub fn from_json(text: impl AsRef<[u8]>, options: &Options<'_>) -> Result<Rules> {
-        let document = weight_manifest::reader::read_with_limits(
-            text.as_ref(),
-            rules_parse::LABEL,
-            &options.limits,
-        )?;
+        let document =
+            weight_manifest::reader::read(text.as_ref(), rules_parse::LABEL, &options.limits)?;
         Rules::from_wire(&rules_parse::rules(&document)?)
     }
 

@@ -326,3 +326,48 @@ fn header_and_index_errors() {
     }
     std::fs::remove_dir_all(dir).unwrap();
 }
+
+/// A whole file in memory: the length prefix is checked against the bytes there are, the
+/// same way as for a file on disk (`Checkpoint::from_file_bytes` and `read_checkpoint` share
+/// the check).
+#[test]
+fn the_length_prefix_is_checked_in_memory_as_on_disk() {
+    let header = br#"{"w":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}}"#;
+    let file = |declared: u64, data: usize| {
+        let mut bytes = declared.to_le_bytes().to_vec();
+        bytes.extend_from_slice(header);
+        bytes.extend(std::iter::repeat_n(0u8, data));
+        bytes
+    };
+    let n = header.len() as u64;
+    let checkpoint = Checkpoint::from_file_bytes(&file(n, 8), "m.safetensors").unwrap();
+    assert_eq!(checkpoint.tensors().len(), 1);
+    for (bytes, needle) in [
+        (file(n + 9, 8), "runs past the end"),
+        (file(u64::MAX, 0), "above the safetensors limit"),
+        (
+            n.to_le_bytes()[..5].to_vec(),
+            "fewer than the 8-byte header length",
+        ),
+        (file(n - 1, 8), "m.safetensors"),
+    ] {
+        let error = Checkpoint::from_file_bytes(&bytes, "m.safetensors").unwrap_err();
+        assert_eq!(error.code(), Code::AdaptHeaderInvalid, "{error}");
+        assert!(error.message().contains(needle), "{error}");
+        let dir = scratch(&format!("length-prefix-{}", bytes.len()));
+        let path = dir.join("model.safetensors");
+        std::fs::write(&path, &bytes).unwrap();
+        match adapt::read_checkpoint(&path) {
+            Err(ReadError::Invalid(on_disk)) => {
+                assert_eq!(on_disk.code(), error.code());
+                assert_eq!(
+                    on_disk
+                        .message()
+                        .replace("model.safetensors", "m.safetensors"),
+                    error.message()
+                );
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+}

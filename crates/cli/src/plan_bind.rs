@@ -75,7 +75,7 @@ pub(crate) fn run(args: &PlanBindArgs, limits: &Limits) -> std::result::Result<E
             emit(Some(path), text.as_bytes())
                 .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
         } else {
-            fields["bound_plan"] = Json::String(text.to_owned());
+            fields["bound_plan"] = Json::String(text);
         }
         json_success(fields);
         return Ok(ExitCode::SUCCESS);
