@@ -156,7 +156,7 @@ impl Error {
     ///
     /// ```
     /// let text = "{\n  \"a\": tru!";
-    /// let error = weight_manifest::reader::read_str(text, "placement manifest", &crate::Limits::default()).unwrap_err();
+    /// let error = weight_manifest::reader::read_str(text, "placement manifest", &weight_manifest::Limits::default()).unwrap_err();
     /// assert_eq!(error.message(), "placement manifest is not valid JSON");
     /// let at = error.json_location().unwrap();
     /// assert_eq!((at.line, at.column, at.offset), (2, 11, 12));
