@@ -18,19 +18,8 @@ type Boxed = (Vec<u64>, Vec<u64>);
 /// (status, uncovered count, first uncovered point) of distinct `boxes`, by visiting
 /// every element in row-major (= lexicographic) order.
 fn oracle(shape: &[u64], boxes: &[Boxed]) -> (CoverageStatus, u64, Option<Vec<u64>>) {
-    let total: u64 = shape.iter().product();
     let (mut uncovered, mut first, mut overlap) = (0, None, false);
-    for flat in 0..total {
-        let mut point = vec![0u64; shape.len()];
-        let mut rest = flat;
-        for k in (0..shape.len()).rev() {
-            point[k] = rest % shape[k];
-            rest /= shape[k];
-        }
-        let hits = boxes
-            .iter()
-            .filter(|(o, e)| (0..shape.len()).all(|k| o[k] <= point[k] && point[k] < o[k] + e[k]))
-            .count();
+    for (point, hits) in plan_support::brute::cover_counts(shape, boxes) {
         overlap |= hits > 1;
         if hits == 0 {
             uncovered += 1;

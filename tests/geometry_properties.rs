@@ -4,6 +4,9 @@
 //! touching), cut (gaps) or grown by one element (overlapping by one element). Public API
 //! only; every answer is recomputed here the slow way, point by point and pair by pair.
 
+#[allow(dead_code)]
+mod plan_support;
+
 use std::fmt::Write as _;
 
 use proptest::prelude::*;
@@ -118,22 +121,7 @@ fn contract_pair(boxes: &Boxes) -> Option<(usize, usize)> {
 
 /// Every point of the tensor in row-major (lexicographic) order with its cover count.
 fn counts(shape: &[u64], boxes: &Boxes) -> Vec<(Vec<u64>, usize)> {
-    let total: u64 = shape.iter().product();
-    (0..total)
-        .map(|flat| {
-            let mut point = vec![0u64; shape.len()];
-            let mut rest = flat;
-            for k in (0..shape.len()).rev() {
-                point[k] = rest % shape[k];
-                rest /= shape[k];
-            }
-            let hits = boxes
-                .iter()
-                .filter(|b| (0..shape.len()).all(|k| b.0[k] <= point[k] && point[k] < end(b, k)))
-                .count();
-            (point, hits)
-        })
-        .collect()
+    plan_support::brute::cover_counts(shape, boxes)
 }
 
 /// The placement of `boxes` as fragments `f000`, `f001`, ... (so manifest order is box

@@ -159,6 +159,38 @@ fn document<'r>(
     Value::Object(Object::from_members(members))
 }
 
+/// The shape of one inventory kind read from records: its record and top-level member
+/// lists and the name of its record list.
+struct Kind {
+    record_members: &'static [&'static [&'static str]],
+    top_members: &'static [&'static str],
+    list: &'static str,
+}
+
+/// Assembles the document of `top` and `records` (`kind`) and reads it with `read`, each
+/// fragment's owner being its record's [`Record::owner`], in record order.
+fn read_owned_records<R: Record, T>(
+    top: &dyn Record,
+    records: &[R],
+    options: &Options<'_>,
+    kind: &Kind,
+    read: fn(&Value<'_>, &Options<'_>) -> Result<T>,
+) -> Result<T> {
+    options.apply(|| {
+        let list = records
+            .iter()
+            .map(|r| object_of(r, kind.record_members))
+            .collect();
+        let resolver = InOrder::new(records);
+        let resolve = |record: &Value<'_>| resolver.next(record);
+        let options = Options {
+            owners: Some(&resolve),
+            ..*options
+        };
+        read(&document(top, kind.top_members, kind.list, list), &options)
+    })
+}
+
 impl Runtime {
     /// Reads a runtime inventory (§10.3) from a top-level record and one record per fragment;
     /// each fragment's owner is its record's [`Record::owner`] (`options.owners` is not used).
@@ -167,22 +199,12 @@ impl Runtime {
         records: &[R],
         options: &Options<'_>,
     ) -> Result<Runtime> {
-        options.apply(|| {
-            let list = records
-                .iter()
-                .map(|r| object_of(r, &[DESCRIPTOR_MEMBERS, RUNTIME_RECORD_MEMBERS]))
-                .collect();
-            let resolver = InOrder::new(records);
-            let resolve = |record: &Value<'_>| resolver.next(record);
-            let options = Options {
-                owners: Some(&resolve),
-                ..*options
-            };
-            runtime_from_inventory(
-                &document(top, RUNTIME_TOP_MEMBERS, "tensors", list),
-                &options,
-            )
-        })
+        let kind = Kind {
+            record_members: &[DESCRIPTOR_MEMBERS, RUNTIME_RECORD_MEMBERS],
+            top_members: RUNTIME_TOP_MEMBERS,
+            list: "tensors",
+        };
+        read_owned_records(top, records, options, &kind, runtime_from_inventory)
     }
 }
 
@@ -194,22 +216,12 @@ impl Binding {
         records: &[R],
         options: &Options<'_>,
     ) -> Result<Binding> {
-        options.apply(|| {
-            let list = records
-                .iter()
-                .map(|r| object_of(r, &[BINDING_RECORD_MEMBERS]))
-                .collect();
-            let resolver = InOrder::new(records);
-            let resolve = |record: &Value<'_>| resolver.next(record);
-            let options = Options {
-                owners: Some(&resolve),
-                ..*options
-            };
-            binding_from_inventory(
-                &document(top, BINDING_TOP_MEMBERS, "fragments", list),
-                &options,
-            )
-        })
+        let kind = Kind {
+            record_members: &[BINDING_RECORD_MEMBERS],
+            top_members: BINDING_TOP_MEMBERS,
+            list: "fragments",
+        };
+        read_owned_records(top, records, options, &kind, binding_from_inventory)
     }
 }
 

@@ -1,30 +1,13 @@
 //! `invalid_json` rejections name where the text breaks: `... at line L column C (byte O)`
 //! in text output, a `location` member of the error object in `--format json` output.
 
-use std::path::PathBuf;
-use std::process::{Command, Output};
+#[allow(dead_code)]
+mod cli_support;
 
-fn scratch(name: &str, text: &[u8]) -> String {
-    let dir = std::env::temp_dir().join(format!("wm-json-location-cli-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path: PathBuf = dir.join(name);
-    std::fs::write(&path, text).unwrap();
-    path.to_string_lossy().into_owned()
-}
+use cli_support::{run, stderr, stdout};
 
-fn run(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_weight-manifest"))
-        .args(args)
-        .output()
-        .unwrap()
-}
-
-fn stderr(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stderr).into_owned()
-}
-
-fn stdout(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stdout).into_owned()
+fn scratch(name: &str, text: impl AsRef<[u8]>) -> String {
+    cli_support::scratch("json-location-cli", name, text)
 }
 
 /// A placement whose third line breaks at its 17th character (byte 52): a missing comma

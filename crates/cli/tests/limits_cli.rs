@@ -1,30 +1,14 @@
 //! The global `--limit NAME=VALUE` option: applied to the commands that read documents,
 //! repeatable, and a usage error (exit 2) for an unknown name or a bad value.
 
-use std::path::PathBuf;
-use std::process::{Command, Output};
+#[allow(dead_code)]
+mod cli_support;
 
-fn scratch(name: &str, text: &str) -> String {
-    let dir = std::env::temp_dir().join(format!("wm-limits-cli-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path: PathBuf = dir.join(name);
-    std::fs::write(&path, text).unwrap();
-    path.to_string_lossy().into_owned()
-}
+use cli_support::{run, stderr, stdout};
+use std::process::Command;
 
-fn run(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_weight-manifest"))
-        .args(args)
-        .output()
-        .unwrap()
-}
-
-fn stderr(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stderr).into_owned()
-}
-
-fn stdout(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stdout).into_owned()
+fn scratch(name: &str, text: impl AsRef<[u8]>) -> String {
+    cli_support::scratch("limits-cli", name, text)
 }
 
 /// Two replicated fragments of one 2-dimensional tensor.
