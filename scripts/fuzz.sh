@@ -13,7 +13,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-TARGETS=(placement_parse placement_inventory runtime_inventory binding_inventory runtime_parse binding_parse canonical plan)
+TARGETS=(placement_parse placement_inventory runtime_inventory binding_inventory runtime_parse binding_parse canonical plan plan_bind adapt_rules safetensors_header)
 
 need_cargo_fuzz() {
   if ! cargo fuzz --version >/dev/null 2>&1; then
@@ -38,6 +38,10 @@ ops = {
     "binding_parse": {"binding.parse"},
     "canonical": None,
     "plan": {"placement.parse", "coverage"},
+    # Seeded below from their own example files, not from fixtures.
+    "plan_bind": set(),
+    "adapt_rules": set(),
+    "safetensors_header": set(),
 }[target]
 for path in sorted(pathlib.Path("tests/conformance").glob("*/*.json")):
     fixture = json.loads(path.read_text())
@@ -57,6 +61,26 @@ for path in sorted(pathlib.Path("tests/conformance").glob("*/*.json")):
             data = text.encode("utf-8", "surrogatepass")
             (out / hashlib.sha1(data).hexdigest()).write_bytes(data)
 PY
+  case $target in
+    plan_bind)
+      # A plan, NUL, its source binding, NUL, its target binding (fuzz/fuzz_targets/plan_bind.rs).
+      local v=tests/vectors/plan_bind side
+      for side in target-binding target-binding-stale target-binding-other-digest; do
+        { cat $v/plan.json; printf '\0'; cat $v/source-binding.json; printf '\0'; cat $v/$side.json; } \
+          >"$dir/vector-$side"
+      done
+      ;;
+    adapt_rules)
+      cp examples/rules/*.json "$dir/"
+      ;;
+    safetensors_header)
+      # The real MiniLM header alone, and as a file with its 8-byte length prefix.
+      local header=tests/vectors/minilm/model.safetensors.header.json
+      cp "$header" "$dir/minilm-header"
+      python3 -c 'import struct,sys; h=open(sys.argv[1],"rb").read(); sys.stdout.buffer.write(struct.pack("<Q",len(h))+h)' \
+        "$header" >"$dir/minilm-file"
+      ;;
+  esac
   # The hostile slab family of SECURITY.md ("Superlinear paths and their bounds"): 3-, 4-
   # and 5-D, small m (each seed well under 100 KB).
   case $target in
