@@ -67,19 +67,30 @@ fn analyse_all(placement: &Placement, per_box: u64) -> Result<Coverage> {
         .enumerate()
         .map(|(t, tensor)| report::tensor_coverage(tensor, fragments, groups.get(t), per_box))
         .collect::<Result<_>>()?;
-    let count = |s: CoverageStatus| tensors.iter().filter(|t| t.status == s).count() as u64;
+    let (complete, with_gaps, ambiguous) = status_counts(&tensors);
     Ok(Coverage {
         report: CoverageReport {
             digest: placement.digest().to_owned(),
             model_id: placement.model_id().to_owned(),
             placement_id: placement.placement_id().to_owned(),
             revision: placement.revision().to_owned(),
-            tensors_ambiguous: count(CoverageStatus::Ambiguous),
-            tensors_complete: count(CoverageStatus::Complete),
-            tensors_with_gaps: count(CoverageStatus::Gaps),
+            tensors_ambiguous: ambiguous,
+            tensors_complete: complete,
+            tensors_with_gaps: with_gaps,
             tensors,
         },
     })
+}
+
+/// The numbers of complete, gapped and ambiguous tensors: what a report states in its
+/// `tensors_*` members.
+fn status_counts(tensors: &[CoverageTensor]) -> (u64, u64, u64) {
+    let count = |s: CoverageStatus| tensors.iter().filter(|t| t.status == s).count() as u64;
+    (
+        count(CoverageStatus::Complete),
+        count(CoverageStatus::Gaps),
+        count(CoverageStatus::Ambiguous),
+    )
 }
 
 impl Coverage {
@@ -98,13 +109,7 @@ impl Coverage {
             &options.limits,
             Code::CoverageDocumentInvalid,
         )?;
-        let count =
-            |s: CoverageStatus| report.tensors.iter().filter(|t| t.status == s).count() as u64;
-        let counted = (
-            count(CoverageStatus::Complete),
-            count(CoverageStatus::Gaps),
-            count(CoverageStatus::Ambiguous),
-        );
+        let counted = status_counts(&report.tensors);
         let stated = (
             report.tensors_complete,
             report.tensors_with_gaps,

@@ -10,8 +10,8 @@ use weight_manifest::{plan, Limits, Placement, PlanLimits};
 
 use super::args::{Format, FormatArg};
 use super::input::read_input;
-use super::output::{emit, leave_to_exit};
-use super::render::{json_success, rejection};
+use super::output::leave_to_exit;
+use super::render::{document, rejection};
 use weight_manifest::Options;
 
 #[derive(Args)]
@@ -99,27 +99,19 @@ pub(crate) fn run(args: &PlanArgs, document_limits: &Limits) -> Result<ExitCode,
         Ok(p) => p,
     };
     let (id, stats) = (plan.plan_id().to_owned(), plan.stats().clone());
-    let text = plan.into_json();
-    if format == Format::Json {
-        let mut fields = json!({ "plan_id": id });
-        if let Some(path) = &args.output {
-            emit(Some(path), text.as_bytes())
-                .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
-            leave_to_exit(text);
-        } else {
-            fields["plan"] = Json::String(text);
-        }
-        if args.stats {
-            fields["stats"] = stats_json(&stats);
-        }
-        json_success(fields);
-        return Ok(ExitCode::SUCCESS);
+    let mut fields = json!({ "plan_id": id });
+    if args.stats && format == Format::Json {
+        fields["stats"] = stats_json(&stats);
     }
-    emit(args.output.as_deref(), text.as_bytes())
-        .map_err(|e| format!("cannot write output: {e}"))?;
-    if args.stats {
+    document(
+        format,
+        args.output.as_deref(),
+        fields,
+        "plan",
+        plan.into_json(),
+    )?;
+    if args.stats && format != Format::Json {
         print_stats(&id, &stats);
     }
-    leave_to_exit(text);
     Ok(ExitCode::SUCCESS)
 }

@@ -5,14 +5,13 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Args;
-use serde_json::{json, Value as Json};
+use serde_json::json;
 
 use weight_manifest::{bind_plan, Binding, Fences, Limits, Result};
 
-use super::args::{Format, FormatArg};
+use super::args::FormatArg;
 use super::input::read_input;
-use super::output::emit;
-use super::render::{json_success, rejection};
+use super::render::{document, rejection};
 use weight_manifest::{Options, Plan};
 
 #[derive(Args)]
@@ -68,19 +67,13 @@ pub(crate) fn run(args: &PlanBindArgs, limits: &Limits) -> std::result::Result<E
         Ok(b) => b,
     };
     let id = bound.bound_plan_id().to_owned();
-    let text = bound.into_json();
-    if format == Format::Json {
-        let mut fields = json!({ "bound_plan_id": id });
-        if let Some(path) = &args.output {
-            emit(Some(path), text.as_bytes())
-                .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
-        } else {
-            fields["bound_plan"] = Json::String(text);
-        }
-        json_success(fields);
-        return Ok(ExitCode::SUCCESS);
-    }
-    emit(args.output.as_deref(), text.as_bytes())
-        .map_err(|e| format!("cannot write output: {e}"))?;
+    let fields = json!({ "bound_plan_id": id });
+    document(
+        format,
+        args.output.as_deref(),
+        fields,
+        "bound_plan",
+        bound.into_json(),
+    )?;
     Ok(ExitCode::SUCCESS)
 }

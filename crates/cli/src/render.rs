@@ -1,11 +1,13 @@
 //! Rendering results and rejections for people (`text`) or programs (`json`).
 
+use std::path::Path;
 use std::process::ExitCode;
 
 use serde_json::{json, Value as Json};
 use weight_manifest::Error;
 
 use super::args::Format;
+use super::output::{emit, leave_to_exit};
 
 /// Prints a rejection and returns exit code 1: `error[code]: message at /pointer` on
 /// standard error (`invalid_json`: `... at line 3 column 17 (byte 52)`), or
@@ -36,4 +38,30 @@ pub(crate) fn json_success(fields: Json) {
         target.extend(extra);
     }
     println!("{object}");
+}
+
+/// Writes a derived document (a plan, a bound plan) to `output` (atomically) or standard
+/// output. With `--format json` standard output gets one object instead: `fields`, and the
+/// document under `member` unless it went to a file.
+pub(crate) fn document(
+    format: Format,
+    output: Option<&Path>,
+    mut fields: Json,
+    member: &str,
+    text: String,
+) -> Result<(), String> {
+    if format == Format::Json {
+        if let Some(path) = output {
+            emit(Some(path), text.as_bytes())
+                .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+            leave_to_exit(text);
+        } else {
+            fields[member] = Json::String(text);
+        }
+        json_success(fields);
+    } else {
+        emit(output, text.as_bytes()).map_err(|e| format!("cannot write output: {e}"))?;
+        leave_to_exit(text);
+    }
+    Ok(())
 }
