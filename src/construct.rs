@@ -25,6 +25,7 @@ use crate::model::{
 };
 use crate::path::Path;
 use crate::value::{Object, Value};
+use crate::wire::key;
 use crate::wire::{
     ParallelRank, PlacementFragment, RuntimeBindingFragment, RuntimeFragment, TensorDescriptor,
 };
@@ -44,10 +45,10 @@ fn no_path(error: Error) -> Error {
 pub fn parallel_rank(fields: &Object<'_>) -> Result<ParallelRank> {
     let coordinate = |key| fields.get(key).unwrap_or(&ZERO);
     let rank = RankFields {
-        dp: coordinate("dp"),
-        tp: coordinate("tp"),
-        pp: coordinate("pp"),
-        ep: coordinate("ep"),
+        dp: coordinate(key::DP),
+        tp: coordinate(key::TP),
+        pp: coordinate(key::PP),
+        ep: coordinate(key::EP),
     };
     check_rank(&rank, &Path::Root).map_err(no_path)
 }
@@ -55,15 +56,15 @@ pub fn parallel_rank(fields: &Object<'_>) -> Result<ParallelRank> {
 /// `TensorDescriptor(...)` (§2.2); returns the canonical form (§3).
 pub fn tensor_descriptor(fields: &Object<'_>) -> Result<TensorDescriptor> {
     let descriptor = DescriptorFields {
-        tensor_id: required(fields, "tensor_id"),
-        global_shape: required(fields, "global_shape"),
-        dtype: required(fields, "dtype"),
-        itemsize: required(fields, "itemsize"),
-        partition_dim: fields.get("partition_dim"),
-        layout_fingerprint: required(fields, "layout_fingerprint"),
-        layer_id: fields.get("layer_id"),
-        expert_id: fields.get("expert_id"),
-        shard_dims: fields.get("shard_dims"),
+        tensor_id: required(fields, key::TENSOR_ID),
+        global_shape: required(fields, key::GLOBAL_SHAPE),
+        dtype: required(fields, key::DTYPE),
+        itemsize: required(fields, key::ITEMSIZE),
+        partition_dim: fields.get(key::PARTITION_DIM),
+        layout_fingerprint: required(fields, key::LAYOUT_FINGERPRINT),
+        layer_id: fields.get(key::LAYER_ID),
+        expert_id: fields.get(key::EXPERT_ID),
+        shard_dims: fields.get(key::SHARD_DIMS),
     };
     check_descriptor(&descriptor, &Path::Root).map_err(no_path)
 }
@@ -75,13 +76,13 @@ pub fn placement_fragment(
     rank: Option<ParallelRank>,
 ) -> Result<PlacementFragment> {
     let fragment = PlacementFragmentFields {
-        placement_fragment_id: required(fields, "placement_fragment_id"),
-        tensor_id: required(fields, "tensor_id"),
-        global_offset: required(fields, "global_offset"),
-        local_shape: required(fields, "local_shape"),
-        nbytes: required(fields, "nbytes"),
+        placement_fragment_id: required(fields, key::PLACEMENT_FRAGMENT_ID),
+        tensor_id: required(fields, key::TENSOR_ID),
+        global_offset: required(fields, key::GLOBAL_OFFSET),
+        local_shape: required(fields, key::LOCAL_SHAPE),
+        nbytes: required(fields, key::NBYTES),
         rank,
-        aliases: fields.get("aliases"),
+        aliases: fields.get(key::ALIASES),
     };
     check_placement_fragment(&fragment, &Path::Root).map_err(no_path)
 }
@@ -93,19 +94,19 @@ pub fn runtime_fragment(
     rank: Option<ParallelRank>,
 ) -> Result<RuntimeFragment> {
     let fragment = RuntimeFragmentFields {
-        fragment_id: required(fields, "fragment_id"),
-        tensor_id: required(fields, "tensor_id"),
-        global_offset: required(fields, "global_offset"),
-        local_shape: required(fields, "local_shape"),
-        address: required(fields, "address"),
-        nbytes: required(fields, "nbytes"),
-        worker_id: required(fields, "worker_id"),
-        endpoint: required(fields, "endpoint"),
-        device: required(fields, "device"),
+        fragment_id: required(fields, key::FRAGMENT_ID),
+        tensor_id: required(fields, key::TENSOR_ID),
+        global_offset: required(fields, key::GLOBAL_OFFSET),
+        local_shape: required(fields, key::LOCAL_SHAPE),
+        address: required(fields, key::ADDRESS),
+        nbytes: required(fields, key::NBYTES),
+        worker_id: required(fields, key::WORKER_ID),
+        endpoint: required(fields, key::ENDPOINT),
+        device: required(fields, key::DEVICE),
         rank,
-        lease_generation: required(fields, "lease_generation"),
-        aliases: fields.get("aliases"),
-        placement_fragment_id: fields.get("placement_fragment_id"),
+        lease_generation: required(fields, key::LEASE_GENERATION),
+        aliases: fields.get(key::ALIASES),
+        placement_fragment_id: fields.get(key::PLACEMENT_FRAGMENT_ID),
     };
     check_runtime_fragment(&fragment, &Path::Root).map_err(no_path)
 }
@@ -113,13 +114,13 @@ pub fn runtime_fragment(
 /// `RuntimeBindingFragment(...)` (§2.5).
 pub fn binding_fragment(fields: &Object<'_>) -> Result<RuntimeBindingFragment> {
     let fragment = BindingFragmentFields {
-        placement_fragment_id: required(fields, "placement_fragment_id"),
-        fragment_id: required(fields, "fragment_id"),
-        address: required(fields, "address"),
-        nbytes: required(fields, "nbytes"),
-        worker_id: required(fields, "worker_id"),
-        endpoint: required(fields, "endpoint"),
-        device: required(fields, "device"),
+        placement_fragment_id: required(fields, key::PLACEMENT_FRAGMENT_ID),
+        fragment_id: required(fields, key::FRAGMENT_ID),
+        address: required(fields, key::ADDRESS),
+        nbytes: required(fields, key::NBYTES),
+        worker_id: required(fields, key::WORKER_ID),
+        endpoint: required(fields, key::ENDPOINT),
+        device: required(fields, key::DEVICE),
     };
     check_binding_fragment(&fragment, &Path::Root).map_err(no_path)
 }
@@ -133,9 +134,9 @@ pub fn placement_manifest(
 ) -> Result<Placement> {
     construct_placement(
         &Path::Root,
-        required(fields, "model_id"),
-        required(fields, "revision"),
-        fields.get("placement_id"),
+        required(fields, key::MODEL_ID),
+        required(fields, key::REVISION),
+        fields.get(key::PLACEMENT_ID),
         tensors,
         fragments,
     )
@@ -152,12 +153,12 @@ pub fn runtime_manifest(
     owners: Vec<Option<Owner>>,
 ) -> Result<Runtime> {
     let header = RuntimeHeader {
-        model_id: required(fields, "model_id"),
-        revision: required(fields, "revision"),
-        instance_id: required(fields, "instance_id"),
-        lease_id: fields.get("lease_id"),
-        placement_id: fields.get("placement_id"),
-        generation: fields.get("generation"),
+        model_id: required(fields, key::MODEL_ID),
+        revision: required(fields, key::REVISION),
+        instance_id: required(fields, key::INSTANCE_ID),
+        lease_id: fields.get(key::LEASE_ID),
+        placement_id: fields.get(key::PLACEMENT_ID),
+        generation: fields.get(key::GENERATION),
     };
     construct_runtime(&Path::Root, &header, tensors, fragments, owners).map_err(no_path)
 }
@@ -169,13 +170,13 @@ pub fn binding_manifest(
     owners: Vec<Option<Owner>>,
 ) -> Result<Binding> {
     let header = BindingHeader {
-        model_id: required(fields, "model_id"),
-        revision: required(fields, "revision"),
-        placement_id: required(fields, "placement_id"),
-        placement_digest: required(fields, "placement_digest"),
-        instance_id: required(fields, "instance_id"),
-        lease_id: required(fields, "lease_id"),
-        generation: required(fields, "generation"),
+        model_id: required(fields, key::MODEL_ID),
+        revision: required(fields, key::REVISION),
+        placement_id: required(fields, key::PLACEMENT_ID),
+        placement_digest: required(fields, key::PLACEMENT_DIGEST),
+        instance_id: required(fields, key::INSTANCE_ID),
+        lease_id: required(fields, key::LEASE_ID),
+        generation: required(fields, key::GENERATION),
     };
     construct_binding(&Path::Root, &header, fragments, owners).map_err(no_path)
 }

@@ -1,33 +1,30 @@
 //! The three identities of contract §7: `placement_id` (§7.1), `digest` (§7.2) and the
 //! generated `logical:` placement_fragment_id (§7.3). All hash the canonical encoding
-//! (§5) streamed into SHA-256, so no payload text is materialised.
+//! (§5) streamed into SHA-256, so no payload text is materialised; the payloads' members
+//! and keys come from the schemas (`x-identity`, written by the generated writers of
+//! `wire::members`).
 
-use serde::Serialize;
-use sha2::{Digest, Sha256};
-
-use crate::canonical::{self, elements};
-#[cfg(test)]
-use crate::wire::PlacementManifest;
+use crate::wire::members;
 use crate::wire::{ParallelRank, PlacementFragment, TensorDescriptor};
 
-/// The literal schema tag of the placement_id payload.
-const PLACEMENT_SCHEMA_TAG: &str = "weight-placement";
-
-/// The placement_id payload (§7.1): the wire keys minus `placement_id`, plus `schema`.
-/// Fields are declared in emitted (sorted) order.
-#[cfg(test)]
-#[derive(Serialize)]
-struct PlacementIdPayload<'a> {
-    fragments: &'a [PlacementFragment],
-    model_id: &'a str,
-    revision: &'a str,
-    schema: &'static str,
-    tensors: &'a [TensorDescriptor],
+/// The placement_id (§7.1) and the digest (§7.2) of a normalised placement, in one pass.
+///
+/// The two hashed texts share their longest part: both start with
+/// `{"fragments":[...],"model_id":...`, hashed once (SHA-256 has no look-ahead, so the
+/// state after the common prefix serves both). `tensors` must be canonical and sorted by
+/// tensor_id, `fragments` sorted by placement_fragment_id with sorted aliases.
+pub(crate) fn placement_identities(
+    model_id: &str,
+    revision: &str,
+    tensors: &[TensorDescriptor],
+    fragments: &[PlacementFragment],
+) -> (String, String) {
+    let (id, digest) = members::placement_manifest_identity(fragments, model_id, revision, tensors);
+    (id, crate::canonical::hex(&digest))
 }
 
-/// The six-key fragment payload of a generated id (§7.3), in emitted order.
-#[derive(Serialize)]
-pub(crate) struct FragmentIdPayload<'a> {
+/// The members of a fragment its generated id covers: all but its placement_fragment_id.
+pub(crate) struct FragmentContent<'a> {
     pub aliases: &'a [String],
     pub global_offset: &'a [u64],
     pub local_shape: &'a [u64],
@@ -36,136 +33,16 @@ pub(crate) struct FragmentIdPayload<'a> {
     pub tensor_id: &'a str,
 }
 
-fn sha256_of<T: Serialize + ?Sized>(value: &T) -> [u8; 32] {
-    // The payloads hold only strings, u64s, arrays and structs with sorted fields, which
-    // the encoder always accepts (tested in this module).
-    canonical::hash(value)
-        .unwrap_or_else(|e| unreachable!("identity payloads are always encodable: {e}"))
-}
-
-/// Bytes gathered before they are handed to the hashers.
-const CHUNK: usize = 64 << 10;
-
-/// A hasher fed through a buffer, so the encoder's small writes reach it in large chunks.
-struct Feed {
-    buffer: Vec<u8>,
-    hasher: Sha256,
-}
-
-impl Feed {
-    fn flush(&mut self) {
-        self.hasher.update(&self.buffer);
-        self.buffer.clear();
-    }
-
-    fn flush_full(&mut self) {
-        if self.buffer.len() >= CHUNK {
-            self.flush();
-        }
-    }
-
-    /// `[` + the tensors + `]}`: the tail both texts end with; then the digest.
-    fn tensors_and_close(mut self, tensors: &[TensorDescriptor]) -> [u8; 32] {
-        self.buffer.push(b'[');
-        for (i, tensor) in tensors.iter().enumerate() {
-            if i > 0 {
-                self.buffer.push(b',');
-            }
-            elements::put_tensor(&mut self.buffer, tensor);
-            self.flush_full();
-        }
-        self.buffer.extend_from_slice(b"]}");
-        self.flush();
-        self.hasher.finalize().into()
-    }
-}
-
-/// The placement_id (§7.1) and the digest (§7.2) of a normalised placement, in one pass.
-///
-/// The two hashed texts share their longest part: both start with
-/// `{"fragments":[...],"model_id":...,`. SHA-256 processes its input in 64-byte blocks
-/// with no look-ahead, so the state after that common prefix is the same for both: it is
-/// encoded and hashed once, and the hasher is cloned. The payload then ends
-/// `"revision":...,"schema":"weight-placement","tensors":[...]}`; once its hash (the id)
-/// is known, the wire JSON ends `"placement_id":"sha256:...","revision":...,"tensors":[...]}`.
-/// `tensors` must be canonical and sorted by tensor_id, `fragments` sorted by
-/// placement_fragment_id with sorted aliases.
-pub(crate) fn placement_identities(
-    model_id: &str,
-    revision: &str,
-    tensors: &[TensorDescriptor],
-    fragments: &[PlacementFragment],
-) -> (String, String) {
-    let mut common = Feed {
-        buffer: Vec::with_capacity(CHUNK + 1024),
-        hasher: Sha256::new(),
-    };
-    common.buffer.extend_from_slice(b"{\"fragments\":[");
-    for (i, fragment) in fragments.iter().enumerate() {
-        if i > 0 {
-            common.buffer.push(b',');
-        }
-        elements::put_fragment(&mut common.buffer, fragment);
-        common.flush_full();
-    }
-    common.buffer.extend_from_slice(b"],\"model_id\":");
-    canonical::write_str(&mut common.buffer, model_id);
-    common.buffer.push(b',');
-    common.flush();
-    let mut wire_json = Feed {
-        buffer: Vec::with_capacity(CHUNK + 1024),
-        hasher: common.hasher.clone(),
-    };
-
-    let mut payload = common;
-    payload.buffer.extend_from_slice(b"\"revision\":");
-    canonical::write_str(&mut payload.buffer, revision);
-    payload.buffer.extend_from_slice(b",\"schema\":");
-    canonical::write_str(&mut payload.buffer, PLACEMENT_SCHEMA_TAG);
-    payload.buffer.extend_from_slice(b",\"tensors\":");
-    let id = format!(
-        "sha256:{}",
-        canonical::hex(&payload.tensors_and_close(tensors))
-    );
-
-    wire_json.buffer.extend_from_slice(b"\"placement_id\":");
-    canonical::write_str(&mut wire_json.buffer, &id);
-    wire_json.buffer.extend_from_slice(b",\"revision\":");
-    canonical::write_str(&mut wire_json.buffer, revision);
-    wire_json.buffer.extend_from_slice(b",\"tensors\":");
-    let digest = canonical::hex(&wire_json.tensors_and_close(tensors));
-    (id, digest)
-}
-
-/// `sha256:` + SHA-256 of the placement payload, through the serde encoder (the oracle
-/// of [`placement_identities`]).
-#[cfg(test)]
-fn placement_id(
-    model_id: &str,
-    revision: &str,
-    tensors: &[TensorDescriptor],
-    fragments: &[PlacementFragment],
-) -> String {
-    let payload = PlacementIdPayload {
-        fragments,
-        model_id,
-        revision,
-        schema: PLACEMENT_SCHEMA_TAG,
-        tensors,
-    };
-    format!("sha256:{}", canonical::hex(&sha256_of(&payload)))
-}
-
-/// SHA-256 of the wire JSON through the serde encoder (the oracle of
-/// [`placement_identities`]).
-#[cfg(test)]
-fn digest(manifest: &PlacementManifest) -> String {
-    canonical::hex(&sha256_of(manifest))
-}
-
-/// `logical:` + SHA-256 of the six-key fragment payload.
-pub(crate) fn logical_id(payload: &FragmentIdPayload<'_>) -> String {
-    format!("logical:{}", canonical::hex(&sha256_of(payload)))
+/// `logical:` + SHA-256 of the fragment payload (§7.3).
+pub(crate) fn logical_id(content: &FragmentContent<'_>) -> String {
+    members::placement_fragment_id(
+        content.aliases,
+        content.global_offset,
+        content.local_shape,
+        &content.nbytes,
+        content.rank,
+        content.tensor_id,
+    )
 }
 
 /// The generated `logical:` placement_fragment_id of a fragment's content (§7.3): the id
@@ -187,7 +64,7 @@ pub(crate) fn logical_id(payload: &FragmentIdPayload<'_>) -> String {
 /// assert!(weight_manifest::logical_fragment_id(&fragment).starts_with("logical:"));
 /// ```
 pub fn logical_fragment_id(fragment: &PlacementFragment) -> String {
-    logical_id(&FragmentIdPayload {
+    logical_id(&FragmentContent {
         aliases: &fragment.aliases,
         global_offset: &fragment.global_offset,
         local_shape: &fragment.local_shape,
@@ -200,6 +77,20 @@ pub fn logical_fragment_id(fragment: &PlacementFragment) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::canonical;
+    use crate::wire::PlacementManifest;
+
+    /// The oracle: the serde encoding of the wire value as a JSON tree, the id member
+    /// removed and the schema tag added by name, re-encoded canonically (the generic
+    /// encoder sorts the keys itself).
+    fn payload_hash(manifest: &PlacementManifest) -> String {
+        let mut tree: serde_json::Value = serde_json::to_value(manifest).unwrap();
+        let object = tree.as_object_mut().unwrap();
+        object.remove("placement_id");
+        object.insert("schema".into(), "weight-placement".into());
+        let text = canonical::to_vec(&tree).unwrap();
+        format!("sha256:{}", canonical::sha256_hex(&text))
+    }
 
     #[test]
     fn one_pass_identities_match_the_serde_encoder() {
@@ -241,40 +132,41 @@ mod tests {
             (vec![tensor.clone(); 700], many),
         ] {
             let (id, digest) = placement_identities("m\n", "r", &tensors, &fragments);
-            assert_eq!(id, placement_id("m\n", "r", &tensors, &fragments));
-            let manifest = PlacementManifest {
+            let mut manifest = PlacementManifest {
                 fragments,
                 model_id: "m\n".to_owned(),
-                placement_id: Some(id),
+                placement_id: None,
                 revision: "r".to_owned(),
                 tensors,
             };
-            assert_eq!(digest, super::digest(&manifest));
+            assert_eq!(id, payload_hash(&manifest));
+            manifest.placement_id = Some(id);
+            assert_eq!(
+                digest,
+                canonical::sha256_hex(&canonical::to_vec(&manifest).unwrap())
+            );
         }
     }
 
+    /// The contract's worked example of a generated id (W2).
     #[test]
     fn w2_generated_fragment_id() {
-        let rank = ParallelRank {
-            dp: 0,
-            ep: 1,
-            pp: 1,
-            tp: 0,
-        };
-        let payload = FragmentIdPayload {
-            aliases: &[],
-            global_offset: &[0, 0],
-            local_shape: &[4, 4],
+        let fragment = PlacementFragment {
+            aliases: vec![],
+            global_offset: vec![0, 0],
+            local_shape: vec![4, 4],
             nbytes: 32,
-            rank: &rank,
-            tensor_id: "layers.2.experts.3.w1",
+            placement_fragment_id: "ignored".to_owned(),
+            rank: ParallelRank {
+                dp: 0,
+                ep: 1,
+                pp: 1,
+                tp: 0,
+            },
+            tensor_id: "layers.2.experts.3.w1".to_owned(),
         };
         assert_eq!(
-            canonical::to_string(&payload).unwrap(),
-            r#"{"aliases":[],"global_offset":[0,0],"local_shape":[4,4],"nbytes":32,"rank":{"dp":0,"ep":1,"pp":1,"tp":0},"tensor_id":"layers.2.experts.3.w1"}"#
-        );
-        assert_eq!(
-            logical_id(&payload),
+            logical_fragment_id(&fragment),
             "logical:a6fe4dfe05d9e3dd45f24a617c01946b3b5112b4415c7e10420d22b3eaabe899"
         );
     }

@@ -5,11 +5,12 @@ use std::borrow::Cow;
 
 use crate::check;
 use crate::error::{Code, Error, Result};
-use crate::identity::{self, FragmentIdPayload};
+use crate::identity::{self, FragmentContent};
 use crate::model::binding::BindingHeader;
 use crate::model::{construct_binding, construct_placement, Binding, Placement, Runtime};
 use crate::path::Path;
 use crate::value::Value;
+use crate::wire::key;
 use crate::wire::{PlacementFragment, RuntimeBindingFragment, RuntimeFragment};
 
 /// The placement_fragment_id of a runtime fragment: its explicit id, else the generated
@@ -17,7 +18,7 @@ use crate::wire::{PlacementFragment, RuntimeBindingFragment, RuntimeFragment};
 pub fn placement_fragment_id(fragment: &RuntimeFragment) -> String {
     match &fragment.placement_fragment_id {
         Some(id) => id.clone(),
-        None => identity::logical_id(&FragmentIdPayload {
+        None => identity::logical_id(&FragmentContent {
             aliases: &fragment.aliases,
             global_offset: &fragment.global_offset,
             local_shape: &fragment.local_shape,
@@ -57,7 +58,7 @@ pub fn project_placement_value(
         .collect();
     let argument = match placement_id {
         None | Some(Value::Null) => None,
-        Some(value) => Some(check::string(value, "placement_id", &Path::Root)?),
+        Some(value) => Some(check::string(value, key::PLACEMENT_ID, &Path::Root)?),
     };
     let held = wire.placement_id.as_deref();
     let id = argument.or(held).map(|id| Value::Str(Cow::Borrowed(id)));

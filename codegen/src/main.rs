@@ -5,7 +5,8 @@
 //! cargo run -p weight-manifest-codegen -- [--check] [--root DIR]
 //! ```
 //!
-//! Writes `src/wire/generated.rs` and `schema/dist/*` from the schemas; from the codes file
+//! Writes `src/wire/generated.rs` (the types), `src/wire/members.rs` (their member names,
+//! field lists and canonical writers) and `schema/dist/*` from the schemas; from the codes file
 //! `schema/codes.json` the core's `Code` (`src/code/generated.rs`), the Python list
 //! (`weight_manifest/_codes.py`), the code enum of the published fixture schema and the
 //! C++ binding's error code table `bindings/cpp/src/code_table.rs`; and the C header
@@ -18,6 +19,7 @@ mod c_header;
 mod codes;
 mod dist;
 mod json;
+mod members;
 mod output;
 mod rust;
 mod source;
@@ -40,7 +42,8 @@ const GENERATED_RS: &str = "src/wire/generated.rs";
 
 const USAGE: &str = "usage: weight-manifest-codegen [--check] [--root DIR]
 
-Generates src/wire/generated.rs and schema/dist/* from schema/*.schema.json,
+Generates src/wire/generated.rs, src/wire/members.rs and schema/dist/* from
+schema/*.schema.json,
 src/code/generated.rs, weight_manifest/_codes.py and bindings/cpp/src/code_table.rs
 from schema/codes.json, and
 bindings/cpp/include/weight_manifest.h from bindings/cpp/src (cbindgen).
@@ -84,10 +87,17 @@ fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Command> {
 fn generate(root: &Path) -> Result<Vec<Output>> {
     let files = source::load_dir(&root.join(SCHEMA_DIR))?;
     let bundle = bundle::bundle(&files)?;
-    let mut outputs = vec![Output {
-        path: GENERATED_RS.to_owned(),
-        contents: rust::generate(&bundle)?,
-    }];
+    let wire_types = rust::generate(&bundle)?;
+    let mut outputs = vec![
+        Output {
+            path: members::PATH.to_owned(),
+            contents: members::generate(&wire_types, &bundle)?,
+        },
+        Output {
+            path: GENERATED_RS.to_owned(),
+            contents: wire_types,
+        },
+    ];
     let codes = codes::read(root)?;
     let published = codes::with_code_enum(&files, &codes);
     for (name, contents) in dist::documents(&published, &bundle::bundle(&published)?)? {

@@ -14,11 +14,11 @@
 //! [`EncodeError`]). Maps are buffered and sorted. Floats and byte strings are rejected:
 //! they never occur in the contract's documents.
 
-pub(crate) mod elements;
 mod escape;
 mod key;
 mod ser;
 mod value;
+mod writer;
 
 #[cfg(test)]
 mod tests;
@@ -28,14 +28,17 @@ use std::fmt;
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 
-pub(crate) use elements::put_u64s;
-pub(crate) use escape::{write_str, write_u64};
 pub use value::encode_value;
+pub use writer::Canonical;
+pub(crate) use writer::{Hole, Raw};
 
 /// A byte destination for the encoder: a buffer, a hasher, ...
 pub trait Sink {
     /// Appends `bytes`.
     fn put(&mut self, bytes: &[u8]);
+
+    /// Marks the place of a member written later (see `Hole`); most sinks ignore it.
+    fn hole(&mut self) {}
 }
 
 impl Sink for Vec<u8> {
@@ -56,6 +59,10 @@ impl<S: Sink + ?Sized> Sink for &mut S {
     #[inline]
     fn put(&mut self, bytes: &[u8]) {
         (**self).put(bytes);
+    }
+
+    fn hole(&mut self) {
+        (**self).hole();
     }
 }
 
@@ -129,6 +136,8 @@ pub fn hash<T: Serialize + ?Sized>(value: &T) -> Result<[u8; 32], EncodeError> {
 
 /// A SHA-256 sink that gathers the encoder's many small writes into blocks of a few
 /// kilobytes before hashing them (one hasher call per field costs more than the field).
+/// A clone continues from the same state: two texts with a common prefix hash it once.
+#[derive(Clone)]
 pub(crate) struct HashSink {
     hasher: Sha256,
     buffer: Vec<u8>,
@@ -145,10 +154,16 @@ impl HashSink {
         }
     }
 
-    /// The digest of everything written.
-    pub(crate) fn finish(mut self) -> [u8; 32] {
+    /// The digest of everything written; the sink starts again empty.
+    pub(crate) fn finish(&mut self) -> [u8; 32] {
         self.hasher.update(&self.buffer);
-        self.hasher.finalize().into()
+        self.buffer.clear();
+        std::mem::take(&mut self.hasher).finalize().into()
+    }
+
+    /// `prefix` + the digest of everything written in hex: an identity of §7.
+    pub(crate) fn id(&mut self, prefix: &str) -> String {
+        format!("{prefix}{}", hex(&self.finish()))
     }
 }
 

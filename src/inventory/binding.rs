@@ -11,6 +11,7 @@ use crate::options::Options;
 use crate::parse::top_object_of;
 use crate::path::Path;
 use crate::value::Value;
+use crate::wire::key;
 
 const LABEL: &str = super::BINDING_INVENTORY_LABEL;
 
@@ -26,20 +27,25 @@ pub(crate) fn binding_from_inventory(
     let limits = &options.limits;
     let top = Members::of(document, &root);
 
-    let generation_value = top.req("generation")?;
-    let generation = check::int(generation_value, "generation", 0, &top.at("generation"))?;
+    let generation_value = top.req(key::GENERATION)?;
+    let generation = check::int(
+        generation_value,
+        key::GENERATION,
+        0,
+        &top.at(key::GENERATION),
+    )?;
     let header = BindingHeader {
-        model_id: top.req("model_id")?,
-        revision: top.req("revision")?,
-        placement_id: top.req("placement_id")?,
-        placement_digest: top.req("placement_digest")?,
-        instance_id: top.req("instance_id")?,
-        lease_id: top.req("lease_id")?,
+        model_id: top.req(key::MODEL_ID)?,
+        revision: top.req(key::REVISION)?,
+        placement_id: top.req(key::PLACEMENT_ID)?,
+        placement_digest: top.req(key::PLACEMENT_DIGEST)?,
+        instance_id: top.req(key::INSTANCE_ID)?,
+        lease_id: top.req(key::LEASE_ID)?,
         generation: generation_value,
     };
-    let fragments_at = top.at("fragments");
+    let fragments_at = top.at(key::FRAGMENTS);
     let records = check::seq(
-        top.req("fragments")?,
+        top.req(key::FRAGMENTS)?,
         "runtime binding fragments",
         &fragments_at,
     )?;
@@ -50,44 +56,54 @@ pub(crate) fn binding_from_inventory(
     for (i, value) in records.iter().enumerate() {
         let at = fragments_at.index(i);
         let record = Members::of(value, &at);
-        if !matches!(record.req("is_contiguous")?, Value::Bool(true)) {
+        if !matches!(record.req(key::IS_CONTIGUOUS)?, Value::Bool(true)) {
             return Err(Error::at(
                 Code::NotContiguous,
                 "runtime binding allocation must be contiguous",
-                &record.at("is_contiguous"),
+                &record.at(key::IS_CONTIGUOUS),
             ));
         }
-        if let Some(lease) = record.opt("lease_generation") {
-            let lease = check::int(lease, "lease_generation", 0, &record.at("lease_generation"))?;
+        if let Some(lease) = record.opt(key::LEASE_GENERATION) {
+            let lease = check::int(
+                lease,
+                key::LEASE_GENERATION,
+                0,
+                &record.at(key::LEASE_GENERATION),
+            )?;
             if lease != generation {
                 return Err(Error::at(
                     Code::LeaseGenerationMismatch,
                     "runtime binding fragment lease generation mismatch",
-                    &record.at("lease_generation"),
+                    &record.at(key::LEASE_GENERATION),
                 ));
             }
         }
-        let storage_offset = record.opt("storage_offset");
-        let byte_offset = record.opt("byte_offset");
+        let storage_offset = record.opt(key::STORAGE_OFFSET);
+        let byte_offset = record.opt(key::BYTE_OFFSET);
         let storage_offset = check::opt_int(
             storage_offset,
             "storage_offset",
             0,
-            &record.at("storage_offset"),
+            &record.at(key::STORAGE_OFFSET),
         )?;
-        let byte_offset = check::opt_int(byte_offset, "byte_offset", 0, &record.at("byte_offset"))?;
+        let byte_offset = check::opt_int(
+            byte_offset,
+            key::BYTE_OFFSET,
+            0,
+            &record.at(key::BYTE_OFFSET),
+        )?;
         let nonzero = storage_offset.unwrap_or(0) != 0 || byte_offset.unwrap_or(0) != 0;
         if nonzero && !view {
             return Err(offsets_require_view(&at));
         }
         let fields = BindingFragmentFields {
-            placement_fragment_id: record.req("placement_fragment_id")?,
-            fragment_id: record.req("fragment_id")?,
-            address: record.req("address")?,
-            nbytes: record.req("nbytes")?,
-            worker_id: record.req("worker_id")?,
-            endpoint: record.req("endpoint")?,
-            device: record.req("device")?,
+            placement_fragment_id: record.req(key::PLACEMENT_FRAGMENT_ID)?,
+            fragment_id: record.req(key::FRAGMENT_ID)?,
+            address: record.req(key::ADDRESS)?,
+            nbytes: record.req(key::NBYTES)?,
+            worker_id: record.req(key::WORKER_ID)?,
+            endpoint: record.req(key::ENDPOINT)?,
+            device: record.req(key::DEVICE)?,
         };
         fragments.push(check_binding_fragment(&fields, &at)?);
         owners.push(options.owners.and_then(|resolve| resolve(value)));

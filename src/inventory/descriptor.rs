@@ -6,6 +6,7 @@ use super::members::Members;
 use crate::error::{Code, Error, Result};
 use crate::limits::Limits;
 use crate::model::descriptor::{check_descriptor, DescriptorFields};
+use crate::wire::key;
 use crate::wire::TensorDescriptor;
 
 /// Reads the descriptor members in the contract's order, then `max_dims` on global_shape,
@@ -14,16 +15,16 @@ pub(crate) fn read_descriptor(
     record: &Members<'_, '_>,
     limits: &Limits,
 ) -> Result<TensorDescriptor> {
-    let shard_dims = record.opt("shard_dims");
-    let tensor_id = record.req("tensor_id")?;
-    let global_shape = record.req("global_shape")?;
-    let dtype = record.req("dtype")?;
-    let itemsize = record.req("itemsize")?;
-    let partition_dim = record.req("partition_dim")?;
-    let layer_id = record.opt("layer_id");
-    let expert_id = record.opt("expert_id");
-    let layout_fingerprint = record.req("layout_fingerprint")?;
-    limits.check_dims(global_shape, &record.at("global_shape"))?;
+    let shard_dims = record.opt(key::SHARD_DIMS);
+    let tensor_id = record.req(key::TENSOR_ID)?;
+    let global_shape = record.req(key::GLOBAL_SHAPE)?;
+    let dtype = record.req(key::DTYPE)?;
+    let itemsize = record.req(key::ITEMSIZE)?;
+    let partition_dim = record.req(key::PARTITION_DIM)?;
+    let layer_id = record.opt(key::LAYER_ID);
+    let expert_id = record.opt(key::EXPERT_ID);
+    let layout_fingerprint = record.req(key::LAYOUT_FINGERPRINT)?;
+    limits.check_dims(global_shape, &record.at(key::GLOBAL_SHAPE))?;
     let fields = DescriptorFields {
         tensor_id,
         global_shape,

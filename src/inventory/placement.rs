@@ -11,6 +11,7 @@ use crate::model::{construct_placement, Placement};
 use crate::parse::top_object_of;
 use crate::path::Path;
 use crate::value::Value;
+use crate::wire::key;
 
 const LABEL: &str = super::PLACEMENT_INVENTORY_LABEL;
 
@@ -22,9 +23,9 @@ pub(crate) fn placement_from_inventory(document: &Value<'_>, limits: &Limits) ->
     top_object_of(document, LABEL)?;
     let top = Members::of(document, &root);
 
-    let tensors_at = top.at("tensors");
+    let tensors_at = top.at(key::TENSORS);
     let records = check::seq(
-        top.req("tensors")?,
+        top.req(key::TENSORS)?,
         "placement inventory tensors",
         &tensors_at,
     )?;
@@ -36,14 +37,14 @@ pub(crate) fn placement_from_inventory(document: &Value<'_>, limits: &Limits) ->
         let record = Members::of(value, &at);
         let descriptor = read_descriptor(&record, limits)?;
         let tensor_id = Value::Str(descriptor.tensor_id.clone().into());
-        descriptors.merge(descriptor, "placement", &record, limits)?;
+        descriptors.merge(descriptor, key::PLACEMENT, &record, limits)?;
 
-        let rank_value = record.req("rank")?;
-        let placement_fragment_id = record.req("placement_fragment_id")?;
-        let global_offset = record.req("global_offset")?;
-        let local_shape = record.req("local_shape")?;
-        let nbytes = record.req("nbytes")?;
-        let rank_at = record.at("rank");
+        let rank_value = record.req(key::RANK)?;
+        let placement_fragment_id = record.req(key::PLACEMENT_FRAGMENT_ID)?;
+        let global_offset = record.req(key::GLOBAL_OFFSET)?;
+        let local_shape = record.req(key::LOCAL_SHAPE)?;
+        let nbytes = record.req(key::NBYTES)?;
+        let rank_at = record.at(key::RANK);
         let rank = read_rank(&Members::of(rank_value, &rank_at))?;
         let aliases = read_aliases(&record)?;
         let fields = PlacementFragmentFields {
@@ -60,9 +61,9 @@ pub(crate) fn placement_from_inventory(document: &Value<'_>, limits: &Limits) ->
 
     construct_placement(
         &root,
-        top.req("model_id")?,
-        top.req("revision")?,
-        top.opt("placement_id"),
+        top.req(key::MODEL_ID)?,
+        top.req(key::REVISION)?,
+        top.opt(key::PLACEMENT_ID),
         descriptors.into_sorted(),
         fragments,
     )

@@ -13,6 +13,10 @@ use crate::error::Result;
 use crate::model::{Binding, Owner, Placement, Runtime};
 use crate::options::Options;
 use crate::value::{Object, Value};
+use crate::wire::{
+    key, BindingInventory, BindingInventoryRecord, InventoryRank, PlacementInventory,
+    PlacementInventoryRecord, RuntimeInventory, RuntimeInventoryRecord,
+};
 
 /// An object whose members the inventory readers can ask for by name.
 pub trait Record {
@@ -31,60 +35,12 @@ impl Record for Object<'_> {
     }
 }
 
-/// The descriptor members of a record, in reading order (§10.3 step 4.1).
-pub const DESCRIPTOR_MEMBERS: &[&str] = &[
-    "shard_dims",
-    "tensor_id",
-    "global_shape",
-    "dtype",
-    "itemsize",
-    "partition_dim",
-    "layer_id",
-    "expert_id",
-    "layout_fingerprint",
-];
-/// The other members of a runtime inventory record (§10.3).
-pub const RUNTIME_RECORD_MEMBERS: &[&str] = &[
-    "is_contiguous",
-    "local_shape",
-    "stride",
-    "storage_offset",
-    "byte_offset",
-    "rank",
-    "lease_generation",
-    "fragment_id",
-    "global_offset",
-    "address",
-    "nbytes",
-    "worker_id",
-    "endpoint",
-    "device",
-    "aliases",
-    "placement_fragment_id",
-];
+/// The members of a runtime inventory record (§10.3), as the schema lists them.
+pub const RUNTIME_RECORD_MEMBERS: &[&str] = RuntimeInventoryRecord::FIELDS;
 /// The members of a binding inventory record (§10.4).
-pub const BINDING_RECORD_MEMBERS: &[&str] = &[
-    "is_contiguous",
-    "lease_generation",
-    "storage_offset",
-    "byte_offset",
-    "placement_fragment_id",
-    "fragment_id",
-    "address",
-    "nbytes",
-    "worker_id",
-    "endpoint",
-    "device",
-];
-/// The other members of a placement inventory record (§10.5).
-pub const PLACEMENT_RECORD_MEMBERS: &[&str] = &[
-    "rank",
-    "placement_fragment_id",
-    "global_offset",
-    "local_shape",
-    "nbytes",
-    "aliases",
-];
+pub const BINDING_RECORD_MEMBERS: &[&str] = BindingInventoryRecord::FIELDS;
+/// The members of a placement inventory record (§10.5).
+pub const PLACEMENT_RECORD_MEMBERS: &[&str] = PlacementInventoryRecord::FIELDS;
 
 /// Hands out the records' owners in record order: the readers call the resolver once per
 /// record, in order, after the record's checks pass.
@@ -108,38 +64,22 @@ impl InOrder {
     }
 }
 
-/// The top-level members of a runtime inventory besides its record list `tensors`
-/// (§10.3).
-pub const RUNTIME_TOP_MEMBERS: &[&str] = &[
-    "generation",
-    "model_id",
-    "revision",
-    "instance_id",
-    "lease_id",
-    "placement_id",
-];
-/// The top-level members of a binding inventory besides its record list `fragments`
-/// (§10.4).
-pub const BINDING_TOP_MEMBERS: &[&str] = &[
-    "generation",
-    "model_id",
-    "revision",
-    "placement_id",
-    "placement_digest",
-    "instance_id",
-    "lease_id",
-];
-/// The top-level members of a placement inventory besides its record list `tensors`
-/// (§10.5).
-pub const PLACEMENT_TOP_MEMBERS: &[&str] = &["model_id", "revision", "placement_id"];
+/// The top-level members of a runtime inventory (§10.3), its record list `tensors`
+/// included.
+pub const RUNTIME_TOP_MEMBERS: &[&str] = RuntimeInventory::FIELDS;
+/// The top-level members of a binding inventory (§10.4), its record list `fragments`
+/// included.
+pub const BINDING_TOP_MEMBERS: &[&str] = BindingInventory::FIELDS;
+/// The top-level members of a placement inventory (§10.5), its record list `tensors`
+/// included.
+pub const PLACEMENT_TOP_MEMBERS: &[&str] = PlacementInventory::FIELDS;
 
-/// The members of a record's `rank`, in reading order.
-pub const RANK_MEMBERS: &[&str] = &["dp", "tp", "pp", "ep"];
+/// The members of a record's `rank`.
+pub const RANK_MEMBERS: &[&str] = InventoryRank::FIELDS;
 
-fn object_of<'r>(record: &'r dyn Record, groups: &[&[&'static str]]) -> Value<'r> {
-    let members = groups
+fn object_of<'r>(record: &'r dyn Record, names: &[&'static str]) -> Value<'r> {
+    let members = names
         .iter()
-        .flat_map(|names| names.iter())
         .filter_map(|&name| record.member(name).map(|v| (Cow::Borrowed(name), v)))
         .collect();
     Value::Object(Object::from_members(members))
@@ -153,6 +93,7 @@ fn document<'r>(
 ) -> Value<'r> {
     let mut members: Vec<(Cow<'static, str>, Value<'r>)> = top_names
         .iter()
+        .filter(|&&name| name != list_name)
         .filter_map(|&name| top.member(name).map(|v| (Cow::Borrowed(name), v)))
         .collect();
     members.push((Cow::Borrowed(list_name), Value::Array(list)));
@@ -162,7 +103,7 @@ fn document<'r>(
 /// The shape of one inventory kind read from records: its record and top-level member
 /// lists and the name of its record list.
 struct Kind {
-    record_members: &'static [&'static [&'static str]],
+    record_members: &'static [&'static str],
     top_members: &'static [&'static str],
     list: &'static str,
 }
@@ -200,9 +141,9 @@ impl Runtime {
         options: &Options<'_>,
     ) -> Result<Runtime> {
         let kind = Kind {
-            record_members: &[DESCRIPTOR_MEMBERS, RUNTIME_RECORD_MEMBERS],
+            record_members: RUNTIME_RECORD_MEMBERS,
             top_members: RUNTIME_TOP_MEMBERS,
-            list: "tensors",
+            list: key::TENSORS,
         };
         read_owned_records(top, records, options, &kind, runtime_from_inventory)
     }
@@ -217,9 +158,9 @@ impl Binding {
         options: &Options<'_>,
     ) -> Result<Binding> {
         let kind = Kind {
-            record_members: &[BINDING_RECORD_MEMBERS],
+            record_members: BINDING_RECORD_MEMBERS,
             top_members: BINDING_TOP_MEMBERS,
-            list: "fragments",
+            list: key::FRAGMENTS,
         };
         read_owned_records(top, records, options, &kind, binding_from_inventory)
     }
@@ -236,10 +177,10 @@ impl Placement {
         options.apply(|| {
             let list = records
                 .iter()
-                .map(|r| object_of(r, &[DESCRIPTOR_MEMBERS, PLACEMENT_RECORD_MEMBERS]))
+                .map(|r| object_of(r, PLACEMENT_RECORD_MEMBERS))
                 .collect();
             placement_from_inventory(
-                &document(top, PLACEMENT_TOP_MEMBERS, "tensors", list),
+                &document(top, PLACEMENT_TOP_MEMBERS, key::TENSORS, list),
                 &options.limits,
             )
         })

@@ -13,6 +13,7 @@ use crate::options::Options;
 use crate::parse::top_object_of;
 use crate::path::Path;
 use crate::value::Value;
+use crate::wire::key;
 use crate::wire::{ParallelRank, TensorDescriptor};
 
 const LABEL: &str = super::RUNTIME_INVENTORY_LABEL;
@@ -31,14 +32,14 @@ pub(crate) fn runtime_from_inventory(
     let top = Members::of(document, &root);
 
     let generation = check::int(
-        top.req("generation")?,
+        top.req(key::GENERATION)?,
         "generation",
         0,
-        &top.at("generation"),
+        &top.at(key::GENERATION),
     )?;
-    let tensors_at = top.at("tensors");
+    let tensors_at = top.at(key::TENSORS);
     let records = check::seq(
-        top.req("tensors")?,
+        top.req(key::TENSORS)?,
         "runtime inventory tensors",
         &tensors_at,
     )?;
@@ -54,31 +55,31 @@ pub(crate) fn runtime_from_inventory(
         descriptors.merge(descriptor.clone(), LABEL, &record, limits)?;
         check_view(&record, &descriptor, view)?;
 
-        let rank_value = record.req("rank")?;
-        let lease_generation = record.req("lease_generation")?;
+        let rank_value = record.req(key::RANK)?;
+        let lease_generation = record.req(key::LEASE_GENERATION)?;
         let lease = check::int(
             lease_generation,
             "lease_generation",
             0,
-            &record.at("lease_generation"),
+            &record.at(key::LEASE_GENERATION),
         )?;
         if lease != generation {
             return Err(Error::at(
                 Code::LeaseGenerationMismatch,
                 format!("runtime inventory lease generation mismatch: {lease} != {generation}"),
-                &record.at("lease_generation"),
+                &record.at(key::LEASE_GENERATION),
             ));
         }
 
-        let fragment_id = record.req("fragment_id")?;
-        let global_offset = record.req("global_offset")?;
-        let local_shape = record.req("local_shape")?;
-        let address = record.req("address")?;
-        let nbytes = record.req("nbytes")?;
-        let worker_id = record.req("worker_id")?;
-        let endpoint = record.req("endpoint")?;
-        let device = record.req("device")?;
-        let rank_at = record.at("rank");
+        let fragment_id = record.req(key::FRAGMENT_ID)?;
+        let global_offset = record.req(key::GLOBAL_OFFSET)?;
+        let local_shape = record.req(key::LOCAL_SHAPE)?;
+        let address = record.req(key::ADDRESS)?;
+        let nbytes = record.req(key::NBYTES)?;
+        let worker_id = record.req(key::WORKER_ID)?;
+        let endpoint = record.req(key::ENDPOINT)?;
+        let device = record.req(key::DEVICE)?;
+        let rank_at = record.at(key::RANK);
         let rank = read_rank(&Members::of(rank_value, &rank_at))?;
         let aliases = read_aliases(&record)?;
         let tensor_id = Value::Str(descriptor.tensor_id.as_str().into());
@@ -95,18 +96,18 @@ pub(crate) fn runtime_from_inventory(
             rank: Some(rank),
             lease_generation,
             aliases,
-            placement_fragment_id: record.opt("placement_fragment_id"),
+            placement_fragment_id: record.opt(key::PLACEMENT_FRAGMENT_ID),
         };
         fragments.push(check_runtime_fragment(&fields, &at)?);
         owners.push(options.owners.and_then(|resolve| resolve(value)));
     }
 
     let header = RuntimeHeader {
-        model_id: top.req("model_id")?,
-        revision: top.req("revision")?,
-        instance_id: top.req("instance_id")?,
-        lease_id: top.opt("lease_id"),
-        placement_id: top.opt("placement_id"),
+        model_id: top.req(key::MODEL_ID)?,
+        revision: top.req(key::REVISION)?,
+        instance_id: top.req(key::INSTANCE_ID)?,
+        lease_id: top.opt(key::LEASE_ID),
+        placement_id: top.opt(key::PLACEMENT_ID),
         generation: Some(&Value::UInt(generation)),
     };
     construct_runtime(&root, &header, descriptors.into_sorted(), fragments, owners)
@@ -115,21 +116,21 @@ pub(crate) fn runtime_from_inventory(
 /// §10.3 step 4.3: the view must be contiguous with canonical strides, its byte offset
 /// item-aligned, and offsets only with `view` semantics.
 fn check_view(record: &Members<'_, '_>, descriptor: &TensorDescriptor, view: bool) -> Result<()> {
-    if !matches!(record.req("is_contiguous")?, Value::Bool(true)) {
+    if !matches!(record.req(key::IS_CONTIGUOUS)?, Value::Bool(true)) {
         return Err(Error::at(
             Code::NotContiguous,
             "runtime inventory tensor must be contiguous",
-            &record.at("is_contiguous"),
+            &record.at(key::IS_CONTIGUOUS),
         ));
     }
     let local_shape = check::ints(
-        record.req("local_shape")?,
+        record.req(key::LOCAL_SHAPE)?,
         "local_shape",
         1,
-        &record.at("local_shape"),
+        &record.at(key::LOCAL_SHAPE),
     )?;
-    let stride_at = record.at("stride");
-    let stride = check::ints(record.req("stride")?, "stride", 0, &stride_at)?;
+    let stride_at = record.at(key::STRIDE);
+    let stride = check::ints(record.req(key::STRIDE)?, key::STRIDE, 0, &stride_at)?;
     if stride.len() != local_shape.len() {
         return Err(Error::at(
             Code::StrideRankMismatch,
@@ -150,24 +151,29 @@ fn check_view(record: &Members<'_, '_>, descriptor: &TensorDescriptor, view: boo
         }
         expected = expected.and_then(|e| e.checked_mul(local_shape[k]));
     }
-    let storage_offset = record.req("storage_offset")?;
-    let byte_offset = record.req("byte_offset")?;
+    let storage_offset = record.req(key::STORAGE_OFFSET)?;
+    let byte_offset = record.req(key::BYTE_OFFSET)?;
     let storage_offset = check::int(
         storage_offset,
         "storage_offset",
         0,
-        &record.at("storage_offset"),
+        &record.at(key::STORAGE_OFFSET),
     )?;
-    let byte_offset = check::int(byte_offset, "byte_offset", 0, &record.at("byte_offset"))?;
+    let byte_offset = check::int(
+        byte_offset,
+        key::BYTE_OFFSET,
+        0,
+        &record.at(key::BYTE_OFFSET),
+    )?;
     if byte_offset % descriptor.itemsize != 0 {
         return Err(Error::at(
             Code::ByteOffsetUnaligned,
             "runtime inventory byte_offset must be item-aligned",
-            &record.at("byte_offset"),
+            &record.at(key::BYTE_OFFSET),
         ));
     }
     if (storage_offset != 0 || byte_offset != 0) && !view {
-        return Err(offsets_require_view(&record.at("byte_offset")));
+        return Err(offsets_require_view(&record.at(key::BYTE_OFFSET)));
     }
     Ok(())
 }
@@ -175,21 +181,21 @@ fn check_view(record: &Members<'_, '_>, descriptor: &TensorDescriptor, view: boo
 /// Reads dp, tp, pp, ep (req, in this order) and runs the ParallelRank checks.
 pub(crate) fn read_rank(rank: &Members<'_, '_>) -> Result<ParallelRank> {
     let fields = RankFields {
-        dp: rank.req("dp")?,
-        tp: rank.req("tp")?,
-        pp: rank.req("pp")?,
-        ep: rank.req("ep")?,
+        dp: rank.req(key::DP)?,
+        tp: rank.req(key::TP)?,
+        pp: rank.req(key::PP)?,
+        ep: rank.req(key::EP)?,
     };
     check_rank(&fields, rank.path())
 }
 
 /// Reads aliases (opt): a set value that is not an array is `aliases_invalid`.
 pub(crate) fn read_aliases<'v, 'a>(record: &Members<'v, 'a>) -> Result<Option<&'v Value<'a>>> {
-    match record.opt("aliases") {
+    match record.opt(key::ALIASES) {
         Some(value) if !matches!(value, Value::Array(_)) => Err(Error::at(
             Code::AliasesInvalid,
             "aliases must be a sequence of non-empty strings",
-            &record.at("aliases"),
+            &record.at(key::ALIASES),
         )),
         other => Ok(other),
     }

@@ -8,6 +8,7 @@ use crate::check;
 use crate::error::{Code, Error, Result};
 use crate::path::Path;
 use crate::value::Value;
+use crate::wire::key;
 use crate::wire::{RuntimeBindingFragment, RuntimeBindingManifest};
 
 /// A validated runtime binding: where each fragment of one placement lives now, fenced
@@ -76,24 +77,28 @@ pub(crate) fn construct_binding(
     let (fragments, owners): (Vec<_>, Vec<_>) = paired.into_iter().unzip();
 
     let at = |key: &'static str| root.key(key);
-    let model_id = check::string(header.model_id, "model_id", &at("model_id"))?;
-    let revision = check::string(header.revision, "revision", &at("revision"))?;
-    let placement_id = check::string(header.placement_id, "placement_id", &at("placement_id"))?;
-    let instance_id = check::string(header.instance_id, "instance_id", &at("instance_id"))?;
-    let lease_id = check::string(header.lease_id, "lease_id", &at("lease_id"))?;
+    let model_id = check::string(header.model_id, key::MODEL_ID, &at(key::MODEL_ID))?;
+    let revision = check::string(header.revision, key::REVISION, &at(key::REVISION))?;
+    let placement_id = check::string(
+        header.placement_id,
+        key::PLACEMENT_ID,
+        &at(key::PLACEMENT_ID),
+    )?;
+    let instance_id = check::string(header.instance_id, key::INSTANCE_ID, &at(key::INSTANCE_ID))?;
+    let lease_id = check::string(header.lease_id, key::LEASE_ID, &at(key::LEASE_ID))?;
     let placement_digest = check::string(
         header.placement_digest,
         "placement_digest",
-        &at("placement_digest"),
+        &at(key::PLACEMENT_DIGEST),
     )?;
     if !is_sha256_hex(placement_digest) {
         return Err(Error::at(
             Code::DigestFormat,
             "placement_digest must be a lowercase SHA-256 digest",
-            &at("placement_digest"),
+            &at(key::PLACEMENT_DIGEST),
         ));
     }
-    let generation = check::int(header.generation, "generation", 0, &at("generation"))?;
+    let generation = check::int(header.generation, key::GENERATION, 0, &at(key::GENERATION))?;
 
     if fragments
         .windows(2)

@@ -4,6 +4,7 @@ use crate::check;
 use crate::error::{Code, Error, Result};
 use crate::path::Path;
 use crate::value::Value;
+use crate::wire::key;
 use crate::wire::TensorDescriptor;
 
 /// The members a descriptor is built from, each as found in the document.
@@ -32,28 +33,33 @@ pub(crate) fn check_descriptor(
 ) -> Result<TensorDescriptor> {
     let at = |key: &'static str| Path::Key(record, key);
 
-    let global_shape = check::ints(fields.global_shape, "global_shape", 1, &at("global_shape"))?;
+    let global_shape = check::ints(
+        fields.global_shape,
+        key::GLOBAL_SHAPE,
+        1,
+        &at(key::GLOBAL_SHAPE),
+    )?;
     if global_shape.is_empty() {
         return Err(Error::at(
             Code::EmptyShape,
             "global_shape must not be empty",
-            &at("global_shape"),
+            &at(key::GLOBAL_SHAPE),
         ));
     }
     let ndim = global_shape.len() as u64;
-    let tensor_id = check::string(fields.tensor_id, "tensor_id", &at("tensor_id"))?;
-    let dtype = check::string(fields.dtype, "dtype", &at("dtype"))?;
-    let itemsize = check::int(fields.itemsize, "itemsize", 1, &at("itemsize"))?;
+    let tensor_id = check::string(fields.tensor_id, key::TENSOR_ID, &at(key::TENSOR_ID))?;
+    let dtype = check::string(fields.dtype, key::DTYPE, &at(key::DTYPE))?;
+    let itemsize = check::int(fields.itemsize, key::ITEMSIZE, 1, &at(key::ITEMSIZE))?;
 
     let partition_dim = match set(fields.partition_dim) {
         None => None,
         Some(v) => {
-            let dim = check::int(v, "partition_dim", 0, &at("partition_dim"))?;
+            let dim = check::int(v, key::PARTITION_DIM, 0, &at(key::PARTITION_DIM))?;
             if dim >= ndim {
                 return Err(Error::at(
                     Code::PartitionDimOutOfRange,
                     "partition_dim is out of range",
-                    &at("partition_dim"),
+                    &at(key::PARTITION_DIM),
                 ));
             }
             Some(dim)
@@ -62,15 +68,25 @@ pub(crate) fn check_descriptor(
 
     let shard_dims = match set(fields.shard_dims) {
         None => None,
-        Some(v) => Some(check_shard_dims(v, ndim, partition_dim, &at("shard_dims"))?),
+        Some(v) => Some(check_shard_dims(
+            v,
+            ndim,
+            partition_dim,
+            &at(key::SHARD_DIMS),
+        )?),
     };
 
-    let layer_id = check::opt_int(set(fields.layer_id), "layer_id", 0, &at("layer_id"))?;
-    let expert_id = check::opt_int(set(fields.expert_id), "expert_id", 0, &at("expert_id"))?;
+    let layer_id = check::opt_int(set(fields.layer_id), key::LAYER_ID, 0, &at(key::LAYER_ID))?;
+    let expert_id = check::opt_int(
+        set(fields.expert_id),
+        key::EXPERT_ID,
+        0,
+        &at(key::EXPERT_ID),
+    )?;
     let layout_fingerprint = check::string(
         fields.layout_fingerprint,
         "layout_fingerprint",
-        &at("layout_fingerprint"),
+        &at(key::LAYOUT_FINGERPRINT),
     )?;
 
     Ok(canonical(Typed {
@@ -145,7 +161,7 @@ fn check_shard_dims(
     partition_dim: Option<u64>,
     path: &Path<'_>,
 ) -> Result<Vec<u64>> {
-    let dims = check::ints(value, "shard_dims", 0, path)?;
+    let dims = check::ints(value, key::SHARD_DIMS, 0, path)?;
     match shard_dims_problem(&dims, ndim, partition_dim) {
         Some((code, message)) => Err(Error::at(code, message, path)),
         None => Ok(dims),

@@ -6,6 +6,7 @@ use crate::check;
 use crate::error::{Code, Error, Result};
 use crate::path::Path;
 use crate::value::Value;
+use crate::wire::key;
 use crate::wire::{ParallelRank, PlacementFragment, RuntimeBindingFragment, RuntimeFragment};
 
 /// The members of a placement fragment. The rank is already checked (§6.2 step 4.3);
@@ -38,20 +39,25 @@ pub(crate) fn check_placement_fragment(
         fields.global_offset,
         "global_offset",
         0,
-        &at("global_offset"),
+        &at(key::GLOBAL_OFFSET),
     )?;
-    let local_shape = check::ints(fields.local_shape, "local_shape", 1, &at("local_shape"))?;
+    let local_shape = check::ints(
+        fields.local_shape,
+        key::LOCAL_SHAPE,
+        1,
+        &at(key::LOCAL_SHAPE),
+    )?;
     let id = check::string(
         fields.placement_fragment_id,
         "placement_fragment_id",
-        &at("placement_fragment_id"),
+        &at(key::PLACEMENT_FRAGMENT_ID),
     )?;
-    let tensor_id = check::string(fields.tensor_id, "tensor_id", &at("tensor_id"))?;
-    let nbytes = check::int(fields.nbytes, "nbytes", 1, &at("nbytes"))?;
+    let tensor_id = check::string(fields.tensor_id, key::TENSOR_ID, &at(key::TENSOR_ID))?;
+    let nbytes = check::int(fields.nbytes, key::NBYTES, 1, &at(key::NBYTES))?;
     let rank = checked_rank(fields.rank.as_ref())?;
     let aliases = match fields.aliases {
         None => Vec::new(),
-        Some(v) => check::aliases(v, &at("aliases"))?,
+        Some(v) => check::aliases(v, &at(key::ALIASES))?,
     };
     Ok(PlacementFragment {
         aliases,
@@ -94,30 +100,35 @@ pub(crate) fn check_runtime_fragment(
         fields.global_offset,
         "global_offset",
         0,
-        &at("global_offset"),
+        &at(key::GLOBAL_OFFSET),
     )?;
-    let local_shape = check::ints(fields.local_shape, "local_shape", 1, &at("local_shape"))?;
-    let fragment_id = check::string(fields.fragment_id, "fragment_id", &at("fragment_id"))?;
-    let tensor_id = check::string(fields.tensor_id, "tensor_id", &at("tensor_id"))?;
-    let worker_id = check::string(fields.worker_id, "worker_id", &at("worker_id"))?;
-    let endpoint = check::string(fields.endpoint, "endpoint", &at("endpoint"))?;
-    let device = check::string(fields.device, "device", &at("device"))?;
+    let local_shape = check::ints(
+        fields.local_shape,
+        key::LOCAL_SHAPE,
+        1,
+        &at(key::LOCAL_SHAPE),
+    )?;
+    let fragment_id = check::string(fields.fragment_id, key::FRAGMENT_ID, &at(key::FRAGMENT_ID))?;
+    let tensor_id = check::string(fields.tensor_id, key::TENSOR_ID, &at(key::TENSOR_ID))?;
+    let worker_id = check::string(fields.worker_id, key::WORKER_ID, &at(key::WORKER_ID))?;
+    let endpoint = check::string(fields.endpoint, key::ENDPOINT, &at(key::ENDPOINT))?;
+    let device = check::string(fields.device, key::DEVICE, &at(key::DEVICE))?;
     let (address, nbytes) = check_address_range(fields.address, fields.nbytes, record)?;
     let lease_generation = check::int(
         fields.lease_generation,
         "lease_generation",
         0,
-        &at("lease_generation"),
+        &at(key::LEASE_GENERATION),
     )?;
     let rank = checked_rank(fields.rank.as_ref())?;
     let aliases = match fields.aliases {
         None => Vec::new(),
-        Some(v) => check::aliases(v, &at("aliases"))?,
+        Some(v) => check::aliases(v, &at(key::ALIASES))?,
     };
     let placement_fragment_id = check::opt_string(
         fields.placement_fragment_id,
         "placement_fragment_id",
-        &at("placement_fragment_id"),
+        &at(key::PLACEMENT_FRAGMENT_ID),
     )?
     .map(str::to_owned);
     Ok(RuntimeFragment {
@@ -157,12 +168,12 @@ pub(crate) fn check_binding_fragment(
     let placement_fragment_id = check::string(
         fields.placement_fragment_id,
         "placement_fragment_id",
-        &at("placement_fragment_id"),
+        &at(key::PLACEMENT_FRAGMENT_ID),
     )?;
-    let fragment_id = check::string(fields.fragment_id, "fragment_id", &at("fragment_id"))?;
-    let worker_id = check::string(fields.worker_id, "worker_id", &at("worker_id"))?;
-    let endpoint = check::string(fields.endpoint, "endpoint", &at("endpoint"))?;
-    let device = check::string(fields.device, "device", &at("device"))?;
+    let fragment_id = check::string(fields.fragment_id, key::FRAGMENT_ID, &at(key::FRAGMENT_ID))?;
+    let worker_id = check::string(fields.worker_id, key::WORKER_ID, &at(key::WORKER_ID))?;
+    let endpoint = check::string(fields.endpoint, key::ENDPOINT, &at(key::ENDPOINT))?;
+    let device = check::string(fields.device, key::DEVICE, &at(key::DEVICE))?;
     let (address, nbytes) = check_address_range(fields.address, fields.nbytes, record)?;
     Ok(RuntimeBindingFragment {
         address,
@@ -182,8 +193,8 @@ fn check_address_range(
     nbytes: &Value<'_>,
     record: &Path<'_>,
 ) -> Result<(u64, u64)> {
-    let address = check::int(address, "address", 1, &record.key("address"))?;
-    let nbytes = check::int(nbytes, "nbytes", 1, &record.key("nbytes"))?;
+    let address = check::int(address, key::ADDRESS, 1, &record.key(key::ADDRESS))?;
+    let nbytes = check::int(nbytes, key::NBYTES, 1, &record.key(key::NBYTES))?;
     if address.checked_add(nbytes).is_none() {
         return Err(Error::new(
             Code::AddressRangeOverflow,

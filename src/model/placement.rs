@@ -8,6 +8,7 @@ use crate::model::order::sort_by_str_key;
 use crate::path::Path;
 use crate::validate::{check_fragment_set, LogicalFragment};
 use crate::value::Value;
+use crate::wire::key;
 use crate::wire::{PlacementFragment, PlacementManifest, TensorDescriptor};
 
 /// A validated placement manifest: serialisable, address-free, normalised (canonical
@@ -76,8 +77,8 @@ pub(crate) fn construct_placement(
 ) -> Result<Placement> {
     sort_by_str_key(&mut tensors, |t| &t.tensor_id);
     sort_by_str_key(&mut fragments, |f| &f.placement_fragment_id);
-    let model_id = check::string(model_id, "model_id", &root.key("model_id"))?;
-    let revision = check::string(revision, "revision", &root.key("revision"))?;
+    let model_id = check::string(model_id, key::MODEL_ID, &root.key(key::MODEL_ID))?;
+    let revision = check::string(revision, key::REVISION, &root.key(key::REVISION))?;
 
     check_fragment_set(&tensors, fragments.len(), |i| {
         let f = &fragments[i];
@@ -93,7 +94,11 @@ pub(crate) fn construct_placement(
 
     let (canonical_id, digest) =
         identity::placement_identities(model_id, revision, &tensors, &fragments);
-    let given = check::opt_string(placement_id, "placement_id", &root.key("placement_id"))?;
+    let given = check::opt_string(
+        placement_id,
+        key::PLACEMENT_ID,
+        &root.key(key::PLACEMENT_ID),
+    )?;
     if given.is_some_and(|id| id != canonical_id) {
         return Err(Error::new(
             Code::PlacementIdMismatch,

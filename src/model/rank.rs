@@ -4,6 +4,7 @@ use crate::check;
 use crate::error::Result;
 use crate::path::Path;
 use crate::value::Value;
+use crate::wire::key;
 use crate::wire::ParallelRank;
 
 /// The four coordinates as found in the document, in check order dp, tp, pp, ep.
@@ -17,9 +18,9 @@ pub(crate) struct RankFields<'v, 'a> {
 /// Runs INT("parallel rank {c}", 0) on dp, tp, pp, ep in that order.
 /// `rank` locates the rank object.
 pub(crate) fn check_rank(fields: &RankFields<'_, '_>, rank: &Path<'_>) -> Result<ParallelRank> {
-    let dp = check::int(fields.dp, "parallel rank dp", 0, &rank.key("dp"))?;
-    let tp = check::int(fields.tp, "parallel rank tp", 0, &rank.key("tp"))?;
-    let pp = check::int(fields.pp, "parallel rank pp", 0, &rank.key("pp"))?;
-    let ep = check::int(fields.ep, "parallel rank ep", 0, &rank.key("ep"))?;
+    let dp = check::int(fields.dp, "parallel rank dp", 0, &rank.key(key::DP))?;
+    let tp = check::int(fields.tp, "parallel rank tp", 0, &rank.key(key::TP))?;
+    let pp = check::int(fields.pp, "parallel rank pp", 0, &rank.key(key::PP))?;
+    let ep = check::int(fields.ep, "parallel rank ep", 0, &rank.key(key::EP))?;
     Ok(ParallelRank { dp, ep, pp, tp })
 }

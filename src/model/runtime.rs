@@ -8,6 +8,7 @@ use crate::path::Path;
 use crate::validate::fxhash::{map_with_capacity, FxHashMap};
 use crate::validate::{check_fragment_set, check_physical, LogicalFragment};
 use crate::value::Value;
+use crate::wire::key;
 use crate::wire::{RuntimeFragment, RuntimeManifest, TensorDescriptor};
 
 /// A validated runtime snapshot: logical boxes and where each lives now. Tensors and
@@ -95,16 +96,25 @@ pub(crate) fn check_header<'v>(
     header: &RuntimeHeader<'v, '_>,
 ) -> Result<CheckedHeader<'v>> {
     Ok(CheckedHeader {
-        model_id: check::string(header.model_id, "model_id", &root.key("model_id"))?,
-        revision: check::string(header.revision, "revision", &root.key("revision"))?,
-        instance_id: check::string(header.instance_id, "instance_id", &root.key("instance_id"))?,
-        lease_id: check::opt_string(header.lease_id, "lease_id", &root.key("lease_id"))?,
+        model_id: check::string(header.model_id, key::MODEL_ID, &root.key(key::MODEL_ID))?,
+        revision: check::string(header.revision, key::REVISION, &root.key(key::REVISION))?,
+        instance_id: check::string(
+            header.instance_id,
+            key::INSTANCE_ID,
+            &root.key(key::INSTANCE_ID),
+        )?,
+        lease_id: check::opt_string(header.lease_id, key::LEASE_ID, &root.key(key::LEASE_ID))?,
         placement_id: check::opt_string(
             header.placement_id,
             "placement_id",
-            &root.key("placement_id"),
+            &root.key(key::PLACEMENT_ID),
         )?,
-        generation: check::opt_int(header.generation, "generation", 0, &root.key("generation"))?,
+        generation: check::opt_int(
+            header.generation,
+            key::GENERATION,
+            0,
+            &root.key(key::GENERATION),
+        )?,
     })
 }
 

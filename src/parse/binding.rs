@@ -12,6 +12,7 @@ use crate::path::Path;
 use crate::reader;
 use crate::value::Value;
 use crate::wire::RuntimeBindingManifest;
+use crate::wire::{key, RuntimeBindingFragment};
 
 const LABEL: &str = "runtime binding manifest";
 
@@ -34,25 +35,6 @@ impl Binding {
         binding(&super::encode_wire(manifest), &Limits::default())
     }
 }
-const MANIFEST_KEYS: [&str; 8] = [
-    "fragments",
-    "generation",
-    "instance_id",
-    "lease_id",
-    "model_id",
-    "placement_digest",
-    "placement_id",
-    "revision",
-];
-const FRAGMENT_KEYS: [&str; 7] = [
-    "address",
-    "device",
-    "endpoint",
-    "fragment_id",
-    "nbytes",
-    "placement_fragment_id",
-    "worker_id",
-];
 
 /// Reads and parses a runtime binding manifest document.
 pub(crate) fn binding(text: &[u8], limits: &Limits) -> Result<Binding> {
@@ -63,35 +45,40 @@ pub(crate) fn binding(text: &[u8], limits: &Limits) -> Result<Binding> {
 pub(crate) fn binding_from_value(document: &Value<'_>, limits: &Limits) -> Result<Binding> {
     let root = Path::Root;
     top_object(document, LABEL)?;
-    let top = exact(document, &MANIFEST_KEYS, &|| LABEL.to_owned(), &root)?;
+    let top = exact(
+        document,
+        RuntimeBindingManifest::FIELDS,
+        &|| LABEL.to_owned(),
+        &root,
+    )?;
 
     let fragments = fragments(
         top,
         "runtime binding",
-        &FRAGMENT_KEYS,
+        RuntimeBindingFragment::FIELDS,
         limits,
         |element, at, _| {
             let fields = BindingFragmentFields {
-                placement_fragment_id: member(element, "placement_fragment_id"),
-                fragment_id: member(element, "fragment_id"),
-                address: member(element, "address"),
-                nbytes: member(element, "nbytes"),
-                worker_id: member(element, "worker_id"),
-                endpoint: member(element, "endpoint"),
-                device: member(element, "device"),
+                placement_fragment_id: member(element, key::PLACEMENT_FRAGMENT_ID),
+                fragment_id: member(element, key::FRAGMENT_ID),
+                address: member(element, key::ADDRESS),
+                nbytes: member(element, key::NBYTES),
+                worker_id: member(element, key::WORKER_ID),
+                endpoint: member(element, key::ENDPOINT),
+                device: member(element, key::DEVICE),
             };
             check_binding_fragment(&fields, at)
         },
     )?;
 
     let header = BindingHeader {
-        model_id: member(top, "model_id"),
-        revision: member(top, "revision"),
-        placement_id: member(top, "placement_id"),
-        placement_digest: member(top, "placement_digest"),
-        instance_id: member(top, "instance_id"),
-        lease_id: member(top, "lease_id"),
-        generation: member(top, "generation"),
+        model_id: member(top, key::MODEL_ID),
+        revision: member(top, key::REVISION),
+        placement_id: member(top, key::PLACEMENT_ID),
+        placement_digest: member(top, key::PLACEMENT_DIGEST),
+        instance_id: member(top, key::INSTANCE_ID),
+        lease_id: member(top, key::LEASE_ID),
+        generation: member(top, key::GENERATION),
     };
     construct_binding(&root, &header, fragments, Vec::new())
 }

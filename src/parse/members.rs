@@ -1,4 +1,4 @@
-//! Shared pieces of the strict parsers: exact key sets, and the descriptor and rank
+//! Shared pieces of the strict parsers: exact key sets (the schemas' field lists), and the descriptor and rank
 //! members of the two forms that carry them.
 
 use crate::error::{Code, Error, Result};
@@ -7,43 +7,8 @@ use crate::model::descriptor::{check_descriptor, DescriptorFields};
 use crate::model::rank::{check_rank, RankFields};
 use crate::path::Path;
 use crate::value::{Object, Value};
+use crate::wire::key;
 use crate::wire::{ParallelRank, TensorDescriptor};
-
-/// The 5 top-level keys of a placement manifest (§6.1).
-pub(crate) const PLACEMENT_KEYS: [&str; 5] = [
-    "fragments",
-    "model_id",
-    "placement_id",
-    "revision",
-    "tensors",
-];
-
-/// The 7 keys of a placement fragment (§6.1).
-pub(crate) const PLACEMENT_FRAGMENT_KEYS: [&str; 7] = [
-    "aliases",
-    "global_offset",
-    "local_shape",
-    "nbytes",
-    "placement_fragment_id",
-    "rank",
-    "tensor_id",
-];
-
-/// The 9 keys of a tensor element (§6.1).
-pub(crate) const TENSOR_KEYS: [&str; 9] = [
-    "dtype",
-    "expert_id",
-    "global_shape",
-    "itemsize",
-    "layer_id",
-    "layout_fingerprint",
-    "partition_dim",
-    "shard_dims",
-    "tensor_id",
-];
-
-/// The 4 keys of a rank.
-pub(crate) const RANK_KEYS: [&str; 4] = ["dp", "ep", "pp", "tp"];
 
 static NULL: Value<'static> = Value::Null;
 
@@ -85,15 +50,15 @@ pub(crate) fn exact<'v, 'a>(
 /// The descriptor checks (§2.2) on a tensor element with exactly the 9 keys.
 pub(crate) fn descriptor(object: &Object<'_>, path: &Path<'_>) -> Result<TensorDescriptor> {
     let fields = DescriptorFields {
-        tensor_id: member(object, "tensor_id"),
-        global_shape: member(object, "global_shape"),
-        dtype: member(object, "dtype"),
-        itemsize: member(object, "itemsize"),
-        partition_dim: object.get("partition_dim"),
-        layout_fingerprint: member(object, "layout_fingerprint"),
-        layer_id: object.get("layer_id"),
-        expert_id: object.get("expert_id"),
-        shard_dims: object.get("shard_dims"),
+        tensor_id: member(object, key::TENSOR_ID),
+        global_shape: member(object, key::GLOBAL_SHAPE),
+        dtype: member(object, key::DTYPE),
+        itemsize: member(object, key::ITEMSIZE),
+        partition_dim: object.get(key::PARTITION_DIM),
+        layout_fingerprint: member(object, key::LAYOUT_FINGERPRINT),
+        layer_id: object.get(key::LAYER_ID),
+        expert_id: object.get(key::EXPERT_ID),
+        shard_dims: object.get(key::SHARD_DIMS),
     };
     check_descriptor(&fields, path)
 }
@@ -101,10 +66,10 @@ pub(crate) fn descriptor(object: &Object<'_>, path: &Path<'_>) -> Result<TensorD
 /// The ParallelRank checks (§2.1) on a rank object with exactly the 4 keys.
 pub(crate) fn rank(object: &Object<'_>, path: &Path<'_>) -> Result<ParallelRank> {
     let fields = RankFields {
-        dp: member(object, "dp"),
-        tp: member(object, "tp"),
-        pp: member(object, "pp"),
-        ep: member(object, "ep"),
+        dp: member(object, key::DP),
+        tp: member(object, key::TP),
+        pp: member(object, key::PP),
+        ep: member(object, key::EP),
     };
     check_rank(&fields, path)
 }
@@ -119,7 +84,7 @@ pub(crate) fn tensors(
     root: &Path<'_>,
     limits: &Limits,
 ) -> Result<Vec<TensorDescriptor>> {
-    let at = root.key("tensors");
+    let at = root.key(key::TENSORS);
     let items = crate::check::seq(member(top, "tensors"), &format!("{kind} tensors"), &at)?;
     limits.check_tensors(items.len(), &at)?;
     let mut tensors = Vec::with_capacity(items.len());
@@ -127,12 +92,12 @@ pub(crate) fn tensors(
         let element_at = at.index(i);
         let element = exact(
             item,
-            &TENSOR_KEYS,
+            TensorDescriptor::FIELDS,
             &|| format!("{kind} tensor {i}"),
             &element_at,
         )?;
-        let shape_at = element_at.key("global_shape");
-        limits.check_dims(member(element, "global_shape"), &shape_at)?;
+        let shape_at = element_at.key(key::GLOBAL_SHAPE);
+        limits.check_dims(member(element, key::GLOBAL_SHAPE), &shape_at)?;
         tensors.push(descriptor(element, &element_at)?);
     }
     Ok(tensors)
@@ -148,7 +113,7 @@ pub(crate) fn fragments<'v, 'a, T>(
     limits: &Limits,
     mut check: impl FnMut(&'v Object<'a>, &Path<'_>, usize) -> Result<T>,
 ) -> Result<Vec<T>> {
-    let at = Path::Root.key("fragments");
+    let at = Path::Root.key(key::FRAGMENTS);
     let items = crate::check::seq(member(top, "fragments"), &format!("{kind} fragments"), &at)?;
     limits.check_fragments(items.len(), &at)?;
     let mut fragments = Vec::with_capacity(items.len());
@@ -167,10 +132,10 @@ pub(crate) fn fragment_rank(
     at: &Path<'_>,
     i: usize,
 ) -> Result<ParallelRank> {
-    let rank_at = at.key("rank");
+    let rank_at = at.key(key::RANK);
     let object = exact(
-        member(element, "rank"),
-        &RANK_KEYS,
+        member(element, key::RANK),
+        ParallelRank::FIELDS,
         &|| format!("{kind} rank {i}"),
         &rank_at,
     )?;

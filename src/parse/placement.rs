@@ -1,9 +1,6 @@
 //! Strict parse of placement manifest JSON (contract §6.2).
 
-use super::members::{
-    exact, fragment_rank, fragments, member, tensors, top_object, PLACEMENT_FRAGMENT_KEYS,
-    PLACEMENT_KEYS,
-};
+use super::members::{exact, fragment_rank, fragments, member, tensors, top_object};
 use crate::error::Result;
 use crate::limits::Limits;
 use crate::model::construct_placement;
@@ -14,6 +11,7 @@ use crate::path::Path;
 use crate::reader;
 use crate::value::Value;
 use crate::wire::PlacementManifest;
+use crate::wire::{key, PlacementFragment};
 
 const LABEL: &str = "placement manifest";
 
@@ -70,24 +68,29 @@ pub(crate) fn placement(text: &[u8], limits: &Limits) -> Result<Placement> {
 pub(crate) fn placement_from_value(document: &Value<'_>, limits: &Limits) -> Result<Placement> {
     let root = Path::Root;
     let object = top_object(document, LABEL)?;
-    let top = exact(document, &PLACEMENT_KEYS, &|| LABEL.to_owned(), &root)?;
+    let top = exact(
+        document,
+        PlacementManifest::FIELDS,
+        &|| LABEL.to_owned(),
+        &root,
+    )?;
 
-    let tensors = tensors(top, "placement", &root, limits)?;
+    let tensors = tensors(top, key::PLACEMENT, &root, limits)?;
 
     let fragments = fragments(
         top,
         "placement",
-        &PLACEMENT_FRAGMENT_KEYS,
+        PlacementFragment::FIELDS,
         limits,
         |element, at, i| {
             let fields = PlacementFragmentFields {
-                placement_fragment_id: member(element, "placement_fragment_id"),
-                tensor_id: member(element, "tensor_id"),
-                global_offset: member(element, "global_offset"),
-                local_shape: member(element, "local_shape"),
-                nbytes: member(element, "nbytes"),
-                rank: Some(fragment_rank(element, "placement", at, i)?),
-                aliases: Some(member(element, "aliases")),
+                placement_fragment_id: member(element, key::PLACEMENT_FRAGMENT_ID),
+                tensor_id: member(element, key::TENSOR_ID),
+                global_offset: member(element, key::GLOBAL_OFFSET),
+                local_shape: member(element, key::LOCAL_SHAPE),
+                nbytes: member(element, key::NBYTES),
+                rank: Some(fragment_rank(element, key::PLACEMENT, at, i)?),
+                aliases: Some(member(element, key::ALIASES)),
             };
             check_placement_fragment(&fields, at)
         },
@@ -95,9 +98,9 @@ pub(crate) fn placement_from_value(document: &Value<'_>, limits: &Limits) -> Res
 
     construct_placement(
         &root,
-        member(object, "model_id"),
-        member(object, "revision"),
-        Some(member(object, "placement_id")),
+        member(object, key::MODEL_ID),
+        member(object, key::REVISION),
+        Some(member(object, key::PLACEMENT_ID)),
         tensors,
         fragments,
     )

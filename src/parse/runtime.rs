@@ -12,6 +12,7 @@ use crate::path::Path;
 use crate::reader;
 use crate::value::Value;
 use crate::wire::RuntimeManifest;
+use crate::wire::{key, RuntimeFragment};
 
 const LABEL: &str = "runtime manifest";
 
@@ -34,31 +35,6 @@ impl Runtime {
         runtime(&super::encode_wire(manifest), &Limits::default())
     }
 }
-const MANIFEST_KEYS: [&str; 8] = [
-    "fragments",
-    "generation",
-    "instance_id",
-    "lease_id",
-    "model_id",
-    "placement_id",
-    "revision",
-    "tensors",
-];
-const FRAGMENT_KEYS: [&str; 13] = [
-    "address",
-    "aliases",
-    "device",
-    "endpoint",
-    "fragment_id",
-    "global_offset",
-    "lease_generation",
-    "local_shape",
-    "nbytes",
-    "placement_fragment_id",
-    "rank",
-    "tensor_id",
-    "worker_id",
-];
 
 /// Reads and parses a runtime manifest document.
 pub(crate) fn runtime(text: &[u8], limits: &Limits) -> Result<Runtime> {
@@ -69,36 +45,47 @@ pub(crate) fn runtime(text: &[u8], limits: &Limits) -> Result<Runtime> {
 pub(crate) fn runtime_from_value(document: &Value<'_>, limits: &Limits) -> Result<Runtime> {
     let root = Path::Root;
     top_object(document, LABEL)?;
-    let top = exact(document, &MANIFEST_KEYS, &|| LABEL.to_owned(), &root)?;
+    let top = exact(
+        document,
+        RuntimeManifest::FIELDS,
+        &|| LABEL.to_owned(),
+        &root,
+    )?;
 
-    let tensors = tensors(top, "runtime", &root, limits)?;
+    let tensors = tensors(top, key::RUNTIME, &root, limits)?;
 
-    let fragments = fragments(top, "runtime", &FRAGMENT_KEYS, limits, |element, at, i| {
-        let fields = RuntimeFragmentFields {
-            fragment_id: member(element, "fragment_id"),
-            tensor_id: member(element, "tensor_id"),
-            global_offset: member(element, "global_offset"),
-            local_shape: member(element, "local_shape"),
-            address: member(element, "address"),
-            nbytes: member(element, "nbytes"),
-            worker_id: member(element, "worker_id"),
-            endpoint: member(element, "endpoint"),
-            device: member(element, "device"),
-            rank: Some(fragment_rank(element, "runtime", at, i)?),
-            lease_generation: member(element, "lease_generation"),
-            aliases: Some(member(element, "aliases")),
-            placement_fragment_id: element.get("placement_fragment_id"),
-        };
-        check_runtime_fragment(&fields, at)
-    })?;
+    let fragments = fragments(
+        top,
+        key::RUNTIME,
+        RuntimeFragment::FIELDS,
+        limits,
+        |element, at, i| {
+            let fields = RuntimeFragmentFields {
+                fragment_id: member(element, key::FRAGMENT_ID),
+                tensor_id: member(element, key::TENSOR_ID),
+                global_offset: member(element, key::GLOBAL_OFFSET),
+                local_shape: member(element, key::LOCAL_SHAPE),
+                address: member(element, key::ADDRESS),
+                nbytes: member(element, key::NBYTES),
+                worker_id: member(element, key::WORKER_ID),
+                endpoint: member(element, key::ENDPOINT),
+                device: member(element, key::DEVICE),
+                rank: Some(fragment_rank(element, key::RUNTIME, at, i)?),
+                lease_generation: member(element, key::LEASE_GENERATION),
+                aliases: Some(member(element, key::ALIASES)),
+                placement_fragment_id: element.get(key::PLACEMENT_FRAGMENT_ID),
+            };
+            check_runtime_fragment(&fields, at)
+        },
+    )?;
 
     let header = RuntimeHeader {
-        model_id: member(top, "model_id"),
-        revision: member(top, "revision"),
-        instance_id: member(top, "instance_id"),
-        lease_id: top.get("lease_id"),
-        placement_id: top.get("placement_id"),
-        generation: top.get("generation"),
+        model_id: member(top, key::MODEL_ID),
+        revision: member(top, key::REVISION),
+        instance_id: member(top, key::INSTANCE_ID),
+        lease_id: top.get(key::LEASE_ID),
+        placement_id: top.get(key::PLACEMENT_ID),
+        generation: top.get(key::GENERATION),
     };
     construct_runtime(&root, &header, tensors, fragments, Vec::new())
 }

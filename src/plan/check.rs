@@ -3,6 +3,7 @@
 
 use crate::error::{Code, Error, Result};
 use crate::model::Placement;
+use crate::wire::key;
 use crate::wire::TensorDescriptor;
 
 /// `plan_model_mismatch` when model_id or revision differ; then `plan_tensor_mismatch`
@@ -75,10 +76,14 @@ fn check_descriptors(a: &TensorDescriptor, b: &TensorDescriptor) -> Result<()> {
         );
     }
     if a.dtype != b.dtype {
-        return differs("dtype", a.dtype.clone(), b.dtype.clone());
+        return differs(key::DTYPE, a.dtype.clone(), b.dtype.clone());
     }
     if a.itemsize != b.itemsize {
-        return differs("itemsize", a.itemsize.to_string(), b.itemsize.to_string());
+        return differs(
+            key::ITEMSIZE,
+            a.itemsize.to_string(),
+            b.itemsize.to_string(),
+        );
     }
     if a.layout_fingerprint != b.layout_fingerprint {
         return differs(
@@ -88,10 +93,10 @@ fn check_descriptors(a: &TensorDescriptor, b: &TensorDescriptor) -> Result<()> {
         );
     }
     if a.layer_id != b.layer_id {
-        return differs("layer_id", opt(a.layer_id), opt(b.layer_id));
+        return differs(key::LAYER_ID, opt(a.layer_id), opt(b.layer_id));
     }
     if a.expert_id != b.expert_id {
-        return differs("expert_id", opt(a.expert_id), opt(b.expert_id));
+        return differs(key::EXPERT_ID, opt(a.expert_id), opt(b.expert_id));
     }
     Ok(())
 }

@@ -1,43 +1,13 @@
 //! Reading a reshard plan document: the contract's JSON rules (§4), the plan schema's
 //! members and types, then the plan_id recomputed from the contents.
 
-use serde::Serialize;
-
+use super::wire::plan_id;
 use super::Plan;
 use crate::canonical;
 use crate::error::{Code, Error, Result};
 use crate::options::Options;
 use crate::wire::read_typed;
-use crate::wire::{PlanPlacement, PlanRegion, ReshardPlan};
-
-/// The literal schema tag of the plan_id payload (`schema/plan.schema.json`).
-const PLAN_SCHEMA_TAG: &str = "weight-plan";
-
-/// The hashed payload: the members of `ReshardPlan` but `plan_id`, plus `schema`, in
-/// sorted order.
-#[derive(Serialize)]
-struct Payload<'a> {
-    model_id: &'a str,
-    regions: &'a [PlanRegion],
-    revision: &'a str,
-    schema: &'a str,
-    source: &'a PlanPlacement,
-    target: &'a PlanPlacement,
-}
-
-/// The plan_id of `plan`'s contents.
-fn plan_id(plan: &ReshardPlan) -> String {
-    let digest = canonical::hash(&Payload {
-        model_id: &plan.model_id,
-        regions: &plan.regions,
-        revision: &plan.revision,
-        schema: PLAN_SCHEMA_TAG,
-        source: &plan.source,
-        target: &plan.target,
-    })
-    .unwrap_or_else(|e| unreachable!("plan members are encodable: {e}"));
-    format!("sha256:{}", canonical::hex(&digest))
-}
+use crate::wire::ReshardPlan;
 
 impl Plan {
     /// Reads a reshard plan document (the output of `weight-manifest plan`) strictly,
@@ -70,7 +40,13 @@ impl Plan {
 
     /// The plan of `plan` once its plan_id is checked.
     fn checked(plan: ReshardPlan) -> Result<Plan> {
-        let computed = plan_id(&plan);
+        let computed = plan_id(
+            &plan.model_id,
+            &plan.regions,
+            &plan.revision,
+            &plan.source,
+            &plan.target,
+        );
         if computed != plan.plan_id {
             return Err(Error::new(
                 Code::PlanIdMismatch,

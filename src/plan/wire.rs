@@ -2,26 +2,17 @@
 //! encoding (contract §5) of the plan without `plan_id` and with `"schema":"weight-plan"`,
 //! as placement_id is built (§7.1). It names both placements' ids and digests.
 //!
-//! Regions are encoded as they are produced, from borrowed views with the fields of
-//! [`PlanRegion`](crate::wire::PlanRegion) (so no id is copied per region), straight into
-//! the emitted text; the hashed payload reuses that text and differs only in its small
-//! members. A region's members are written in their fixed (sorted) order with the
-//! canonical encoder's own string and integer encodings, which is exactly what the
-//! canonical encoding of `RegionView` gives (tested below and by the plan properties).
+//! Regions are encoded once, as they are produced, from borrowed views (so no id is copied
+//! per region). The payload is hashed over that text; the document is then assembled
+//! around it in place. Every key, and its order, comes from the generated writers
+//! (`wire::members`, from `schema/plan.schema.json`).
 
-use serde::Serialize;
-use sha2::{Digest, Sha256};
-
-use crate::canonical;
+use crate::canonical::{Hole, Raw, Sink};
 use crate::model::Placement;
-use crate::wire::{PlanLoop, PlanPlacement};
+use crate::wire::members::{reshard_plan_id, write_plan_region, write_reshard_plan};
+use crate::wire::{PlanLoop, PlanPlacement, PlanRegion};
 
-/// The literal schema tag of the plan_id payload.
-const PLAN_SCHEMA_TAG: &str = "weight-plan";
-
-/// A region as the encoder sees it: the fields of `PlanRegion`, in the same (sorted)
-/// order, borrowed.
-#[derive(Serialize)]
+/// A region as the planner hands it over: the members of `PlanRegion`, borrowed.
 pub(crate) struct RegionView<'a> {
     pub global_offset: &'a [u64],
     pub loops: &'a [PlanLoop],
@@ -35,69 +26,66 @@ pub(crate) struct RegionView<'a> {
     pub tensor_id: &'a str,
 }
 
-fn encode<T: Serialize + ?Sized>(value: &T, out: &mut Vec<u8>) {
-    // Plan members hold only strings, u64s, arrays and structs with sorted fields.
-    canonical::write(value, out)
-        .unwrap_or_else(|e| unreachable!("plan members are encodable: {e}"));
-}
-
-fn encoded<T: Serialize + ?Sized>(value: &T) -> Vec<u8> {
-    let mut out = Vec::new();
-    encode(value, &mut out);
-    out
-}
-
-/// The canonical encoding of `region`: its members in sorted order, no whitespace.
+/// The canonical encoding of `region`.
 fn write_region(out: &mut Vec<u8>, region: &RegionView<'_>) {
-    out.extend_from_slice(b"{\"global_offset\":");
-    canonical::put_u64s(out, region.global_offset);
-    out.extend_from_slice(b",\"loops\":[");
-    for (i, l) in region.loops.iter().enumerate() {
-        if i > 0 {
-            out.push(b',');
+    write_plan_region(
+        out,
+        region.global_offset,
+        region.loops,
+        &region.nbytes,
+        &region.run_bytes,
+        region.shape,
+        region.source_fragment_id,
+        &region.source_offset,
+        region.target_fragment_id,
+        &region.target_offset,
+        region.tensor_id,
+    );
+}
+
+/// The plan_id of a plan with these members.
+pub(crate) fn plan_id(
+    model_id: &str,
+    regions: &[PlanRegion],
+    revision: &str,
+    source: &PlanPlacement,
+    target: &PlanPlacement,
+) -> String {
+    reshard_plan_id(model_id, regions, revision, source, target)
+}
+
+/// A sink that keeps the text before the [`Hole`] and the text after it apart.
+#[derive(Default)]
+struct AroundHole {
+    head: Vec<u8>,
+    tail: Vec<u8>,
+    past: bool,
+}
+
+impl Sink for AroundHole {
+    fn put(&mut self, bytes: &[u8]) {
+        if self.past {
+            &mut self.tail
+        } else {
+            &mut self.head
         }
-        out.extend_from_slice(b"{\"count\":");
-        canonical::write_u64(out, l.count);
-        out.extend_from_slice(b",\"source_stride\":");
-        canonical::write_u64(out, l.source_stride);
-        out.extend_from_slice(b",\"target_stride\":");
-        canonical::write_u64(out, l.target_stride);
-        out.push(b'}');
+        .extend_from_slice(bytes);
     }
-    out.extend_from_slice(b"],\"nbytes\":");
-    canonical::write_u64(out, region.nbytes);
-    out.extend_from_slice(b",\"run_bytes\":");
-    canonical::write_u64(out, region.run_bytes);
-    out.extend_from_slice(b",\"shape\":");
-    canonical::put_u64s(out, region.shape);
-    out.extend_from_slice(b",\"source_fragment_id\":");
-    canonical::write_str(out, region.source_fragment_id);
-    out.extend_from_slice(b",\"source_offset\":");
-    canonical::write_u64(out, region.source_offset);
-    out.extend_from_slice(b",\"target_fragment_id\":");
-    canonical::write_str(out, region.target_fragment_id);
-    out.extend_from_slice(b",\"target_offset\":");
-    canonical::write_u64(out, region.target_offset);
-    out.extend_from_slice(b",\"tensor_id\":");
-    canonical::write_str(out, region.tensor_id);
-    out.push(b'}');
+
+    fn hole(&mut self) {
+        self.past = true;
+    }
 }
 
 /// Writes the canonical plan text region by region.
 pub(crate) struct Writer {
-    json: Vec<u8>,
-    model: Vec<u8>,
-    revision: Vec<u8>,
-    source: Vec<u8>,
-    target: Vec<u8>,
-    /// Where the plan_id goes once the payload is hashed.
-    slot: usize,
-    regions_at: usize,
-    first: bool,
+    /// `[` + the regions so far; at the end, the whole document.
+    regions: Vec<u8>,
+    model_id: String,
+    revision: String,
+    source: PlanPlacement,
+    target: PlanPlacement,
 }
-
-/// The length of `"sha256:` + 64 hex digits + `"`.
-const SLOT_LEN: usize = 1 + 7 + 64 + 1;
 
 fn placement_ref(p: &Placement) -> PlanPlacement {
     PlanPlacement {
@@ -109,84 +97,59 @@ fn placement_ref(p: &Placement) -> PlanPlacement {
 impl Writer {
     /// Starts a plan from `source` to `target` of about `regions` regions.
     pub(crate) fn new(source: &Placement, target: &Placement, regions: u64) -> Writer {
+        // Room for the regions and for the members around them (the model_id at most
+        // six bytes per character escaped), so that assembling moves the text in place.
         let capacity = usize::try_from(regions)
             .unwrap_or(0)
             .saturating_mul(400)
-            .saturating_add(1024);
-        let mut writer = Writer {
-            json: Vec::with_capacity(capacity),
-            model: encoded(source.model_id()),
-            revision: encoded(source.revision()),
-            source: encoded(&placement_ref(source)),
-            target: encoded(&placement_ref(target)),
-            slot: 0,
-            regions_at: 0,
-            first: true,
-        };
-        // Keys in code point order.
-        writer.json.extend_from_slice(b"{\"model_id\":");
-        writer.json.extend_from_slice(&writer.model);
-        writer.json.extend_from_slice(b",\"plan_id\":");
-        writer.slot = writer.json.len();
-        writer.json.resize(writer.slot + SLOT_LEN, b'"');
-        writer.json.extend_from_slice(b",\"regions\":");
-        writer.regions_at = writer.json.len();
-        writer.json.push(b'[');
-        writer
+            .saturating_add(1024)
+            .saturating_add(source.model_id().len().saturating_mul(6))
+            .saturating_add(source.revision().len().saturating_mul(6));
+        let mut text = Vec::with_capacity(capacity);
+        text.push(b'[');
+        Writer {
+            regions: text,
+            model_id: source.model_id().to_owned(),
+            revision: source.revision().to_owned(),
+            source: placement_ref(source),
+            target: placement_ref(target),
+        }
     }
 
     /// Appends one region.
     pub(crate) fn region(&mut self, region: &RegionView<'_>) {
-        if !self.first {
-            self.json.push(b',');
+        if self.regions.len() > 1 {
+            self.regions.push(b',');
         }
-        self.first = false;
-        write_region(&mut self.json, region);
+        write_region(&mut self.regions, region);
     }
 
     /// The canonical text and its plan_id.
     pub(crate) fn finish(mut self) -> (String, String) {
-        self.json.push(b']');
-        let regions_end = self.json.len();
-        for piece in [
-            &b",\"revision\":"[..],
+        self.regions.push(b']');
+        let regions = Raw(&self.regions);
+        let plan_id = reshard_plan_id(
+            &self.model_id,
+            &regions,
             &self.revision,
-            b",\"source\":",
             &self.source,
-            b",\"target\":",
             &self.target,
-            b"}",
-        ] {
-            self.json.extend_from_slice(piece);
-        }
-        // The payload: `schema` instead of `plan_id`, the same regions text.
-        let schema = encoded(PLAN_SCHEMA_TAG);
-        let mut hasher = Sha256::new();
-        for piece in [
-            &b"{\"model_id\":"[..],
-            &self.model,
-            b",\"regions\":",
-            &self.json[self.regions_at..regions_end],
-            b",\"revision\":",
+        );
+        let mut around = AroundHole::default();
+        write_reshard_plan(
+            &mut around,
+            &self.model_id,
+            plan_id.as_str(),
+            &Hole,
             &self.revision,
-            b",\"schema\":",
-            &schema,
-            b",\"source\":",
             &self.source,
-            b",\"target\":",
             &self.target,
-            b"}",
-        ] {
-            hasher.update(piece);
-        }
-        let plan_id = format!("sha256:{}", canonical::hex(&hasher.finalize().into()));
-        let id_text = encoded(plan_id.as_str());
-        if let Some(slot) = self.json.get_mut(self.slot..self.slot + SLOT_LEN) {
-            if slot.len() == id_text.len() {
-                slot.copy_from_slice(&id_text);
-            }
-        }
-        let json = String::from_utf8(self.json)
+        );
+        let mut json = self.regions;
+        json.splice(0..0, around.head);
+        json.extend_from_slice(&around.tail);
+        // Only the canonical encoder's ASCII output went in.
+        let json = String::from_utf8(json)
             .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
         (json, plan_id)
     }
@@ -194,11 +157,12 @@ impl Writer {
 
 #[cfg(test)]
 mod tests {
-    use super::{encoded, write_region, RegionView};
-    use crate::wire::PlanLoop;
+    use super::{write_region, RegionView};
+    use crate::canonical;
+    use crate::wire::{PlanLoop, PlanRegion};
 
     #[test]
-    fn regions_are_written_as_the_canonical_encoder_writes_them() {
+    fn regions_are_written_as_the_serde_encoder_writes_them() {
         let loops = [
             PlanLoop {
                 count: 3,
@@ -215,6 +179,7 @@ mod tests {
             (&loops[..], ["s/0", "t\"\\\u{7f}é😀", "w"]),
             (&loops[..0], ["logical:ab", "x", "layers.0.w"]),
         ] {
+            // Every number distinct, so that two members swapped show.
             let view = RegionView {
                 global_offset: &[0, 18_446_744_073_709_551_615],
                 loops,
@@ -224,12 +189,24 @@ mod tests {
                 source_fragment_id: ids[0],
                 source_offset: 12,
                 target_fragment_id: ids[1],
-                target_offset: 0,
+                target_offset: 7,
                 tensor_id: ids[2],
+            };
+            let wire = PlanRegion {
+                global_offset: view.global_offset.to_vec(),
+                loops: view.loops.to_vec(),
+                nbytes: view.nbytes,
+                run_bytes: view.run_bytes,
+                shape: view.shape.to_vec(),
+                source_fragment_id: view.source_fragment_id.to_owned(),
+                source_offset: view.source_offset,
+                target_fragment_id: view.target_fragment_id.to_owned(),
+                target_offset: view.target_offset,
+                tensor_id: view.tensor_id.to_owned(),
             };
             let mut out = Vec::new();
             write_region(&mut out, &view);
-            assert_eq!(out, encoded(&view));
+            assert_eq!(out, canonical::to_vec(&wire).unwrap());
         }
     }
 }

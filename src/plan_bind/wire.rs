@@ -2,24 +2,9 @@
 //! canonical encoding (contract §5) of the bound plan without `bound_plan_id` and with
 //! `"schema":"weight-bound-plan"`, as placement_id is built (§7.1).
 
-use serde::Serialize;
-
 use crate::canonical;
+use crate::wire::members;
 use crate::wire::{BoundPair, BoundPlan, BoundSide};
-
-/// The literal schema tag of the bound_plan_id payload.
-const BOUND_PLAN_SCHEMA_TAG: &str = "weight-bound-plan";
-
-/// The hashed payload: the members of `BoundPlan` but `bound_plan_id`, plus `schema`,
-/// in sorted order.
-#[derive(Serialize)]
-struct Payload<'a> {
-    pairs: &'a [BoundPair],
-    plan_id: &'a str,
-    schema: &'a str,
-    source: &'a BoundSide,
-    target: &'a BoundSide,
-}
 
 /// The bound_plan_id of a bound plan with these members.
 pub(super) fn bound_plan_id(
@@ -28,16 +13,7 @@ pub(super) fn bound_plan_id(
     target: &BoundSide,
     pairs: &[BoundPair],
 ) -> String {
-    // Only strings, u64s, arrays and structs with sorted fields: always encodable.
-    let digest = canonical::hash(&Payload {
-        pairs,
-        plan_id,
-        schema: BOUND_PLAN_SCHEMA_TAG,
-        source,
-        target,
-    })
-    .unwrap_or_else(|e| unreachable!("bound plan members are encodable: {e}"));
-    format!("sha256:{}", canonical::hex(&digest))
+    members::bound_plan_id(pairs, plan_id, source, target)
 }
 
 /// The canonical text and wire value of the bound plan with these members.

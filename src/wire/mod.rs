@@ -8,5 +8,11 @@
 mod generated;
 pub use generated::*;
 
+// Generated for every wire type: not every writer has a caller.
+#[rustfmt::skip]
+#[allow(dead_code, clippy::wildcard_imports, clippy::too_many_arguments)]
+pub(crate) mod members;
+pub use members::key;
+
 mod typed;
 pub(crate) use typed::read_typed;

@@ -131,16 +131,34 @@ impl Drop for GcPause<'_> {
 /// (looking a name up by `&str` would build a new Python string every time).
 pub(crate) struct Names {
     list: &'static [&'static str],
+    except: &'static [&'static str],
     interned: PyOnceLock<Vec<Py<PyString>>>,
 }
 
 impl Names {
     /// The names of `list`.
     pub(crate) const fn new(list: &'static [&'static str]) -> Self {
+        Self::without(list, &[])
+    }
+
+    /// The names of `list` but those of `except` (members read apart, such as a record
+    /// list or a rank object).
+    pub(crate) const fn without(
+        list: &'static [&'static str],
+        except: &'static [&'static str],
+    ) -> Self {
         Names {
             list,
+            except,
             interned: PyOnceLock::new(),
         }
+    }
+
+    fn names(&self) -> impl Iterator<Item = &'static str> + '_ {
+        self.list
+            .iter()
+            .copied()
+            .filter(|name| !self.except.contains(name))
     }
 
     /// Each name with its interned Python string.
@@ -149,15 +167,13 @@ impl Names {
         py: Python<'py>,
     ) -> Vec<(&'static str, Bound<'py, PyString>)> {
         let interned = self.interned.get_or_init(py, || {
-            self.list
-                .iter()
+            self.names()
                 .map(|name| PyString::intern(py, name).unbind())
                 .collect()
         });
-        self.list
-            .iter()
+        self.names()
             .zip(interned)
-            .map(|(name, s)| (*name, s.bind(py).clone()))
+            .map(|(name, s)| (name, s.bind(py).clone()))
             .collect()
     }
 }

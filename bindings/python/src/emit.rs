@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyFloat, PyList, PyTuple, PyType};
 use weight_manifest::wire::{
-    ParallelRank, PlacementFragment, RuntimeBindingFragment, RuntimeFragment, TensorDescriptor,
+    key, ParallelRank, PlacementFragment, RuntimeBindingFragment, RuntimeFragment, TensorDescriptor,
 };
 use weight_manifest::{Binding, Owner, Placement, Runtime, Value};
 
@@ -101,10 +101,10 @@ fn big_int<'py>(py: Python<'py>, text: &str) -> PyResult<Bound<'py, PyAny>> {
 /// ParallelRank fields.
 pub(crate) fn rank_fields<'py>(py: Python<'py>, r: &ParallelRank) -> PyResult<Fields<'py>> {
     Ok(vec![
-        ("dp", int(py, r.dp)?),
-        ("tp", int(py, r.tp)?),
-        ("pp", int(py, r.pp)?),
-        ("ep", int(py, r.ep)?),
+        (key::DP, int(py, r.dp)?),
+        (key::TP, int(py, r.tp)?),
+        (key::PP, int(py, r.pp)?),
+        (key::EP, int(py, r.ep)?),
     ])
 }
 
@@ -118,15 +118,15 @@ pub(crate) fn descriptor_fields<'py>(
         None => py.None().into_bound(py),
     };
     Ok(vec![
-        ("tensor_id", string(py, &d.tensor_id)?),
-        ("global_shape", ints(py, &d.global_shape)?),
-        ("dtype", string(py, &d.dtype)?),
-        ("itemsize", int(py, d.itemsize)?),
-        ("partition_dim", opt_int(py, d.partition_dim)?),
-        ("layout_fingerprint", string(py, &d.layout_fingerprint)?),
-        ("layer_id", opt_int(py, d.layer_id)?),
-        ("expert_id", opt_int(py, d.expert_id)?),
-        ("shard_dims", shard_dims),
+        (key::TENSOR_ID, string(py, &d.tensor_id)?),
+        (key::GLOBAL_SHAPE, ints(py, &d.global_shape)?),
+        (key::DTYPE, string(py, &d.dtype)?),
+        (key::ITEMSIZE, int(py, d.itemsize)?),
+        (key::PARTITION_DIM, opt_int(py, d.partition_dim)?),
+        (key::LAYOUT_FINGERPRINT, string(py, &d.layout_fingerprint)?),
+        (key::LAYER_ID, opt_int(py, d.layer_id)?),
+        (key::EXPERT_ID, opt_int(py, d.expert_id)?),
+        (key::SHARD_DIMS, shard_dims),
     ])
 }
 
@@ -138,15 +138,15 @@ pub(crate) fn placement_fragment_fields<'py>(
 ) -> PyResult<Fields<'py>> {
     Ok(vec![
         (
-            "placement_fragment_id",
+            key::PLACEMENT_FRAGMENT_ID,
             string(py, &f.placement_fragment_id)?,
         ),
-        ("tensor_id", string(py, &f.tensor_id)?),
-        ("global_offset", ints(py, &f.global_offset)?),
-        ("local_shape", ints(py, &f.local_shape)?),
-        ("nbytes", int(py, f.nbytes)?),
-        ("rank", rank),
-        ("aliases", strs(py, &f.aliases)?),
+        (key::TENSOR_ID, string(py, &f.tensor_id)?),
+        (key::GLOBAL_OFFSET, ints(py, &f.global_offset)?),
+        (key::LOCAL_SHAPE, ints(py, &f.local_shape)?),
+        (key::NBYTES, int(py, f.nbytes)?),
+        (key::RANK, rank),
+        (key::ALIASES, strs(py, &f.aliases)?),
     ])
 }
 
@@ -158,21 +158,21 @@ pub(crate) fn runtime_fragment_fields<'py>(
     owner: Bound<'py, PyAny>,
 ) -> PyResult<Fields<'py>> {
     Ok(vec![
-        ("fragment_id", string(py, &f.fragment_id)?),
-        ("tensor_id", string(py, &f.tensor_id)?),
-        ("global_offset", ints(py, &f.global_offset)?),
-        ("local_shape", ints(py, &f.local_shape)?),
-        ("address", int(py, f.address)?),
-        ("nbytes", int(py, f.nbytes)?),
-        ("worker_id", string(py, &f.worker_id)?),
-        ("endpoint", string(py, &f.endpoint)?),
-        ("device", string(py, &f.device)?),
-        ("rank", rank),
-        ("lease_generation", int(py, f.lease_generation)?),
+        (key::FRAGMENT_ID, string(py, &f.fragment_id)?),
+        (key::TENSOR_ID, string(py, &f.tensor_id)?),
+        (key::GLOBAL_OFFSET, ints(py, &f.global_offset)?),
+        (key::LOCAL_SHAPE, ints(py, &f.local_shape)?),
+        (key::ADDRESS, int(py, f.address)?),
+        (key::NBYTES, int(py, f.nbytes)?),
+        (key::WORKER_ID, string(py, &f.worker_id)?),
+        (key::ENDPOINT, string(py, &f.endpoint)?),
+        (key::DEVICE, string(py, &f.device)?),
+        (key::RANK, rank),
+        (key::LEASE_GENERATION, int(py, f.lease_generation)?),
         ("owner", owner),
-        ("aliases", strs(py, &f.aliases)?),
+        (key::ALIASES, strs(py, &f.aliases)?),
         (
-            "placement_fragment_id",
+            key::PLACEMENT_FRAGMENT_ID,
             opt_str(py, f.placement_fragment_id.as_deref())?,
         ),
     ])
@@ -186,15 +186,15 @@ pub(crate) fn binding_fragment_fields<'py>(
 ) -> PyResult<Fields<'py>> {
     Ok(vec![
         (
-            "placement_fragment_id",
+            key::PLACEMENT_FRAGMENT_ID,
             string(py, &f.placement_fragment_id)?,
         ),
-        ("fragment_id", string(py, &f.fragment_id)?),
-        ("address", int(py, f.address)?),
-        ("nbytes", int(py, f.nbytes)?),
-        ("worker_id", string(py, &f.worker_id)?),
-        ("endpoint", string(py, &f.endpoint)?),
-        ("device", string(py, &f.device)?),
+        (key::FRAGMENT_ID, string(py, &f.fragment_id)?),
+        (key::ADDRESS, int(py, f.address)?),
+        (key::NBYTES, int(py, f.nbytes)?),
+        (key::WORKER_ID, string(py, &f.worker_id)?),
+        (key::ENDPOINT, string(py, &f.endpoint)?),
+        (key::DEVICE, string(py, &f.device)?),
         ("owner", owner),
     ])
 }
@@ -259,11 +259,11 @@ pub(crate) fn placement<'py>(
         })
         .collect::<PyResult<Vec<_>>>()?;
     let fields = vec![
-        ("model_id", string(py, placement.model_id())?),
-        ("revision", string(py, placement.revision())?),
-        ("tensors", descriptors(py, placement.tensors())?),
-        ("fragments", PyTuple::new(py, fragments)?.into_any()),
-        ("placement_id", string(py, placement.placement_id())?),
+        (key::MODEL_ID, string(py, placement.model_id())?),
+        (key::REVISION, string(py, placement.revision())?),
+        (key::TENSORS, descriptors(py, placement.tensors())?),
+        (key::FRAGMENTS, PyTuple::new(py, fragments)?.into_any()),
+        (key::PLACEMENT_ID, string(py, placement.placement_id())?),
         (CORE, Bound::new(py, PlacementCore(placement))?.into_any()),
     ];
     trusted(class, &fields)
@@ -292,14 +292,17 @@ pub(crate) fn runtime<'py>(
         .collect::<PyResult<Vec<_>>>()?;
     let wire = runtime.as_wire();
     let fields = vec![
-        ("model_id", string(py, &wire.model_id)?),
-        ("revision", string(py, &wire.revision)?),
-        ("instance_id", string(py, &wire.instance_id)?),
-        ("tensors", descriptors(py, runtime.tensors())?),
-        ("fragments", PyTuple::new(py, fragments)?.into_any()),
-        ("lease_id", opt_str(py, wire.lease_id.as_deref())?),
-        ("placement_id", opt_str(py, wire.placement_id.as_deref())?),
-        ("generation", opt_int(py, wire.generation)?),
+        (key::MODEL_ID, string(py, &wire.model_id)?),
+        (key::REVISION, string(py, &wire.revision)?),
+        (key::INSTANCE_ID, string(py, &wire.instance_id)?),
+        (key::TENSORS, descriptors(py, runtime.tensors())?),
+        (key::FRAGMENTS, PyTuple::new(py, fragments)?.into_any()),
+        (key::LEASE_ID, opt_str(py, wire.lease_id.as_deref())?),
+        (
+            key::PLACEMENT_ID,
+            opt_str(py, wire.placement_id.as_deref())?,
+        ),
+        (key::GENERATION, opt_int(py, wire.generation)?),
         (CORE, Bound::new(py, RuntimeCore(runtime))?.into_any()),
     ];
     trusted(class, &fields)
@@ -324,14 +327,14 @@ pub(crate) fn binding<'py>(
         .collect::<PyResult<Vec<_>>>()?;
     let wire = binding.as_wire();
     let fields = vec![
-        ("model_id", string(py, &wire.model_id)?),
-        ("revision", string(py, &wire.revision)?),
-        ("placement_id", string(py, &wire.placement_id)?),
-        ("placement_digest", string(py, &wire.placement_digest)?),
-        ("instance_id", string(py, &wire.instance_id)?),
-        ("generation", int(py, wire.generation)?),
-        ("lease_id", string(py, &wire.lease_id)?),
-        ("fragments", PyTuple::new(py, fragments)?.into_any()),
+        (key::MODEL_ID, string(py, &wire.model_id)?),
+        (key::REVISION, string(py, &wire.revision)?),
+        (key::PLACEMENT_ID, string(py, &wire.placement_id)?),
+        (key::PLACEMENT_DIGEST, string(py, &wire.placement_digest)?),
+        (key::INSTANCE_ID, string(py, &wire.instance_id)?),
+        (key::GENERATION, int(py, wire.generation)?),
+        (key::LEASE_ID, string(py, &wire.lease_id)?),
+        (key::FRAGMENTS, PyTuple::new(py, fragments)?.into_any()),
         (CORE, Bound::new(py, BindingCore(binding))?.into_any()),
     ];
     trusted(class, &fields)

@@ -8,6 +8,7 @@ use std::borrow::Cow;
 use pyo3::exceptions::{PyAttributeError, PyKeyError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyMapping, PyString};
+use weight_manifest::wire::key;
 use weight_manifest::{inventory, Object, Value};
 
 use crate::classes::Names;
@@ -15,7 +16,6 @@ use crate::convert::{is_sequence, value};
 
 // The member lists are the core's own (`weight_manifest::inventory`), so the binding
 // takes exactly the members the readers read.
-static DESCRIPTOR: Names = Names::new(inventory::DESCRIPTOR_MEMBERS);
 static RUNTIME_RECORD: Names = Names::new(inventory::RUNTIME_RECORD_MEMBERS);
 static BINDING_RECORD: Names = Names::new(inventory::BINDING_RECORD_MEMBERS);
 static PLACEMENT_RECORD: Names = Names::new(inventory::PLACEMENT_RECORD_MEMBERS);
@@ -29,23 +29,18 @@ pub(crate) struct Inventory<'py> {
     pub records: Vec<Bound<'py, PyAny>>,
 }
 
-static RUNTIME_TOP: Names = Names::new(inventory::RUNTIME_TOP_MEMBERS);
-static BINDING_TOP: Names = Names::new(inventory::BINDING_TOP_MEMBERS);
-static PLACEMENT_TOP: Names = Names::new(inventory::PLACEMENT_TOP_MEMBERS);
+static RUNTIME_TOP: Names = Names::without(inventory::RUNTIME_TOP_MEMBERS, &[key::TENSORS]);
+static BINDING_TOP: Names = Names::without(inventory::BINDING_TOP_MEMBERS, &[key::FRAGMENTS]);
+static PLACEMENT_TOP: Names = Names::without(inventory::PLACEMENT_TOP_MEMBERS, &[key::TENSORS]);
 
 /// A runtime inventory (§10.3).
 pub(crate) fn runtime<'py>(inventory: &Bound<'py, PyAny>) -> PyResult<Inventory<'py>> {
-    read(
-        inventory,
-        &RUNTIME_TOP,
-        "tensors",
-        &[&DESCRIPTOR, &RUNTIME_RECORD],
-    )
+    read(inventory, &RUNTIME_TOP, key::TENSORS, &[&RUNTIME_RECORD])
 }
 
 /// A binding inventory (§10.4).
 pub(crate) fn binding<'py>(inventory: &Bound<'py, PyAny>) -> PyResult<Inventory<'py>> {
-    read(inventory, &BINDING_TOP, "fragments", &[&BINDING_RECORD])
+    read(inventory, &BINDING_TOP, key::FRAGMENTS, &[&BINDING_RECORD])
 }
 
 /// A placement inventory (§10.5).
@@ -53,8 +48,8 @@ pub(crate) fn placement<'py>(inventory: &Bound<'py, PyAny>) -> PyResult<Inventor
     read(
         inventory,
         &PLACEMENT_TOP,
-        "tensors",
-        &[&DESCRIPTOR, &PLACEMENT_RECORD],
+        key::TENSORS,
+        &[&PLACEMENT_RECORD],
     )
 }
 
@@ -99,7 +94,7 @@ fn record(object: &Bound<'_, PyAny>, names: &[&Names]) -> PyResult<Value<'static
     let mut members = Vec::new();
     for (name, key) in names.iter().flat_map(|names| names.interned(py)) {
         if let Some(member) = member(object, &key)? {
-            let converted = if name == "rank" {
+            let converted = if name == key::RANK {
                 record(&member, &[&RANK])?
             } else {
                 value(&member)?

@@ -7,7 +7,7 @@ use std::borrow::Cow;
 use pyo3::prelude::*;
 use weight_manifest::construct;
 use weight_manifest::wire::{
-    ParallelRank, PlacementFragment, RuntimeBindingFragment, RuntimeFragment, TensorDescriptor,
+    key, ParallelRank, PlacementFragment, RuntimeBindingFragment, RuntimeFragment, TensorDescriptor,
 };
 use weight_manifest::{Object, Value};
 
@@ -19,49 +19,12 @@ use crate::emit::{
 };
 use crate::errors::OrRaise;
 
-static RANK: Names = Names::new(&["dp", "tp", "pp", "ep"]);
-static DESCRIPTOR: Names = Names::new(&[
-    "tensor_id",
-    "global_shape",
-    "dtype",
-    "itemsize",
-    "partition_dim",
-    "layout_fingerprint",
-    "layer_id",
-    "expert_id",
-    "shard_dims",
-]);
-static PLACEMENT_FRAGMENT: Names = Names::new(&[
-    "placement_fragment_id",
-    "tensor_id",
-    "global_offset",
-    "local_shape",
-    "nbytes",
-    "aliases",
-]);
-static RUNTIME_FRAGMENT: Names = Names::new(&[
-    "fragment_id",
-    "tensor_id",
-    "global_offset",
-    "local_shape",
-    "address",
-    "nbytes",
-    "worker_id",
-    "endpoint",
-    "device",
-    "lease_generation",
-    "aliases",
-    "placement_fragment_id",
-]);
-static BINDING_FRAGMENT: Names = Names::new(&[
-    "placement_fragment_id",
-    "fragment_id",
-    "address",
-    "nbytes",
-    "worker_id",
-    "endpoint",
-    "device",
-]);
+// The schema's field lists; a fragment's rank is read apart (it is an object).
+static RANK: Names = Names::new(ParallelRank::FIELDS);
+static DESCRIPTOR: Names = Names::new(TensorDescriptor::FIELDS);
+static PLACEMENT_FRAGMENT: Names = Names::without(PlacementFragment::FIELDS, &[key::RANK]);
+static RUNTIME_FRAGMENT: Names = Names::without(RuntimeFragment::FIELDS, &[key::RANK]);
+static BINDING_FRAGMENT: Names = Names::new(RuntimeBindingFragment::FIELDS);
 
 /// The named attributes of `object` as keyword arguments for the core.
 fn fields(object: &Bound<'_, PyAny>, names: &Names) -> PyResult<Object<'static>> {

@@ -76,11 +76,24 @@ fn run() -> ExitCode {
 #[cfg(test)]
 mod tests {
     /// A canary for allocator upgrades: the option index still names `purge_delay` with
-    /// its documented default (the test runs without `MIMALLOC_PURGE_DELAY`).
+    /// its documented default. The default only shows without `MIMALLOC_PURGE_DELAY`:
+    /// when it is set, the test runs itself again in a child process without it.
     #[test]
     #[allow(unsafe_code)]
     fn the_purge_delay_option_is_where_main_expects_it() {
         if std::env::var_os("MIMALLOC_PURGE_DELAY").is_some() {
+            let status = std::process::Command::new(std::env::current_exe().unwrap())
+                .args([
+                    "--exact",
+                    "tests::the_purge_delay_option_is_where_main_expects_it",
+                ])
+                .env_remove("MIMALLOC_PURGE_DELAY")
+                .status()
+                .unwrap();
+            assert!(
+                status.success(),
+                "the canary failed without MIMALLOC_PURGE_DELAY"
+            );
             return;
         }
         // SAFETY: reading an allocator option.

@@ -16,9 +16,9 @@ use crate::error::Result;
 use crate::limits::Limits;
 use crate::model::descriptor::{accept_typed, Typed};
 use crate::model::{construct_placement, Placement};
-use crate::parse::members::{PLACEMENT_FRAGMENT_KEYS, PLACEMENT_KEYS, RANK_KEYS, TENSOR_KEYS};
 use crate::path::Path;
 use crate::value::Value;
+use crate::wire::PlacementManifest;
 use crate::wire::{ParallelRank, PlacementFragment, TensorDescriptor};
 
 /// Parses and constructs a placement, or `None` when the general path must run.
@@ -36,29 +36,33 @@ pub(crate) fn placement(text: &[u8], limits: &Limits) -> Option<Result<Placement
     let (mut model_id, mut revision, mut placement_id) = ("", "", Value::Null);
     let mut orders = [KeyOrder::listed(), KeyOrder::listed(), KeyOrder::listed()];
     let [fragment_order, rank_order, tensor_order] = &mut orders;
-    let seen = cursor.members(&PLACEMENT_KEYS, &mut KeyOrder::listed(), |c, key| {
-        match key {
-            0 => c.array(|c| {
-                fragments.push(fragment(c, fragment_order, rank_order)?);
-                Some(())
-            })?,
-            1 => model_id = c.string()?,
-            2 => {
-                if !c.null() {
-                    placement_id = Value::Str(Cow::Borrowed(c.string()?));
+    let seen = cursor.members(
+        PlacementManifest::FIELDS,
+        &mut KeyOrder::listed(),
+        |c, key| {
+            match key {
+                0 => c.array(|c| {
+                    fragments.push(fragment(c, fragment_order, rank_order)?);
+                    Some(())
+                })?,
+                1 => model_id = c.string()?,
+                2 => {
+                    if !c.null() {
+                        placement_id = Value::Str(Cow::Borrowed(c.string()?));
+                    }
                 }
+                3 => revision = c.string()?,
+                _ => c.array(|c| {
+                    if tensors.capacity() == 0 {
+                        tensors.reserve(text.len().saturating_sub(c.offset()) / 150);
+                    }
+                    tensors.push(tensor(c, tensor_order)?);
+                    Some(())
+                })?,
             }
-            3 => revision = c.string()?,
-            _ => c.array(|c| {
-                if tensors.capacity() == 0 {
-                    tensors.reserve(text.len().saturating_sub(c.offset()) / 150);
-                }
-                tensors.push(tensor(c, tensor_order)?);
-                Some(())
-            })?,
-        }
-        Some(())
-    })?;
+            Some(())
+        },
+    )?;
     if seen != 0b1_1111 || !cursor.at_end() || !limits.admits_counts(&tensors, fragments.len()) {
         return None;
     }
@@ -96,7 +100,7 @@ fn tensor(cursor: &mut Cursor<'_>, order: &mut KeyOrder) -> Fast<TensorDescripto
         expert_id: None,
         layout_fingerprint: "",
     };
-    let seen = cursor.members(&TENSOR_KEYS, order, |c, key| {
+    let seen = cursor.members(TensorDescriptor::FIELDS, order, |c, key| {
         match key {
             0 => typed.dtype = c.string()?,
             1 => typed.expert_id = opt_u64(c)?,
@@ -137,7 +141,7 @@ fn fragment(
         },
         tensor_id: String::new(),
     };
-    let seen = cursor.members(&PLACEMENT_FRAGMENT_KEYS, order, |c, key| {
+    let seen = cursor.members(PlacementFragment::FIELDS, order, |c, key| {
         match key {
             0 => fragment.aliases = aliases(c)?,
             1 => fragment.global_offset = c.u64s(0)?,
@@ -157,7 +161,7 @@ fn fragment(
 /// A rank object with exactly dp, ep, pp, tp, each a u64.
 pub(super) fn rank(cursor: &mut Cursor<'_>, order: &mut KeyOrder) -> Fast<ParallelRank> {
     let mut rank = [0u64; 4];
-    let seen = cursor.members(&RANK_KEYS, order, |c, key| {
+    let seen = cursor.members(ParallelRank::FIELDS, order, |c, key| {
         rank[key] = c.u64()?;
         Some(())
     })?;
