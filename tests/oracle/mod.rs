@@ -3,6 +3,8 @@
 //! printable ASCII escaped as Python's `json.dumps(..., ensure_ascii=True)` does. It
 //! shares no code with the crate's encoder or its generated writers.
 
+use std::fmt::Write as _;
+
 use sha2::{Digest, Sha256};
 
 /// The canonical encoding (contract §5) of the JSON `text`.
@@ -20,8 +22,11 @@ pub fn identity(text: &str, id_key: &str, tag: &str, prefix: &str) -> String {
     object.insert("schema".to_owned(), tag.into());
     let payload = ascii(&serde_json::to_string(&value).expect("serialisable"));
     let digest = Sha256::digest(payload.as_bytes());
-    let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
-    format!("{prefix}{hex}")
+    let mut id = prefix.to_owned();
+    for byte in digest {
+        write!(id, "{byte:02x}").unwrap();
+    }
+    id
 }
 
 /// serde_json already writes `\"`, `\\`, the short escapes and `\u00xx` for the other
@@ -32,7 +37,7 @@ fn ascii(text: &str) -> String {
         if c == '\u{7f}' || !c.is_ascii() {
             let mut units = [0u16; 2];
             for unit in c.encode_utf16(&mut units) {
-                out.push_str(&format!("\\u{unit:04x}"));
+                write!(out, "\\u{unit:04x}").unwrap();
             }
         } else {
             out.push(c);
