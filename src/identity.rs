@@ -5,7 +5,7 @@
 //! `wire::members`).
 
 use crate::wire::members;
-use crate::wire::{ParallelRank, PlacementFragment, TensorDescriptor};
+use crate::wire::{PlacementFragment, TensorDescriptor};
 
 /// The placement_id (§7.1) and the digest (§7.2) of a normalised placement, in one pass.
 ///
@@ -23,27 +23,23 @@ pub(crate) fn placement_identities(
     (id, crate::canonical::hex(&digest))
 }
 
-/// The members of a fragment its generated id covers: all but its placement_fragment_id.
-pub(crate) struct FragmentContent<'a> {
-    pub aliases: &'a [String],
-    pub global_offset: &'a [u64],
-    pub local_shape: &'a [u64],
-    pub nbytes: u64,
-    pub rank: &'a ParallelRank,
-    pub tensor_id: &'a str,
+/// `logical:` + SHA-256 of the fragment payload (§7.3) of any fragment value with the
+/// six members it covers (a placement or a runtime fragment): all but the
+/// placement_fragment_id.
+macro_rules! logical_id_of {
+    ($fragment:expr) => {{
+        let fragment = $fragment;
+        $crate::wire::members::placement_fragment_id(
+            &fragment.aliases,
+            &fragment.global_offset,
+            &fragment.local_shape,
+            &fragment.nbytes,
+            &fragment.rank,
+            &fragment.tensor_id,
+        )
+    }};
 }
-
-/// `logical:` + SHA-256 of the fragment payload (§7.3).
-pub(crate) fn logical_id(content: &FragmentContent<'_>) -> String {
-    members::placement_fragment_id(
-        content.aliases,
-        content.global_offset,
-        content.local_shape,
-        &content.nbytes,
-        content.rank,
-        content.tensor_id,
-    )
-}
+pub(crate) use logical_id_of;
 
 /// The generated `logical:` placement_fragment_id of a fragment's content (§7.3): the id
 /// a runtime fragment without an explicit one projects to. The fragment's own
@@ -64,20 +60,14 @@ pub(crate) fn logical_id(content: &FragmentContent<'_>) -> String {
 /// assert!(weight_manifest::logical_fragment_id(&fragment).starts_with("logical:"));
 /// ```
 pub fn logical_fragment_id(fragment: &PlacementFragment) -> String {
-    logical_id(&FragmentContent {
-        aliases: &fragment.aliases,
-        global_offset: &fragment.global_offset,
-        local_shape: &fragment.local_shape,
-        nbytes: fragment.nbytes,
-        rank: &fragment.rank,
-        tensor_id: &fragment.tensor_id,
-    })
+    logical_id_of!(fragment)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::canonical;
+    use crate::wire::ParallelRank;
     use crate::wire::PlacementManifest;
 
     /// The oracle: the serde encoding of the wire value as a JSON tree, the id member

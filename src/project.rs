@@ -5,7 +5,7 @@ use std::borrow::Cow;
 
 use crate::check;
 use crate::error::{Code, Error, Result};
-use crate::identity::{self, FragmentContent};
+use crate::identity;
 use crate::model::binding::BindingHeader;
 use crate::model::{construct_binding, construct_placement, Binding, Placement, Runtime};
 use crate::path::Path;
@@ -16,16 +16,10 @@ use crate::wire::{PlacementFragment, RuntimeBindingFragment, RuntimeFragment};
 /// The placement_fragment_id of a runtime fragment: its explicit id, else the generated
 /// `logical:` id (§7.3).
 pub fn placement_fragment_id(fragment: &RuntimeFragment) -> String {
-    match &fragment.placement_fragment_id {
-        Some(id) => id.clone(),
-        None => identity::logical_id(&FragmentContent {
-            aliases: &fragment.aliases,
-            global_offset: &fragment.global_offset,
-            local_shape: &fragment.local_shape,
-            nbytes: fragment.nbytes,
-            rank: &fragment.rank,
-            tensor_id: &fragment.tensor_id,
-        }),
+    if let Some(id) = &fragment.placement_fragment_id {
+        id.clone()
+    } else {
+        identity::logical_id_of!(fragment)
     }
 }
 

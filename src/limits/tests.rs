@@ -148,57 +148,115 @@ fn small() -> Limits {
     }
 }
 
-/// The fast placement path decides at the limit and defers one over it, where the general
-/// path's `limit_exceeded` is the result.
-fn placement_fast_defers(at: &str, over: &str, limits: &Limits, message: &str) {
-    let decided = fast_placement(at.as_bytes(), limits).expect("decides at the limit");
-    assert!(decided.is_ok(), "{decided:?}");
-    assert!(fast_placement(over.as_bytes(), limits).is_none(), "{over}");
-    let error = Placement::from_json(over, &Options::default().with_limits(*limits)).unwrap_err();
-    assert_eq!(error.code(), Code::LimitExceeded);
-    assert_eq!(error.message(), message);
+/// Which fast path a case runs.
+#[derive(Clone, Copy, Debug)]
+enum Kind {
+    Placement,
+    Inventory,
 }
 
-fn inventory_fast_defers(at: &str, over: &str, limits: &Limits, message: &str) {
+/// A generated document: tensors, fragments (records), dimensions, model_id length.
+type Shape = (usize, usize, usize, usize);
+
+fn document(kind: Kind, (tensors, fragments, dims, model): Shape) -> String {
+    let model_id = "m".repeat(model);
+    match kind {
+        Kind::Placement => placement(tensors, fragments, dims, &model_id),
+        Kind::Inventory => inventory(tensors, fragments, dims, &model_id),
+    }
+}
+
+/// The fast path decides `at` the limit and defers one `over` it, where the general
+/// path's `limit_exceeded` with `message` is the result.
+fn fast_defers(kind: Kind, at: Shape, over: Shape, limits: &Limits, message: &str) {
+    let (at, over) = (document(kind, at), document(kind, over));
     let options = Options::default().with_limits(*limits);
-    let decided = fast_runtime_inventory(at.as_bytes(), &options).expect("decides");
+    let (decided, deferred, general) = match kind {
+        Kind::Placement => (
+            fast_placement(at.as_bytes(), limits).map(|r| r.map(drop)),
+            fast_placement(over.as_bytes(), limits).is_none(),
+            Placement::from_json(&over, &options).map(drop),
+        ),
+        Kind::Inventory => (
+            fast_runtime_inventory(at.as_bytes(), &options).map(|r| r.map(drop)),
+            fast_runtime_inventory(over.as_bytes(), &options).is_none(),
+            Runtime::from_inventory_json(over.as_bytes(), &options).map(drop),
+        ),
+    };
+    let decided = decided.unwrap_or_else(|| panic!("{kind:?} decides at the limit: {message}"));
     assert!(decided.is_ok(), "{decided:?}");
-    assert!(fast_runtime_inventory(over.as_bytes(), &options).is_none());
-    let error =
-        Runtime::from_inventory_json(over.as_bytes(), &(options).with_limits(*limits)).unwrap_err();
+    assert!(deferred, "{kind:?} defers over the limit: {message}");
+    let error = general.unwrap_err();
     assert_eq!(error.code(), Code::LimitExceeded);
     assert_eq!(error.message(), message);
 }
 
 #[test]
-fn fast_placement_defers_over_every_count_limit() {
+fn fast_paths_defer_over_every_count_limit() {
     let limits = small();
-    let m32 = "m".repeat(32);
-    let m33 = "m".repeat(33);
-    placement_fast_defers(
-        &placement(3, 3, 3, &m32),
-        &placement(4, 3, 3, &m32),
-        &limits,
-        "4 tensors exceed max_tensors (3)",
+    let four_fragments = Limits {
+        max_fragments: 4,
+        ..limits
+    };
+    let cases = [
+        (
+            Kind::Placement,
+            (4, 3, 3, 32),
+            &limits,
+            "4 tensors exceed max_tensors (3)",
+        ),
+        (
+            Kind::Placement,
+            (3, 4, 3, 32),
+            &limits,
+            "4 fragments exceed max_fragments (3)",
+        ),
+        (
+            Kind::Inventory,
+            (3, 4, 3, 32),
+            &limits,
+            "4 fragments exceed max_fragments (3)",
+        ),
+        (
+            Kind::Placement,
+            (3, 3, 4, 32),
+            &limits,
+            "tensor has 4 dimensions, above max_dims (3)",
+        ),
+        (
+            Kind::Inventory,
+            (3, 3, 4, 32),
+            &limits,
+            "tensor has 4 dimensions, above max_dims (3)",
+        ),
+    ];
+    for (kind, over, limits, message) in cases {
+        fast_defers(kind, (3, 3, 3, 32), over, limits, message);
+    }
+    let string = "string of 33 bytes exceeds max_string_bytes (32)";
+    for kind in [Kind::Placement, Kind::Inventory] {
+        fast_defers(kind, (3, 3, 3, 32), (3, 3, 3, 33), &limits, string);
+    }
+    // Three records of three tensors need max_fragments above 3 to reach max_tensors.
+    let tensors = "4 tensors exceed max_tensors (3)";
+    fast_defers(
+        Kind::Inventory,
+        (3, 4, 3, 32),
+        (4, 4, 3, 32),
+        &four_fragments,
+        tensors,
     );
-    placement_fast_defers(
-        &placement(3, 3, 3, &m32),
-        &placement(3, 4, 3, &m32),
-        &limits,
-        "4 fragments exceed max_fragments (3)",
-    );
-    placement_fast_defers(
-        &placement(3, 3, 3, &m32),
-        &placement(3, 3, 4, &m32),
-        &limits,
-        "tensor has 4 dimensions, above max_dims (3)",
-    );
-    placement_fast_defers(
-        &placement(3, 3, 3, &m32),
-        &placement(3, 3, 3, &m33),
-        &limits,
-        "string of 33 bytes exceeds max_string_bytes (32)",
-    );
+}
+
+#[test]
+fn fast_paths_decide_the_default_limits() {
+    let limits = Limits::default();
+    let dims = "tensor has 65 dimensions, above max_dims (64)";
+    let string = "string of 65537 bytes exceeds max_string_bytes (65536)";
+    for kind in [Kind::Placement, Kind::Inventory] {
+        fast_defers(kind, (1, 1, 64, 65_536), (1, 1, 65, 65_536), &limits, dims);
+        fast_defers(kind, (1, 1, 1, 65_536), (1, 1, 1, 65_537), &limits, string);
+    }
 }
 
 #[test]
@@ -221,69 +279,4 @@ fn fast_placement_defers_under_small_depth_and_string_limits() {
     };
     assert!(fast_placement(text.as_bytes(), &short).is_none());
     assert!(Placement::from_json(&text, &Options::default().with_limits(short)).is_ok());
-}
-
-#[test]
-fn fast_runtime_inventory_defers_over_every_count_limit() {
-    let limits = small();
-    let m32 = "m".repeat(32);
-    inventory_fast_defers(
-        &inventory(3, 3, 3, &m32),
-        &inventory(3, 4, 3, &m32),
-        &limits,
-        "4 fragments exceed max_fragments (3)",
-    );
-    let more = Limits {
-        max_fragments: 4,
-        ..limits
-    };
-    inventory_fast_defers(
-        &inventory(3, 4, 3, &m32),
-        &inventory(4, 4, 3, &m32),
-        &more,
-        "4 tensors exceed max_tensors (3)",
-    );
-    inventory_fast_defers(
-        &inventory(3, 3, 3, &m32),
-        &inventory(3, 3, 4, &m32),
-        &limits,
-        "tensor has 4 dimensions, above max_dims (3)",
-    );
-    inventory_fast_defers(
-        &inventory(3, 3, 3, &m32),
-        &inventory(3, 3, 3, &"m".repeat(33)),
-        &limits,
-        "string of 33 bytes exceeds max_string_bytes (32)",
-    );
-}
-
-#[test]
-fn fast_paths_decide_the_default_limits() {
-    let limits = Limits::default();
-    let at = "m".repeat(65_536);
-    let over = "m".repeat(65_537);
-    placement_fast_defers(
-        &placement(1, 1, 64, &at),
-        &placement(1, 1, 65, &at),
-        &limits,
-        "tensor has 65 dimensions, above max_dims (64)",
-    );
-    placement_fast_defers(
-        &placement(1, 1, 1, &at),
-        &placement(1, 1, 1, &over),
-        &limits,
-        "string of 65537 bytes exceeds max_string_bytes (65536)",
-    );
-    inventory_fast_defers(
-        &inventory(1, 1, 64, &at),
-        &inventory(1, 1, 65, &at),
-        &limits,
-        "tensor has 65 dimensions, above max_dims (64)",
-    );
-    inventory_fast_defers(
-        &inventory(1, 1, 1, &at),
-        &inventory(1, 1, 1, &over),
-        &limits,
-        "string of 65537 bytes exceeds max_string_bytes (65536)",
-    );
 }

@@ -1,5 +1,20 @@
 //! Validated domain values: a value of these types exists only in validated form.
 
+/// The logical view (§8.2) of a placement or runtime fragment, `$id` naming its id member.
+macro_rules! logical_fragment {
+    ($fragment:expr, $id:ident) => {{
+        let fragment = $fragment;
+        $crate::validate::LogicalFragment {
+            id: &fragment.$id,
+            tensor_id: &fragment.tensor_id,
+            rank: &fragment.rank,
+            global_offset: &fragment.global_offset,
+            local_shape: &fragment.local_shape,
+            nbytes: fragment.nbytes,
+        }
+    }};
+}
+
 pub(crate) mod descriptor;
 pub(crate) mod fragment;
 pub(crate) mod rank;

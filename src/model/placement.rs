@@ -6,7 +6,7 @@ use crate::error::{Code, Error, Result};
 use crate::identity;
 use crate::model::order::sort_by_str_key;
 use crate::path::Path;
-use crate::validate::{check_fragment_set, LogicalFragment};
+use crate::validate::check_fragment_set;
 use crate::value::Value;
 use crate::wire::key;
 use crate::wire::{PlacementFragment, PlacementManifest, TensorDescriptor};
@@ -81,15 +81,7 @@ pub(crate) fn construct_placement(
     let revision = check::string(revision, key::REVISION, &root.key(key::REVISION))?;
 
     check_fragment_set(&tensors, fragments.len(), |i| {
-        let f = &fragments[i];
-        LogicalFragment {
-            id: &f.placement_fragment_id,
-            tensor_id: &f.tensor_id,
-            rank: &f.rank,
-            global_offset: &f.global_offset,
-            local_shape: &f.local_shape,
-            nbytes: f.nbytes,
-        }
+        logical_fragment!(&fragments[i], placement_fragment_id)
     })?;
 
     let (canonical_id, digest) =

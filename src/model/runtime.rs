@@ -6,7 +6,7 @@ use crate::check;
 use crate::error::{Code, Error, Result};
 use crate::path::Path;
 use crate::validate::fxhash::{map_with_capacity, FxHashMap};
-use crate::validate::{check_fragment_set, check_physical, LogicalFragment};
+use crate::validate::{check_fragment_set, check_physical};
 use crate::value::Value;
 use crate::wire::key;
 use crate::wire::{RuntimeFragment, RuntimeManifest, TensorDescriptor};
@@ -155,15 +155,7 @@ pub(crate) fn construct_runtime(
     }
 
     check_fragment_set(&tensors, fragments.len(), |i| {
-        let f = &fragments[i];
-        LogicalFragment {
-            id: &f.fragment_id,
-            tensor_id: &f.tensor_id,
-            rank: &f.rank,
-            global_offset: &f.global_offset,
-            local_shape: &f.local_shape,
-            nbytes: f.nbytes,
-        }
+        logical_fragment!(&fragments[i], fragment_id)
     })?;
     let mut by_id: FxHashMap<&str, &TensorDescriptor> = map_with_capacity(tensors.len());
     by_id.extend(tensors.iter().map(|t| (t.tensor_id.as_str(), t)));

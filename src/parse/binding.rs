@@ -16,25 +16,14 @@ use crate::wire::{key, RuntimeBindingFragment};
 
 const LABEL: &str = "runtime binding manifest";
 
-impl Binding {
-    /// Parses runtime binding manifest JSON strictly (contract §9.2), under `options.limits`.
-    pub fn from_json(text: impl AsRef<[u8]>, options: &Options<'_>) -> Result<Binding> {
-        options.apply(|| binding(text.as_ref(), &options.limits))
-    }
-
-    /// Parses a document already read into a [`Value`] (for bindings that build the tree
-    /// from their own objects): the count and dimension limits of `options.limits` apply
-    /// here, the reader's when the tree was read.
-    pub fn from_value(document: &Value<'_>, options: &Options<'_>) -> Result<Binding> {
-        options.apply(|| binding_from_value(document, &options.limits))
-    }
-
-    /// Validates a typed manifest exactly as if it were its JSON document (default
-    /// limits); error paths point into that document.
-    pub fn from_wire(manifest: &RuntimeBindingManifest) -> Result<Binding> {
-        binding(&super::encode_wire(manifest), &Limits::default())
-    }
-}
+manifest_constructors!(
+    Binding,
+    RuntimeBindingManifest,
+    binding,
+    binding_from_value,
+    "runtime binding manifest",
+    "§9.2",
+);
 
 /// Reads and parses a runtime binding manifest document.
 pub(crate) fn binding(text: &[u8], limits: &Limits) -> Result<Binding> {

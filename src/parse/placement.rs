@@ -15,9 +15,13 @@ use crate::wire::{key, PlacementFragment};
 
 const LABEL: &str = "placement manifest";
 
-impl Placement {
-    /// Parses placement manifest JSON strictly (contract §6.2), under `options.limits`.
-    ///
+manifest_constructors!(
+    Placement,
+    PlacementManifest,
+    placement,
+    placement_from_value,
+    "placement manifest",
+    "§6.2",
     /// ```
     /// use weight_manifest::{Code, Options, Placement};
     ///
@@ -36,23 +40,7 @@ impl Placement {
     /// assert_eq!(error.message(), "fragment byte size mismatch: placement-0: expected 32, got 30");
     /// # Ok::<(), weight_manifest::Error>(())
     /// ```
-    pub fn from_json(text: impl AsRef<[u8]>, options: &Options<'_>) -> Result<Placement> {
-        options.apply(|| placement(text.as_ref(), &options.limits))
-    }
-
-    /// Parses a document already read into a [`Value`] (for bindings that build the tree
-    /// from their own objects): the count and dimension limits of `options.limits` apply
-    /// here, the reader's when the tree was read.
-    pub fn from_value(document: &Value<'_>, options: &Options<'_>) -> Result<Placement> {
-        options.apply(|| placement_from_value(document, &options.limits))
-    }
-
-    /// Validates a typed manifest exactly as if it were its JSON document (default
-    /// limits); error paths point into that document.
-    pub fn from_wire(manifest: &PlacementManifest) -> Result<Placement> {
-        placement(&super::encode_wire(manifest), &Limits::default())
-    }
-}
+);
 
 /// Reads and parses a placement manifest document: the fast path when it applies, else
 /// the document tree.

@@ -16,25 +16,14 @@ use crate::wire::{key, RuntimeFragment};
 
 const LABEL: &str = "runtime manifest";
 
-impl Runtime {
-    /// Parses runtime manifest JSON strictly (contract §9.1), under `options.limits`.
-    pub fn from_json(text: impl AsRef<[u8]>, options: &Options<'_>) -> Result<Runtime> {
-        options.apply(|| runtime(text.as_ref(), &options.limits))
-    }
-
-    /// Parses a document already read into a [`Value`] (for bindings that build the tree
-    /// from their own objects): the count and dimension limits of `options.limits` apply
-    /// here, the reader's when the tree was read.
-    pub fn from_value(document: &Value<'_>, options: &Options<'_>) -> Result<Runtime> {
-        options.apply(|| runtime_from_value(document, &options.limits))
-    }
-
-    /// Validates a typed manifest exactly as if it were its JSON document (default
-    /// limits); error paths point into that document.
-    pub fn from_wire(manifest: &RuntimeManifest) -> Result<Runtime> {
-        runtime(&super::encode_wire(manifest), &Limits::default())
-    }
-}
+manifest_constructors!(
+    Runtime,
+    RuntimeManifest,
+    runtime,
+    runtime_from_value,
+    "runtime manifest",
+    "§9.1",
+);
 
 /// Reads and parses a runtime manifest document.
 pub(crate) fn runtime(text: &[u8], limits: &Limits) -> Result<Runtime> {
