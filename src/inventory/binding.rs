@@ -63,13 +63,7 @@ pub(crate) fn binding_from_inventory(
                 &record.at(key::IS_CONTIGUOUS),
             ));
         }
-        if let Some(lease) = record.opt(key::LEASE_GENERATION) {
-            let lease = check::int(
-                lease,
-                key::LEASE_GENERATION,
-                0,
-                &record.at(key::LEASE_GENERATION),
-            )?;
+        if let Some(lease) = record.opt_int(key::LEASE_GENERATION, 0)? {
             if lease != generation {
                 return Err(Error::at(
                     Code::LeaseGenerationMismatch,
@@ -78,20 +72,8 @@ pub(crate) fn binding_from_inventory(
                 ));
             }
         }
-        let storage_offset = record.opt(key::STORAGE_OFFSET);
-        let byte_offset = record.opt(key::BYTE_OFFSET);
-        let storage_offset = check::opt_int(
-            storage_offset,
-            "storage_offset",
-            0,
-            &record.at(key::STORAGE_OFFSET),
-        )?;
-        let byte_offset = check::opt_int(
-            byte_offset,
-            key::BYTE_OFFSET,
-            0,
-            &record.at(key::BYTE_OFFSET),
-        )?;
+        let storage_offset = record.opt_int(key::STORAGE_OFFSET, 0)?;
+        let byte_offset = record.opt_int(key::BYTE_OFFSET, 0)?;
         let nonzero = storage_offset.unwrap_or(0) != 0 || byte_offset.unwrap_or(0) != 0;
         if nonzero && !view {
             return Err(offsets_require_view(&at));

@@ -1,6 +1,7 @@
 //! Reading members of inventory records (§10.1): a record that is not an object is read
 //! as an object with no members.
 
+use crate::check;
 use crate::error::{Code, Error, Result};
 use crate::path::Path;
 use crate::value::{Object, Value};
@@ -47,5 +48,15 @@ impl<'v, 'a> Members<'v, 'a> {
         self.object
             .and_then(|o| o.get(key))
             .filter(|v| !matches!(v, Value::Null))
+    }
+
+    /// "read x (req)" as an integer of at least `min`, the member named in the error.
+    pub(crate) fn int(&self, key: &'v str, min: u64) -> Result<u64> {
+        check::int(self.req(key)?, key, min, &self.at(key))
+    }
+
+    /// "read x (opt)" as an integer of at least `min` when set.
+    pub(crate) fn opt_int(&self, key: &'v str, min: u64) -> Result<Option<u64>> {
+        check::opt_int(self.opt(key), key, min, &self.at(key))
     }
 }

@@ -30,58 +30,70 @@ pub const BINDING_INVENTORY_LABEL: &str = "runtime binding inventory";
 /// The document label of the placement inventory (§10.5).
 pub const PLACEMENT_INVENTORY_LABEL: &str = "placement inventory";
 
-impl Runtime {
-    /// Reads a runtime inventory JSON document (§10.3) under `options` (limits, address
-    /// semantics, owners); `max_fragments` bounds the records.
-    pub fn from_inventory_json(text: impl AsRef<[u8]>, options: &Options<'_>) -> Result<Runtime> {
-        options.apply(|| {
-            let text = text.as_ref();
+/// A fast path: decides a whole document, or returns `None` for the general path.
+type FastPath<T> = fn(&[u8], &Options<'_>) -> Option<Result<T>>;
+
+/// Reads an inventory text labelled `label`: the fast path when it decides, else the
+/// strict reader and `read`.
+fn from_text<T>(
+    text: &[u8],
+    options: &Options<'_>,
+    label: &str,
+    fast: Option<FastPath<T>>,
+    read: fn(&Value<'_>, &Options<'_>) -> Result<T>,
+) -> Result<T> {
+    options.apply(|| {
+        if let Some(fast) = fast {
             options.limits.check_document_bytes(text.len())?;
-            if let Some(result) = crate::parse::fast_runtime_inventory(text, options) {
+            if let Some(result) = fast(text, options) {
                 return result;
             }
-            let document = reader::read(text, RUNTIME_INVENTORY_LABEL, &options.limits)?;
-            runtime::runtime_from_inventory(&document, options)
-        })
-    }
-
-    /// Reads a runtime inventory already read into a [`Value`] (the strict reader's label
-    /// `runtime inventory`), under `options`.
-    pub fn from_inventory(document: &Value<'_>, options: &Options<'_>) -> Result<Runtime> {
-        options.apply(|| runtime::runtime_from_inventory(document, options))
-    }
+        }
+        read(&reader::read(text, label, &options.limits)?, options)
+    })
 }
 
-impl Binding {
-    /// Reads a runtime binding inventory JSON document (§10.4) under `options`;
-    /// `max_fragments` bounds the records.
-    pub fn from_inventory_json(text: impl AsRef<[u8]>, options: &Options<'_>) -> Result<Binding> {
-        options.apply(|| {
-            let document = reader::read(text.as_ref(), BINDING_INVENTORY_LABEL, &options.limits)?;
-            binding::binding_from_inventory(&document, options)
-        })
-    }
-
-    /// Reads a binding inventory already read into a [`Value`], under `options`.
-    pub fn from_inventory(document: &Value<'_>, options: &Options<'_>) -> Result<Binding> {
-        options.apply(|| binding::binding_from_inventory(document, options))
-    }
+/// Which options an inventory kind reads, for the docs.
+macro_rules! options_doc {
+    (all) => {
+        "`options` (limits, address semantics, owners)"
+    };
+    (limits) => {
+        "`options.limits` (the placement inventory has no other option)"
+    };
 }
 
-impl Placement {
-    /// Reads a placement inventory JSON document (§10.5) under `options.limits`
-    /// (`max_fragments` bounds the records); the placement inventory has no other option.
-    pub fn from_inventory_json(text: impl AsRef<[u8]>, options: &Options<'_>) -> Result<Placement> {
-        options.apply(|| {
-            let document = reader::read(text.as_ref(), PLACEMENT_INVENTORY_LABEL, &options.limits)?;
-            placement::placement_from_inventory(&document, &options.limits)
-        })
-    }
+/// The two inventory constructors of a kind: from JSON text and from a read tree.
+macro_rules! inventory_constructors {
+    ($($kind:ident($what:literal, $label:ident, $fast:expr, $read:path, $clause:literal, $options:ident);)*) => {$(
+        impl $kind {
+            #[doc = concat!(
+                "Reads a ", $what, " JSON document (", $clause, ") under ",
+                options_doc!($options), "; `max_fragments` bounds the records."
+            )]
+            pub fn from_inventory_json(
+                text: impl AsRef<[u8]>,
+                options: &Options<'_>,
+            ) -> Result<$kind> {
+                from_text(text.as_ref(), options, $label, $fast, $read)
+            }
 
-    /// Reads a placement inventory already read into a [`Value`], under `options.limits`.
-    pub fn from_inventory(document: &Value<'_>, options: &Options<'_>) -> Result<Placement> {
-        options.apply(|| placement::placement_from_inventory(document, &options.limits))
-    }
+            #[doc = concat!(
+                "Reads a ", $what, " already read into a [`Value`], under ",
+                options_doc!($options), "."
+            )]
+            pub fn from_inventory(document: &Value<'_>, options: &Options<'_>) -> Result<$kind> {
+                options.apply(|| $read(document, options))
+            }
+        }
+    )*};
+}
+
+#[rustfmt::skip]
+inventory_constructors! {
+    Runtime("runtime inventory", RUNTIME_INVENTORY_LABEL, Some(crate::parse::fast_runtime_inventory), runtime::runtime_from_inventory, "§10.3", all);
+    Binding("binding inventory", BINDING_INVENTORY_LABEL, None, binding::binding_from_inventory, "§10.4", all);
+    Placement("placement inventory", PLACEMENT_INVENTORY_LABEL, None, placement::placement_from_inventory, "§10.5", limits);
 }
 
 fn offsets_require_view(path: &crate::Path<'_>) -> Error {

@@ -5,9 +5,9 @@ use super::members::Members;
 use super::runtime::{read_aliases, read_rank};
 use crate::check;
 use crate::error::Result;
-use crate::limits::Limits;
 use crate::model::fragment::{check_placement_fragment, PlacementFragmentFields};
 use crate::model::{construct_placement, Placement};
+use crate::options::Options;
 use crate::parse::top_object_of;
 use crate::path::Path;
 use crate::value::Value;
@@ -18,7 +18,11 @@ const LABEL: &str = super::PLACEMENT_INVENTORY_LABEL;
 /// Reads a placement inventory document into a validated [`Placement`]: `max_fragments`
 /// on the records, `max_tensors` on their distinct tensor_ids and `max_dims` on each
 /// record's global_shape.
-pub(crate) fn placement_from_inventory(document: &Value<'_>, limits: &Limits) -> Result<Placement> {
+pub(crate) fn placement_from_inventory(
+    document: &Value<'_>,
+    options: &Options<'_>,
+) -> Result<Placement> {
+    let limits = &options.limits;
     let root = Path::Root;
     top_object_of(document, LABEL)?;
     let top = Members::of(document, &root);
@@ -37,7 +41,7 @@ pub(crate) fn placement_from_inventory(document: &Value<'_>, limits: &Limits) ->
         let record = Members::of(value, &at);
         let descriptor = read_descriptor(&record, limits)?;
         let tensor_id = Value::Str(descriptor.tensor_id.clone().into());
-        descriptors.merge(descriptor, key::PLACEMENT, &record, limits)?;
+        descriptors.merge(descriptor, "placement", &record, limits)?;
 
         let rank_value = record.req(key::RANK)?;
         let placement_fragment_id = record.req(key::PLACEMENT_FRAGMENT_ID)?;

@@ -132,57 +132,43 @@ fn read_owned_records<R: Record, T>(
     })
 }
 
-impl Runtime {
-    /// Reads a runtime inventory (§10.3) from a top-level record and one record per fragment;
-    /// each fragment's owner is its record's [`Record::owner`] (`options.owners` is not used).
-    pub fn from_records<R: Record>(
-        top: &dyn Record,
-        records: &[R],
-        options: &Options<'_>,
-    ) -> Result<Runtime> {
-        let kind = Kind {
-            record_members: RUNTIME_RECORD_MEMBERS,
-            top_members: RUNTIME_TOP_MEMBERS,
-            list: key::TENSORS,
-        };
-        read_owned_records(top, records, options, &kind, runtime_from_inventory)
-    }
+/// What a kind's records say of owners, for the docs.
+macro_rules! owners_doc {
+    (owned) => {
+        "each fragment's owner is its record's [`Record::owner`] (`options.owners` is not used)"
+    };
+    (unowned) => {
+        "under `options.limits` (its records have no owner)"
+    };
 }
 
-impl Binding {
-    /// Reads a binding inventory (§10.4) from a top-level record and one record per fragment;
-    /// each fragment's owner is its record's [`Record::owner`] (`options.owners` is not used).
-    pub fn from_records<R: Record>(
-        top: &dyn Record,
-        records: &[R],
-        options: &Options<'_>,
-    ) -> Result<Binding> {
-        let kind = Kind {
-            record_members: BINDING_RECORD_MEMBERS,
-            top_members: BINDING_TOP_MEMBERS,
-            list: key::FRAGMENTS,
-        };
-        read_owned_records(top, records, options, &kind, binding_from_inventory)
-    }
+/// `from_records` of a kind: its record and top-level members from the schema.
+macro_rules! from_records {
+    ($($kind:ident($records:ident, $top:ident, $list:expr, $read:ident, $what:literal, $owners:ident);)*) => {$(
+        impl $kind {
+            #[doc = concat!(
+                "Reads a ", $what, " from a top-level record and one record per fragment; ",
+                owners_doc!($owners), "."
+            )]
+            pub fn from_records<R: Record>(
+                top: &dyn Record,
+                records: &[R],
+                options: &Options<'_>,
+            ) -> Result<$kind> {
+                let kind = Kind {
+                    record_members: $records,
+                    top_members: $top,
+                    list: $list,
+                };
+                read_owned_records(top, records, options, &kind, $read)
+            }
+        }
+    )*};
 }
 
-impl Placement {
-    /// Reads a placement inventory (§10.5) from a top-level record and one record per
-    /// fragment, under `options.limits`.
-    pub fn from_records<R: Record>(
-        top: &dyn Record,
-        records: &[R],
-        options: &Options<'_>,
-    ) -> Result<Placement> {
-        options.apply(|| {
-            let list = records
-                .iter()
-                .map(|r| object_of(r, PLACEMENT_RECORD_MEMBERS))
-                .collect();
-            placement_from_inventory(
-                &document(top, PLACEMENT_TOP_MEMBERS, key::TENSORS, list),
-                &options.limits,
-            )
-        })
-    }
+#[rustfmt::skip]
+from_records! {
+    Runtime(RUNTIME_RECORD_MEMBERS, RUNTIME_TOP_MEMBERS, key::TENSORS, runtime_from_inventory, "runtime inventory (§10.3)", owned);
+    Binding(BINDING_RECORD_MEMBERS, BINDING_TOP_MEMBERS, key::FRAGMENTS, binding_from_inventory, "binding inventory (§10.4)", owned);
+    Placement(PLACEMENT_RECORD_MEMBERS, PLACEMENT_TOP_MEMBERS, key::TENSORS, placement_from_inventory, "placement inventory (§10.5)", unowned);
 }

@@ -31,12 +31,7 @@ pub(crate) fn runtime_from_inventory(
     let limits = &options.limits;
     let top = Members::of(document, &root);
 
-    let generation = check::int(
-        top.req(key::GENERATION)?,
-        "generation",
-        0,
-        &top.at(key::GENERATION),
-    )?;
+    let generation = top.int(key::GENERATION, 0)?;
     let tensors_at = top.at(key::TENSORS);
     let records = check::seq(
         top.req(key::TENSORS)?,
@@ -151,20 +146,11 @@ fn check_view(record: &Members<'_, '_>, descriptor: &TensorDescriptor, view: boo
         }
         expected = expected.and_then(|e| e.checked_mul(local_shape[k]));
     }
-    let storage_offset = record.req(key::STORAGE_OFFSET)?;
-    let byte_offset = record.req(key::BYTE_OFFSET)?;
-    let storage_offset = check::int(
-        storage_offset,
-        "storage_offset",
-        0,
-        &record.at(key::STORAGE_OFFSET),
-    )?;
-    let byte_offset = check::int(
-        byte_offset,
-        key::BYTE_OFFSET,
-        0,
-        &record.at(key::BYTE_OFFSET),
-    )?;
+    // Both are read before either is checked (§10.3 step 4.3).
+    record.req(key::STORAGE_OFFSET)?;
+    record.req(key::BYTE_OFFSET)?;
+    let storage_offset = record.int(key::STORAGE_OFFSET, 0)?;
+    let byte_offset = record.int(key::BYTE_OFFSET, 0)?;
     if byte_offset % descriptor.itemsize != 0 {
         return Err(Error::at(
             Code::ByteOffsetUnaligned,

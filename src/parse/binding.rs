@@ -1,6 +1,6 @@
 //! Strict parse of runtime binding manifest JSON (contract §9.2).
 
-use super::members::{exact, fragments, member, top_object};
+use super::members::{fragments, manifest_top, member};
 use crate::error::Result;
 use crate::limits::Limits;
 use crate::model::binding::BindingHeader;
@@ -16,14 +16,8 @@ use crate::wire::{key, RuntimeBindingFragment};
 
 const LABEL: &str = "runtime binding manifest";
 
-manifest_constructors!(
-    Binding,
-    RuntimeBindingManifest,
-    binding,
-    binding_from_value,
-    "runtime binding manifest",
-    "§9.2",
-);
+#[rustfmt::skip]
+manifest_constructors!(Binding, RuntimeBindingManifest, binding, binding_from_value, "runtime binding manifest", "§9.2",);
 
 /// Reads and parses a runtime binding manifest document.
 pub(crate) fn binding(text: &[u8], limits: &Limits) -> Result<Binding> {
@@ -33,13 +27,7 @@ pub(crate) fn binding(text: &[u8], limits: &Limits) -> Result<Binding> {
 /// §9.2 parse steps 1–4 on a read document.
 pub(crate) fn binding_from_value(document: &Value<'_>, limits: &Limits) -> Result<Binding> {
     let root = Path::Root;
-    top_object(document, LABEL)?;
-    let top = exact(
-        document,
-        RuntimeBindingManifest::FIELDS,
-        &|| LABEL.to_owned(),
-        &root,
-    )?;
+    let top = manifest_top(document, LABEL, RuntimeBindingManifest::FIELDS)?;
 
     let fragments = fragments(
         top,

@@ -29,6 +29,17 @@ pub(crate) fn top_object<'v, 'a>(document: &'v Value<'a>, label: &str) -> Result
     })
 }
 
+/// The top level of a manifest: an object (else `not_an_object`) with exactly `keys`
+/// (else `fields_mismatch`).
+pub(crate) fn manifest_top<'v, 'a>(
+    document: &'v Value<'a>,
+    label: &str,
+    keys: &[&str],
+) -> Result<&'v Object<'a>> {
+    top_object(document, label)?;
+    exact(document, keys, &|| label.to_owned(), &Path::Root)
+}
+
 /// An object with exactly `keys`, else `fields_mismatch` with "{label} schema fields do
 /// not match contract", located at `path`.
 pub(crate) fn exact<'v, 'a>(

@@ -1,6 +1,6 @@
 //! Strict parse of placement manifest JSON (contract §6.2).
 
-use super::members::{exact, fragment_rank, fragments, member, tensors, top_object};
+use super::members::{fragment_rank, fragments, manifest_top, member, tensors};
 use crate::error::Result;
 use crate::limits::Limits;
 use crate::model::construct_placement;
@@ -55,15 +55,10 @@ pub(crate) fn placement(text: &[u8], limits: &Limits) -> Result<Placement> {
 /// §6.2 steps 1–5 on a read document.
 pub(crate) fn placement_from_value(document: &Value<'_>, limits: &Limits) -> Result<Placement> {
     let root = Path::Root;
-    let object = top_object(document, LABEL)?;
-    let top = exact(
-        document,
-        PlacementManifest::FIELDS,
-        &|| LABEL.to_owned(),
-        &root,
-    )?;
+    let top = manifest_top(document, LABEL, PlacementManifest::FIELDS)?;
+    let object = top;
 
-    let tensors = tensors(top, key::PLACEMENT, &root, limits)?;
+    let tensors = tensors(top, "placement", &root, limits)?;
 
     let fragments = fragments(
         top,
@@ -77,7 +72,7 @@ pub(crate) fn placement_from_value(document: &Value<'_>, limits: &Limits) -> Res
                 global_offset: member(element, key::GLOBAL_OFFSET),
                 local_shape: member(element, key::LOCAL_SHAPE),
                 nbytes: member(element, key::NBYTES),
-                rank: Some(fragment_rank(element, key::PLACEMENT, at, i)?),
+                rank: Some(fragment_rank(element, "placement", at, i)?),
                 aliases: Some(member(element, key::ALIASES)),
             };
             check_placement_fragment(&fields, at)

@@ -1,6 +1,6 @@
 //! Strict parse of runtime manifest JSON (contract §9.1).
 
-use super::members::{exact, fragment_rank, fragments, member, tensors, top_object};
+use super::members::{fragment_rank, fragments, manifest_top, member, tensors};
 use crate::error::Result;
 use crate::limits::Limits;
 use crate::model::construct_runtime;
@@ -16,14 +16,8 @@ use crate::wire::{key, RuntimeFragment};
 
 const LABEL: &str = "runtime manifest";
 
-manifest_constructors!(
-    Runtime,
-    RuntimeManifest,
-    runtime,
-    runtime_from_value,
-    "runtime manifest",
-    "§9.1",
-);
+#[rustfmt::skip]
+manifest_constructors!(Runtime, RuntimeManifest, runtime, runtime_from_value, "runtime manifest", "§9.1",);
 
 /// Reads and parses a runtime manifest document.
 pub(crate) fn runtime(text: &[u8], limits: &Limits) -> Result<Runtime> {
@@ -33,19 +27,13 @@ pub(crate) fn runtime(text: &[u8], limits: &Limits) -> Result<Runtime> {
 /// §9.1 parse steps 1–5 on a read document.
 pub(crate) fn runtime_from_value(document: &Value<'_>, limits: &Limits) -> Result<Runtime> {
     let root = Path::Root;
-    top_object(document, LABEL)?;
-    let top = exact(
-        document,
-        RuntimeManifest::FIELDS,
-        &|| LABEL.to_owned(),
-        &root,
-    )?;
+    let top = manifest_top(document, LABEL, RuntimeManifest::FIELDS)?;
 
-    let tensors = tensors(top, key::RUNTIME, &root, limits)?;
+    let tensors = tensors(top, "runtime", &root, limits)?;
 
     let fragments = fragments(
         top,
-        key::RUNTIME,
+        "runtime",
         RuntimeFragment::FIELDS,
         limits,
         |element, at, i| {
@@ -59,7 +47,7 @@ pub(crate) fn runtime_from_value(document: &Value<'_>, limits: &Limits) -> Resul
                 worker_id: member(element, key::WORKER_ID),
                 endpoint: member(element, key::ENDPOINT),
                 device: member(element, key::DEVICE),
-                rank: Some(fragment_rank(element, key::RUNTIME, at, i)?),
+                rank: Some(fragment_rank(element, "runtime", at, i)?),
                 lease_generation: member(element, key::LEASE_GENERATION),
                 aliases: Some(member(element, key::ALIASES)),
                 placement_fragment_id: element.get(key::PLACEMENT_FRAGMENT_ID),
