@@ -3,6 +3,7 @@
 use crate::check;
 use crate::error::{Code, Error, Result};
 use crate::path::Path;
+use crate::rules::values::{MIN_EXTENT, MIN_ITEMSIZE};
 use crate::value::Value;
 use crate::wire::TensorDescriptor;
 
@@ -32,7 +33,12 @@ pub(crate) fn check_descriptor(
 ) -> Result<TensorDescriptor> {
     let at = |key: &'static str| Path::Key(record, key);
 
-    let global_shape = check::ints(fields.global_shape, "global_shape", 1, &at("global_shape"))?;
+    let global_shape = check::ints(
+        fields.global_shape,
+        "global_shape",
+        MIN_EXTENT,
+        &at("global_shape"),
+    )?;
     if global_shape.is_empty() {
         return Err(Error::at(
             Code::EmptyShape,
@@ -43,7 +49,7 @@ pub(crate) fn check_descriptor(
     let ndim = global_shape.len() as u64;
     let tensor_id = check::string(fields.tensor_id, "tensor_id", &at("tensor_id"))?;
     let dtype = check::string(fields.dtype, "dtype", &at("dtype"))?;
-    let itemsize = check::int(fields.itemsize, "itemsize", 1, &at("itemsize"))?;
+    let itemsize = check::int(fields.itemsize, "itemsize", MIN_ITEMSIZE, &at("itemsize"))?;
 
     let partition_dim = match set(fields.partition_dim) {
         None => None,

@@ -5,6 +5,7 @@
 use crate::check;
 use crate::error::{Code, Error, Result};
 use crate::path::Path;
+use crate::rules::values::{end_address, MIN_ADDRESS, MIN_EXTENT, MIN_NBYTES, MIN_OFFSET};
 use crate::value::Value;
 use crate::wire::{ParallelRank, PlacementFragment, RuntimeBindingFragment, RuntimeFragment};
 
@@ -21,6 +22,23 @@ pub(crate) struct PlacementFragmentFields<'v, 'a> {
     pub aliases: Option<&'v Value<'a>>,
 }
 
+/// A fragment's box: INTS(global_offset, 0); INTS(local_shape, 1) (§2.3, §2.4).
+fn check_box(
+    global_offset: &Value<'_>,
+    local_shape: &Value<'_>,
+    record: &Path<'_>,
+) -> Result<(Vec<u64>, Vec<u64>)> {
+    let at = |key: &'static str| Path::Key(record, key);
+    let offset = check::ints(
+        global_offset,
+        "global_offset",
+        MIN_OFFSET,
+        &at("global_offset"),
+    )?;
+    let shape = check::ints(local_shape, "local_shape", MIN_EXTENT, &at("local_shape"))?;
+    Ok((offset, shape))
+}
+
 /// `rank is a ParallelRank` (§2.3, §2.4; in-memory construction only).
 fn checked_rank(rank: Option<&ParallelRank>) -> Result<ParallelRank> {
     rank.cloned()
@@ -34,20 +52,14 @@ pub(crate) fn check_placement_fragment(
     record: &Path<'_>,
 ) -> Result<PlacementFragment> {
     let at = |key: &'static str| Path::Key(record, key);
-    let global_offset = check::ints(
-        fields.global_offset,
-        "global_offset",
-        0,
-        &at("global_offset"),
-    )?;
-    let local_shape = check::ints(fields.local_shape, "local_shape", 1, &at("local_shape"))?;
+    let (global_offset, local_shape) = check_box(fields.global_offset, fields.local_shape, record)?;
     let id = check::string(
         fields.placement_fragment_id,
         "placement_fragment_id",
         &at("placement_fragment_id"),
     )?;
     let tensor_id = check::string(fields.tensor_id, "tensor_id", &at("tensor_id"))?;
-    let nbytes = check::int(fields.nbytes, "nbytes", 1, &at("nbytes"))?;
+    let nbytes = check::int(fields.nbytes, "nbytes", MIN_NBYTES, &at("nbytes"))?;
     let rank = checked_rank(fields.rank.as_ref())?;
     let aliases = match fields.aliases {
         None => Vec::new(),
@@ -90,13 +102,7 @@ pub(crate) fn check_runtime_fragment(
     record: &Path<'_>,
 ) -> Result<RuntimeFragment> {
     let at = |key: &'static str| Path::Key(record, key);
-    let global_offset = check::ints(
-        fields.global_offset,
-        "global_offset",
-        0,
-        &at("global_offset"),
-    )?;
-    let local_shape = check::ints(fields.local_shape, "local_shape", 1, &at("local_shape"))?;
+    let (global_offset, local_shape) = check_box(fields.global_offset, fields.local_shape, record)?;
     let fragment_id = check::string(fields.fragment_id, "fragment_id", &at("fragment_id"))?;
     let tensor_id = check::string(fields.tensor_id, "tensor_id", &at("tensor_id"))?;
     let worker_id = check::string(fields.worker_id, "worker_id", &at("worker_id"))?;
@@ -182,9 +188,9 @@ fn check_address_range(
     nbytes: &Value<'_>,
     record: &Path<'_>,
 ) -> Result<(u64, u64)> {
-    let address = check::int(address, "address", 1, &record.key("address"))?;
-    let nbytes = check::int(nbytes, "nbytes", 1, &record.key("nbytes"))?;
-    if address.checked_add(nbytes).is_none() {
+    let address = check::int(address, "address", MIN_ADDRESS, &record.key("address"))?;
+    let nbytes = check::int(nbytes, "nbytes", MIN_NBYTES, &record.key("nbytes"))?;
+    if end_address(address, nbytes).is_none() {
         return Err(Error::new(
             Code::AddressRangeOverflow,
             "address range must fit in an unsigned 64-bit integer",
