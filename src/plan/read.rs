@@ -3,40 +3,35 @@
 
 use serde::Serialize;
 
-use super::Plan;
-use crate::canonical;
+use super::{wire, Plan};
+use crate::canonical::{self, Sink};
 use crate::error::{Code, Error, Result};
 use crate::options::Options;
 use crate::wire::read_typed;
-use crate::wire::{PlanPlacement, PlanRegion, ReshardPlan};
+use crate::wire::ReshardPlan;
 
-/// The literal schema tag of the plan_id payload (`schema/plan.schema.json`).
-const PLAN_SCHEMA_TAG: &str = "weight-plan";
-
-/// The hashed payload: the members of `ReshardPlan` but `plan_id`, plus `schema`, in
-/// sorted order.
-#[derive(Serialize)]
-struct Payload<'a> {
-    model_id: &'a str,
-    regions: &'a [PlanRegion],
-    revision: &'a str,
-    schema: &'a str,
-    source: &'a PlanPlacement,
-    target: &'a PlanPlacement,
+/// Encodes a plan member canonically into `sink`.
+fn encode<T: Serialize + ?Sized, S: Sink + ?Sized>(value: &T, sink: &mut S) {
+    // Plan members hold only strings, u64s, arrays and structs with sorted fields.
+    canonical::write(value, sink)
+        .unwrap_or_else(|e| unreachable!("plan members are encodable: {e}"));
 }
 
-/// The plan_id of `plan`'s contents.
+/// The plan_id of `plan`'s contents ([`wire::plan_id`], as the writer computes it).
 fn plan_id(plan: &ReshardPlan) -> String {
-    let digest = canonical::hash(&Payload {
-        model_id: &plan.model_id,
-        regions: &plan.regions,
-        revision: &plan.revision,
-        schema: PLAN_SCHEMA_TAG,
-        source: &plan.source,
-        target: &plan.target,
-    })
-    .unwrap_or_else(|e| unreachable!("plan members are encodable: {e}"));
-    format!("sha256:{}", canonical::hex(&digest))
+    let mut parts: [Vec<u8>; 4] = Default::default();
+    encode(&plan.model_id, &mut parts[0]);
+    encode(&plan.revision, &mut parts[1]);
+    encode(&plan.source, &mut parts[2]);
+    encode(&plan.target, &mut parts[3]);
+    let [model_id, revision, source, target] = &parts;
+    let members = wire::EncodedMembers {
+        model_id,
+        revision,
+        source,
+        target,
+    };
+    wire::plan_id(&members, |sink| encode(&plan.regions, sink))
 }
 
 impl Plan {

@@ -10,9 +10,8 @@
 //! canonical encoding of `RegionView` gives (tested below and by the plan properties).
 
 use serde::Serialize;
-use sha2::{Digest, Sha256};
 
-use crate::canonical;
+use crate::canonical::{self, HashSink, Sink};
 use crate::model::Placement;
 use crate::wire::{PlanLoop, PlanPlacement};
 
@@ -81,6 +80,45 @@ fn write_region(out: &mut Vec<u8>, region: &RegionView<'_>) {
     out.extend_from_slice(b",\"tensor_id\":");
     canonical::write_str(out, region.tensor_id);
     out.push(b'}');
+}
+
+/// The members of a plan's plan_id payload but its regions, each as its canonical
+/// encoding.
+pub(crate) struct EncodedMembers<'a> {
+    /// The model_id.
+    pub model_id: &'a [u8],
+    /// The revision.
+    pub revision: &'a [u8],
+    /// The source placement reference.
+    pub source: &'a [u8],
+    /// The target placement reference.
+    pub target: &'a [u8],
+}
+
+/// The plan_id of a plan with these members: `sha256:` + SHA-256 of the canonical payload,
+/// the members of the plan but `plan_id`, plus `"schema":"weight-plan"`, in sorted order.
+/// `regions` writes the canonical encoding of the regions array. The writer and the
+/// reader ([`Plan::from_json`](crate::Plan::from_json)) both call it.
+pub(crate) fn plan_id(members: &EncodedMembers<'_>, regions: impl FnOnce(&mut dyn Sink)) -> String {
+    let mut sink = HashSink::new();
+    sink.put(b"{\"model_id\":");
+    sink.put(members.model_id);
+    sink.put(b",\"regions\":");
+    regions(&mut sink);
+    for piece in [
+        &b",\"revision\":"[..],
+        members.revision,
+        b",\"schema\":",
+        &encoded(PLAN_SCHEMA_TAG),
+        b",\"source\":",
+        members.source,
+        b",\"target\":",
+        members.target,
+        b"}",
+    ] {
+        sink.put(piece);
+    }
+    format!("sha256:{}", canonical::hex(&sink.finish()))
 }
 
 /// Writes the canonical plan text region by region.
@@ -159,27 +197,15 @@ impl Writer {
         ] {
             self.json.extend_from_slice(piece);
         }
-        // The payload: `schema` instead of `plan_id`, the same regions text.
-        let schema = encoded(PLAN_SCHEMA_TAG);
-        let mut hasher = Sha256::new();
-        for piece in [
-            &b"{\"model_id\":"[..],
-            &self.model,
-            b",\"regions\":",
-            &self.json[self.regions_at..regions_end],
-            b",\"revision\":",
-            &self.revision,
-            b",\"schema\":",
-            &schema,
-            b",\"source\":",
-            &self.source,
-            b",\"target\":",
-            &self.target,
-            b"}",
-        ] {
-            hasher.update(piece);
-        }
-        let plan_id = format!("sha256:{}", canonical::hex(&hasher.finalize().into()));
+        // The payload reuses the regions text.
+        let members = EncodedMembers {
+            model_id: &self.model,
+            revision: &self.revision,
+            source: &self.source,
+            target: &self.target,
+        };
+        let regions = &self.json[self.regions_at..regions_end];
+        let plan_id = plan_id(&members, |sink| sink.put(regions));
         let id_text = encoded(plan_id.as_str());
         if let Some(slot) = self.json.get_mut(self.slot..self.slot + SLOT_LEN) {
             if slot.len() == id_text.len() {
