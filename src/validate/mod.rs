@@ -10,3 +10,6 @@ mod physical;
 pub(crate) use fast_set::{all_distinct, boxes_pass, FragmentBox, Geometries};
 pub(crate) use fragment_set::{check_fragment_set, LogicalFragment};
 pub(crate) use physical::{check_physical, AddressSpaces};
+
+#[cfg(test)]
+mod tests;
