@@ -6,12 +6,13 @@
 
 use crate::error::{Code, Error, Result};
 use crate::path::Path;
+use crate::rules::values::{at_least, is_non_empty, sort_aliases};
 use crate::value::Value;
 
 /// INT(field, min): an integer, at least `min`, at most 2^64−1.
 pub(crate) fn int(value: &Value<'_>, field: &str, min: u64, path: &Path<'_>) -> Result<u64> {
     match value {
-        Value::UInt(n) if *n >= min => Ok(*n),
+        Value::UInt(n) if at_least(*n, min) => Ok(*n),
         Value::UInt(_) | Value::NegInt(_) => Err(below_minimum(field, min, path)),
         Value::BigUInt(_) => Err(Error::at(
             Code::U64Overflow,
@@ -50,7 +51,7 @@ fn below_minimum(field: &str, min: u64, path: &Path<'_>) -> Error {
 /// STR(field): a string with at least one scalar.
 pub(crate) fn string<'v>(value: &'v Value<'_>, field: &str, path: &Path<'_>) -> Result<&'v str> {
     match value {
-        Value::Str(s) if !s.is_empty() => Ok(s),
+        Value::Str(s) if is_non_empty(s) => Ok(s),
         _ => Err(empty_string(field, path)),
     }
 }
@@ -122,12 +123,11 @@ pub(crate) fn aliases(value: &Value<'_>, path: &Path<'_>) -> Result<Vec<String>>
     let mut names = Vec::with_capacity(items.len());
     for item in items {
         match item {
-            Value::Str(s) if !s.is_empty() => names.push(s.as_ref().to_owned()),
+            Value::Str(s) if is_non_empty(s) => names.push(s.as_ref().to_owned()),
             _ => return Err(invalid()),
         }
     }
-    names.sort_unstable();
-    if names.windows(2).any(|w| w[0] == w[1]) {
+    if !sort_aliases(&mut names) {
         return Err(Error::at(
             Code::AliasesDuplicate,
             "aliases must not contain duplicates",

@@ -59,6 +59,7 @@ mod identity;
 mod model;
 mod parse;
 mod project;
+mod rules;
 mod validate;
 
 pub use bind::bind;

@@ -170,6 +170,13 @@ impl HashSink {
 impl Sink for HashSink {
     #[inline]
     fn put(&mut self, bytes: &[u8]) {
+        if bytes.len() >= Self::BLOCK {
+            // A large piece (a plan's regions text) is hashed where it is, not copied.
+            self.hasher.update(&self.buffer);
+            self.buffer.clear();
+            self.hasher.update(bytes);
+            return;
+        }
         self.buffer.extend_from_slice(bytes);
         if self.buffer.len() >= Self::BLOCK {
             self.hasher.update(&self.buffer);

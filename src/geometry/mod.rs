@@ -13,6 +13,7 @@ pub(crate) mod work;
 pub(crate) use box_index::BoxIndex;
 pub(crate) use sweep::first_intersection;
 pub(crate) use tiling::{analyse, Tiling};
+pub(crate) use volume::Natural;
 pub(crate) use work::{Exhausted, Work};
 
 /// An N-D half-open box: on axis k it covers [offset[k], offset[k] + extent[k]).

@@ -1,8 +1,9 @@
-//! Exact element counts of boxes and tensors.
+//! Exact element counts of boxes and tensors, and the one arbitrary-precision number type.
 //!
-//! A fragment's volume always fits in a u64 (its `nbytes` is volume × itemsize, §8.2 F8),
-//! so sums of fragment volumes fit in a u128. A tensor's volume is a product of up to
-//! ndim u64s and has no bound, so it is an arbitrary-precision [`Natural`].
+//! A valid fragment's volume always fits in a u64 (its `nbytes` is volume × itemsize,
+//! §8.2 F8), so sums of fragment volumes fit in a u128. A tensor's volume is a product of
+//! up to ndim u64s and has no bound, so it is an arbitrary-precision [`Natural`]; so is the
+//! product that the `nbytes_mismatch` message names (§8.2 F8), which may exceed 2^64−1.
 
 use std::cmp::Ordering;
 use std::fmt::Write as _;
@@ -165,5 +166,22 @@ mod tests {
         );
         assert_eq!(product_u128(&[u64::MAX, 2]), Some(u128::from(u64::MAX) * 2));
         assert_eq!(product_u128(&[u64::MAX, u64::MAX, 2]), None);
+    }
+
+    #[test]
+    fn decimal_products_are_exact_beyond_u64() {
+        let decimal = |factors: &[u64]| Natural::product(factors).to_decimal();
+        assert_eq!(decimal(&[]), "1");
+        assert_eq!(decimal(&[0, 7]), "0");
+        assert_eq!(decimal(&[6, 7]), "42");
+        assert_eq!(
+            decimal(&[u64::MAX, u64::MAX]),
+            (u128::from(u64::MAX) * u128::from(u64::MAX)).to_string()
+        );
+        assert_eq!(
+            decimal(&[u64::MAX, u64::MAX, 2]),
+            "680564733841876926852962238568698216450"
+        );
+        assert_eq!(decimal(&[1 << 40, 1 << 40]), (1u128 << 80).to_string());
     }
 }

@@ -10,6 +10,9 @@ mod record;
 mod runtime;
 mod summary;
 
+/// The row-major strides a record's `stride` must hold (§10.3 step 4.3.5), for writers of
+/// inventories.
+pub use crate::rules::stride::row_major_strides;
 pub use record::{
     Record, BINDING_RECORD_MEMBERS, BINDING_TOP_MEMBERS, PLACEMENT_RECORD_MEMBERS,
     PLACEMENT_TOP_MEMBERS, RANK_MEMBERS, RUNTIME_RECORD_MEMBERS, RUNTIME_TOP_MEMBERS,

@@ -12,6 +12,8 @@ use crate::model::{construct_runtime, Runtime};
 use crate::options::Options;
 use crate::parse::top_object_of;
 use crate::path::Path;
+use crate::rules::stride::is_canonical_stride;
+use crate::rules::values::{MIN_EXTENT, MIN_OFFSET, MIN_STRIDE};
 use crate::value::Value;
 use crate::wire::key;
 use crate::wire::{ParallelRank, TensorDescriptor};
@@ -121,11 +123,16 @@ fn check_view(record: &Members<'_, '_>, descriptor: &TensorDescriptor, view: boo
     let local_shape = check::ints(
         record.req(key::LOCAL_SHAPE)?,
         "local_shape",
-        1,
+        MIN_EXTENT,
         &record.at(key::LOCAL_SHAPE),
     )?;
     let stride_at = record.at(key::STRIDE);
-    let stride = check::ints(record.req(key::STRIDE)?, key::STRIDE, 0, &stride_at)?;
+    let stride = check::ints(
+        record.req(key::STRIDE)?,
+        key::STRIDE,
+        MIN_STRIDE,
+        &stride_at,
+    )?;
     if stride.len() != local_shape.len() {
         return Err(Error::at(
             Code::StrideRankMismatch,
@@ -133,24 +140,18 @@ fn check_view(record: &Members<'_, '_>, descriptor: &TensorDescriptor, view: boo
             &stride_at,
         ));
     }
-    // Row-major contiguous strides, from the last axis; None once the product overflows
-    // (such a stride equals no u64, so only an extent-1 axis can accept it).
-    let mut expected = Some(1u64);
-    for k in (0..local_shape.len()).rev() {
-        if local_shape[k] != 1 && expected != Some(stride[k]) {
-            return Err(Error::at(
-                Code::NonCanonicalStride,
-                "runtime inventory tensor must use canonical stride",
-                &stride_at,
-            ));
-        }
-        expected = expected.and_then(|e| e.checked_mul(local_shape[k]));
+    if !is_canonical_stride(&local_shape, &stride) {
+        return Err(Error::at(
+            Code::NonCanonicalStride,
+            "runtime inventory tensor must use canonical stride",
+            &stride_at,
+        ));
     }
     // Both are read before either is checked (§10.3 step 4.3).
     record.req(key::STORAGE_OFFSET)?;
     record.req(key::BYTE_OFFSET)?;
-    let storage_offset = record.int(key::STORAGE_OFFSET, 0)?;
-    let byte_offset = record.int(key::BYTE_OFFSET, 0)?;
+    let storage_offset = record.int(key::STORAGE_OFFSET, MIN_OFFSET)?;
+    let byte_offset = record.int(key::BYTE_OFFSET, MIN_OFFSET)?;
     if byte_offset % descriptor.itemsize != 0 {
         return Err(Error::at(
             Code::ByteOffsetUnaligned,

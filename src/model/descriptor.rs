@@ -3,6 +3,7 @@
 use crate::check;
 use crate::error::{Code, Error, Result};
 use crate::path::Path;
+use crate::rules::values::{MIN_EXTENT, MIN_ITEMSIZE};
 use crate::value::Value;
 use crate::wire::key;
 use crate::wire::TensorDescriptor;
@@ -35,8 +36,8 @@ pub(crate) fn check_descriptor(
 
     let global_shape = check::ints(
         fields.global_shape,
-        key::GLOBAL_SHAPE,
-        1,
+        "global_shape",
+        MIN_EXTENT,
         &at(key::GLOBAL_SHAPE),
     )?;
     if global_shape.is_empty() {
@@ -49,7 +50,12 @@ pub(crate) fn check_descriptor(
     let ndim = global_shape.len() as u64;
     let tensor_id = check::string(fields.tensor_id, key::TENSOR_ID, &at(key::TENSOR_ID))?;
     let dtype = check::string(fields.dtype, key::DTYPE, &at(key::DTYPE))?;
-    let itemsize = check::int(fields.itemsize, key::ITEMSIZE, 1, &at(key::ITEMSIZE))?;
+    let itemsize = check::int(
+        fields.itemsize,
+        key::ITEMSIZE,
+        MIN_ITEMSIZE,
+        &at(key::ITEMSIZE),
+    )?;
 
     let partition_dim = match set(fields.partition_dim) {
         None => None,

@@ -5,6 +5,7 @@
 use crate::check;
 use crate::error::{Code, Error, Result};
 use crate::path::Path;
+use crate::rules::values::{end_address, MIN_ADDRESS, MIN_EXTENT, MIN_NBYTES, MIN_OFFSET};
 use crate::value::Value;
 use crate::wire::key;
 use crate::wire::{ParallelRank, PlacementFragment, RuntimeBindingFragment, RuntimeFragment};
@@ -22,6 +23,28 @@ pub(crate) struct PlacementFragmentFields<'v, 'a> {
     pub aliases: Option<&'v Value<'a>>,
 }
 
+/// A fragment's box: INTS(global_offset, 0); INTS(local_shape, 1) (§2.3, §2.4).
+fn check_box(
+    global_offset: &Value<'_>,
+    local_shape: &Value<'_>,
+    record: &Path<'_>,
+) -> Result<(Vec<u64>, Vec<u64>)> {
+    let at = |key: &'static str| Path::Key(record, key);
+    let offset = check::ints(
+        global_offset,
+        "global_offset",
+        MIN_OFFSET,
+        &at(key::GLOBAL_OFFSET),
+    )?;
+    let shape = check::ints(
+        local_shape,
+        key::LOCAL_SHAPE,
+        MIN_EXTENT,
+        &at(key::LOCAL_SHAPE),
+    )?;
+    Ok((offset, shape))
+}
+
 /// `rank is a ParallelRank` (§2.3, §2.4; in-memory construction only).
 fn checked_rank(rank: Option<&ParallelRank>) -> Result<ParallelRank> {
     rank.cloned()
@@ -35,25 +58,14 @@ pub(crate) fn check_placement_fragment(
     record: &Path<'_>,
 ) -> Result<PlacementFragment> {
     let at = |key: &'static str| Path::Key(record, key);
-    let global_offset = check::ints(
-        fields.global_offset,
-        "global_offset",
-        0,
-        &at(key::GLOBAL_OFFSET),
-    )?;
-    let local_shape = check::ints(
-        fields.local_shape,
-        key::LOCAL_SHAPE,
-        1,
-        &at(key::LOCAL_SHAPE),
-    )?;
+    let (global_offset, local_shape) = check_box(fields.global_offset, fields.local_shape, record)?;
     let id = check::string(
         fields.placement_fragment_id,
         "placement_fragment_id",
         &at(key::PLACEMENT_FRAGMENT_ID),
     )?;
     let tensor_id = check::string(fields.tensor_id, key::TENSOR_ID, &at(key::TENSOR_ID))?;
-    let nbytes = check::int(fields.nbytes, key::NBYTES, 1, &at(key::NBYTES))?;
+    let nbytes = check::int(fields.nbytes, key::NBYTES, MIN_NBYTES, &at(key::NBYTES))?;
     let rank = checked_rank(fields.rank.as_ref())?;
     let aliases = match fields.aliases {
         None => Vec::new(),
@@ -96,18 +108,7 @@ pub(crate) fn check_runtime_fragment(
     record: &Path<'_>,
 ) -> Result<RuntimeFragment> {
     let at = |key: &'static str| Path::Key(record, key);
-    let global_offset = check::ints(
-        fields.global_offset,
-        "global_offset",
-        0,
-        &at(key::GLOBAL_OFFSET),
-    )?;
-    let local_shape = check::ints(
-        fields.local_shape,
-        key::LOCAL_SHAPE,
-        1,
-        &at(key::LOCAL_SHAPE),
-    )?;
+    let (global_offset, local_shape) = check_box(fields.global_offset, fields.local_shape, record)?;
     let fragment_id = check::string(fields.fragment_id, key::FRAGMENT_ID, &at(key::FRAGMENT_ID))?;
     let tensor_id = check::string(fields.tensor_id, key::TENSOR_ID, &at(key::TENSOR_ID))?;
     let worker_id = check::string(fields.worker_id, key::WORKER_ID, &at(key::WORKER_ID))?;
@@ -193,9 +194,14 @@ fn check_address_range(
     nbytes: &Value<'_>,
     record: &Path<'_>,
 ) -> Result<(u64, u64)> {
-    let address = check::int(address, key::ADDRESS, 1, &record.key(key::ADDRESS))?;
-    let nbytes = check::int(nbytes, key::NBYTES, 1, &record.key(key::NBYTES))?;
-    if address.checked_add(nbytes).is_none() {
+    let address = check::int(
+        address,
+        key::ADDRESS,
+        MIN_ADDRESS,
+        &record.key(key::ADDRESS),
+    )?;
+    let nbytes = check::int(nbytes, key::NBYTES, MIN_NBYTES, &record.key(key::NBYTES))?;
+    if end_address(address, nbytes).is_none() {
         return Err(Error::new(
             Code::AddressRangeOverflow,
             "address range must fit in an unsigned 64-bit integer",

@@ -14,6 +14,7 @@ use super::fxhash::{hash_str, map_with_capacity, set_with_capacity};
 use crate::geometry::{first_intersection, BoxRef, Work};
 use crate::model::descriptor::shard_dims;
 use crate::model::order::ascending_by;
+use crate::rules::fragment_box::{box_admissible, TensorFrame};
 use crate::wire::TensorDescriptor;
 
 /// The most axes the compact tensor table holds; a tensor with more sends the set to the
@@ -47,26 +48,21 @@ impl Geometry {
         })
     }
 
-    /// F4–F8 for one fragment of this tensor, as one predicate.
+    /// F4–F8 for one fragment of this tensor ([`box_admissible`]).
+    #[inline]
     fn admits(&self, fragment: &FragmentBox<'_>) -> bool {
-        let (offset, extent) = (fragment.global_offset, fragment.local_shape);
-        if offset.len() != self.ndim || extent.len() != self.ndim {
-            return false;
-        }
-        let axes_pass = self.shape[..self.ndim]
-            .iter()
-            .zip(offset.iter().zip(extent))
-            .enumerate()
-            .all(|(k, (&size, (&o, &e)))| {
-                let in_bounds = o.checked_add(e).is_some_and(|end| end <= size);
-                let free = self.sharded & (1 << k) != 0;
-                in_bounds && (free || (o == 0 && e == size))
-            });
-        axes_pass
-            && extent
-                .iter()
-                .try_fold(self.itemsize, |acc, &e| acc.checked_mul(e))
-                == Some(fragment.nbytes)
+        let frame = TensorFrame {
+            shape: &self.shape[..self.ndim],
+            itemsize: self.itemsize,
+            replicated: self.sharded == 0,
+            is_shard_axis: |k: usize| self.sharded & (1 << k) != 0,
+        };
+        box_admissible(
+            &frame,
+            fragment.global_offset,
+            fragment.local_shape,
+            fragment.nbytes,
+        )
     }
 }
 

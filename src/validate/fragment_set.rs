@@ -3,11 +3,12 @@
 
 use std::collections::{HashMap, HashSet};
 
-use super::bignum::product_decimal;
 use super::box_overlap::check_box_overlap;
 use super::fast_set::all_pass;
 use crate::error::{Code, Error, Result};
+use crate::geometry::Natural;
 use crate::model::descriptor::shard_dims;
+use crate::rules::fragment_box::{first_box_failure, BoxFailure, TensorFrame};
 use crate::wire::{ParallelRank, TensorDescriptor};
 
 /// The logical half of a fragment, as the fragment-set rules see it.
@@ -42,7 +43,10 @@ pub(crate) fn check_fragment_set<'a>(
 }
 
 /// The exact procedure: T1, then F1–F8 per fragment in manifest order, then §8.3.
-fn first_failure(tensors: &[TensorDescriptor], fragments: &[LogicalFragment<'_>]) -> Result<()> {
+pub(super) fn first_failure(
+    tensors: &[TensorDescriptor],
+    fragments: &[LogicalFragment<'_>],
+) -> Result<()> {
     let mut by_id: HashMap<&str, &TensorDescriptor> = HashMap::with_capacity(tensors.len());
     for tensor in tensors {
         if by_id.insert(&tensor.tensor_id, tensor).is_some() {
@@ -89,75 +93,58 @@ fn first_failure(tensors: &[TensorDescriptor], fragments: &[LogicalFragment<'_>]
     check_box_overlap(fragments)
 }
 
-/// F4–F8 for one fragment of a known tensor.
+/// F4–F8 for one fragment of a known tensor ([`first_box_failure`]), as the error of
+/// the first that fails.
 fn check_box(tensor: &TensorDescriptor, fragment: &LogicalFragment<'_>) -> Result<()> {
-    let id = fragment.id;
-    let shape = &tensor.global_shape;
+    let sharded = shard_dims(tensor);
+    let frame = TensorFrame {
+        shape: &tensor.global_shape,
+        itemsize: tensor.itemsize,
+        replicated: sharded.is_empty(),
+        is_shard_axis: |k: usize| sharded.contains(&(k as u64)),
+    };
     let (offset, extent) = (fragment.global_offset, fragment.local_shape);
-    if offset.len() != shape.len() || extent.len() != shape.len() {
-        return Err(Error::new(
+    let Some(failure) = first_box_failure(&frame, offset, extent, fragment.nbytes) else {
+        return Ok(());
+    };
+    let id = fragment.id;
+    let (code, message) = match failure {
+        BoxFailure::RankMismatch => (
             Code::FragmentRankMismatch,
             format!("fragment rank mismatch: {id}"),
-        ));
-    }
-    let out_of_bounds = (0..shape.len()).any(|k| {
-        offset[k]
-            .checked_add(extent[k])
-            .is_none_or(|end| end > shape[k])
-    });
-    if out_of_bounds {
-        return Err(Error::new(
+        ),
+        BoxFailure::OutOfBounds => (
             Code::FragmentOutOfBounds,
             format!("fragment is out of bounds: {id}"),
-        ));
-    }
-    let sharded = shard_dims(tensor);
-    if sharded.is_empty() {
-        if offset.iter().any(|&o| o != 0) {
-            return Err(Error::new(
-                Code::ReplicatedFragmentOffset,
-                format!("replicated fragment has an offset: {id}"),
-            ));
+        ),
+        BoxFailure::ReplicatedOffset => (
+            Code::ReplicatedFragmentOffset,
+            format!("replicated fragment has an offset: {id}"),
+        ),
+        BoxFailure::ReplicatedIncomplete => (
+            Code::ReplicatedFragmentIncomplete,
+            format!("replicated fragment is incomplete: {id}"),
+        ),
+        BoxFailure::NonShardAxisOffset(k) => (
+            Code::NonShardAxisOffset,
+            format!("fragment offset uses a non-shard axis: {k}"),
+        ),
+        BoxFailure::NonShardAxisShape(k) => (
+            Code::NonShardAxisShape,
+            format!("fragment shape uses a non-shard axis: {k}"),
+        ),
+        BoxFailure::NbytesMismatch => {
+            let mut factors = extent.to_vec();
+            factors.push(tensor.itemsize);
+            (
+                Code::NbytesMismatch,
+                format!(
+                    "fragment byte size mismatch: {id}: expected {}, got {}",
+                    Natural::product(&factors).to_decimal(),
+                    fragment.nbytes
+                ),
+            )
         }
-        if extent != shape.as_slice() {
-            return Err(Error::new(
-                Code::ReplicatedFragmentIncomplete,
-                format!("replicated fragment is incomplete: {id}"),
-            ));
-        }
-    } else {
-        for k in 0..shape.len() {
-            if sharded.contains(&(k as u64)) {
-                continue;
-            }
-            if offset[k] != 0 {
-                return Err(Error::new(
-                    Code::NonShardAxisOffset,
-                    format!("fragment offset uses a non-shard axis: {k}"),
-                ));
-            }
-            if extent[k] != shape[k] {
-                return Err(Error::new(
-                    Code::NonShardAxisShape,
-                    format!("fragment shape uses a non-shard axis: {k}"),
-                ));
-            }
-        }
-    }
-    let product = extent
-        .iter()
-        .try_fold(tensor.itemsize, |acc, &e| acc.checked_mul(e));
-    if product != Some(fragment.nbytes) {
-        let mut factors = extent.to_vec();
-        factors.push(tensor.itemsize);
-        return Err(Error::new(
-            Code::NbytesMismatch,
-            format!(
-                "fragment byte size mismatch: {id}: expected {}, got {}",
-                product_decimal(&factors),
-                fragment.nbytes
-            ),
-        ));
-    }
-    Ok(())
+    };
+    Err(Error::new(code, message))
 }

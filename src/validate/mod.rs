@@ -1,7 +1,6 @@
 //! Rules over a whole manifest: the fragment set (§8.2), same-rank box overlap (§8.3),
 //! physical address overlap (§8.5).
 
-mod bignum;
 mod box_overlap;
 mod fast_set;
 mod fragment_set;
@@ -10,4 +9,7 @@ mod physical;
 
 pub(crate) use fast_set::{all_distinct, boxes_pass, FragmentBox, Geometries};
 pub(crate) use fragment_set::{check_fragment_set, LogicalFragment};
-pub(crate) use physical::{check_physical, same_layout, AddressSpaces};
+pub(crate) use physical::{check_physical, AddressSpaces};
+
+#[cfg(test)]
+mod tests;

@@ -5,6 +5,7 @@ use std::fmt::Write as _;
 
 use super::fxhash::FxHashMap;
 use crate::error::{Code, Detail, Error, Result};
+use crate::rules::alias_pair::{self, AliasCandidate};
 use crate::wire::{RuntimeFragment, TensorDescriptor};
 
 /// Checks every address space of a runtime manifest. `descriptor` resolves a tensor_id to
@@ -97,36 +98,26 @@ fn sweep(
     None
 }
 
-/// Whether two descriptors agree in every member but tensor_id (an exact alias pair may
-/// join two tensors of one layout).
-pub(crate) fn same_layout(a: &TensorDescriptor, b: &TensorDescriptor) -> bool {
-    a.global_shape == b.global_shape
-        && a.dtype == b.dtype
-        && a.itemsize == b.itemsize
-        && a.partition_dim == b.partition_dim
-        && a.shard_dims == b.shard_dims
-        && a.layer_id == b.layer_id
-        && a.expert_id == b.expert_id
-        && a.layout_fingerprint == b.layout_fingerprint
-}
-
+/// §8.5's exact alias pair ([`rules::alias_pair`](crate::rules::alias_pair)) of two
+/// fragments, their descriptors resolved by tensor_id.
 fn exact_alias_pair<'a>(
     p: &'a RuntimeFragment,
     c: &'a RuntimeFragment,
     descriptor: &dyn Fn(&str) -> Option<&'a TensorDescriptor>,
 ) -> bool {
-    let same_descriptor = match (descriptor(&p.tensor_id), descriptor(&c.tensor_id)) {
-        (Some(a), Some(b)) => same_layout(a, b),
-        _ => false,
+    let candidate = |f: &'a RuntimeFragment, descriptor: &'a TensorDescriptor| AliasCandidate {
+        address: f.address,
+        nbytes: f.nbytes,
+        lease_generation: f.lease_generation,
+        aliases: &f.aliases,
+        global_offset: &f.global_offset,
+        local_shape: &f.local_shape,
+        descriptor,
     };
-    p.address == c.address
-        && p.nbytes == c.nbytes
-        && p.lease_generation == c.lease_generation
-        && p.aliases.len() >= 2
-        && p.aliases == c.aliases
-        && p.global_offset == c.global_offset
-        && p.local_shape == c.local_shape
-        && same_descriptor
+    match (descriptor(&p.tensor_id), descriptor(&c.tensor_id)) {
+        (Some(a), Some(b)) => alias_pair::exact_alias_pair(&candidate(p, a), &candidate(c, b)),
+        _ => false,
+    }
 }
 
 fn overlap_error(instance_id: &str, first: &RuntimeFragment, second: &RuntimeFragment) -> Error {

@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 
 use weight_manifest::error::{Code, Error, Result};
+use weight_manifest::inventory::row_major_strides;
 use weight_manifest::wire::{
     InventoryRank, ParallelRank, RuntimeInventory, RuntimeInventoryRecord,
 };
@@ -24,15 +25,6 @@ pub fn worker_id(rank: &ParallelRank) -> String {
         "worker-dp{}-pp{}-tp{}-ep{}",
         rank.dp, rank.pp, rank.tp, rank.ep
     )
-}
-
-/// The row-major contiguous stride of `shape`, in elements.
-fn contiguous_stride(shape: &[u64]) -> Option<Vec<u64>> {
-    let mut stride = vec![1_u64; shape.len()];
-    for k in (0..shape.len().saturating_sub(1)).rev() {
-        stride[k] = stride[k + 1].checked_mul(shape[k + 1])?;
-    }
-    Some(stride)
 }
 
 fn overflow() -> Error {
@@ -98,7 +90,7 @@ pub fn runtime_inventory_template(placement: &Placement) -> Result<RuntimeInvent
             },
             shard_dims: descriptor.shard_dims.clone(),
             storage_offset: 0,
-            stride: contiguous_stride(&fragment.local_shape).ok_or_else(overflow)?,
+            stride: row_major_strides(&fragment.local_shape).ok_or_else(overflow)?,
             tensor_id: fragment.tensor_id.clone(),
             worker_id: worker,
         });
@@ -112,16 +104,4 @@ pub fn runtime_inventory_template(placement: &Placement) -> Result<RuntimeInvent
         revision: placement.revision().to_owned(),
         tensors: records,
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::contiguous_stride;
-
-    #[test]
-    fn strides_are_row_major() {
-        assert_eq!(contiguous_stride(&[2, 3, 4]), Some(vec![12, 4, 1]));
-        assert_eq!(contiguous_stride(&[5]), Some(vec![1]));
-        assert_eq!(contiguous_stride(&[2, u64::MAX, 2]), None);
-    }
 }

@@ -12,6 +12,7 @@ use serde::{Serialize, Serializer};
 
 pub use layout::{tensors, Model, Split, Tensor};
 
+use weight_manifest::inventory::row_major_strides;
 use weight_manifest::logical_fragment_id;
 use weight_manifest::wire::{ParallelRank, PlacementFragment, PlacementManifest, TensorDescriptor};
 
@@ -175,10 +176,8 @@ impl Serialize for Records<'_> {
                         let Some((global_offset, local_shape)) = t.box_on(g, model.tp) else {
                             continue;
                         };
-                        let mut stride = vec![1u64; local_shape.len()];
-                        for k in (0..local_shape.len().saturating_sub(1)).rev() {
-                            stride[k] = stride[k + 1] * local_shape[k + 1];
-                        }
+                        let stride = row_major_strides(&local_shape)
+                            .ok_or_else(|| serde::ser::Error::custom("a stride overflows"))?;
                         let nbytes = local_shape.iter().product::<u64>() * t.itemsize;
                         let d = descriptor(t);
                         seq.serialize_element(&Record {

@@ -4,6 +4,7 @@
 //! It never decides an error; it only accepts what the strict reader would read the same.
 
 use crate::reader::{find_special, parse_u64, skip_whitespace};
+use crate::rules::values::{at_least, is_non_empty, sort_aliases};
 
 /// The result of a fast-path step: `None` hands the document to the general path.
 pub(super) type Fast<T> = Option<T>;
@@ -81,7 +82,7 @@ impl<'a> Cursor<'a> {
     /// A non-empty string without escapes.
     #[inline]
     pub(super) fn non_empty(&mut self) -> Fast<&'a str> {
-        self.string().filter(|s| !s.is_empty())
+        self.string().filter(|s| is_non_empty(s))
     }
 
     /// A non-negative integer written as plain digits that fits in u64.
@@ -106,7 +107,7 @@ impl<'a> Cursor<'a> {
     /// An integer of at least `min`.
     #[inline]
     pub(super) fn u64_min(&mut self, min: u64) -> Fast<u64> {
-        self.u64().filter(|&n| n >= min)
+        self.u64().filter(|&n| at_least(n, min))
     }
 
     /// The literal `null`, if it comes next (otherwise nothing is consumed).
@@ -327,9 +328,5 @@ pub(super) fn aliases(cursor: &mut Cursor<'_>) -> Fast<Vec<String>> {
         names.push(c.non_empty()?.to_owned());
         Some(())
     })?;
-    names.sort_unstable();
-    if names.windows(2).any(|w| w[0] == w[1]) {
-        return None;
-    }
-    Some(names)
+    sort_aliases(&mut names).then_some(names)
 }

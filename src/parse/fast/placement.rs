@@ -17,6 +17,7 @@ use crate::limits::Limits;
 use crate::model::descriptor::{accept_typed, Typed};
 use crate::model::{construct_placement, Placement};
 use crate::path::Path;
+use crate::rules::values::{MIN_EXTENT, MIN_ITEMSIZE, MIN_NBYTES, MIN_OFFSET};
 use crate::value::Value;
 use crate::wire::PlacementManifest;
 use crate::wire::{ParallelRank, PlacementFragment, TensorDescriptor};
@@ -104,8 +105,8 @@ fn tensor(cursor: &mut Cursor<'_>, order: &mut KeyOrder) -> Fast<TensorDescripto
         match key {
             0 => typed.dtype = c.string()?,
             1 => typed.expert_id = opt_u64(c)?,
-            2 => typed.global_shape = c.u64s(1)?,
-            3 => typed.itemsize = c.u64_min(1)?,
+            2 => typed.global_shape = c.u64s(MIN_EXTENT)?,
+            3 => typed.itemsize = c.u64_min(MIN_ITEMSIZE)?,
             4 => typed.layer_id = opt_u64(c)?,
             5 => typed.layout_fingerprint = c.string()?,
             6 => typed.partition_dim = opt_u64(c)?,
@@ -144,9 +145,9 @@ fn fragment(
     let seen = cursor.members(PlacementFragment::FIELDS, order, |c, key| {
         match key {
             0 => fragment.aliases = aliases(c)?,
-            1 => fragment.global_offset = c.u64s(0)?,
-            2 => fragment.local_shape = c.u64s(1)?,
-            3 => fragment.nbytes = c.u64_min(1)?,
+            1 => fragment.global_offset = c.u64s(MIN_OFFSET)?,
+            2 => fragment.local_shape = c.u64s(MIN_EXTENT)?,
+            3 => fragment.nbytes = c.u64_min(MIN_NBYTES)?,
             4 => c
                 .non_empty()?
                 .clone_into(&mut fragment.placement_fragment_id),

@@ -197,3 +197,35 @@ fn exact_alias_pairs_are_accepted_without_the_full_reader() {
     let error = general(&text, &Options::default()).unwrap_err();
     assert_eq!(error.code().as_str(), "address_overlap");
 }
+
+/// §8.5 asks an exact alias pair for the same lease_generation. A runtime inventory holds
+/// one lease generation (each record's must be the document's, §10.3), so two otherwise
+/// exact aliases under two generations are `lease_generation_mismatch`: the fast paths
+/// must not accept them as a pair. (The compact table's pair rule used to skip the lease comparison, relying
+/// on the reader's lease check; now it shares the general path's predicate.)
+#[test]
+fn an_alias_pair_under_two_lease_generations_is_not_accepted() {
+    let mut document = inventory();
+    let records = document["tensors"].as_array_mut().unwrap();
+    let mut twin = records[0].clone();
+    twin["fragment_id"] = json!("twin");
+    twin["rank"]["dp"] = json!(7);
+    for record in [&mut records[0], &mut twin] {
+        record["aliases"] = json!(["lm_head", "embed"]);
+    }
+    let lease = twin["lease_generation"].as_u64().unwrap();
+    twin["lease_generation"] = json!(lease + 1);
+    records.push(twin);
+    let text = serde_json::to_vec(&document).unwrap();
+    assert_eq!(compare(&text), (false, false));
+    for options in [Options::default(), Options::view()] {
+        let expected = general(&text, &options);
+        assert_eq!(
+            expected.as_ref().unwrap_err().code().as_str(),
+            "lease_generation_mismatch"
+        );
+        if let Some(fast) = super::runtime_inventory(&text, &options) {
+            assert_eq!(fast, expected);
+        }
+    }
+}

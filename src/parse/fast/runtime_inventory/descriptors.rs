@@ -6,6 +6,7 @@
 use super::super::cursor::{same_bytes, Cursor, Fast};
 use crate::model::descriptor::{accept_typed, Typed};
 use crate::model::order::sort_by_str_key;
+use crate::rules::values::{MIN_EXTENT, MIN_ITEMSIZE};
 use crate::validate::fxhash::{map_with_capacity, FxHashMap};
 use crate::wire::TensorDescriptor;
 
@@ -86,9 +87,9 @@ fn canonical(tensor_id: &str, spelling: &Spelling<'_>) -> Fast<TensorDescriptor>
     spelling[3]?;
     let typed = Typed {
         tensor_id,
-        global_shape: Cursor::new(spelling[0]?).u64s(1)?,
+        global_shape: Cursor::new(spelling[0]?).u64s(MIN_EXTENT)?,
         dtype: Cursor::new(spelling[1]?).string()?,
-        itemsize: Cursor::new(spelling[2]?).u64_min(1)?,
+        itemsize: Cursor::new(spelling[2]?).u64_min(MIN_ITEMSIZE)?,
         partition_dim: opt_u64(3)?,
         shard_dims: match set(4) {
             None => None,

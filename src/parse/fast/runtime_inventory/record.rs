@@ -1,12 +1,16 @@
 //! One runtime inventory record (§10.3 step 4) read on the fast path, borrowing the text.
 //!
 //! Records with the listed members only (no unknown ones), zero storage and byte offsets
-//! and row-major strides are read here; anything else leaves the document to the general
+//! and canonical strides are read here; anything else leaves the document to the general
 //! path.
 
 use super::super::cursor::{aliases, Cursor, Fast, KeyOrder};
 use super::super::placement::rank;
 use super::descriptors::{Descriptors, Spelling};
+use crate::rules::stride::is_canonical_stride;
+use crate::rules::values::{
+    end_address, MIN_ADDRESS, MIN_EXTENT, MIN_NBYTES, MIN_OFFSET, MIN_STRIDE,
+};
 use crate::wire::{ParallelRank, RuntimeFragment};
 
 /// The record members read here, in a framework's natural order (the prediction's start).
@@ -143,8 +147,8 @@ impl RecordReader {
                 0 => view.fragment_id = c.non_empty()?,
                 1 => view.tensor_id = c.string()?,
                 2 => spelling[0] = Some(c.raw_simple()?),
-                3 => c.u64s_into(0, global_offset)?,
-                4 => c.u64s_into(1, local_shape)?,
+                3 => c.u64s_into(MIN_OFFSET, global_offset)?,
+                4 => c.u64s_into(MIN_EXTENT, local_shape)?,
                 5 => spelling[1] = Some(c.raw_simple()?),
                 6 => spelling[2] = Some(c.raw_simple()?),
                 7 => spelling[3] = Some(c.raw_simple()?),
@@ -152,8 +156,8 @@ impl RecordReader {
                 9 => spelling[5] = Some(c.raw_simple()?),
                 10 => spelling[6] = Some(c.raw_simple()?),
                 11 => spelling[7] = Some(c.raw_simple()?),
-                12 => view.address = c.u64_min(1)?,
-                13 => view.nbytes = c.u64_min(1)?,
+                12 => view.address = c.u64_min(MIN_ADDRESS)?,
+                13 => view.nbytes = c.u64_min(MIN_NBYTES)?,
                 14 => view.worker_id = c.non_empty()?,
                 15 => view.endpoint = c.non_empty()?,
                 16 => view.device = c.non_empty()?,
@@ -165,7 +169,7 @@ impl RecordReader {
                     }
                 }
                 20 => c.literal(b"true").then_some(())?,
-                21 => c.u64s_into(0, stride)?,
+                21 => c.u64s_into(MIN_STRIDE, stride)?,
                 22 | 23 => (c.u64()? == 0).then_some(())?,
                 _ => {
                     if !c.null() {
@@ -176,31 +180,12 @@ impl RecordReader {
             Some(())
         })?;
         if seen & RECORD_REQUIRED != RECORD_REQUIRED
-            || !row_major(local_shape, stride)
-            || view.address.checked_add(view.nbytes).is_none()
+            || !is_canonical_stride(local_shape, stride)
+            || end_address(view.address, view.nbytes).is_none()
         {
             return None;
         }
         view.tensor = descriptors.merge(view.tensor_id, &spelling)?;
         Some(view)
     }
-}
-
-/// Whether `stride` is exactly the row-major contiguous stride of `shape` (a subset of
-/// what §10.3 step 4.3.5 accepts).
-fn row_major(shape: &[u64], stride: &[u64]) -> bool {
-    if shape.len() != stride.len() {
-        return false;
-    }
-    let mut expected = 1u64;
-    for (&extent, &given) in shape.iter().zip(stride).rev() {
-        if given != expected {
-            return false;
-        }
-        let Some(next) = expected.checked_mul(extent) else {
-            return false;
-        };
-        expected = next;
-    }
-    true
 }

@@ -1,17 +1,16 @@
 //! The rules of §8.4 over a compact table of a runtime inventory's records.
 //!
-//! Each record is kept only as what the rules read: a 48-byte row (rank, byte range, box),
-//! its descriptor index, its id's 64-bit hash and its address space, about 80 bytes where
+//! Each record is kept only as what the rules read: a 48-byte row (rank, byte range, box,
+//! lease), its descriptor index, its id's 64-bit hash and its address space, about 80 bytes where
 //! a `RuntimeFragment` takes about 500 in seven heap allocations. Built while the text is
 //! read, the table answers "does every rule pass?" in passes over contiguous memory; a
 //! "no" never decides an error (equal id hashes, for one, only say "maybe"): the caller
 //! then runs §8.4 itself, which names the failure.
 
 use super::record::{RecordReader, RecordView};
+use crate::rules::alias_pair::{exact_alias_pair, AliasCandidate};
 use crate::validate::fxhash::hash_str;
-use crate::validate::{
-    all_distinct, boxes_pass, same_layout, AddressSpaces, FragmentBox, Geometries,
-};
+use crate::validate::{all_distinct, boxes_pass, AddressSpaces, FragmentBox, Geometries};
 use crate::wire::{ParallelRank, TensorDescriptor};
 
 /// What the rules read of one record (48 bytes).
@@ -25,6 +24,8 @@ struct Row {
     ndim: u32,
     /// 1 + its index in the alias lists, or 0: no aliases.
     aliases: u32,
+    /// Its index in the lease generations.
+    lease: u32,
 }
 
 /// The records read so far.
@@ -38,6 +39,9 @@ pub(super) struct Table<'a> {
     /// Each row's global_offset then local_shape.
     boxes: Vec<u64>,
     alias_lists: Vec<Vec<String>>,
+    /// The lease generations, one entry for each run of rows that share one (usually a
+    /// single entry).
+    leases: Vec<u64>,
     /// The rows of each address space (worker_id, device).
     spaces: AddressSpaces<'a>,
 }
@@ -51,6 +55,7 @@ impl<'a> Table<'a> {
             ids: Vec::with_capacity(records),
             boxes: Vec::with_capacity(records.saturating_mul(4)),
             alias_lists: Vec::new(),
+            leases: Vec::new(),
             spaces: AddressSpaces::default(),
         }
     }
@@ -73,6 +78,10 @@ impl<'a> Table<'a> {
             self.alias_lists.push(record.aliases.clone());
             u32::try_from(self.alias_lists.len()).ok()?
         };
+        if self.leases.last() != Some(&record.lease_generation) {
+            self.leases.push(record.lease_generation);
+        }
+        let lease = u32::try_from(self.leases.len().checked_sub(1)?).ok()?;
         let row = Row {
             address: record.address,
             nbytes: record.nbytes,
@@ -80,6 +89,7 @@ impl<'a> Table<'a> {
             boxes,
             ndim: u32::try_from(ndim).ok()?,
             aliases,
+            lease,
         };
         self.tensor_of.push(u32::try_from(record.tensor).ok()?);
         self.boxes.extend_from_slice(&reader.global_offset);
@@ -99,8 +109,7 @@ impl<'a> Table<'a> {
 
     /// Whether the fragment-set rules (§8.2, §8.3) and the physical rule (§8.5) all pass,
     /// `tensors` being the descriptors the rows' indices refer to. T1 and F3 hold by
-    /// construction (one descriptor per tensor_id; each row's tensor is its descriptor);
-    /// the lease generations were checked as the records were read.
+    /// construction (one descriptor per tensor_id; each row's tensor is its descriptor).
     pub(super) fn passes(&mut self, tensors: &[TensorDescriptor]) -> bool {
         if !all_distinct(&mut self.ids) {
             return false;
@@ -147,19 +156,29 @@ impl<'a> Table<'a> {
         }
     }
 
-    /// §8.5's exact alias pair (the lease generations are all equal here).
+    /// What §8.5's exact alias pair reads of row `i`.
+    fn alias_candidate<'t>(
+        &'t self,
+        tensors: &'t [TensorDescriptor],
+        i: usize,
+    ) -> AliasCandidate<'t> {
+        let row = &self.rows[i];
+        AliasCandidate {
+            address: row.address,
+            nbytes: row.nbytes,
+            lease_generation: self.leases[row.lease as usize],
+            aliases: self.aliases(row),
+            global_offset: self.global_offset(row),
+            local_shape: self.local_shape(row),
+            descriptor: &tensors[self.tensor_of[i] as usize],
+        }
+    }
+
+    /// §8.5's exact alias pair ([`exact_alias_pair`]) of rows `p` and `c`.
     fn exact_alias_pair(&self, tensors: &[TensorDescriptor], p: usize, c: usize) -> bool {
-        let (a, b) = (&self.rows[p], &self.rows[c]);
-        let aliases = self.aliases(a);
-        a.address == b.address
-            && a.nbytes == b.nbytes
-            && aliases.len() >= 2
-            && aliases == self.aliases(b)
-            && self.global_offset(a) == self.global_offset(b)
-            && self.local_shape(a) == self.local_shape(b)
-            && same_layout(
-                &tensors[self.tensor_of[p] as usize],
-                &tensors[self.tensor_of[c] as usize],
-            )
+        exact_alias_pair(
+            &self.alias_candidate(tensors, p),
+            &self.alias_candidate(tensors, c),
+        )
     }
 }
