@@ -39,10 +39,12 @@ from cases.inventories import cases_binding_inventory, cases_placement_inventory
 from cases.limits import cases_limits  # noqa: E402
 from cases.manifests import cases_binding, cases_runtime  # noqa: E402
 from cases.placement import cases_placement  # noqa: E402
+from cases.plan_bind import cases_plan_bind, derived_vectors  # noqa: E402
 from cases.project_bind import cases_bind, cases_project  # noqa: E402
 from cases.reader import cases_reader  # noqa: E402
 from cases.reference import cases_reference  # noqa: E402
 from cases.runtime_inventory import cases_runtime_inventory  # noqa: E402
+from oracle.adapter import minilm_vectors  # noqa: E402
 from oracle.analysis import ADDED_CODES  # noqa: E402
 from oracle.core import ROOT, U64, codes_file  # noqa: E402
 from oracle.reference import check_oracle_against_reference  # noqa: E402
@@ -52,12 +54,13 @@ from oracle.reference import check_oracle_against_reference  # noqa: E402
 # Coverage, schema check, writing
 
 GROUPS = ("placement", "placement_inventory", "runtime_inventory", "binding_inventory", "project",
-          "bind", "runtime", "binding", "reader", "reference", "coverage", "plan")
+          "bind", "runtime", "binding", "reader", "reference", "coverage", "plan", "plan_bind")
 BUILDERS = {
     "placement": cases_placement, "placement_inventory": cases_placement_inventory,
     "runtime_inventory": cases_runtime_inventory, "binding_inventory": cases_binding_inventory,
     "project": cases_project, "bind": cases_bind, "runtime": cases_runtime, "binding": cases_binding,
     "reader": cases_reader, "reference": cases_reference, "coverage": cases_coverage, "plan": cases_plan,
+    "plan_bind": cases_plan_bind,
 }
 
 
@@ -75,11 +78,13 @@ def api_only_codes() -> dict[str, str]:
 
 
 OPS = {"placement.parse", "placement.from_inventory", "runtime.from_inventory", "binding.from_inventory",
-       "project.placement", "project.binding", "bind", "runtime.parse", "binding.parse", "coverage", "plan"}
+       "project.placement", "project.binding", "bind", "runtime.parse", "binding.parse", "coverage", "plan",
+       "plan.bind"}
 INPUT_KEYS = {"document", "placement", "binding", "address_semantics", "placement_id", "source", "target",
-              "require_complete", "max_regions", "max_segments"}
+              "require_complete", "max_regions", "max_segments", "plan", "source_binding", "target_binding",
+              "source_generation", "target_generation"}
 EXPECT_KEYS = {"ok", "code", "path", "canonical", "placement_id", "digest", "runtime", "binding", "generation",
-               "report", "plan", "plan_id"}
+               "report", "plan", "plan_id", "bound_plan", "bound_plan_id"}
 
 
 def check_fixture(cid: str, fx: dict) -> None:
@@ -95,7 +100,7 @@ def check_fixture(cid: str, fx: dict) -> None:
     for k, v in fx["input"].items():
         if k == "require_complete":
             need(v is None or isinstance(v, bool), f"input.{k}")
-        elif k in ("max_regions", "max_segments"):
+        elif k in ("max_regions", "max_segments", "source_generation", "target_generation"):
             need(v is None or (isinstance(v, int) and not isinstance(v, bool) and 0 <= v <= U64), f"input.{k}")
         else:
             need(isinstance(v, str) or (v is None and k in ("address_semantics", "placement_id")), f"input.{k}")
@@ -103,6 +108,8 @@ def check_fixture(cid: str, fx: dict) -> None:
         need("placement" in fx["input"] and "binding" in fx["input"], "op inputs")
     elif fx["op"] == "plan":
         need("source" in fx["input"] and "target" in fx["input"], "op inputs")
+    elif fx["op"] == "plan.bind":
+        need({"plan", "source_binding", "target_binding"} <= set(fx["input"]), "op inputs")
     else:
         need("document" in fx["input"], "op inputs")
     e = fx["expect"]
@@ -111,7 +118,8 @@ def check_fixture(cid: str, fx: dict) -> None:
         need("code" not in e and "path" not in e, "ok forbids code/path")
     else:
         need(isinstance(e.get("code"), str) and re.fullmatch(r"[a-z][a-z0-9]*(_[a-z0-9]+)*", e["code"]), "code")
-    for k in ("path", "canonical", "placement_id", "digest", "runtime", "binding", "report", "plan", "plan_id"):
+    for k in ("path", "canonical", "placement_id", "digest", "runtime", "binding", "report", "plan", "plan_id",
+              "bound_plan", "bound_plan_id"):
         need(k not in e or isinstance(e[k], str), k)
     need("generation" not in e or e["generation"] is None or (isinstance(e["generation"], int) and 0 <= e["generation"] <= U64), "generation")
     need("tags" not in fx or all(isinstance(t, str) for t in fx["tags"]), "tags")
@@ -167,28 +175,38 @@ def existing_files() -> set[str]:
     return out
 
 
+def vectors() -> dict[str, str]:
+    """The oracle-derived vector files outside the corpus (path from the repository root ->
+    text): the plan-bind vectors' plan and bound plan, and the MiniLM adapter ids."""
+    return {**derived_vectors(), **minilm_vectors()}
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--check", action="store_true", help="exit 1 if the checked-in files differ from what would be generated")
     args = ap.parse_args()
     files = build()
+    derived = vectors()
     have = existing_files()
     if args.check:
-        bad_files = sorted(p for p in files if not (HERE / p).exists() or (HERE / p).read_text(encoding="utf-8") != files[p])
+        bad_files = [f"tests/conformance/{p}" for p in sorted(files)
+                     if not (HERE / p).exists() or (HERE / p).read_text(encoding="utf-8") != files[p]]
+        bad_files += [p for p in sorted(derived)
+                      if not (ROOT / p).exists() or (ROOT / p).read_text(encoding="utf-8") != derived[p]]
         extra = sorted(have - set(files))
         for p in bad_files:
-            print(f"differs or missing: tests/conformance/{p}")
+            print(f"differs or missing: {p}")
         for p in extra:
             print(f"extra: tests/conformance/{p}")
         if bad_files or extra:
             print("run: python3 tests/conformance/generate.py")
             return 1
-        print(f"{len(files) - 1} fixtures up to date")
+        print(f"{len(files) - 1} fixtures and {len(derived)} derived vectors up to date")
         return 0
     for p in sorted(have - set(files)):
         (HERE / p).unlink()
-    for p, text in files.items():
-        path = HERE / p
+    outputs = {HERE / p: text for p, text in files.items()} | {ROOT / p: text for p, text in derived.items()}
+    for path, text in outputs.items():
         path.parent.mkdir(parents=True, exist_ok=True)
         if not path.exists() or path.read_text(encoding="utf-8") != text:
             path.write_text(text, encoding="utf-8")
@@ -196,7 +214,7 @@ def main() -> int:
     for p in files:
         if "/" in p:
             counts[p.split("/")[0]] = counts.get(p.split("/")[0], 0) + 1
-    print(", ".join(f"{g}: {counts.get(g, 0)}" for g in GROUPS) + f"; total {len(files) - 1}")
+    print(", ".join(f"{g}: {counts.get(g, 0)}" for g in GROUPS) + f"; total {len(files) - 1}; {len(derived)} derived vectors")
     return 0
 
 

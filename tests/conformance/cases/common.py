@@ -9,10 +9,11 @@ import json
 import re
 
 from oracle.analysis import ADDED_CODES, PlanError, coverage_report, reshard_plan  # noqa: F401
-from oracle.core import (U64, cj, loads, logical_id, placement_from_wire, prod,  # noqa: F401
+from oracle.core import (ROOT, U64, cj, loads, logical_id, placement_from_wire, prod,  # noqa: F401
                          runtime_fragment, sha)
 from oracle.limits import limit_violation
 from oracle.ops import oracle  # noqa: F401
+from oracle.plan_bind import PlanBindError, plan_id_of  # noqa: F401
 from oracle.reference import MODELS, WORKED, ref_json, ref_text  # noqa: F401
 
 # ----------------------------------------------------------------------------------------
@@ -106,8 +107,17 @@ def _doc(v):
 
 def _inputs(document=None, placement=None, binding=None, address_semantics=DEL,
             placement_id=DEL, source=None, target=None, require_complete=DEL, max_regions=DEL,
-            max_segments=DEL) -> dict:
+            max_segments=DEL, plan=None, source_binding=None, target_binding=None,
+            source_generation=DEL, target_generation=DEL) -> dict:
     inp = {}
+    for key, text in (("plan", plan), ("source_binding", source_binding),
+                      ("target_binding", target_binding)):
+        if text is not None:
+            inp[key] = _doc(text)
+    for key, value in (("source_generation", source_generation),
+                       ("target_generation", target_generation)):
+        if value is not DEL:
+            inp[key] = value
     if source is not None:
         inp["source"] = _doc(source)
     if target is not None:
@@ -150,6 +160,12 @@ def ok(cid, op, description, tags=(), expect=None, **inputs):
     _add(cid, op, description, inp, exp, tags)
 
 
+def plan_bind_oracle(op: str, inp: dict) -> dict:
+    """The oracle's answer to a plan.bind request (raises PlanBindError)."""
+    assert op == "plan.bind"
+    return oracle(op, inp)
+
+
 def bad(cid, op, description, code, path=None, tags=(), **inputs):
     at = limit_violation(op, _inputs(**inputs))
     if code == "limit_exceeded":  # the limit oracle gives the pointer
@@ -160,7 +176,13 @@ def bad(cid, op, description, code, path=None, tags=(), **inputs):
         assert at is None, f"{cid}: crosses a default limit at {at}, which would come first"
     if code in ADDED_CODES and code != "limit_exceeded":  # the oracle must reject with the same code
         inp = _inputs(**inputs)
-        if op == "plan":
+        if op == "plan.bind":
+            try:
+                plan_bind_oracle(op, inp)
+                raise AssertionError(f"{cid}: the oracle accepts")
+            except PlanBindError as e:
+                assert str(e) == code, f"{cid}: the oracle rejects with {e}"
+        elif op == "plan":
             try:
                 reshard_plan(loads(inp["source"]), loads(inp["target"]), inp.get("max_regions"), inp.get("max_segments"))
                 raise AssertionError(f"{cid}: the oracle accepts")

@@ -75,6 +75,10 @@ def cases_runtime():
     P("pretty", "An indented runtime manifest gives the canonical text.", pretty(RM01))
     P("generation-null-derived", "generation null becomes the fragments' common lease_generation (§8.4 step 7).", m(RM01, {"/generation": None}))
     P("generation-null-no-fragments", "Without fragments generation null stays null.", m(RM01, {"/generation": None, "/fragments": [], "/tensors": []}))
+    P("generation-null-tensors-without-fragments", "Tensors without fragments leave nothing to derive generation null from: the result has no generation.",
+      m(RM01, {"/generation": None, "/fragments": []}), ["generation"])
+    P("generation-null-all-nullable-null", "generation, lease_id and placement_id all null without fragments: the result's generation is null, not 0.",
+      m(RM01, {"/generation": None, "/lease_id": None, "/placement_id": None, "/fragments": []}), ["generation"])
     P("no-fragments-with-generation", "A runtime manifest without fragments keeps its generation.", m(RM01, {"/generation": 11, "/fragments": []}))
     P("lease-id-and-placement-id-null", "lease_id and placement_id may be null.", m(RM01, {"/lease_id": None, "/placement_id": None}))
     P("placement-id-not-checked", "A runtime manifest's placement_id is not compared with the canonical id (§8.4).", m(RM01, {"/placement_id": "sha256:" + "f" * 64}))

@@ -140,7 +140,7 @@ def _count_limit(doc, op: str):
     def dims(shape):
         return isinstance(shape, list) and len(shape) > LIMITS["max_dims"]
 
-    if not isinstance(doc, dict):
+    if not isinstance(doc, dict) or op == "plan":  # a plan has no count limit
         return None
     if op in ("placement", "runtime"):
         tensors = doc.get("tensors")
@@ -191,6 +191,7 @@ _OP_DOCUMENTS = {
     "bind": [("placement", "placement"), ("binding", "binding")],
     "runtime.parse": [("document", "runtime")], "binding.parse": [("document", "binding")],
     "binding.from_inventory": [("document", "binding")],
+    "plan.bind": [("plan", "plan"), ("source_binding", "binding"), ("target_binding", "binding")],
 }
 
 

@@ -6,6 +6,7 @@ from oracle.analysis import coverage_report, reshard_plan
 from oracle.core import (bind, binding_from_inventory, cj, loads, placement_from_inventory,
                          placement_from_wire, project_binding, project_placement,
                          runtime_from_inventory, runtime_from_wire)
+from oracle.plan_bind import bind_plan
 
 
 def oracle(op: str, inp: dict) -> dict:
@@ -41,4 +42,7 @@ def oracle(op: str, inp: dict) -> dict:
         return {"report": cj(report)}
     if op == "plan":
         return reshard_plan(loads(inp["source"]), loads(inp["target"]), inp.get("max_regions"), inp.get("max_segments"))
+    if op == "plan.bind":
+        return bind_plan(inp["plan"], inp["source_binding"], inp["target_binding"],
+                         inp.get("source_generation"), inp.get("target_generation"))
     raise AssertionError(op)
