@@ -4,7 +4,7 @@ use serde_json::Value as Json;
 
 use weight_manifest::wire::FixtureExpect;
 
-use crate::fixture::Fixture;
+use crate::fixture::{Fixture, GenerationExpectation};
 
 /// The outcome of one case.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -54,7 +54,7 @@ pub fn compare(fixture: &Fixture, response: &Json) -> Verdict {
 
 fn compare_result(
     expect: &FixtureExpect,
-    generation: Option<Option<u64>>,
+    generation: GenerationExpectation,
     result: &Json,
 ) -> Verdict {
     let fields = [
@@ -80,20 +80,23 @@ fn compare_result(
         }
     }
     // Absent: not checked; null: the result must have no generation (null or absent).
-    if let Some(wanted) = generation {
-        let got = result.get("generation");
-        let agrees = match wanted {
-            None => got.is_none_or(Json::is_null),
-            Some(wanted) => got.and_then(Json::as_u64) == Some(wanted),
-        };
-        if !agrees {
-            let wanted =
-                wanted.map_or_else(|| "null (no generation)".to_owned(), |g| g.to_string());
-            return Verdict::Fail(format!(
-                "result generation differs: expected {wanted}, got {}",
-                result["generation"]
-            ));
-        }
+    let got = result.get("generation");
+    let (agrees, wanted) = match generation {
+        GenerationExpectation::Unchecked => (true, String::new()),
+        GenerationExpectation::Null => (
+            got.is_none_or(Json::is_null),
+            "null (no generation)".to_owned(),
+        ),
+        GenerationExpectation::Is(wanted) => (
+            got.and_then(Json::as_u64) == Some(wanted),
+            wanted.to_string(),
+        ),
+    };
+    if !agrees {
+        return Verdict::Fail(format!(
+            "result generation differs: expected {wanted}, got {}",
+            result["generation"]
+        ));
     }
     Verdict::Pass
 }
@@ -146,9 +149,9 @@ mod tests {
         let null = fixture(&json!({ "ok": true, "generation": null }));
         let absent = fixture(&json!({ "ok": true }));
         let five = fixture(&json!({ "ok": true, "generation": 5 }));
-        assert_eq!(null.expect_generation, Some(None));
-        assert_eq!(absent.expect_generation, None);
-        assert_eq!(five.expect_generation, Some(Some(5)));
+        assert_eq!(null.expect_generation, GenerationExpectation::Null);
+        assert_eq!(absent.expect_generation, GenerationExpectation::Unchecked);
+        assert_eq!(five.expect_generation, GenerationExpectation::Is(5));
         // null: no generation, spelled null or left out; any integer fails.
         assert_eq!(
             compare(&null, &answer(&json!({ "generation": null }))),

@@ -17,9 +17,19 @@ pub struct Fixture {
     pub fixture: ConformanceFixture,
     /// What the fixture expects of the result's generation, read from the raw
     /// `expect.generation` member, which the typed [`ConformanceFixture`] reads as `None`
-    /// whether it is absent or null: `None`, not checked (absent); `Some(None)`, the result
-    /// must have no generation (`null`); `Some(Some(g))`, the result's generation is `g`.
-    pub expect_generation: Option<Option<u64>>,
+    /// whether it is absent or null.
+    pub expect_generation: GenerationExpectation,
+}
+
+/// A fixture's `expect.generation`: three cases, where the typed expectation has two.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GenerationExpectation {
+    /// The member is absent: the generation is not checked.
+    Unchecked,
+    /// `null`: the result must have no generation (`generation` null or absent).
+    Null,
+    /// An integer: the result's generation must be this one.
+    Is(u64),
 }
 
 impl Fixture {
@@ -29,10 +39,12 @@ impl Fixture {
     ///
     /// The document is not a fixture (schema/conformance-fixture.schema.json).
     pub fn from_value(id: String, document: Json) -> Result<Fixture, serde_json::Error> {
-        let expect_generation = document
-            .get("expect")
-            .and_then(|e| e.get("generation"))
-            .map(Json::as_u64);
+        let expect_generation = match document.get("expect").and_then(|e| e.get("generation")) {
+            None => GenerationExpectation::Unchecked,
+            Some(g) => g
+                .as_u64()
+                .map_or(GenerationExpectation::Null, GenerationExpectation::Is),
+        };
         let fixture: ConformanceFixture = serde_json::from_value(document)?;
         Ok(Fixture {
             id,
