@@ -661,6 +661,12 @@ pub struct FixtureExpect {
     ///Expected runtime binding manifest as canonical JSON text (binding.from_inventory, project.binding, binding.parse).
     #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub binding: ::std::option::Option<::std::string::String>,
+    ///Expected bound plan as canonical JSON text (plan.bind).
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub bound_plan: ::std::option::Option<::std::string::String>,
+    ///Expected bound plan id (`sha256:` + 64 lowercase hex digits) (plan.bind).
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub bound_plan_id: ::std::option::Option<::std::string::String>,
     ///Expected canonical placement wire JSON text (placement.parse, placement.from_inventory, project.placement).
     #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub canonical: ::std::option::Option<::std::string::String>,
@@ -670,7 +676,7 @@ pub struct FixtureExpect {
     ///Expected placement digest: 64 lowercase hex digits.
     #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub digest: ::std::option::Option<::std::string::String>,
-    ///Expected generation of the resulting runtime manifest (runtime.from_inventory, runtime.parse).
+    ///Expected generation of the resulting runtime manifest (runtime.from_inventory, runtime.parse, bind). Three cases: absent, the generation is not checked; an integer, the result's generation must be that integer; null, the result must have no generation (its `generation` member null or absent), so a result with any integer generation fails.
     #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub generation: ::std::option::Option<u64>,
     ///Whether the operation must succeed.
@@ -713,7 +719,7 @@ pub struct FixtureInput {
     ///Binding inventory JSON text (bind).
     #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub binding: ::std::option::Option<::std::string::String>,
-    ///The input document as raw JSON text (every op except bind and plan).
+    ///The input document as raw JSON text (every op except bind, plan and plan.bind).
     #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub document: ::std::option::Option<::std::string::String>,
     ///The planner's region limit (plan); absent or null means the default.
@@ -728,15 +734,30 @@ pub struct FixtureInput {
     ///The expected placement id given to a projection (project.placement, project.binding); absent or null means not given.
     #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub placement_id: ::std::option::Option<::std::string::String>,
+    ///Reshard plan JSON text, as the op plan emits it (plan.bind).
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub plan: ::std::option::Option<::std::string::String>,
     ///Whether an incomplete coverage report is a rejection with code coverage_incomplete (coverage); absent or null means false.
     #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub require_complete: ::std::option::Option<bool>,
     ///Source placement manifest JSON text (plan).
     #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub source: ::std::option::Option<::std::string::String>,
+    ///Runtime binding manifest JSON text (contract §9.2) locating the plan's source placement (plan.bind).
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub source_binding: ::std::option::Option<::std::string::String>,
+    ///The generation the source binding must have, else plan_binding_generation_mismatch (plan.bind); absent or null means no fence.
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub source_generation: ::std::option::Option<u64>,
     ///Target placement manifest JSON text (plan).
     #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub target: ::std::option::Option<::std::string::String>,
+    ///Runtime binding manifest JSON text (contract §9.2) locating the plan's target placement (plan.bind).
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub target_binding: ::std::option::Option<::std::string::String>,
+    ///The generation the target binding must have, else plan_binding_generation_mismatch (plan.bind); absent or null means no fence.
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub target_generation: ::std::option::Option<u64>,
 }
 ///An operation of the conformance protocol (conformance.md, 'Operations').
 #[derive(
@@ -774,6 +795,8 @@ pub enum FixtureOp {
     Coverage,
     #[serde(rename = "plan")]
     Plan,
+    #[serde(rename = "plan.bind")]
+    PlanBind,
 }
 impl ::std::fmt::Display for FixtureOp {
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
@@ -789,6 +812,7 @@ impl ::std::fmt::Display for FixtureOp {
             Self::BindingParse => f.write_str("binding.parse"),
             Self::Coverage => f.write_str("coverage"),
             Self::Plan => f.write_str("plan"),
+            Self::PlanBind => f.write_str("plan.bind"),
         }
     }
 }
@@ -809,6 +833,7 @@ impl ::std::str::FromStr for FixtureOp {
             "binding.parse" => Ok(Self::BindingParse),
             "coverage" => Ok(Self::Coverage),
             "plan" => Ok(Self::Plan),
+            "plan.bind" => Ok(Self::PlanBind),
             _ => Err("invalid value".into()),
         }
     }

@@ -484,6 +484,12 @@ typedef uint32_t WmCode;
 typedef struct WmBinding WmBinding;
 
 /**
+ * A reshard plan bound to the runtime bindings of its source and target placements.
+ * Opaque; free it with `wm_bound_plan_free`.
+ */
+typedef struct WmBoundPlan WmBoundPlan;
+
+/**
  * The coverage report of a placement. Opaque; free it with `wm_coverage_free`.
  */
 typedef struct WmCoverage WmCoverage;
@@ -857,6 +863,63 @@ const char *wm_binding_json(const WmBinding *binding, size_t *len);
  * `binding` is NULL or a binding from this library, not yet freed, not used after.
  */
 void wm_binding_free(WmBinding *binding);
+
+/**
+ * Reads a reshard plan document (the JSON text `wm_plan_json` gives, in any spelling)
+ * strictly and checks its plan_id (contract §17.3, "Reading a plan"): `text` is
+ * `text_len` bytes of JSON (NULL with length 0 is the empty text). Rejections:
+ * the reader's codes, `limit_exceeded`, `plan_document_invalid`, `plan_id_mismatch`.
+ *
+ * # Safety
+ * `text` is NULL or points to `text_len` readable bytes; `out` is NULL or writable.
+ */
+WmError *wm_plan_parse(const char *text, size_t text_len, WmPlan **out);
+
+/**
+ * Binds `plan` to the runtime bindings `source` and `target` (`plan.bind`, contract
+ * §17.4). `source_generation` and `target_generation` are each NULL (no fence) or point
+ * to the generation that binding must have; a binding of another generation is stale
+ * (`plan_binding_generation_mismatch`). The other rejections, in order:
+ * `plan_binding_placement_id_mismatch` and `plan_binding_digest_mismatch` per side,
+ * then per region `plan_document_invalid`, `plan_binding_fragment_missing` and
+ * `plan_binding_range_invalid`. None carries a path.
+ *
+ * # Safety
+ * `plan`, `source` and `target` are each NULL or a live handle; `source_generation` and
+ * `target_generation` are each NULL or readable; `out` is NULL or writable.
+ */
+WmError *wm_bind_plan(const WmPlan *plan,
+                      const WmBinding *source,
+                      const WmBinding *target,
+                      const uint64_t *source_generation,
+                      const uint64_t *target_generation,
+                      WmBoundPlan **out);
+
+/**
+ * The bound plan as canonical JSON text, NUL-terminated and owned by the handle; its
+ * length in `len` unless NULL. NULL for a NULL handle.
+ *
+ * # Safety
+ * `bound` is NULL or a live handle; `len` is NULL or writable.
+ */
+const char *wm_bound_plan_json(const WmBoundPlan *bound, size_t *len);
+
+/**
+ * The bound_plan_id, NUL-terminated and owned by the handle; its length in `len` unless
+ * NULL. NULL for a NULL handle.
+ *
+ * # Safety
+ * `bound` is NULL or a live handle; `len` is NULL or writable.
+ */
+const char *wm_bound_plan_id(const WmBoundPlan *bound, size_t *len);
+
+/**
+ * Frees a bound plan; NULL does nothing.
+ *
+ * # Safety
+ * `bound` is NULL or a bound plan from this library, not yet freed, not used after.
+ */
+void wm_bound_plan_free(WmBoundPlan *bound);
 
 #ifdef __cplusplus
 }  // extern "C"

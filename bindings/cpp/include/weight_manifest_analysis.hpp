@@ -1,13 +1,15 @@
-// weight_manifest_analysis.hpp: coverage analysis and the reshard planner, part of the
-// C++17 wrapper (included by weight_manifest.hpp; include that one).
+// weight_manifest_analysis.hpp: coverage analysis, the reshard planner and plan binding,
+// part of the C++17 wrapper (included by weight_manifest.hpp; include that one).
 
 #ifndef WEIGHT_MANIFEST_ANALYSIS_HPP
 #define WEIGHT_MANIFEST_ANALYSIS_HPP
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "weight_manifest.hpp"
 
@@ -41,6 +43,15 @@ class Coverage {
 /// placement.
 class Plan {
  public:
+  /// Reads a reshard plan document (the JSON text json() gives, in any spelling) strictly
+  /// and checks its plan_id (contract §17.3, "Reading a plan"); rejections:
+  /// plan_document_invalid, plan_id_mismatch, the reader's codes and limit_exceeded.
+  static Result<Plan> try_parse(std::string_view json) {
+    return detail::Access::run<Plan, ::WmPlan>(
+        [&](::WmPlan** out) { return ::wm_plan_parse(json.data(), json.size(), out); });
+  }
+  static Plan parse(std::string_view json) { return detail::value_or_throw(try_parse(json)); }
+
   /// The plan as canonical JSON text.
   std::string json() const {
     std::size_t len = 0;
@@ -58,6 +69,29 @@ class Plan {
   friend struct detail::Access;
   explicit Plan(::WmPlan* handle) noexcept : handle_(handle) {}
   std::unique_ptr<::WmPlan, detail::Deleter<::WmPlan, ::wm_plan_free>> handle_;
+};
+
+/// A reshard plan bound to the runtime bindings of its two placements: the copy list,
+/// grouped by (source worker, target worker), with absolute addresses (contract §17.4).
+class BoundPlan {
+ public:
+  /// The bound plan as canonical JSON text.
+  std::string json() const {
+    std::size_t len = 0;
+    const char* text = ::wm_bound_plan_json(handle_.get(), &len);
+    return detail::copy(text, len);
+  }
+  /// The bound_plan_id.
+  std::string bound_plan_id() const {
+    std::size_t len = 0;
+    const char* text = ::wm_bound_plan_id(handle_.get(), &len);
+    return detail::copy(text, len);
+  }
+
+ private:
+  friend struct detail::Access;
+  explicit BoundPlan(::WmBoundPlan* handle) noexcept : handle_(handle) {}
+  std::unique_ptr<::WmBoundPlan, detail::Deleter<::WmBoundPlan, ::wm_bound_plan_free>> handle_;
 };
 
 /// The coverage report of `placement` (coverage); with `require_complete`, a placement
@@ -83,6 +117,29 @@ inline Result<Plan> try_plan(const Placement& source, const Placement& target,
 inline Plan plan(const Placement& source, const Placement& target,
                  const std::optional<PlanLimits>& limits = std::nullopt) {
   return detail::value_or_throw(try_plan(source, target, limits));
+}
+
+/// Binds `plan` to the runtime bindings of its source and target placements (plan.bind).
+/// A given generation is a fence: a binding of another generation is stale
+/// (plan_binding_generation_mismatch); std::nullopt accepts any. Other rejections:
+/// plan_binding_placement_id_mismatch, plan_binding_digest_mismatch, and per region
+/// plan_document_invalid, plan_binding_fragment_missing, plan_binding_range_invalid.
+inline Result<BoundPlan> try_bind_plan(const Plan& plan, const Binding& source,
+                                       const Binding& target,
+                                       std::optional<std::uint64_t> source_generation = std::nullopt,
+                                       std::optional<std::uint64_t> target_generation = std::nullopt) {
+  return detail::Access::run<BoundPlan, ::WmBoundPlan>([&](::WmBoundPlan** out) {
+    return ::wm_bind_plan(detail::Access::raw(plan), detail::Access::raw(source),
+                          detail::Access::raw(target),
+                          source_generation ? &*source_generation : nullptr,
+                          target_generation ? &*target_generation : nullptr, out);
+  });
+}
+inline BoundPlan bind_plan(const Plan& plan, const Binding& source, const Binding& target,
+                           std::optional<std::uint64_t> source_generation = std::nullopt,
+                           std::optional<std::uint64_t> target_generation = std::nullopt) {
+  return detail::value_or_throw(
+      try_bind_plan(plan, source, target, source_generation, target_generation));
 }
 
 }  // namespace weight_manifest

@@ -24,9 +24,20 @@ pub struct WmCoverage {
 /// `wm_plan_free`.
 #[derive(Debug)]
 pub struct WmPlan {
-    inner: Plan,
+    pub(crate) inner: Plan,
     id: CText,
     json: OnceLock<CText>,
+}
+
+impl WmPlan {
+    /// The handle of a plan.
+    pub(crate) fn new(inner: Plan) -> WmPlan {
+        WmPlan {
+            id: CText::new(inner.plan_id()),
+            inner,
+            json: OnceLock::new(),
+        }
+    }
 }
 
 /// The limits of a reshard plan: the largest number of regions, and the largest total
@@ -150,11 +161,7 @@ pub unsafe extern "C" fn wm_plan(
                     ..PlanLimits::default()
                 });
             let plan = weight_manifest::plan(&source.inner, &target.inner, &limits)?;
-            Ok(WmPlan {
-                id: CText::new(plan.plan_id()),
-                inner: plan,
-                json: OnceLock::new(),
-            })
+            Ok(WmPlan::new(plan))
         })
     }
 }

@@ -9,7 +9,8 @@
 //!   return NULL on success with a new handle in `*out`, or a new `WmError` (and NULL in
 //!   `*out`) on failure. Rejections carry the contract's code, message and JSON pointer.
 //! - Every allocation handed out has one free function: `wm_placement_free`,
-//!   `wm_runtime_free`, `wm_binding_free`, `wm_error_free` (each accepts NULL). Strings
+//!   `wm_runtime_free`, `wm_binding_free`, `wm_coverage_free`, `wm_plan_free`,
+//!   `wm_bound_plan_free`, `wm_error_free` (each accepts NULL). Strings
 //!   returned by accessors are borrowed from their handle or error and live as long as it.
 //! - No panic crosses the ABI: each entry point catches it and reports
 //!   `WM_CODE_INTERNAL_ERROR` (or a NULL/false result for accessors).
@@ -27,6 +28,7 @@ mod code_table;
 mod error;
 mod guard;
 mod handles;
+mod plan_bind;
 mod text;
 
 pub use analysis::{
@@ -48,6 +50,10 @@ pub use handles::{
     wm_binding_free, wm_binding_json, wm_placement_canonical, wm_placement_digest,
     wm_placement_free, wm_placement_id, wm_runtime_free, wm_runtime_generation, wm_runtime_json,
     WmBinding, WmPlacement, WmRuntime,
+};
+pub use plan_bind::{
+    wm_bind_plan, wm_bound_plan_free, wm_bound_plan_id, wm_bound_plan_json, wm_plan_parse,
+    WmBoundPlan,
 };
 
 /// The library version (the crate's), NUL-terminated and static.

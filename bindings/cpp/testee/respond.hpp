@@ -36,6 +36,11 @@ struct Input {
   std::optional<bool> require_complete;
   std::optional<std::uint64_t> max_regions;
   std::optional<std::uint64_t> max_segments;
+  std::optional<std::string> plan;
+  std::optional<std::string> source_binding;
+  std::optional<std::string> target_binding;
+  std::optional<std::uint64_t> source_generation;
+  std::optional<std::uint64_t> target_generation;
 
   const std::string& need(const std::optional<std::string>& member, const char* name) const {
     if (!member) {
@@ -110,6 +115,11 @@ inline Input read_input(const json::Value* value) {
       (key == "max_regions" ? input.max_regions : input.max_segments) = read_u64(member, key);
       continue;
     }
+    if (key == "source_generation" || key == "target_generation") {
+      (key == "source_generation" ? input.source_generation : input.target_generation) =
+          read_u64(member, key);
+      continue;
+    }
     std::optional<std::string>* slot = nullptr;
     if (key == "document") {
       slot = &input.document;
@@ -125,6 +135,12 @@ inline Input read_input(const json::Value* value) {
       slot = &input.source;
     } else if (key == "target") {
       slot = &input.target;
+    } else if (key == "plan") {
+      slot = &input.plan;
+    } else if (key == "source_binding") {
+      slot = &input.source_binding;
+    } else if (key == "target_binding") {
+      slot = &input.target_binding;
     } else {
       throw BadRequest{"request input has an unknown member `" + key + "`"};
     }
@@ -165,6 +181,13 @@ inline std::string plan_result(const wm::Plan& plan) {
   return json::ObjectWriter().string("plan", plan.json()).string("plan_id", plan.plan_id()).finish();
 }
 
+inline std::string bound_plan_result(const wm::BoundPlan& bound) {
+  return json::ObjectWriter()
+      .string("bound_plan", bound.json())
+      .string("bound_plan_id", bound.bound_plan_id())
+      .finish();
+}
+
 /// The outcome of an operation: the result object's text, or the rejection.
 using Outcome = wm::Result<std::string>;
 
@@ -181,7 +204,7 @@ inline bool known(std::string_view op) {
   for (const char* name : {"placement.parse", "placement.from_inventory", "runtime.parse",
                            "binding.parse", "runtime.from_inventory", "binding.from_inventory",
                            "project.placement", "project.binding", "bind", "coverage",
-                           "plan"}) {
+                           "plan", "plan.bind"}) {
     if (op == name) {
       return true;
     }
@@ -255,6 +278,27 @@ inline std::optional<Outcome> run(std::string_view op, const Input& in) {
       return Outcome(target.error());
     }
     return render(wm::try_plan(*source, *target, in.limits()), plan_result);
+  }
+  if (op == "plan.bind") {
+    const std::string& plan_text = in.need(in.plan, "plan");
+    const std::string& source_text = in.need(in.source_binding, "source_binding");
+    const std::string& target_text = in.need(in.target_binding, "target_binding");
+    // Read in the order of contract §17.4: the plan, then each binding (§9.2).
+    auto plan = wm::Plan::try_parse(plan_text);
+    if (!plan) {
+      return Outcome(plan.error());
+    }
+    auto source = wm::Binding::try_parse(source_text);
+    if (!source) {
+      return Outcome(source.error());
+    }
+    auto target = wm::Binding::try_parse(target_text);
+    if (!target) {
+      return Outcome(target.error());
+    }
+    return render(wm::try_bind_plan(*plan, *source, *target, in.source_generation,
+                                    in.target_generation),
+                  bound_plan_result);
   }
   return std::nullopt;
 }

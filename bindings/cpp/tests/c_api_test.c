@@ -89,6 +89,24 @@ int main(int argc, char** argv) {
   CHECK(wm_error_code(error) == WM_CODE_INVALID_ARGUMENT);
   wm_error_free(error);
 
+  /* Plan binding: a plan document that is not an object, and NULL handles. */
+  {
+    WmPlan* plan = (WmPlan*)1;
+    WmBoundPlan* bound = (WmBoundPlan*)1;
+    const uint64_t fence = 3;
+    error = wm_plan_parse("[]", 2, &plan);
+    CHECK(plan == NULL);
+    CHECK(wm_error_code(error) == WM_CODE_PLAN_DOCUMENT_INVALID);
+    wm_error_free(error);
+    error = wm_bind_plan(NULL, NULL, NULL, &fence, NULL, &bound);
+    CHECK(bound == NULL);
+    CHECK(wm_error_code(error) == WM_CODE_INVALID_ARGUMENT);
+    wm_error_free(error);
+    CHECK(wm_bound_plan_json(NULL, &len) == NULL && len == 0);
+    CHECK(wm_bound_plan_id(NULL, NULL) == NULL);
+    wm_bound_plan_free(NULL);
+  }
+
   /* Code names by number. */
   CHECK(strcmp(wm_code_name(WM_CODE_OK), "ok") == 0);
   CHECK(strcmp(wm_code_name(WM_CODE_FRAGMENT_OVERLAP), "fragment_overlap") == 0);

@@ -112,6 +112,20 @@ TEST(TesteeRespond, TypedInputMembers) {
   EXPECT_FALSE(coverage.find("result")->find("report")->text.empty());
   EXPECT_EQ(error_code(answer(request("o", "coverage", R"({"document":"{}","require_complete":1})"))),
             "bad_request");
+  // plan.bind: the fences are u64 integers or null; the three documents are required.
+  for (const char* bad : {"-1", "1.5", "\"3\"", "true"}) {
+    const std::string line = request(
+        "p", "plan.bind",
+        R"({"plan":"[]","source_binding":"{}","target_binding":"{}","source_generation":)" +
+            std::string(bad) + "}");
+    EXPECT_EQ(error_code(answer(line)), "bad_request") << bad;
+  }
+  EXPECT_EQ(error_code(answer(request("q", "plan.bind", R"({"plan":"[]","source_binding":"{}"})"))),
+            "bad_request");
+  EXPECT_EQ(error_code(answer(request("r", "plan.bind",
+                                      R"({"plan":"[]","source_binding":"{}","target_binding":"{}",)"
+                                      R"("target_generation":null})"))),
+            "plan_document_invalid");
 }
 
 TEST(TesteeRespond, EchoesAnyId) {

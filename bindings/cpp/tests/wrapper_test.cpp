@@ -192,6 +192,35 @@ TEST(Analysis, CoverageAndPlan) {
   EXPECT_EQ(limited.error().code_name(), "plan_limit_exceeded");
 }
 
+std::string plan_bind_vector(const std::string& name) {
+  std::ifstream in(std::string(WEIGHT_MANIFEST_PLAN_BIND_DIR) + "/" + name, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+TEST(Analysis, BindPlan) {
+  const wm::Plan plan = wm::Plan::parse(plan_bind_vector("plan.json"));
+  EXPECT_EQ(plan.json(), plan_bind_vector("plan.json"));
+  const wm::Binding source = wm::Binding::parse(plan_bind_vector("source-binding.json"));
+  const wm::Binding target = wm::Binding::parse(plan_bind_vector("target-binding.json"));
+  const wm::BoundPlan bound = wm::bind_plan(plan, source, target, 3, 12);
+  EXPECT_EQ(bound.json(), plan_bind_vector("bound-plan.json"));
+  EXPECT_NE(bound.json().find(bound.bound_plan_id()), std::string::npos);
+  EXPECT_EQ(wm::bind_plan(plan, source, target).json(), bound.json());
+
+  const auto stale = wm::try_bind_plan(plan, source, target, std::nullopt, 11);
+  ASSERT_FALSE(stale);
+  EXPECT_EQ(stale.error().code_name(), "plan_binding_generation_mismatch");
+  EXPECT_FALSE(stale.error().path());
+  const auto swapped = wm::try_bind_plan(plan, target, source);
+  ASSERT_FALSE(swapped);
+  EXPECT_EQ(swapped.error().code_name(), "plan_binding_placement_id_mismatch");
+  const auto tampered = wm::Plan::try_parse("{}");
+  ASSERT_FALSE(tampered);
+  EXPECT_EQ(tampered.error().code_name(), "plan_document_invalid");
+}
+
 TEST(Error, BuiltByCallers) {
   const wm::Error error(WM_CODE_FRAGMENT_OVERLAP, "boxes overlap", std::string("/fragments/3"));
   EXPECT_EQ(error.code_name(), "fragment_overlap");

@@ -48,6 +48,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(ops::project_placement, m)?)?;
     m.add_function(wrap_pyfunction!(ops::project_binding, m)?)?;
     m.add_function(wrap_pyfunction!(ops::bind, m)?)?;
+    m.add_function(wrap_pyfunction!(ops::bind_plan, m)?)?;
     m.add_function(wrap_pyfunction!(ops::core_respond, m)?)?;
     Ok(())
 }

@@ -97,11 +97,27 @@ fn tp2_placement_validates_and_is_complete() {
     let again = Placement::from_json(placement.to_json(), &Options::default()).unwrap();
     assert_eq!(again.placement_id(), placement.placement_id());
     assert_eq!(again.digest(), placement.digest());
-    // The id is stable: same checkpoint, rules and grid, same bytes, release after release.
+    // The ids are those of an independent derivation: the Python oracle's layout of contract
+    // §17.5 on the same header, rules and grid (tests/conformance/oracle/adapter.py, written
+    // by generate.py, which `make test` checks for drift).
+    let expected: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(root().join("tests/vectors/minilm/tp2.expected.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(expected["model_id"], MODEL_ID);
+    assert_eq!(expected["revision"], REVISION);
+    assert_eq!(expected["rules"], "examples/rules/bert.json");
     assert_eq!(
-        placement.placement_id(),
-        "sha256:153fb446017ecf333466f1f62af42d7f509c125401a25080c08f3ec3787dd273"
+        expected["grid"],
+        serde_json::json!({ "dp": 1, "ep": 1, "pp": 1, "tp": 2 })
     );
+    assert_eq!(expected["tensors"], 104);
+    assert_eq!(expected["fragments"], 208);
+    assert_eq!(
+        Some(placement.placement_id()),
+        expected["placement_id"].as_str()
+    );
+    assert_eq!(Some(placement.digest()), expected["digest"].as_str());
     assert_eq!(assert_tiles_per_replica(&placement), 104);
     // The library's coverage analysis agrees: every tensor is complete.
     let coverage =

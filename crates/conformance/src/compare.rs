@@ -4,6 +4,8 @@ use serde_json::Value as Json;
 
 use weight_manifest::wire::FixtureExpect;
 
+use crate::fixture::{Fixture, GenerationExpectation};
+
 /// The outcome of one case.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Verdict {
@@ -15,8 +17,9 @@ pub enum Verdict {
     Fail(String),
 }
 
-/// Compares `response` to `expect` for the case `id`.
-pub fn compare(id: &str, expect: &FixtureExpect, response: &Json) -> Verdict {
+/// Compares `response` to the expectation of `fixture`.
+pub fn compare(fixture: &Fixture, response: &Json) -> Verdict {
+    let (id, expect) = (fixture.id.as_str(), &fixture.fixture.expect);
     if response.get("id").and_then(Json::as_str) != Some(id) {
         return Verdict::Fail(format!("response id {} is not {id:?}", response["id"]));
     }
@@ -43,13 +46,17 @@ pub fn compare(id: &str, expect: &FixtureExpect, response: &Json) -> Verdict {
         return Verdict::Fail(format!("expected {wanted}, {got}"));
     }
     if ok {
-        compare_result(expect, &response["result"])
+        compare_result(expect, fixture.expect_generation, &response["result"])
     } else {
         compare_error(expect, &response["error"])
     }
 }
 
-fn compare_result(expect: &FixtureExpect, result: &Json) -> Verdict {
+fn compare_result(
+    expect: &FixtureExpect,
+    generation: GenerationExpectation,
+    result: &Json,
+) -> Verdict {
     let fields = [
         ("canonical", &expect.canonical),
         ("placement_id", &expect.placement_id),
@@ -59,6 +66,8 @@ fn compare_result(expect: &FixtureExpect, result: &Json) -> Verdict {
         ("report", &expect.report),
         ("plan", &expect.plan),
         ("plan_id", &expect.plan_id),
+        ("bound_plan", &expect.bound_plan),
+        ("bound_plan_id", &expect.bound_plan_id),
     ];
     for (name, wanted) in fields {
         if let Some(wanted) = wanted {
@@ -70,13 +79,24 @@ fn compare_result(expect: &FixtureExpect, result: &Json) -> Verdict {
             }
         }
     }
-    if let Some(wanted) = expect.generation {
-        if result.get("generation").and_then(Json::as_u64) != Some(wanted) {
-            return Verdict::Fail(format!(
-                "result generation differs: expected {wanted}, got {}",
-                result["generation"]
-            ));
-        }
+    // Absent: not checked; null: the result must have no generation (null or absent).
+    let got = result.get("generation");
+    let (agrees, wanted) = match generation {
+        GenerationExpectation::Unchecked => (true, String::new()),
+        GenerationExpectation::Null => (
+            got.is_none_or(Json::is_null),
+            "null (no generation)".to_owned(),
+        ),
+        GenerationExpectation::Is(wanted) => (
+            got.and_then(Json::as_u64) == Some(wanted),
+            wanted.to_string(),
+        ),
+    };
+    if !agrees {
+        return Verdict::Fail(format!(
+            "result generation differs: expected {wanted}, got {}",
+            result["generation"]
+        ));
     }
     Verdict::Pass
 }
@@ -104,4 +124,61 @@ fn compare_error(expect: &FixtureExpect, error: &Json) -> Verdict {
         }
     }
     Verdict::Pass
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn fixture(expect: &Json) -> Fixture {
+        let document = json!({
+            "description": "d.", "op": "runtime.parse", "input": { "document": "{}" },
+            "expect": expect,
+        });
+        Fixture::from_value("g/case".to_owned(), document).unwrap()
+    }
+
+    fn answer(result: &Json) -> Json {
+        json!({ "id": "g/case", "ok": true, "result": result })
+    }
+
+    #[test]
+    fn generation_null_absent_and_given_are_three_expectations() {
+        let null = fixture(&json!({ "ok": true, "generation": null }));
+        let absent = fixture(&json!({ "ok": true }));
+        let five = fixture(&json!({ "ok": true, "generation": 5 }));
+        assert_eq!(null.expect_generation, GenerationExpectation::Null);
+        assert_eq!(absent.expect_generation, GenerationExpectation::Unchecked);
+        assert_eq!(five.expect_generation, GenerationExpectation::Is(5));
+        // null: no generation, spelled null or left out; any integer fails.
+        assert_eq!(
+            compare(&null, &answer(&json!({ "generation": null }))),
+            Verdict::Pass
+        );
+        assert_eq!(compare(&null, &answer(&json!({}))), Verdict::Pass);
+        assert!(matches!(
+            compare(&null, &answer(&json!({ "generation": 0 }))),
+            Verdict::Fail(reason) if reason.contains("null (no generation)")
+        ));
+        // absent: anything goes.
+        assert_eq!(
+            compare(&absent, &answer(&json!({ "generation": 7 }))),
+            Verdict::Pass
+        );
+        // an integer: exactly that one.
+        assert_eq!(
+            compare(&five, &answer(&json!({ "generation": 5 }))),
+            Verdict::Pass
+        );
+        assert!(matches!(
+            compare(&five, &answer(&json!({ "generation": null }))),
+            Verdict::Fail(_)
+        ));
+        assert!(matches!(
+            compare(&five, &answer(&json!({}))),
+            Verdict::Fail(_)
+        ));
+    }
 }

@@ -12,7 +12,7 @@ mod runner;
 mod testee;
 
 pub use compare::{compare, Verdict};
-pub use fixture::{load_fixtures, Fixture};
+pub use fixture::{load_fixtures, Fixture, GenerationExpectation};
 pub use glob::glob_match;
 pub use known_failures::{parse_known_failures, KnownFailure, KnownFailuresError};
 pub use runner::{run, RunOptions, Summary};

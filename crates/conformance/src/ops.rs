@@ -10,7 +10,7 @@ use weight_manifest::Error;
 use weight_manifest::Value;
 use weight_manifest::{project_binding_value, project_placement_value};
 use weight_manifest::{AddressSemantics, Limits, Options};
-use weight_manifest::{Binding, Placement, Runtime};
+use weight_manifest::{Binding, Fences, Placement, Plan, Runtime};
 
 /// The result fields of a successful operation; which are set depends on the operation.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -33,6 +33,10 @@ pub struct OpResult {
     pub plan: Option<String>,
     /// The plan_id (`plan`).
     pub plan_id: Option<String>,
+    /// Bound plan JSON (`plan.bind`).
+    pub bound_plan: Option<String>,
+    /// The bound_plan_id (`plan.bind`).
+    pub bound_plan_id: Option<String>,
 }
 
 impl OpResult {
@@ -66,6 +70,8 @@ impl OpResult {
         let mut map = serde_json::Map::new();
         let strings = [
             ("binding", &self.binding),
+            ("bound_plan", &self.bound_plan),
+            ("bound_plan_id", &self.bound_plan_id),
             ("canonical", &self.canonical),
             ("digest", &self.digest),
             ("placement_id", &self.placement_id),
@@ -195,6 +201,27 @@ pub fn run(
                 .map(|p| OpResult {
                     plan: Some(p.to_json()),
                     plan_id: Some(p.plan_id().to_owned()),
+                    ..OpResult::default()
+                })
+        }
+        Op::PlanBind => {
+            let plan_text = need(input.plan.as_ref(), "plan")?;
+            let source_text = need(input.source_binding.as_ref(), "source_binding")?;
+            let target_text = need(input.target_binding.as_ref(), "target_binding")?;
+            let fences = Fences {
+                source_generation: input.source_generation,
+                target_generation: input.target_generation,
+            };
+            // §17.4: the plan is read first, then each binding manifest (§9.2).
+            Plan::from_json(plan_text, &options)
+                .and_then(|plan| {
+                    let source = Binding::from_json(source_text, &options)?;
+                    let target = Binding::from_json(target_text, &options)?;
+                    weight_manifest::bind_plan(&plan, &source, &target, &fences)
+                })
+                .map(|b| OpResult {
+                    bound_plan_id: Some(b.bound_plan_id().to_owned()),
+                    bound_plan: Some(b.into_json()),
                     ..OpResult::default()
                 })
         }

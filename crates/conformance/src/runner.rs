@@ -123,7 +123,7 @@ pub fn run(options: &RunOptions, out: &mut dyn Write) -> io::Result<Summary> {
             Some(reason) => Verdict::Fail(reason.clone()),
             None => match responses.recv_timeout(options.timeout) {
                 Ok(Ok(line)) => match serde_json::from_str::<Json>(&line) {
-                    Ok(response) => compare(&fixture.id, &fixture.fixture.expect, &response),
+                    Ok(response) => compare(fixture, &response),
                     Err(e) => Verdict::Fail(format!("malformed response line ({e}): {line}")),
                 },
                 Ok(Err(e)) => {

@@ -19,7 +19,7 @@ fn run_fixture(fixture: &Fixture) -> Result<(), Failed> {
     let request =
         json!({ "id": fixture.id, "op": fixture.fixture.op, "input": fixture.fixture.input });
     let response = respond(&request.to_string());
-    match compare(&fixture.id, &fixture.fixture.expect, &response) {
+    match compare(fixture, &response) {
         Verdict::Pass => Ok(()),
         Verdict::Skipped => Err("the Rust testee skipped a known operation".into()),
         Verdict::Fail(reason) => Err(reason.into()),

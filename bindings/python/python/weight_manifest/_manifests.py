@@ -165,6 +165,28 @@ def bind_runtime_manifest(
     return _native.bind(placement, binding)
 
 
+def bind_plan(
+    plan: Union[str, bytes],
+    source: Union[RuntimeBindingManifest, str, bytes],
+    target: Union[RuntimeBindingManifest, str, bytes],
+    *,
+    source_generation: Optional[int] = None,
+    target_generation: Optional[int] = None,
+) -> str:
+    """Binds a reshard plan to the runtime bindings of its two placements (contract §17.4).
+
+    ``plan`` is the plan's JSON text (the output of ``weight-manifest plan``), read strictly
+    and checked against its plan_id (§17.3). ``source`` and ``target`` locate the plan's
+    source and target placements: each a :class:`RuntimeBindingManifest`, or runtime binding
+    manifest JSON text (§9.2), read after the plan. A given ``source_generation`` or ``target_generation`` is
+    a fence: a binding of another generation is stale. Returns the bound plan, the copy
+    list a transfer engine executes, as canonical JSON text (its ``bound_plan_id`` member is
+    its id). Rejections raise :class:`ManifestError` with the code, e.g.
+    ``plan_binding_generation_mismatch`` or ``plan_binding_range_invalid``.
+    """
+    return _native.bind_plan(plan, source, target, source_generation, target_generation)
+
+
 _native.register(
     rank=ParallelRank,
     descriptor=TensorDescriptor,

@@ -18,6 +18,7 @@ from typing import Any, Callable, Optional, TextIO
 from . import _native
 from ._manifests import (
     PlacementManifest,
+    bind_plan,
     RuntimeBindingManifest,
     RuntimeManifest,
     bind_runtime_manifest,
@@ -65,6 +66,25 @@ def _bind(inputs: dict[str, Any]) -> dict[str, Any]:
     return _runtime_result(bind_runtime_manifest(placement, binding))
 
 
+def _plan_bind(inputs: dict[str, Any]) -> dict[str, Any]:
+    """plan.bind through ``bind_plan``: on the texts, in the contract's reading order; an
+    accepted request is bound once more from ``RuntimeBindingManifest`` objects, which must
+    give the same bytes."""
+    fences = {
+        "source_generation": inputs.get("source_generation"),
+        "target_generation": inputs.get("target_generation"),
+    }
+    source, target = inputs["source_binding"], inputs["target_binding"]
+    bound = bind_plan(inputs["plan"], source, target, **fences)
+    objects = [
+        dataclasses.replace(_native.binding_from_json(RuntimeBindingManifest, text))
+        for text in (source, target)
+    ]
+    if bind_plan(inputs["plan"], *objects, **fences) != bound:
+        raise AssertionError("bind_plan differs between binding texts and objects")
+    return {"bound_plan": bound, "bound_plan_id": json.loads(bound)["bound_plan_id"]}
+
+
 _OPS: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
     "placement.parse": lambda i: _placement_result(
         PlacementManifest.from_json(i["document"])
@@ -93,6 +113,7 @@ _OPS: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
     "binding.parse": lambda i: _binding_result(
         _native.binding_from_json(RuntimeBindingManifest, i["document"])
     ),
+    "plan.bind": _plan_bind,
 }
 
 
