@@ -9,7 +9,8 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 use weight_manifest::canonical::{self, Canonical};
 use weight_manifest::wire::{
-    CoverageReport, PlacementManifest, ReshardPlan, RuntimeBindingManifest, RuntimeManifest,
+    BoundPlan, CoverageReport, PlacementManifest, ReshardPlan, RuntimeBindingManifest,
+    RuntimeManifest,
 };
 
 fn both_ways<T: DeserializeOwned + Serialize + Canonical>(text: &str) {
@@ -44,7 +45,7 @@ fn generated_writers_agree_with_the_serde_encoder_on_the_corpus() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/conformance");
     let mut all = Vec::new();
     fixtures(&root, &mut all);
-    let mut counts = [0usize; 5];
+    let mut counts = [0usize; 6];
     for fixture in &all {
         let Some(expect) = fixture.get("expect") else {
             continue;
@@ -69,6 +70,10 @@ fn generated_writers_agree_with_the_serde_encoder_on_the_corpus() {
         if let Some(t) = text("report") {
             both_ways::<CoverageReport>(t);
             counts[4] += 1;
+        }
+        if let Some(t) = text("bound_plan") {
+            both_ways::<BoundPlan>(t);
+            counts[5] += 1;
         }
     }
     // Each kind is exercised, so an empty corpus cannot pass this test.

@@ -1,7 +1,8 @@
 //! Member names, field lists and canonical writers of the wire types, derived from the
 //! types typify generated (so from the schemas) and written to `src/wire/members.rs`.
 //!
-//! For every generated struct: `FIELDS`, its member names in code point order. For every
+//! For every generated struct: `FIELDS`, its member names in code point order, and
+//! `REQUIRED`, those the schema requires. For every
 //! struct whose members are always written (no `skip_serializing_if`) and whose member
 //! types are encodable: a `Canonical` impl and a `write_<name>` function taking each
 //! member borrowed, which writes the canonical encoding (contract §5) with the keys as
@@ -106,7 +107,18 @@ pub fn generate(generated_rs: &str, bundle: &Bundle) -> Result<String> {
     out.push_str("use super::generated::*;\nuse crate::canonical::{Canonical, Sink};\n");
     write_keys(&mut out, &structs);
     for (name, members) in &structs {
-        write_fields(&mut out, name, members);
+        let required = bundle
+            .defs
+            .get(name)
+            .and_then(|def| def.schema.get("required"))
+            .and_then(Value::as_array)
+            .map(|list| {
+                list.iter()
+                    .filter_map(Value::as_str)
+                    .collect::<BTreeSet<_>>()
+            })
+            .unwrap_or_default();
+        write_fields(&mut out, name, members, &required);
     }
     for (name, variants) in &string_enums {
         write_enum(&mut out, name, variants);
@@ -297,16 +309,22 @@ fn write_keys(out: &mut String, structs: &BTreeMap<String, Vec<Member>>) {
     out.push_str("}\n");
 }
 
-fn write_fields(out: &mut String, name: &str, members: &[Member]) {
-    let keys: Vec<String> = members
+fn write_fields(out: &mut String, name: &str, members: &[Member], required: &BTreeSet<&str>) {
+    let constant = |m: &Member| format!("key::{}", m.name.to_ascii_uppercase());
+    let keys: Vec<String> = members.iter().map(constant).collect();
+    let required: Vec<String> = members
         .iter()
-        .map(|m| format!("key::{}", m.name.to_ascii_uppercase()))
+        .filter(|m| required.contains(m.name.as_str()))
+        .map(constant)
         .collect();
     writeln!(
         out,
         "impl {name} {{\n/// The members of a `{name}`, in code point order.\n\
-         pub const FIELDS: &'static [&'static str] = &[{}];\n}}",
-        keys.join(", ")
+         pub const FIELDS: &'static [&'static str] = &[{}];\n\
+         /// The members the schema requires, in code point order.\n\
+         pub const REQUIRED: &'static [&'static str] = &[{}];\n}}",
+        keys.join(", "),
+        required.join(", ")
     )
     .ok();
 }

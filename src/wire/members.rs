@@ -15,6 +15,8 @@ pub mod key {
     pub const ALIASES: &str = "aliases";
     /// The member `binding`.
     pub const BINDING: &str = "binding";
+    /// The member `bound_plan`.
+    pub const BOUND_PLAN: &str = "bound_plan";
     /// The member `bound_plan_id`.
     pub const BOUND_PLAN_ID: &str = "bound_plan_id";
     /// The member `boxes`.
@@ -153,8 +155,12 @@ pub mod key {
     pub const SHARD_DIMS: &str = "shard_dims";
     /// The member `source`.
     pub const SOURCE: &str = "source";
+    /// The member `source_binding`.
+    pub const SOURCE_BINDING: &str = "source_binding";
     /// The member `source_fragment_id`.
     pub const SOURCE_FRAGMENT_ID: &str = "source_fragment_id";
+    /// The member `source_generation`.
+    pub const SOURCE_GENERATION: &str = "source_generation";
     /// The member `source_offset`.
     pub const SOURCE_OFFSET: &str = "source_offset";
     /// The member `source_stride`.
@@ -179,8 +185,12 @@ pub mod key {
     pub const TAGS: &str = "tags";
     /// The member `target`.
     pub const TARGET: &str = "target";
+    /// The member `target_binding`.
+    pub const TARGET_BINDING: &str = "target_binding";
     /// The member `target_fragment_id`.
     pub const TARGET_FRAGMENT_ID: &str = "target_fragment_id";
+    /// The member `target_generation`.
+    pub const TARGET_GENERATION: &str = "target_generation";
     /// The member `target_offset`.
     pub const TARGET_OFFSET: &str = "target_offset";
     /// The member `target_stride`.
@@ -209,14 +219,20 @@ pub mod key {
 impl AdapterEvenPipeline {
     /// The members of a `AdapterEvenPipeline`, in code point order.
     pub const FIELDS: &'static [&'static str] = &[key::LAYERS, key::SPLIT];
+    /// The members the schema requires, in code point order.
+    pub const REQUIRED: &'static [&'static str] = &[key::SPLIT];
 }
 impl AdapterExpertAction {
     /// The members of a `AdapterExpertAction`, in code point order.
     pub const FIELDS: &'static [&'static str] = &[key::OWN_BY_EXPERT];
+    /// The members the schema requires, in code point order.
+    pub const REQUIRED: &'static [&'static str] = &[key::OWN_BY_EXPERT];
 }
 impl AdapterExpertOptions {
     /// The members of a `AdapterExpertOptions`, in code point order.
     pub const FIELDS: &'static [&'static str] = &[key::SPLIT_DIM];
+    /// The members the schema requires, in code point order.
+    pub const REQUIRED: &'static [&'static str] = &[];
 }
 impl AdapterRule {
     /// The members of a `AdapterRule`, in code point order.
@@ -227,6 +243,8 @@ impl AdapterRule {
         key::MATCH_,
         key::STAGE,
     ];
+    /// The members the schema requires, in code point order.
+    pub const REQUIRED: &'static [&'static str] = &[key::ACTION];
 }
 impl AdapterRules {
     /// The members of a `AdapterRules`, in code point order.
@@ -238,22 +256,41 @@ impl AdapterRules {
         key::RULES,
         key::SCHEMA,
     ];
+    /// The members the schema requires, in code point order.
+    pub const REQUIRED: &'static [&'static str] = &[key::LAYOUT_FINGERPRINT, key::RULES];
 }
 impl AdapterSplit {
     /// The members of a `AdapterSplit`, in code point order.
     pub const FIELDS: &'static [&'static str] = &[key::DIM, key::OVER];
+    /// The members the schema requires, in code point order.
+    pub const REQUIRED: &'static [&'static str] = &[key::DIM, key::OVER];
 }
 impl AdapterSplitAction {
     /// The members of a `AdapterSplitAction`, in code point order.
     pub const FIELDS: &'static [&'static str] = &[key::SPLIT];
+    /// The members the schema requires, in code point order.
+    pub const REQUIRED: &'static [&'static str] = &[key::SPLIT];
 }
 impl AdapterStagePipeline {
     /// The members of a `AdapterStagePipeline`, in code point order.
     pub const FIELDS: &'static [&'static str] = &[key::STAGES];
+    /// The members the schema requires, in code point order.
+    pub const REQUIRED: &'static [&'static str] = &[key::STAGES];
 }
 impl BindingInventory {
     /// The members of a `BindingInventory`, in code point order.
     pub const FIELDS: &'static [&'static str] = &[
+        key::FRAGMENTS,
+        key::GENERATION,
+        key::INSTANCE_ID,
+        key::LEASE_ID,
+        key::MODEL_ID,
+        key::PLACEMENT_DIGEST,
+        key::PLACEMENT_ID,
+        key::REVISION,
+    ];
+    /// The members the schema requires, in code point order.
+    pub const REQUIRED: &'static [&'static str] = &[
         key::FRAGMENTS,
         key::GENERATION,
         key::INSTANCE_ID,
@@ -279,10 +316,32 @@ impl BindingInventoryRecord {
         key::STORAGE_OFFSET,
         key::WORKER_ID,
     ];
+    /// The members the schema requires, in code point order.
+    pub const REQUIRED: &'static [&'static str] = &[
+        key::ADDRESS,
+        key::DEVICE,
+        key::ENDPOINT,
+        key::FRAGMENT_ID,
+        key::IS_CONTIGUOUS,
+        key::NBYTES,
+        key::PLACEMENT_FRAGMENT_ID,
+        key::WORKER_ID,
+    ];
 }
 impl BoundCopy {
     /// The members of a `BoundCopy`, in code point order.
     pub const FIELDS: &'static [&'static str] = &[
+        key::LOOPS,
+        key::NBYTES,
+        key::RUN_BYTES,
+        key::SOURCE,
+        key::SOURCE_FRAGMENT_ID,
+        key::TARGET,
+        key::TARGET_FRAGMENT_ID,
+        key::TENSOR_ID,
+    ];
+    /// The members the schema requires, in code point order.
+    pub const REQUIRED: &'static [&'static str] = &[
         key::LOOPS,
         key::NBYTES,
         key::RUN_BYTES,
@@ -301,6 +360,13 @@ impl BoundLocation {
         key::ENDPOINT,
         key::WORKER_ID,
     ];
+    /// The members the schema requires, in code point order.
+    pub const REQUIRED: &'static [&'static str] = &[
+        key::ADDRESS,
+        key::DEVICE,
+        key::ENDPOINT,
+        key::WORKER_ID,
+    ];
 }
 impl BoundPair {
     /// The members of a `BoundPair`, in code point order.
@@ -310,10 +376,25 @@ impl BoundPair {
         key::SOURCE_WORKER_ID,
         key::TARGET_WORKER_ID,
     ];
+    /// The members the schema requires, in code point order.
+    pub const REQUIRED: &'static [&'static str] = &[
+        key::BYTES,
+        key::COPIES,
+        key::SOURCE_WORKER_ID,
+        key::TARGET_WORKER_ID,
+    ];
 }
 impl BoundPlan {
     /// The members of a `BoundPlan`, in code point order.
     pub const FIELDS: &'static [&'static str] = &[
+        key::BOUND_PLAN_ID,
+        key::PAIRS,
+        key::PLAN_ID,
+        key::SOURCE,
+        key::TARGET,
+    ];
+    /// The members the schema requires, in code point order.
+    pub const REQUIRED: &'static [&'static str] = &[
         key::BOUND_PLAN_ID,
         key::PAIRS,
         key::PLAN_ID,
@@ -330,6 +411,14 @@ impl BoundSide {
         key::PLACEMENT_DIGEST,
         key::PLACEMENT_ID,
     ];
+    /// The members the schema requires, in code point order.
+    pub const REQUIRED: &'static [&'static str] = &[
+        key::GENERATION,
+        key::INSTANCE_ID,
+        key::LEASE_ID,
+        key::PLACEMENT_DIGEST,
+        key::PLACEMENT_ID,
+    ];
 }
 impl ConformanceFixture {
     /// The members of a `ConformanceFixture`, in code point order.
@@ -340,6 +429,13 @@ impl ConformanceFixture {
         key::OP,
         key::TAGS,
     ];
+    /// The members the schema requires, in code point order.
+    pub const REQUIRED: &'static [&'static str] = &[
+        key::DESCRIPTION,
+        key::EXPECT,
+        key::INPUT,
+        key::OP,
+    ];
 }
 impl CoverageBox {
     /// The members of a `CoverageBox`, in code point order.
@@ -348,14 +444,33 @@ impl CoverageBox {
         key::LOCAL_SHAPE,
         key::REPLICAS,
     ];
+    /// The members the schema requires, in code point order.
+    pub const REQUIRED: &'static [&'static str] = &[
+        key::GLOBAL_OFFSET,
+        key::LOCAL_SHAPE,
+        key::REPLICAS,
+    ];
 }
 impl CoverageDp {
     /// The members of a `CoverageDp`, in code point order.
     pub const FIELDS: &'static [&'static str] = &[key::DP, key::STATUS];
+    /// The members the schema requires, in code point order.
+    pub const REQUIRED: &'static [&'static str] = &[key::DP, key::STATUS];
 }
 impl CoverageReport {
     /// The members of a `CoverageReport`, in code point order.
     pub const FIELDS: &'static [&'static str] = &[
+        key::DIGEST,
+        key::MODEL_ID,
+        key::PLACEMENT_ID,
+        key::REVISION,
+        key::TENSORS,
+        key::TENSORS_AMBIGUOUS,
+        key::TENSORS_COMPLETE,
+        key::TENSORS_WITH_GAPS,
+    ];
+    /// The members the schema requires, in code point order.
+    pub const REQUIRED: &'static [&'static str] = &[
         key::DIGEST,
         key::MODEL_ID,
         key::PLACEMENT_ID,
@@ -377,11 +492,23 @@ impl CoverageTensor {
         key::UNCOVERED_COORDINATE,
         key::UNCOVERED_ELEMENTS,
     ];
+    /// The members the schema requires, in code point order.
+    pub const REQUIRED: &'static [&'static str] = &[
+        key::BOXES,
+        key::DP,
+        key::OVERLAP,
+        key::STATUS,
+        key::TENSOR_ID,
+        key::UNCOVERED_COORDINATE,
+        key::UNCOVERED_ELEMENTS,
+    ];
 }
 impl FixtureExpect {
     /// The members of a `FixtureExpect`, in code point order.
     pub const FIELDS: &'static [&'static str] = &[
         key::BINDING,
+        key::BOUND_PLAN,
+        key::BOUND_PLAN_ID,
         key::CANONICAL,
         key::CODE,
         key::DIGEST,
@@ -394,6 +521,8 @@ impl FixtureExpect {
         key::REPORT,
         key::RUNTIME,
     ];
+    /// The members the schema requires, in code point order.
+    pub const REQUIRED: &'static [&'static str] = &[key::OK];
 }
 impl FixtureInput {
     /// The members of a `FixtureInput`, in code point order.
@@ -405,22 +534,43 @@ impl FixtureInput {
         key::MAX_SEGMENTS,
         key::PLACEMENT,
         key::PLACEMENT_ID,
+        key::PLAN,
         key::REQUIRE_COMPLETE,
         key::SOURCE,
+        key::SOURCE_BINDING,
+        key::SOURCE_GENERATION,
         key::TARGET,
+        key::TARGET_BINDING,
+        key::TARGET_GENERATION,
     ];
+    /// The members the schema requires, in code point order.
+    pub const REQUIRED: &'static [&'static str] = &[];
 }
 impl InventoryRank {
     /// The members of a `InventoryRank`, in code point order.
     pub const FIELDS: &'static [&'static str] = &[key::DP, key::EP, key::PP, key::TP];
+    /// The members the schema requires, in code point order.
+    pub const REQUIRED: &'static [&'static str] = &[key::DP, key::EP, key::PP, key::TP];
 }
 impl ParallelRank {
     /// The members of a `ParallelRank`, in code point order.
     pub const FIELDS: &'static [&'static str] = &[key::DP, key::EP, key::PP, key::TP];
+    /// The members the schema requires, in code point order.
+    pub const REQUIRED: &'static [&'static str] = &[key::DP, key::EP, key::PP, key::TP];
 }
 impl PlacementFragment {
     /// The members of a `PlacementFragment`, in code point order.
     pub const FIELDS: &'static [&'static str] = &[
+        key::ALIASES,
+        key::GLOBAL_OFFSET,
+        key::LOCAL_SHAPE,
+        key::NBYTES,
+        key::PLACEMENT_FRAGMENT_ID,
+        key::RANK,
+        key::TENSOR_ID,
+    ];
+    /// The members the schema requires, in code point order.
+    pub const REQUIRED: &'static [&'static str] = &[
         key::ALIASES,
         key::GLOBAL_OFFSET,
         key::LOCAL_SHAPE,
@@ -435,6 +585,12 @@ impl PlacementInventory {
     pub const FIELDS: &'static [&'static str] = &[
         key::MODEL_ID,
         key::PLACEMENT_ID,
+        key::REVISION,
+        key::TENSORS,
+    ];
+    /// The members the schema requires, in code point order.
+    pub const REQUIRED: &'static [&'static str] = &[
+        key::MODEL_ID,
         key::REVISION,
         key::TENSORS,
     ];
@@ -458,10 +614,32 @@ impl PlacementInventoryRecord {
         key::SHARD_DIMS,
         key::TENSOR_ID,
     ];
+    /// The members the schema requires, in code point order.
+    pub const REQUIRED: &'static [&'static str] = &[
+        key::DTYPE,
+        key::GLOBAL_OFFSET,
+        key::GLOBAL_SHAPE,
+        key::ITEMSIZE,
+        key::LAYOUT_FINGERPRINT,
+        key::LOCAL_SHAPE,
+        key::NBYTES,
+        key::PARTITION_DIM,
+        key::PLACEMENT_FRAGMENT_ID,
+        key::RANK,
+        key::TENSOR_ID,
+    ];
 }
 impl PlacementManifest {
     /// The members of a `PlacementManifest`, in code point order.
     pub const FIELDS: &'static [&'static str] = &[
+        key::FRAGMENTS,
+        key::MODEL_ID,
+        key::PLACEMENT_ID,
+        key::REVISION,
+        key::TENSORS,
+    ];
+    /// The members the schema requires, in code point order.
+    pub const REQUIRED: &'static [&'static str] = &[
         key::FRAGMENTS,
         key::MODEL_ID,
         key::PLACEMENT_ID,
@@ -476,14 +654,35 @@ impl PlanLoop {
         key::SOURCE_STRIDE,
         key::TARGET_STRIDE,
     ];
+    /// The members the schema requires, in code point order.
+    pub const REQUIRED: &'static [&'static str] = &[
+        key::COUNT,
+        key::SOURCE_STRIDE,
+        key::TARGET_STRIDE,
+    ];
 }
 impl PlanPlacement {
     /// The members of a `PlanPlacement`, in code point order.
     pub const FIELDS: &'static [&'static str] = &[key::DIGEST, key::PLACEMENT_ID];
+    /// The members the schema requires, in code point order.
+    pub const REQUIRED: &'static [&'static str] = &[key::DIGEST, key::PLACEMENT_ID];
 }
 impl PlanRegion {
     /// The members of a `PlanRegion`, in code point order.
     pub const FIELDS: &'static [&'static str] = &[
+        key::GLOBAL_OFFSET,
+        key::LOOPS,
+        key::NBYTES,
+        key::RUN_BYTES,
+        key::SHAPE,
+        key::SOURCE_FRAGMENT_ID,
+        key::SOURCE_OFFSET,
+        key::TARGET_FRAGMENT_ID,
+        key::TARGET_OFFSET,
+        key::TENSOR_ID,
+    ];
+    /// The members the schema requires, in code point order.
+    pub const REQUIRED: &'static [&'static str] = &[
         key::GLOBAL_OFFSET,
         key::LOOPS,
         key::NBYTES,
@@ -506,6 +705,15 @@ impl ReshardPlan {
         key::SOURCE,
         key::TARGET,
     ];
+    /// The members the schema requires, in code point order.
+    pub const REQUIRED: &'static [&'static str] = &[
+        key::MODEL_ID,
+        key::PLAN_ID,
+        key::REGIONS,
+        key::REVISION,
+        key::SOURCE,
+        key::TARGET,
+    ];
 }
 impl RuntimeBindingFragment {
     /// The members of a `RuntimeBindingFragment`, in code point order.
@@ -518,10 +726,31 @@ impl RuntimeBindingFragment {
         key::PLACEMENT_FRAGMENT_ID,
         key::WORKER_ID,
     ];
+    /// The members the schema requires, in code point order.
+    pub const REQUIRED: &'static [&'static str] = &[
+        key::ADDRESS,
+        key::DEVICE,
+        key::ENDPOINT,
+        key::FRAGMENT_ID,
+        key::NBYTES,
+        key::PLACEMENT_FRAGMENT_ID,
+        key::WORKER_ID,
+    ];
 }
 impl RuntimeBindingManifest {
     /// The members of a `RuntimeBindingManifest`, in code point order.
     pub const FIELDS: &'static [&'static str] = &[
+        key::FRAGMENTS,
+        key::GENERATION,
+        key::INSTANCE_ID,
+        key::LEASE_ID,
+        key::MODEL_ID,
+        key::PLACEMENT_DIGEST,
+        key::PLACEMENT_ID,
+        key::REVISION,
+    ];
+    /// The members the schema requires, in code point order.
+    pub const REQUIRED: &'static [&'static str] = &[
         key::FRAGMENTS,
         key::GENERATION,
         key::INSTANCE_ID,
@@ -549,6 +778,22 @@ impl RuntimeFragment {
         key::TENSOR_ID,
         key::WORKER_ID,
     ];
+    /// The members the schema requires, in code point order.
+    pub const REQUIRED: &'static [&'static str] = &[
+        key::ADDRESS,
+        key::ALIASES,
+        key::DEVICE,
+        key::ENDPOINT,
+        key::FRAGMENT_ID,
+        key::GLOBAL_OFFSET,
+        key::LEASE_GENERATION,
+        key::LOCAL_SHAPE,
+        key::NBYTES,
+        key::PLACEMENT_FRAGMENT_ID,
+        key::RANK,
+        key::TENSOR_ID,
+        key::WORKER_ID,
+    ];
 }
 impl RuntimeInventory {
     /// The members of a `RuntimeInventory`, in code point order.
@@ -558,6 +803,14 @@ impl RuntimeInventory {
         key::LEASE_ID,
         key::MODEL_ID,
         key::PLACEMENT_ID,
+        key::REVISION,
+        key::TENSORS,
+    ];
+    /// The members the schema requires, in code point order.
+    pub const REQUIRED: &'static [&'static str] = &[
+        key::GENERATION,
+        key::INSTANCE_ID,
+        key::MODEL_ID,
         key::REVISION,
         key::TENSORS,
     ];
@@ -591,6 +844,29 @@ impl RuntimeInventoryRecord {
         key::TENSOR_ID,
         key::WORKER_ID,
     ];
+    /// The members the schema requires, in code point order.
+    pub const REQUIRED: &'static [&'static str] = &[
+        key::ADDRESS,
+        key::BYTE_OFFSET,
+        key::DEVICE,
+        key::DTYPE,
+        key::ENDPOINT,
+        key::FRAGMENT_ID,
+        key::GLOBAL_OFFSET,
+        key::GLOBAL_SHAPE,
+        key::IS_CONTIGUOUS,
+        key::ITEMSIZE,
+        key::LAYOUT_FINGERPRINT,
+        key::LEASE_GENERATION,
+        key::LOCAL_SHAPE,
+        key::NBYTES,
+        key::PARTITION_DIM,
+        key::RANK,
+        key::STORAGE_OFFSET,
+        key::STRIDE,
+        key::TENSOR_ID,
+        key::WORKER_ID,
+    ];
 }
 impl RuntimeManifest {
     /// The members of a `RuntimeManifest`, in code point order.
@@ -604,10 +880,33 @@ impl RuntimeManifest {
         key::REVISION,
         key::TENSORS,
     ];
+    /// The members the schema requires, in code point order.
+    pub const REQUIRED: &'static [&'static str] = &[
+        key::FRAGMENTS,
+        key::GENERATION,
+        key::INSTANCE_ID,
+        key::LEASE_ID,
+        key::MODEL_ID,
+        key::PLACEMENT_ID,
+        key::REVISION,
+        key::TENSORS,
+    ];
 }
 impl TensorDescriptor {
     /// The members of a `TensorDescriptor`, in code point order.
     pub const FIELDS: &'static [&'static str] = &[
+        key::DTYPE,
+        key::EXPERT_ID,
+        key::GLOBAL_SHAPE,
+        key::ITEMSIZE,
+        key::LAYER_ID,
+        key::LAYOUT_FINGERPRINT,
+        key::PARTITION_DIM,
+        key::SHARD_DIMS,
+        key::TENSOR_ID,
+    ];
+    /// The members the schema requires, in code point order.
+    pub const REQUIRED: &'static [&'static str] = &[
         key::DTYPE,
         key::EXPERT_ID,
         key::GLOBAL_SHAPE,
@@ -684,6 +983,7 @@ impl Canonical for FixtureOp {
                 Self::BindingParse => b"\"binding.parse\"",
                 Self::Coverage => b"\"coverage\"",
                 Self::Plan => b"\"plan\"",
+                Self::PlanBind => b"\"plan.bind\"",
             },
         );
     }

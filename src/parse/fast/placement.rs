@@ -22,6 +22,54 @@ use crate::value::Value;
 use crate::wire::PlacementManifest;
 use crate::wire::{ParallelRank, PlacementFragment, TensorDescriptor};
 
+/// The index of each member in its schema field list, as [`Cursor::members`] reports it,
+/// and `ALL`: every member is required.
+macro_rules! member_indices {
+    ($module:ident, $wire:ident, $($name:ident),*) => {
+        mod $module {
+            use super::super::cursor::{index_of, mask_of};
+            use crate::wire::{key, $wire};
+            $(pub(super) const $name: usize = index_of($wire::FIELDS, key::$name);)*
+            pub(super) const ALL: u32 = mask_of($wire::FIELDS, $wire::REQUIRED);
+        }
+    };
+}
+
+member_indices!(
+    manifest,
+    PlacementManifest,
+    FRAGMENTS,
+    MODEL_ID,
+    PLACEMENT_ID,
+    REVISION,
+    TENSORS
+);
+member_indices!(
+    descriptor,
+    TensorDescriptor,
+    DTYPE,
+    EXPERT_ID,
+    GLOBAL_SHAPE,
+    ITEMSIZE,
+    LAYER_ID,
+    LAYOUT_FINGERPRINT,
+    PARTITION_DIM,
+    SHARD_DIMS,
+    TENSOR_ID
+);
+member_indices!(ranks, ParallelRank, DP, EP, PP, TP);
+member_indices!(
+    fragment,
+    PlacementFragment,
+    ALIASES,
+    GLOBAL_OFFSET,
+    LOCAL_SHAPE,
+    NBYTES,
+    PLACEMENT_FRAGMENT_ID,
+    RANK,
+    TENSOR_ID
+);
+
 /// Parses and constructs a placement, or `None` when the general path must run.
 pub(crate) fn placement(text: &[u8], limits: &Limits) -> Option<Result<Placement>> {
     if !limits.admits_fast_shapes() {
@@ -42,29 +90,31 @@ pub(crate) fn placement(text: &[u8], limits: &Limits) -> Option<Result<Placement
         &mut KeyOrder::listed(),
         |c, key| {
             match key {
-                0 => c.array(|c| {
+                manifest::FRAGMENTS => c.array(|c| {
                     fragments.push(fragment(c, fragment_order, rank_order)?);
                     Some(())
                 })?,
-                1 => model_id = c.string()?,
-                2 => {
+                manifest::MODEL_ID => model_id = c.string()?,
+                manifest::PLACEMENT_ID => {
                     if !c.null() {
                         placement_id = Value::Str(Cow::Borrowed(c.string()?));
                     }
                 }
-                3 => revision = c.string()?,
-                _ => c.array(|c| {
+                manifest::REVISION => revision = c.string()?,
+                manifest::TENSORS => c.array(|c| {
                     if tensors.capacity() == 0 {
                         tensors.reserve(text.len().saturating_sub(c.offset()) / 150);
                     }
                     tensors.push(tensor(c, tensor_order)?);
                     Some(())
                 })?,
+                _ => return None,
             }
             Some(())
         },
     )?;
-    if seen != 0b1_1111 || !cursor.at_end() || !limits.admits_counts(&tensors, fragments.len()) {
+    if seen != manifest::ALL || !cursor.at_end() || !limits.admits_counts(&tensors, fragments.len())
+    {
         return None;
     }
     let model_id = Value::Str(Cow::Borrowed(model_id));
@@ -103,19 +153,22 @@ fn tensor(cursor: &mut Cursor<'_>, order: &mut KeyOrder) -> Fast<TensorDescripto
     };
     let seen = cursor.members(TensorDescriptor::FIELDS, order, |c, key| {
         match key {
-            0 => typed.dtype = c.string()?,
-            1 => typed.expert_id = opt_u64(c)?,
-            2 => typed.global_shape = c.u64s(MIN_EXTENT)?,
-            3 => typed.itemsize = c.u64_min(MIN_ITEMSIZE)?,
-            4 => typed.layer_id = opt_u64(c)?,
-            5 => typed.layout_fingerprint = c.string()?,
-            6 => typed.partition_dim = opt_u64(c)?,
-            7 => typed.shard_dims = if c.null() { None } else { Some(c.u64s(0)?) },
-            _ => typed.tensor_id = c.string()?,
+            descriptor::DTYPE => typed.dtype = c.string()?,
+            descriptor::EXPERT_ID => typed.expert_id = opt_u64(c)?,
+            descriptor::GLOBAL_SHAPE => typed.global_shape = c.u64s(MIN_EXTENT)?,
+            descriptor::ITEMSIZE => typed.itemsize = c.u64_min(MIN_ITEMSIZE)?,
+            descriptor::LAYER_ID => typed.layer_id = opt_u64(c)?,
+            descriptor::LAYOUT_FINGERPRINT => typed.layout_fingerprint = c.string()?,
+            descriptor::PARTITION_DIM => typed.partition_dim = opt_u64(c)?,
+            descriptor::SHARD_DIMS => {
+                typed.shard_dims = if c.null() { None } else { Some(c.u64s(0)?) }
+            }
+            descriptor::TENSOR_ID => typed.tensor_id = c.string()?,
+            _ => return None,
         }
         Some(())
     })?;
-    if seen != 0b1_1111_1111 {
+    if seen != descriptor::ALL {
         return None;
     }
     accept_typed(typed)
@@ -144,28 +197,33 @@ fn fragment(
     };
     let seen = cursor.members(PlacementFragment::FIELDS, order, |c, key| {
         match key {
-            0 => fragment.aliases = aliases(c)?,
-            1 => fragment.global_offset = c.u64s(MIN_OFFSET)?,
-            2 => fragment.local_shape = c.u64s(MIN_EXTENT)?,
-            3 => fragment.nbytes = c.u64_min(MIN_NBYTES)?,
-            4 => c
+            fragment::ALIASES => fragment.aliases = aliases(c)?,
+            fragment::GLOBAL_OFFSET => fragment.global_offset = c.u64s(MIN_OFFSET)?,
+            fragment::LOCAL_SHAPE => fragment.local_shape = c.u64s(MIN_EXTENT)?,
+            fragment::NBYTES => fragment.nbytes = c.u64_min(MIN_NBYTES)?,
+            fragment::PLACEMENT_FRAGMENT_ID => c
                 .non_empty()?
                 .clone_into(&mut fragment.placement_fragment_id),
-            5 => fragment.rank = rank(c, rank_order)?,
-            _ => c.non_empty()?.clone_into(&mut fragment.tensor_id),
+            fragment::RANK => fragment.rank = rank(c, rank_order)?,
+            fragment::TENSOR_ID => c.non_empty()?.clone_into(&mut fragment.tensor_id),
+            _ => return None,
         }
         Some(())
     })?;
-    (seen == 0b111_1111).then_some(fragment)
+    (seen == fragment::ALL).then_some(fragment)
 }
 
 /// A rank object with exactly dp, ep, pp, tp, each a u64.
 pub(super) fn rank(cursor: &mut Cursor<'_>, order: &mut KeyOrder) -> Fast<ParallelRank> {
     let mut rank = [0u64; 4];
     let seen = cursor.members(ParallelRank::FIELDS, order, |c, key| {
-        rank[key] = c.u64()?;
+        *rank.get_mut(key)? = c.u64()?;
         Some(())
     })?;
-    let [dp, ep, pp, tp] = rank;
-    (seen == 0b1111).then_some(ParallelRank { dp, ep, pp, tp })
+    (seen == ranks::ALL).then_some(ParallelRank {
+        dp: rank[ranks::DP],
+        ep: rank[ranks::EP],
+        pp: rank[ranks::PP],
+        tp: rank[ranks::TP],
+    })
 }

@@ -18,31 +18,35 @@ mod table;
 
 use std::borrow::Cow;
 
-use super::cursor::{Cursor, KeyOrder};
+use super::cursor::{index_of, mask_of, Cursor, KeyOrder};
 use crate::error::Result;
 use crate::model::runtime::{assemble, check_header, RuntimeHeader};
 use crate::model::{construct_runtime, Runtime};
 use crate::options::Options;
 use crate::path::Path;
 use crate::value::Value;
+use crate::wire::{key, RuntimeInventory};
 use descriptors::Descriptors;
 use record::{RecordReader, RecordView};
 use table::Table;
 
 pub(crate) use summary::runtime_inventory_summary;
 
-/// The top-level members read here (others leave the document to the general path).
-const TOP_KEYS: [&str; 7] = [
-    "model_id",
-    "revision",
-    "instance_id",
-    "placement_id",
-    "generation",
-    "lease_id",
-    "tensors",
+/// The top-level members read here: the schema's (an unknown one leaves the document to
+/// the general path).
+const TOP_KEYS: &[&str] = RuntimeInventory::FIELDS;
+/// The members the top level must have.
+const TOP_REQUIRED: u32 = mask_of(TOP_KEYS, RuntimeInventory::REQUIRED);
+const GENERATION: usize = index_of(TOP_KEYS, key::GENERATION);
+const TENSORS: usize = index_of(TOP_KEYS, key::TENSORS);
+/// The header members, each with its slot in [`Top::header`] and whether it may be null.
+const HEADER: [(usize, bool); 5] = [
+    (index_of(TOP_KEYS, key::MODEL_ID), false),
+    (index_of(TOP_KEYS, key::REVISION), false),
+    (index_of(TOP_KEYS, key::INSTANCE_ID), false),
+    (index_of(TOP_KEYS, key::PLACEMENT_ID), true),
+    (index_of(TOP_KEYS, key::LEASE_ID), true),
 ];
-/// model_id, revision, instance_id, generation, tensors.
-const TOP_REQUIRED: u32 = 0b101_0111;
 
 /// A runtime inventory read up to §8.4: its header members and its distinct descriptors
 /// (each record was handed to the caller as it was read).
@@ -91,18 +95,18 @@ fn scan<'a>(
     let mut leases: Option<(u64, bool)> = None;
     let mut header: [Option<Value<'a>>; 5] = Default::default();
     let mut generation = 0;
-    let seen = cursor.members(&TOP_KEYS, &mut KeyOrder::listed(), |c, key| {
+    let seen = cursor.members(TOP_KEYS, &mut KeyOrder::listed(), |c, key| {
         match key {
-            4 => generation = c.u64()?,
-            6 => c.array(|c| {
+            GENERATION => generation = c.u64()?,
+            TENSORS => c.array(|c| {
                 let record = reader.record(c, &mut descriptors)?;
                 let (first, same) = leases.get_or_insert((record.lease_generation, true));
                 *same &= *first == record.lease_generation;
                 each(record, &reader)
             })?,
             _ => {
-                let slot = if key == 5 { 4 } else { key };
-                header[slot] = Some(if (key == 3 || key == 5) && c.null() {
+                let slot = HEADER.iter().position(|&(index, _)| index == key)?;
+                header[slot] = Some(if HEADER[slot].1 && c.null() {
                     Value::Null
                 } else {
                     Value::Str(Cow::Borrowed(c.string()?))

@@ -4,46 +4,45 @@
 //! and canonical strides are read here; anything else leaves the document to the general
 //! path.
 
-use super::super::cursor::{aliases, Cursor, Fast, KeyOrder};
+use super::super::cursor::{aliases, index_of, mask_of, Cursor, Fast, KeyOrder};
 use super::super::placement::rank;
 use super::descriptors::{Descriptors, Spelling};
 use crate::rules::stride::is_canonical_stride;
 use crate::rules::values::{
     end_address, MIN_ADDRESS, MIN_EXTENT, MIN_NBYTES, MIN_OFFSET, MIN_STRIDE,
 };
-use crate::wire::{ParallelRank, RuntimeFragment};
+use crate::wire::{key, ParallelRank, RuntimeFragment, RuntimeInventoryRecord};
 
-/// The record members read here, in a framework's natural order (the prediction's start).
-const RECORD_KEYS: [&str; 25] = [
-    "fragment_id",
-    "tensor_id",
-    "global_shape",
-    "global_offset",
-    "local_shape",
-    "dtype",
-    "itemsize",
-    "partition_dim",
-    "shard_dims",
-    "layer_id",
-    "expert_id",
-    "layout_fingerprint",
-    "address",
-    "nbytes",
-    "worker_id",
-    "endpoint",
-    "device",
-    "rank",
-    "lease_generation",
-    "aliases",
-    "is_contiguous",
-    "stride",
-    "storage_offset",
-    "byte_offset",
-    "placement_fragment_id",
-];
-/// Every record member but shard_dims, layer_id, expert_id, aliases and
-/// placement_fragment_id.
-const RECORD_REQUIRED: u32 = ((1 << 25) - 1) & !(0b111 << 8) & !(1 << 19) & !(1 << 24);
+/// The record members read here: the schema's (an unknown one leaves the document to the
+/// general path). The first record teaches the prediction its key order.
+const KEYS: &[&str] = RuntimeInventoryRecord::FIELDS;
+/// The members a record must have.
+const REQUIRED: u32 = mask_of(KEYS, RuntimeInventoryRecord::REQUIRED);
+const FRAGMENT_ID: usize = index_of(KEYS, key::FRAGMENT_ID);
+const TENSOR_ID: usize = index_of(KEYS, key::TENSOR_ID);
+const GLOBAL_SHAPE: usize = index_of(KEYS, key::GLOBAL_SHAPE);
+const GLOBAL_OFFSET: usize = index_of(KEYS, key::GLOBAL_OFFSET);
+const LOCAL_SHAPE: usize = index_of(KEYS, key::LOCAL_SHAPE);
+const DTYPE: usize = index_of(KEYS, key::DTYPE);
+const ITEMSIZE: usize = index_of(KEYS, key::ITEMSIZE);
+const PARTITION_DIM: usize = index_of(KEYS, key::PARTITION_DIM);
+const SHARD_DIMS: usize = index_of(KEYS, key::SHARD_DIMS);
+const LAYER_ID: usize = index_of(KEYS, key::LAYER_ID);
+const EXPERT_ID: usize = index_of(KEYS, key::EXPERT_ID);
+const LAYOUT_FINGERPRINT: usize = index_of(KEYS, key::LAYOUT_FINGERPRINT);
+const ADDRESS: usize = index_of(KEYS, key::ADDRESS);
+const NBYTES: usize = index_of(KEYS, key::NBYTES);
+const WORKER_ID: usize = index_of(KEYS, key::WORKER_ID);
+const ENDPOINT: usize = index_of(KEYS, key::ENDPOINT);
+const DEVICE: usize = index_of(KEYS, key::DEVICE);
+const RANK: usize = index_of(KEYS, key::RANK);
+const LEASE_GENERATION: usize = index_of(KEYS, key::LEASE_GENERATION);
+const ALIASES: usize = index_of(KEYS, key::ALIASES);
+const IS_CONTIGUOUS: usize = index_of(KEYS, key::IS_CONTIGUOUS);
+const STRIDE: usize = index_of(KEYS, key::STRIDE);
+const STORAGE_OFFSET: usize = index_of(KEYS, key::STORAGE_OFFSET);
+const BYTE_OFFSET: usize = index_of(KEYS, key::BYTE_OFFSET);
+const PLACEMENT_FRAGMENT_ID: usize = index_of(KEYS, key::PLACEMENT_FRAGMENT_ID);
 
 /// What one record reader keeps from record to record: the predicted key orders and the
 /// buffers of the integer arrays.
@@ -142,44 +141,45 @@ impl RecordReader {
             local_shape,
             stride,
         } = self;
-        let seen = cursor.members(&RECORD_KEYS, order, |c, key| {
+        let seen = cursor.members(KEYS, order, |c, key| {
             match key {
-                0 => view.fragment_id = c.non_empty()?,
-                1 => view.tensor_id = c.string()?,
-                2 => spelling[0] = Some(c.raw_simple()?),
-                3 => c.u64s_into(MIN_OFFSET, global_offset)?,
-                4 => c.u64s_into(MIN_EXTENT, local_shape)?,
-                5 => spelling[1] = Some(c.raw_simple()?),
-                6 => spelling[2] = Some(c.raw_simple()?),
-                7 => spelling[3] = Some(c.raw_simple()?),
-                8 => spelling[4] = Some(c.raw_simple()?),
-                9 => spelling[5] = Some(c.raw_simple()?),
-                10 => spelling[6] = Some(c.raw_simple()?),
-                11 => spelling[7] = Some(c.raw_simple()?),
-                12 => view.address = c.u64_min(MIN_ADDRESS)?,
-                13 => view.nbytes = c.u64_min(MIN_NBYTES)?,
-                14 => view.worker_id = c.non_empty()?,
-                15 => view.endpoint = c.non_empty()?,
-                16 => view.device = c.non_empty()?,
-                17 => view.rank = rank(c, rank_order)?,
-                18 => view.lease_generation = c.u64()?,
-                19 => {
+                FRAGMENT_ID => view.fragment_id = c.non_empty()?,
+                TENSOR_ID => view.tensor_id = c.string()?,
+                GLOBAL_SHAPE => spelling[0] = Some(c.raw_simple()?),
+                GLOBAL_OFFSET => c.u64s_into(MIN_OFFSET, global_offset)?,
+                LOCAL_SHAPE => c.u64s_into(MIN_EXTENT, local_shape)?,
+                DTYPE => spelling[1] = Some(c.raw_simple()?),
+                ITEMSIZE => spelling[2] = Some(c.raw_simple()?),
+                PARTITION_DIM => spelling[3] = Some(c.raw_simple()?),
+                SHARD_DIMS => spelling[4] = Some(c.raw_simple()?),
+                LAYER_ID => spelling[5] = Some(c.raw_simple()?),
+                EXPERT_ID => spelling[6] = Some(c.raw_simple()?),
+                LAYOUT_FINGERPRINT => spelling[7] = Some(c.raw_simple()?),
+                ADDRESS => view.address = c.u64_min(MIN_ADDRESS)?,
+                NBYTES => view.nbytes = c.u64_min(MIN_NBYTES)?,
+                WORKER_ID => view.worker_id = c.non_empty()?,
+                ENDPOINT => view.endpoint = c.non_empty()?,
+                DEVICE => view.device = c.non_empty()?,
+                RANK => view.rank = rank(c, rank_order)?,
+                LEASE_GENERATION => view.lease_generation = c.u64()?,
+                ALIASES => {
                     if !c.null() {
                         view.aliases = aliases(c)?;
                     }
                 }
-                20 => c.literal(b"true").then_some(())?,
-                21 => c.u64s_into(MIN_STRIDE, stride)?,
-                22 | 23 => (c.u64()? == 0).then_some(())?,
-                _ => {
+                IS_CONTIGUOUS => c.literal(b"true").then_some(())?,
+                STRIDE => c.u64s_into(MIN_STRIDE, stride)?,
+                STORAGE_OFFSET | BYTE_OFFSET => (c.u64()? == 0).then_some(())?,
+                PLACEMENT_FRAGMENT_ID => {
                     if !c.null() {
                         view.placement_fragment_id = Some(c.non_empty()?);
                     }
                 }
+                _ => return None,
             }
             Some(())
         })?;
-        if seen & RECORD_REQUIRED != RECORD_REQUIRED
+        if seen & REQUIRED != REQUIRED
             || !is_canonical_stride(local_shape, stride)
             || end_address(view.address, view.nbytes).is_none()
         {
