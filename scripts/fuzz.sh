@@ -38,8 +38,9 @@ ops = {
     "binding_parse": {"binding.parse"},
     "canonical": None,
     "plan": {"placement.parse", "coverage"},
+    # A plan, NUL, its source binding, NUL, its target binding (fuzz/fuzz_targets/plan_bind.rs).
+    "plan_bind": {"plan.bind"},
     # Seeded below from their own example files, not from fixtures.
-    "plan_bind": set(),
     "adapt_rules": set(),
     "safetensors_header": set(),
 }[target]
@@ -47,7 +48,11 @@ for path in sorted(pathlib.Path("tests/conformance").glob("*/*.json")):
     fixture = json.loads(path.read_text())
     inputs = fixture["input"]
     texts = []
-    if ops is None or fixture["op"] in ops:
+    if target == "plan_bind" and fixture["op"] == "plan.bind":
+        parts = [inputs.get(k) for k in ("plan", "source_binding", "target_binding")]
+        if all(isinstance(p, str) for p in parts):
+            texts.append("\0".join(parts))
+    elif ops is None or fixture["op"] in ops:
         texts.append(inputs.get("document"))
     if target == "placement_parse" and fixture["op"] == "bind":
         texts.append(inputs.get("placement"))

@@ -14,6 +14,7 @@ use std::borrow::Cow;
 use crate::error::{Code, Error, Result};
 use crate::model::binding::BindingHeader;
 use crate::model::descriptor::{check_descriptor, DescriptorFields};
+use crate::model::fragment::SiteFields;
 use crate::model::fragment::{
     check_binding_fragment, check_placement_fragment, check_runtime_fragment,
     BindingFragmentFields, PlacementFragmentFields, RuntimeFragmentFields,
@@ -98,11 +99,13 @@ pub fn runtime_fragment(
         tensor_id: required(fields, key::TENSOR_ID),
         global_offset: required(fields, key::GLOBAL_OFFSET),
         local_shape: required(fields, key::LOCAL_SHAPE),
-        address: required(fields, key::ADDRESS),
-        nbytes: required(fields, key::NBYTES),
-        worker_id: required(fields, key::WORKER_ID),
-        endpoint: required(fields, key::ENDPOINT),
-        device: required(fields, key::DEVICE),
+        site: SiteFields {
+            address: required(fields, key::ADDRESS),
+            nbytes: required(fields, key::NBYTES),
+            worker_id: required(fields, key::WORKER_ID),
+            endpoint: required(fields, key::ENDPOINT),
+            device: required(fields, key::DEVICE),
+        },
         rank,
         lease_generation: required(fields, key::LEASE_GENERATION),
         aliases: fields.get(key::ALIASES),
@@ -116,11 +119,13 @@ pub fn binding_fragment(fields: &Object<'_>) -> Result<RuntimeBindingFragment> {
     let fragment = BindingFragmentFields {
         placement_fragment_id: required(fields, key::PLACEMENT_FRAGMENT_ID),
         fragment_id: required(fields, key::FRAGMENT_ID),
-        address: required(fields, key::ADDRESS),
-        nbytes: required(fields, key::NBYTES),
-        worker_id: required(fields, key::WORKER_ID),
-        endpoint: required(fields, key::ENDPOINT),
-        device: required(fields, key::DEVICE),
+        site: SiteFields {
+            address: required(fields, key::ADDRESS),
+            nbytes: required(fields, key::NBYTES),
+            worker_id: required(fields, key::WORKER_ID),
+            endpoint: required(fields, key::ENDPOINT),
+            device: required(fields, key::DEVICE),
+        },
     };
     check_binding_fragment(&fragment, &Path::Root).map_err(no_path)
 }

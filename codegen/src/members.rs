@@ -25,9 +25,10 @@ use crate::Result;
 pub const PATH: &str = "src/wire/members.rs";
 
 /// The schema keyword that names a definition's identity: `{"member": "placement_id",
-/// "prefix": "sha256:", "tag": "weight-placement"}` (tag optional): the id is `prefix` +
-/// SHA-256 of the canonical encoding without `member` and, with a tag, with
-/// `"schema": tag` added.
+/// "prefix": "sha256:", "tag": "weight-placement", "digest": true}` (tag and digest
+/// optional): the id is `prefix` + SHA-256 of the canonical encoding without `member` and,
+/// with a tag, with `"schema": tag` added. With `digest`, the wire text with the id has a
+/// SHA-256 of its own, and one function computes both.
 pub const IDENTITY_KEYWORD: &str = "x-identity";
 
 /// One member of a generated struct.
@@ -45,6 +46,8 @@ struct Identity {
     member: String,
     prefix: String,
     tag: Option<String>,
+    /// Whether the wire text with the id has a digest of its own (`"digest": true`).
+    digest: bool,
 }
 
 /// Generates `src/wire/members.rs` from typify's output and the bundled schemas.
@@ -256,6 +259,7 @@ fn identities(bundle: &Bundle, canonical: &BTreeSet<String>) -> Result<BTreeMap<
                 member,
                 prefix,
                 tag: text("tag"),
+                digest: spec.get("digest").and_then(Value::as_bool).unwrap_or(false),
             },
         );
     }
@@ -458,7 +462,7 @@ fn write_identity(out: &mut String, name: &str, members: &[Member], identity: &I
         .zip(&payload)
         .take_while(|(w, p)| w.0 == p.0)
         .count();
-    if shared == 0 {
+    if !identity.digest {
         return;
     }
     let body = |list: &[(String, String)], from: usize| {

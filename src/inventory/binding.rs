@@ -5,6 +5,7 @@ use super::offsets_require_view;
 use crate::check;
 use crate::error::{Code, Error, Result};
 use crate::model::binding::BindingHeader;
+use crate::model::fragment::SiteFields;
 use crate::model::fragment::{check_binding_fragment, BindingFragmentFields};
 use crate::model::{construct_binding, Binding};
 use crate::options::Options;
@@ -81,11 +82,13 @@ pub(crate) fn binding_from_inventory(
         let fields = BindingFragmentFields {
             placement_fragment_id: record.req(key::PLACEMENT_FRAGMENT_ID)?,
             fragment_id: record.req(key::FRAGMENT_ID)?,
-            address: record.req(key::ADDRESS)?,
-            nbytes: record.req(key::NBYTES)?,
-            worker_id: record.req(key::WORKER_ID)?,
-            endpoint: record.req(key::ENDPOINT)?,
-            device: record.req(key::DEVICE)?,
+            site: SiteFields {
+                address: record.req(key::ADDRESS)?,
+                nbytes: record.req(key::NBYTES)?,
+                worker_id: record.req(key::WORKER_ID)?,
+                endpoint: record.req(key::ENDPOINT)?,
+                device: record.req(key::DEVICE)?,
+            },
         };
         fragments.push(check_binding_fragment(&fields, &at)?);
         owners.push(options.owners.and_then(|resolve| resolve(value)));

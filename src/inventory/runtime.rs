@@ -5,6 +5,7 @@ use super::members::Members;
 use super::offsets_require_view;
 use crate::check;
 use crate::error::{Code, Error, Result};
+use crate::model::fragment::SiteFields;
 use crate::model::fragment::{check_runtime_fragment, RuntimeFragmentFields};
 use crate::model::rank::{check_rank, RankFields};
 use crate::model::runtime::RuntimeHeader;
@@ -85,11 +86,13 @@ pub(crate) fn runtime_from_inventory(
             tensor_id: &tensor_id,
             global_offset,
             local_shape,
-            address,
-            nbytes,
-            worker_id,
-            endpoint,
-            device,
+            site: SiteFields {
+                address,
+                nbytes,
+                worker_id,
+                endpoint,
+                device,
+            },
             rank: Some(rank),
             lease_generation,
             aliases,

@@ -198,47 +198,24 @@ fn fast_paths_defer_over_every_count_limit() {
         max_fragments: 4,
         ..limits
     };
+    let tensors = "4 tensors exceed max_tensors (3)";
+    let fragments = "4 fragments exceed max_fragments (3)";
+    let dims = "tensor has 4 dimensions, above max_dims (3)";
     let cases = [
-        (
-            Kind::Placement,
-            (4, 3, 3, 32),
-            &limits,
-            "4 tensors exceed max_tensors (3)",
-        ),
-        (
-            Kind::Placement,
-            (3, 4, 3, 32),
-            &limits,
-            "4 fragments exceed max_fragments (3)",
-        ),
-        (
-            Kind::Inventory,
-            (3, 4, 3, 32),
-            &limits,
-            "4 fragments exceed max_fragments (3)",
-        ),
-        (
-            Kind::Placement,
-            (3, 3, 4, 32),
-            &limits,
-            "tensor has 4 dimensions, above max_dims (3)",
-        ),
-        (
-            Kind::Inventory,
-            (3, 3, 4, 32),
-            &limits,
-            "tensor has 4 dimensions, above max_dims (3)",
-        ),
+        (Kind::Placement, (4, 3, 3, 32), tensors),
+        (Kind::Placement, (3, 4, 3, 32), fragments),
+        (Kind::Inventory, (3, 4, 3, 32), fragments),
+        (Kind::Placement, (3, 3, 4, 32), dims),
+        (Kind::Inventory, (3, 3, 4, 32), dims),
     ];
-    for (kind, over, limits, message) in cases {
-        fast_defers(kind, (3, 3, 3, 32), over, limits, message);
+    for (kind, over, message) in cases {
+        fast_defers(kind, (3, 3, 3, 32), over, &limits, message);
     }
     let string = "string of 33 bytes exceeds max_string_bytes (32)";
     for kind in [Kind::Placement, Kind::Inventory] {
         fast_defers(kind, (3, 3, 3, 32), (3, 3, 3, 33), &limits, string);
     }
     // Three records of three tensors need max_fragments above 3 to reach max_tensors.
-    let tensors = "4 tensors exceed max_tensors (3)";
     fast_defers(
         Kind::Inventory,
         (3, 4, 3, 32),

@@ -89,11 +89,7 @@ pub(crate) struct RuntimeFragmentFields<'v, 'a> {
     pub tensor_id: &'v Value<'a>,
     pub global_offset: &'v Value<'a>,
     pub local_shape: &'v Value<'a>,
-    pub address: &'v Value<'a>,
-    pub nbytes: &'v Value<'a>,
-    pub worker_id: &'v Value<'a>,
-    pub endpoint: &'v Value<'a>,
-    pub device: &'v Value<'a>,
+    pub site: SiteFields<'v, 'a>,
     pub rank: Option<ParallelRank>,
     pub lease_generation: &'v Value<'a>,
     /// `None` means absent (default `[]`); a present `null` fails ALIASES.
@@ -111,10 +107,7 @@ pub(crate) fn check_runtime_fragment(
     let (global_offset, local_shape) = check_box(fields.global_offset, fields.local_shape, record)?;
     let fragment_id = check::string(fields.fragment_id, key::FRAGMENT_ID, &at(key::FRAGMENT_ID))?;
     let tensor_id = check::string(fields.tensor_id, key::TENSOR_ID, &at(key::TENSOR_ID))?;
-    let worker_id = check::string(fields.worker_id, key::WORKER_ID, &at(key::WORKER_ID))?;
-    let endpoint = check::string(fields.endpoint, key::ENDPOINT, &at(key::ENDPOINT))?;
-    let device = check::string(fields.device, key::DEVICE, &at(key::DEVICE))?;
-    let (address, nbytes) = check_address_range(fields.address, fields.nbytes, record)?;
+    let site = check_site(&fields.site, record)?;
     let lease_generation = check::int(
         fields.lease_generation,
         "lease_generation",
@@ -132,11 +125,18 @@ pub(crate) fn check_runtime_fragment(
         &at(key::PLACEMENT_FRAGMENT_ID),
     )?
     .map(str::to_owned);
+    let Site {
+        worker_id,
+        endpoint,
+        device,
+        address,
+        nbytes,
+    } = site;
     Ok(RuntimeFragment {
         address,
         aliases,
-        device: device.to_owned(),
-        endpoint: endpoint.to_owned(),
+        device,
+        endpoint,
         fragment_id: fragment_id.to_owned(),
         global_offset,
         lease_generation,
@@ -145,7 +145,7 @@ pub(crate) fn check_runtime_fragment(
         placement_fragment_id,
         rank,
         tensor_id: tensor_id.to_owned(),
-        worker_id: worker_id.to_owned(),
+        worker_id,
     })
 }
 
@@ -153,6 +153,11 @@ pub(crate) fn check_runtime_fragment(
 pub(crate) struct BindingFragmentFields<'v, 'a> {
     pub placement_fragment_id: &'v Value<'a>,
     pub fragment_id: &'v Value<'a>,
+    pub site: SiteFields<'v, 'a>,
+}
+
+/// The members both fragment kinds locate their bytes with (§2.4, §2.5).
+pub(crate) struct SiteFields<'v, 'a> {
     pub address: &'v Value<'a>,
     pub nbytes: &'v Value<'a>,
     pub worker_id: &'v Value<'a>,
@@ -172,18 +177,43 @@ pub(crate) fn check_binding_fragment(
         &at(key::PLACEMENT_FRAGMENT_ID),
     )?;
     let fragment_id = check::string(fields.fragment_id, key::FRAGMENT_ID, &at(key::FRAGMENT_ID))?;
-    let worker_id = check::string(fields.worker_id, key::WORKER_ID, &at(key::WORKER_ID))?;
-    let endpoint = check::string(fields.endpoint, key::ENDPOINT, &at(key::ENDPOINT))?;
-    let device = check::string(fields.device, key::DEVICE, &at(key::DEVICE))?;
-    let (address, nbytes) = check_address_range(fields.address, fields.nbytes, record)?;
+    let site = check_site(&fields.site, record)?;
     Ok(RuntimeBindingFragment {
-        address,
-        device: device.to_owned(),
-        endpoint: endpoint.to_owned(),
+        address: site.address,
+        device: site.device,
+        endpoint: site.endpoint,
         fragment_id: fragment_id.to_owned(),
-        nbytes,
+        nbytes: site.nbytes,
         placement_fragment_id: placement_fragment_id.to_owned(),
-        worker_id: worker_id.to_owned(),
+        worker_id: site.worker_id,
+    })
+}
+
+/// Where a runtime or binding fragment's bytes are (§2.4, §2.5), checked.
+struct Site {
+    worker_id: String,
+    endpoint: String,
+    device: String,
+    address: u64,
+    nbytes: u64,
+}
+
+/// STR(worker_id); STR(endpoint); STR(device); ADDR: the members both fragment kinds
+/// locate their bytes with, in that order.
+fn check_site(fields: &SiteFields<'_, '_>, record: &Path<'_>) -> Result<Site> {
+    let string = |value: &Value<'_>, name: &'static str| {
+        check::string(value, name, &Path::Key(record, name)).map(str::to_owned)
+    };
+    let worker_id = string(fields.worker_id, key::WORKER_ID)?;
+    let endpoint = string(fields.endpoint, key::ENDPOINT)?;
+    let device = string(fields.device, key::DEVICE)?;
+    let (address, nbytes) = check_address_range(fields.address, fields.nbytes, record)?;
+    Ok(Site {
+        worker_id,
+        endpoint,
+        device,
+        address,
+        nbytes,
     })
 }
 

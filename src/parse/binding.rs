@@ -5,6 +5,7 @@ use crate::error::Result;
 use crate::limits::Limits;
 use crate::model::binding::BindingHeader;
 use crate::model::construct_binding;
+use crate::model::fragment::SiteFields;
 use crate::model::fragment::{check_binding_fragment, BindingFragmentFields};
 use crate::model::Binding;
 use crate::options::Options;
@@ -38,11 +39,13 @@ pub(crate) fn binding_from_value(document: &Value<'_>, limits: &Limits) -> Resul
             let fields = BindingFragmentFields {
                 placement_fragment_id: member(element, key::PLACEMENT_FRAGMENT_ID),
                 fragment_id: member(element, key::FRAGMENT_ID),
-                address: member(element, key::ADDRESS),
-                nbytes: member(element, key::NBYTES),
-                worker_id: member(element, key::WORKER_ID),
-                endpoint: member(element, key::ENDPOINT),
-                device: member(element, key::DEVICE),
+                site: SiteFields {
+                    address: member(element, key::ADDRESS),
+                    nbytes: member(element, key::NBYTES),
+                    worker_id: member(element, key::WORKER_ID),
+                    endpoint: member(element, key::ENDPOINT),
+                    device: member(element, key::DEVICE),
+                },
             };
             check_binding_fragment(&fields, at)
         },

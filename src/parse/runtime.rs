@@ -4,6 +4,7 @@ use super::members::{fragment_rank, fragments, manifest_top, member, tensors};
 use crate::error::Result;
 use crate::limits::Limits;
 use crate::model::construct_runtime;
+use crate::model::fragment::SiteFields;
 use crate::model::fragment::{check_runtime_fragment, RuntimeFragmentFields};
 use crate::model::runtime::RuntimeHeader;
 use crate::model::Runtime;
@@ -42,11 +43,13 @@ pub(crate) fn runtime_from_value(document: &Value<'_>, limits: &Limits) -> Resul
                 tensor_id: member(element, key::TENSOR_ID),
                 global_offset: member(element, key::GLOBAL_OFFSET),
                 local_shape: member(element, key::LOCAL_SHAPE),
-                address: member(element, key::ADDRESS),
-                nbytes: member(element, key::NBYTES),
-                worker_id: member(element, key::WORKER_ID),
-                endpoint: member(element, key::ENDPOINT),
-                device: member(element, key::DEVICE),
+                site: SiteFields {
+                    address: member(element, key::ADDRESS),
+                    nbytes: member(element, key::NBYTES),
+                    worker_id: member(element, key::WORKER_ID),
+                    endpoint: member(element, key::ENDPOINT),
+                    device: member(element, key::DEVICE),
+                },
                 rank: Some(fragment_rank(element, "runtime", at, i)?),
                 lease_generation: member(element, key::LEASE_GENERATION),
                 aliases: Some(member(element, key::ALIASES)),

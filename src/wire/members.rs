@@ -1879,42 +1879,6 @@ pub(crate) fn placement_fragment_id(
     );
     out.id("logical:")
 }
-/// The `placement_fragment_id` of a `PlacementFragment` with these members and the SHA-256 of its canonical wire text with that id, in one pass: both texts begin with the same 4 member(s), hashed once.
-pub(crate) fn placement_fragment_identity(
-    aliases: &(impl Canonical + ?Sized),
-    global_offset: &(impl Canonical + ?Sized),
-    local_shape: &(impl Canonical + ?Sized),
-    nbytes: &(impl Canonical + ?Sized),
-    rank: &(impl Canonical + ?Sized),
-    tensor_id: &(impl Canonical + ?Sized),
-) -> (::std::string::String, [u8; 32]) {
-    let mut hashing = crate::canonical::HashSink::new();
-    let out = &mut hashing;
-    out.put(b"{\"aliases\":");
-    aliases.write_canonical(out);
-    out.put(b",\"global_offset\":");
-    global_offset.write_canonical(out);
-    out.put(b",\"local_shape\":");
-    local_shape.write_canonical(out);
-    out.put(b",\"nbytes\":");
-    nbytes.write_canonical(out);
-    let mut wire = out.clone();
-    out.put(b",\"rank\":");
-    rank.write_canonical(out);
-    out.put(b",\"tensor_id\":");
-    tensor_id.write_canonical(out);
-    out.put(b"}");
-    let id = out.id("logical:");
-    let out = &mut wire;
-    out.put(b",\"placement_fragment_id\":");
-    id.as_str().write_canonical(out);
-    out.put(b",\"rank\":");
-    rank.write_canonical(out);
-    out.put(b",\"tensor_id\":");
-    tensor_id.write_canonical(out);
-    out.put(b"}");
-    (id, wire.finish())
-}
 /// Writes the payload `placement_id` hashes: a `PlacementManifest` without `placement_id`, with `"schema":"weight-placement"` added.
 pub(crate) fn write_placement_manifest_id_payload<S: Sink + ?Sized>(
     out: &mut S,
@@ -2018,43 +1982,4 @@ pub(crate) fn reshard_plan_id(
     let mut out = crate::canonical::HashSink::new();
     write_reshard_plan_id_payload(&mut out, model_id, regions, revision, source, target);
     out.id("sha256:")
-}
-/// The `plan_id` of a `ReshardPlan` with these members and the SHA-256 of its canonical wire text with that id, in one pass: both texts begin with the same 1 member(s), hashed once.
-pub(crate) fn reshard_plan_identity(
-    model_id: &(impl Canonical + ?Sized),
-    regions: &(impl Canonical + ?Sized),
-    revision: &(impl Canonical + ?Sized),
-    source: &(impl Canonical + ?Sized),
-    target: &(impl Canonical + ?Sized),
-) -> (::std::string::String, [u8; 32]) {
-    let mut hashing = crate::canonical::HashSink::new();
-    let out = &mut hashing;
-    out.put(b"{\"model_id\":");
-    model_id.write_canonical(out);
-    let mut wire = out.clone();
-    out.put(b",\"regions\":");
-    regions.write_canonical(out);
-    out.put(b",\"revision\":");
-    revision.write_canonical(out);
-    out.put(b",\"schema\":");
-    "weight-plan".write_canonical(out);
-    out.put(b",\"source\":");
-    source.write_canonical(out);
-    out.put(b",\"target\":");
-    target.write_canonical(out);
-    out.put(b"}");
-    let id = out.id("sha256:");
-    let out = &mut wire;
-    out.put(b",\"plan_id\":");
-    id.as_str().write_canonical(out);
-    out.put(b",\"regions\":");
-    regions.write_canonical(out);
-    out.put(b",\"revision\":");
-    revision.write_canonical(out);
-    out.put(b",\"source\":");
-    source.write_canonical(out);
-    out.put(b",\"target\":");
-    target.write_canonical(out);
-    out.put(b"}");
-    (id, wire.finish())
 }
