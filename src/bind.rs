@@ -10,6 +10,16 @@ use crate::path::Path;
 use crate::value::Value;
 use crate::wire::{RuntimeBindingFragment, RuntimeFragment};
 
+// The messages of §12's identity checks.
+/// model_id differs.
+const MODEL_ID: &str = "placement and runtime binding model_id differ";
+/// revision differs.
+const REVISION: &str = "placement and runtime binding revision differ";
+/// placement_id differs.
+const ID: &str = "placement_id and runtime binding placement_id differ";
+/// The digest differs.
+const DIGEST: &str = "placement digest and runtime binding placement digest differ";
+
 /// bind(P, B): checks that B binds P (steps 1–7), then builds and validates the runtime
 /// manifest (steps 8–9). The order of B's fragments does not matter.
 ///
@@ -33,31 +43,34 @@ use crate::wire::{RuntimeBindingFragment, RuntimeFragment};
 /// ```
 pub fn bind(placement: &Placement, binding: &Binding) -> Result<Runtime> {
     let b = binding.as_wire();
-    let mismatch = |code, message: &str| Err(Error::new(code, message));
-    if placement.model_id() != b.model_id {
-        return mismatch(
-            Code::ModelIdMismatch,
-            "placement and runtime binding model_id differ",
-        );
-    }
-    if placement.revision() != b.revision {
-        return mismatch(
-            Code::RevisionMismatch,
-            "placement and runtime binding revision differ",
-        );
-    }
-    if placement.placement_id() != b.placement_id {
-        return mismatch(
-            Code::BindingPlacementIdMismatch,
-            "placement_id and runtime binding placement_id differ",
-        );
-    }
-    if placement.digest() != b.placement_digest {
-        return mismatch(
-            Code::DigestMismatch,
-            "placement digest and runtime binding placement digest differ",
-        );
-    }
+    // The identities in the contract's order; the first that differs is the error.
+    let same = |equal: bool, code, message| {
+        if equal {
+            Ok(())
+        } else {
+            Err(Error::new(code, message))
+        }
+    };
+    same(
+        placement.model_id() == b.model_id,
+        Code::ModelIdMismatch,
+        MODEL_ID,
+    )?;
+    same(
+        placement.revision() == b.revision,
+        Code::RevisionMismatch,
+        REVISION,
+    )?;
+    same(
+        placement.placement_id() == b.placement_id,
+        Code::BindingPlacementIdMismatch,
+        ID,
+    )?;
+    same(
+        placement.digest() == b.placement_digest,
+        Code::DigestMismatch,
+        DIGEST,
+    )?;
 
     // Both lists are sorted by placement_fragment_id and hold distinct ids.
     let bound: HashMap<&str, (usize, &RuntimeBindingFragment)> = b

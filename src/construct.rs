@@ -99,13 +99,7 @@ pub fn runtime_fragment(
         tensor_id: required(fields, key::TENSOR_ID),
         global_offset: required(fields, key::GLOBAL_OFFSET),
         local_shape: required(fields, key::LOCAL_SHAPE),
-        site: SiteFields {
-            address: required(fields, key::ADDRESS),
-            nbytes: required(fields, key::NBYTES),
-            worker_id: required(fields, key::WORKER_ID),
-            endpoint: required(fields, key::ENDPOINT),
-            device: required(fields, key::DEVICE),
-        },
+        site: SiteFields::of(|key| required(fields, key)),
         rank,
         lease_generation: required(fields, key::LEASE_GENERATION),
         aliases: fields.get(key::ALIASES),
@@ -119,13 +113,7 @@ pub fn binding_fragment(fields: &Object<'_>) -> Result<RuntimeBindingFragment> {
     let fragment = BindingFragmentFields {
         placement_fragment_id: required(fields, key::PLACEMENT_FRAGMENT_ID),
         fragment_id: required(fields, key::FRAGMENT_ID),
-        site: SiteFields {
-            address: required(fields, key::ADDRESS),
-            nbytes: required(fields, key::NBYTES),
-            worker_id: required(fields, key::WORKER_ID),
-            endpoint: required(fields, key::ENDPOINT),
-            device: required(fields, key::DEVICE),
-        },
+        site: SiteFields::of(|key| required(fields, key)),
     };
     check_binding_fragment(&fragment, &Path::Root).map_err(no_path)
 }

@@ -26,8 +26,19 @@ pub fn placement_fragment_id(fragment: &RuntimeFragment) -> String {
 /// §11.1 project_placement(R, placement_id?). `Some("")` is rejected (`empty_string`);
 /// only the canonical id is ever accepted.
 pub fn project_placement(runtime: &Runtime, placement_id: Option<&str>) -> Result<Placement> {
-    let argument = placement_id.map(|id| Value::Str(Cow::Borrowed(id)));
-    project_placement_value(runtime, argument.as_ref())
+    with_argument(placement_id, |id| project_placement_value(runtime, id))
+}
+
+/// Runs `project` with the optional placement_id as a document value.
+fn with_argument<T>(
+    placement_id: Option<&str>,
+    project: impl FnOnce(Option<&Value<'_>>) -> Result<T>,
+) -> Result<T> {
+    project(
+        placement_id
+            .map(|id| Value::Str(Cow::Borrowed(id)))
+            .as_ref(),
+    )
 }
 
 /// §11.1 with the argument as a document value: a binding may pass any object, and
@@ -69,8 +80,7 @@ pub fn project_placement_value(
 
 /// §11.2 project_binding(R, placement_id?).
 pub fn project_binding(runtime: &Runtime, placement_id: Option<&str>) -> Result<Binding> {
-    let argument = placement_id.map(|id| Value::Str(Cow::Borrowed(id)));
-    project_binding_value(runtime, argument.as_ref())
+    with_argument(placement_id, |id| project_binding_value(runtime, id))
 }
 
 /// §11.2 with the argument as a document value (see [`project_placement_value`]).

@@ -19,6 +19,29 @@ impl Rng {
         self.0 ^= self.0 << 17;
         self.0 % bound.max(1)
     }
+
+    /// A number of dimensions from 1 to `max`.
+    pub(crate) fn ndim(&mut self, max: u64) -> usize {
+        1 + usize::try_from(self.below(max)).unwrap_or(0)
+    }
+
+    /// `count` boxes of `ndim` axes: each offset below `offset_below`, each extent
+    /// `extent.0` plus a number below `extent.1`.
+    pub(crate) fn boxes(
+        &mut self,
+        count: u64,
+        ndim: usize,
+        offset_below: u64,
+        extent: (u64, u64),
+    ) -> Vec<(Vec<u64>, Vec<u64>)> {
+        (0..count)
+            .map(|_| {
+                let offset = (0..ndim).map(|_| self.below(offset_below)).collect();
+                let shape = (0..ndim).map(|_| extent.0 + self.below(extent.1)).collect();
+                (offset, shape)
+            })
+            .collect()
+    }
 }
 
 /// The boxes of `(offset, extent)` pairs.

@@ -321,14 +321,19 @@ fn write_fields(out: &mut String, name: &str, members: &[Member], required: &BTr
         .filter(|m| required.contains(m.name.as_str()))
         .map(constant)
         .collect();
+    // All required (every output document): the same list.
+    let required = if required.len() == keys.len() {
+        "Self::FIELDS".to_owned()
+    } else {
+        format!("&[{}]", required.join(", "))
+    };
     writeln!(
         out,
         "impl {name} {{\n/// The members of a `{name}`, in code point order.\n\
          pub const FIELDS: &'static [&'static str] = &[{}];\n\
          /// The members the schema requires, in code point order.\n\
-         pub const REQUIRED: &'static [&'static str] = &[{}];\n}}",
-        keys.join(", "),
-        required.join(", ")
+         pub const REQUIRED: &'static [&'static str] = {required};\n}}",
+        keys.join(", ")
     )
     .ok();
 }

@@ -268,18 +268,11 @@ mod tests {
     #[test]
     fn finds_exactly_the_intersecting_active_boxes() {
         let mut rng = Rng::new(0x2545_f491_4f6c_dd1d_u64);
-        let mut next = |bound: u64| rng.below(bound);
         for _ in 0..300 {
-            let ndim = 1 + usize::try_from(next(6)).unwrap();
-            let count = next(80);
-            let raw: Vec<(Vec<u64>, Vec<u64>)> = (0..count)
-                .map(|_| {
-                    (
-                        (0..ndim).map(|_| next(20)).collect(),
-                        (0..ndim).map(|_| next(7)).collect(),
-                    )
-                })
-                .collect();
+            let ndim = rng.ndim(6);
+            let count = rng.below(80);
+            let raw = rng.boxes(count, ndim, 20, (0, 7));
+            let mut next = |bound: u64| rng.below(bound);
             let boxes: Vec<BoxRef<'_>> = box_refs(&raw);
             // Every axis, all on; or all axes but one, a random half on.
             let skip = usize::try_from(next(ndim as u64)).unwrap();

@@ -78,23 +78,26 @@ pub(crate) fn first_intersection(
 /// lower axis first (the contract's sweep axis is element 0).
 fn axes_by_distinct_extents(boxes: &[BoxRef<'_>], ndim: usize) -> Vec<usize> {
     let mut counts: Vec<(Reverse<usize>, usize)> = (0..ndim)
-        .map(|axis| {
-            let mut pairs: Vec<(u64, u64)> = boxes
-                .iter()
-                .map(|b| (b.offset[axis], b.end(axis)))
-                .collect();
-            pairs.sort_unstable();
-            pairs.dedup();
-            (Reverse(pairs.len()), axis)
-        })
+        .map(|axis| (Reverse(distinct_extents(boxes, axis)), axis))
         .collect();
     counts.sort_unstable();
     counts.into_iter().map(|(_, axis)| axis).collect()
 }
 
+/// The number of distinct (offset, end) pairs of `boxes` on `axis`.
+fn distinct_extents(boxes: &[BoxRef<'_>], axis: usize) -> usize {
+    let mut pairs: Vec<(u64, u64)> = boxes
+        .iter()
+        .map(|b| (b.offset[axis], b.end(axis)))
+        .collect();
+    pairs.sort_unstable();
+    pairs.dedup();
+    pairs.len()
+}
+
 #[cfg(test)]
 mod tests {
-    use super::{first_intersection, BoxRef};
+    use super::{distinct_extents, first_intersection, BoxRef};
     use crate::geometry::work::Work;
     use crate::test_support::{box_refs, slab_family, Rng};
 
@@ -103,14 +106,9 @@ mod tests {
         let ndim = boxes.first()?.offset.len();
         let mut best = (0usize, 0usize);
         for axis in 0..ndim {
-            let mut pairs: Vec<(u64, u64)> = boxes
-                .iter()
-                .map(|b| (b.offset[axis], b.end(axis)))
-                .collect();
-            pairs.sort_unstable();
-            pairs.dedup();
-            if pairs.len() > best.0 {
-                best = (pairs.len(), axis);
+            let distinct = distinct_extents(boxes, axis);
+            if distinct > best.0 {
+                best = (distinct, axis);
             }
         }
         let s = best.1;
@@ -138,18 +136,10 @@ mod tests {
         // Deterministic pseudo-random boxes in 1..=4 dimensions on a small grid, so
         // touching, nested, identical and disjoint cases all occur.
         let mut rng = Rng::new(0x2545_f491_4f6c_dd1d_u64);
-        let mut next = |bound: u64| rng.below(bound);
         for _ in 0..3000 {
-            let ndim = 1 + usize::try_from(next(4)).unwrap();
-            let count = 2 + next(7);
-            let raw: Vec<(Vec<u64>, Vec<u64>)> = (0..count)
-                .map(|_| {
-                    let offset: Vec<u64> = (0..ndim).map(|_| next(6)).collect();
-                    let extent: Vec<u64> = (0..ndim).map(|_| 1 + next(3)).collect();
-                    (offset, extent)
-                })
-                .collect();
-            check(&raw);
+            let ndim = rng.ndim(4);
+            let count = 2 + rng.below(7);
+            check(&rng.boxes(count, ndim, 6, (1, 3)));
         }
     }
 
@@ -173,7 +163,7 @@ mod tests {
         let mut rng = Rng::new(0x9e37_79b9_7f4a_7c15_u64);
         let mut next = |bound: u64| rng.below(bound);
         for _ in 0..400 {
-            let ndim = 1 + usize::try_from(next(6)).unwrap();
+            let ndim = 1 + usize::try_from(next(6)).unwrap_or(0);
             let count = 10 + next(70);
             let cell = 1 + next(3);
             let mut raw: Vec<(Vec<u64>, Vec<u64>)> = (0..count)

@@ -171,9 +171,9 @@ mod tests {
     #[test]
     fn agrees_with_brute_force() {
         let mut rng = Rng::new(0x9e37_79b9_7f4a_7c15_u64);
-        let mut next = |bound: u64| rng.below(bound);
         for _ in 0..4000 {
-            let ndim = 1 + usize::try_from(next(4)).unwrap();
+            let ndim = rng.ndim(4);
+            let mut next = |bound: u64| rng.below(bound);
             let shape: Vec<u64> = (0..ndim).map(|_| 1 + next(5)).collect();
             let count = next(6);
             let mut raw: Vec<(Vec<u64>, Vec<u64>)> = Vec::new();

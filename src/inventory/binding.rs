@@ -82,13 +82,7 @@ pub(crate) fn binding_from_inventory(
         let fields = BindingFragmentFields {
             placement_fragment_id: record.req(key::PLACEMENT_FRAGMENT_ID)?,
             fragment_id: record.req(key::FRAGMENT_ID)?,
-            site: SiteFields {
-                address: record.req(key::ADDRESS)?,
-                nbytes: record.req(key::NBYTES)?,
-                worker_id: record.req(key::WORKER_ID)?,
-                endpoint: record.req(key::ENDPOINT)?,
-                device: record.req(key::DEVICE)?,
-            },
+            site: SiteFields::read(|key| record.req(key))?,
         };
         fragments.push(check_binding_fragment(&fields, &at)?);
         owners.push(options.owners.and_then(|resolve| resolve(value)));

@@ -72,11 +72,7 @@ pub(crate) fn runtime_from_inventory(
         let fragment_id = record.req(key::FRAGMENT_ID)?;
         let global_offset = record.req(key::GLOBAL_OFFSET)?;
         let local_shape = record.req(key::LOCAL_SHAPE)?;
-        let address = record.req(key::ADDRESS)?;
-        let nbytes = record.req(key::NBYTES)?;
-        let worker_id = record.req(key::WORKER_ID)?;
-        let endpoint = record.req(key::ENDPOINT)?;
-        let device = record.req(key::DEVICE)?;
+        let site = SiteFields::read(|key| record.req(key))?;
         let rank_at = record.at(key::RANK);
         let rank = read_rank(&Members::of(rank_value, &rank_at))?;
         let aliases = read_aliases(&record)?;
@@ -86,13 +82,7 @@ pub(crate) fn runtime_from_inventory(
             tensor_id: &tensor_id,
             global_offset,
             local_shape,
-            site: SiteFields {
-                address,
-                nbytes,
-                worker_id,
-                endpoint,
-                device,
-            },
+            site,
             rank: Some(rank),
             lease_generation,
             aliases,

@@ -165,6 +165,30 @@ pub(crate) struct SiteFields<'v, 'a> {
     pub device: &'v Value<'a>,
 }
 
+impl<'v, 'a> SiteFields<'v, 'a> {
+    /// The site members as `member` reads them, in the contract's reading order
+    /// (address, nbytes, worker_id, endpoint, device); the first failure is the result.
+    pub(crate) fn read<E>(
+        mut member: impl FnMut(&'static str) -> std::result::Result<&'v Value<'a>, E>,
+    ) -> std::result::Result<Self, E> {
+        Ok(SiteFields {
+            address: member(key::ADDRESS)?,
+            nbytes: member(key::NBYTES)?,
+            worker_id: member(key::WORKER_ID)?,
+            endpoint: member(key::ENDPOINT)?,
+            device: member(key::DEVICE)?,
+        })
+    }
+
+    /// The site members of an object whose members are all present (or default).
+    pub(crate) fn of(member: impl Fn(&'static str) -> &'v Value<'a>) -> Self {
+        match Self::read::<std::convert::Infallible>(|key| Ok(member(key))) {
+            Ok(site) => site,
+            Err(never) => match never {},
+        }
+    }
+}
+
 /// §2.5: STR on placement_fragment_id, fragment_id, worker_id, endpoint, device; ADDR.
 pub(crate) fn check_binding_fragment(
     fields: &BindingFragmentFields<'_, '_>,

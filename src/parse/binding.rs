@@ -39,13 +39,7 @@ pub(crate) fn binding_from_value(document: &Value<'_>, limits: &Limits) -> Resul
             let fields = BindingFragmentFields {
                 placement_fragment_id: member(element, key::PLACEMENT_FRAGMENT_ID),
                 fragment_id: member(element, key::FRAGMENT_ID),
-                site: SiteFields {
-                    address: member(element, key::ADDRESS),
-                    nbytes: member(element, key::NBYTES),
-                    worker_id: member(element, key::WORKER_ID),
-                    endpoint: member(element, key::ENDPOINT),
-                    device: member(element, key::DEVICE),
-                },
+                site: SiteFields::of(|key| member(element, key)),
             };
             check_binding_fragment(&fields, at)
         },

@@ -4,10 +4,10 @@
 use super::wire::plan_id;
 use super::Plan;
 use crate::canonical;
-use crate::error::{Code, Error, Result};
+use crate::error::{Code, Result};
 use crate::options::Options;
-use crate::wire::read_typed;
 use crate::wire::ReshardPlan;
+use crate::wire::{check_id, key, read_typed};
 
 impl Plan {
     /// Reads a reshard plan document (the output of `weight-manifest plan`) strictly,
@@ -47,15 +47,13 @@ impl Plan {
             &plan.source,
             &plan.target,
         );
-        if computed != plan.plan_id {
-            return Err(Error::new(
-                Code::PlanIdMismatch,
-                format!(
-                    "the plan's plan_id is {}, its contents give {computed}",
-                    plan.plan_id
-                ),
-            ));
-        }
+        check_id(
+            "plan",
+            key::PLAN_ID,
+            &plan.plan_id,
+            &computed,
+            Code::PlanIdMismatch,
+        )?;
         let json = canonical::to_string(&plan)
             .unwrap_or_else(|e| unreachable!("wire types are always encodable: {e}"));
         Ok(Plan::read(json, plan))

@@ -21,7 +21,7 @@ use crate::error::{Code, Error, Result};
 use crate::model::Binding;
 use crate::options::Options;
 use crate::plan::Plan;
-use crate::wire::read_typed;
+use crate::wire::{check_id, key, read_typed};
 use crate::wire::{BoundCopy, BoundPair, BoundPlan as BoundPlanWire};
 
 /// The generations the caller expects each binding to have; `None` accepts any.
@@ -61,15 +61,13 @@ impl BoundPlan {
             Code::BoundPlanDocumentInvalid,
         )?;
         let computed = wire::bound_plan_id(&wire.plan_id, &wire.source, &wire.target, &wire.pairs);
-        if computed != wire.bound_plan_id {
-            return Err(Error::new(
-                Code::BoundPlanIdMismatch,
-                format!(
-                    "the bound plan's bound_plan_id is {}, its contents give {computed}",
-                    wire.bound_plan_id
-                ),
-            ));
-        }
+        check_id(
+            "bound plan",
+            key::BOUND_PLAN_ID,
+            &wire.bound_plan_id,
+            &computed,
+            Code::BoundPlanIdMismatch,
+        )?;
         Ok(BoundPlan {
             json: wire::encode(&wire),
             wire,

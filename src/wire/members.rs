@@ -226,7 +226,7 @@ impl AdapterExpertAction {
     /// The members of a `AdapterExpertAction`, in code point order.
     pub const FIELDS: &'static [&'static str] = &[key::OWN_BY_EXPERT];
     /// The members the schema requires, in code point order.
-    pub const REQUIRED: &'static [&'static str] = &[key::OWN_BY_EXPERT];
+    pub const REQUIRED: &'static [&'static str] = Self::FIELDS;
 }
 impl AdapterExpertOptions {
     /// The members of a `AdapterExpertOptions`, in code point order.
@@ -263,19 +263,19 @@ impl AdapterSplit {
     /// The members of a `AdapterSplit`, in code point order.
     pub const FIELDS: &'static [&'static str] = &[key::DIM, key::OVER];
     /// The members the schema requires, in code point order.
-    pub const REQUIRED: &'static [&'static str] = &[key::DIM, key::OVER];
+    pub const REQUIRED: &'static [&'static str] = Self::FIELDS;
 }
 impl AdapterSplitAction {
     /// The members of a `AdapterSplitAction`, in code point order.
     pub const FIELDS: &'static [&'static str] = &[key::SPLIT];
     /// The members the schema requires, in code point order.
-    pub const REQUIRED: &'static [&'static str] = &[key::SPLIT];
+    pub const REQUIRED: &'static [&'static str] = Self::FIELDS;
 }
 impl AdapterStagePipeline {
     /// The members of a `AdapterStagePipeline`, in code point order.
     pub const FIELDS: &'static [&'static str] = &[key::STAGES];
     /// The members the schema requires, in code point order.
-    pub const REQUIRED: &'static [&'static str] = &[key::STAGES];
+    pub const REQUIRED: &'static [&'static str] = Self::FIELDS;
 }
 impl BindingInventory {
     /// The members of a `BindingInventory`, in code point order.
@@ -290,16 +290,7 @@ impl BindingInventory {
         key::REVISION,
     ];
     /// The members the schema requires, in code point order.
-    pub const REQUIRED: &'static [&'static str] = &[
-        key::FRAGMENTS,
-        key::GENERATION,
-        key::INSTANCE_ID,
-        key::LEASE_ID,
-        key::MODEL_ID,
-        key::PLACEMENT_DIGEST,
-        key::PLACEMENT_ID,
-        key::REVISION,
-    ];
+    pub const REQUIRED: &'static [&'static str] = Self::FIELDS;
 }
 impl BindingInventoryRecord {
     /// The members of a `BindingInventoryRecord`, in code point order.
@@ -341,16 +332,7 @@ impl BoundCopy {
         key::TENSOR_ID,
     ];
     /// The members the schema requires, in code point order.
-    pub const REQUIRED: &'static [&'static str] = &[
-        key::LOOPS,
-        key::NBYTES,
-        key::RUN_BYTES,
-        key::SOURCE,
-        key::SOURCE_FRAGMENT_ID,
-        key::TARGET,
-        key::TARGET_FRAGMENT_ID,
-        key::TENSOR_ID,
-    ];
+    pub const REQUIRED: &'static [&'static str] = Self::FIELDS;
 }
 impl BoundLocation {
     /// The members of a `BoundLocation`, in code point order.
@@ -361,12 +343,7 @@ impl BoundLocation {
         key::WORKER_ID,
     ];
     /// The members the schema requires, in code point order.
-    pub const REQUIRED: &'static [&'static str] = &[
-        key::ADDRESS,
-        key::DEVICE,
-        key::ENDPOINT,
-        key::WORKER_ID,
-    ];
+    pub const REQUIRED: &'static [&'static str] = Self::FIELDS;
 }
 impl BoundPair {
     /// The members of a `BoundPair`, in code point order.
@@ -377,12 +354,7 @@ impl BoundPair {
         key::TARGET_WORKER_ID,
     ];
     /// The members the schema requires, in code point order.
-    pub const REQUIRED: &'static [&'static str] = &[
-        key::BYTES,
-        key::COPIES,
-        key::SOURCE_WORKER_ID,
-        key::TARGET_WORKER_ID,
-    ];
+    pub const REQUIRED: &'static [&'static str] = Self::FIELDS;
 }
 impl BoundPlan {
     /// The members of a `BoundPlan`, in code point order.
@@ -394,13 +366,7 @@ impl BoundPlan {
         key::TARGET,
     ];
     /// The members the schema requires, in code point order.
-    pub const REQUIRED: &'static [&'static str] = &[
-        key::BOUND_PLAN_ID,
-        key::PAIRS,
-        key::PLAN_ID,
-        key::SOURCE,
-        key::TARGET,
-    ];
+    pub const REQUIRED: &'static [&'static str] = Self::FIELDS;
 }
 impl BoundSide {
     /// The members of a `BoundSide`, in code point order.
@@ -412,13 +378,7 @@ impl BoundSide {
         key::PLACEMENT_ID,
     ];
     /// The members the schema requires, in code point order.
-    pub const REQUIRED: &'static [&'static str] = &[
-        key::GENERATION,
-        key::INSTANCE_ID,
-        key::LEASE_ID,
-        key::PLACEMENT_DIGEST,
-        key::PLACEMENT_ID,
-    ];
+    pub const REQUIRED: &'static [&'static str] = Self::FIELDS;
 }
 impl ConformanceFixture {
     /// The members of a `ConformanceFixture`, in code point order.
@@ -445,17 +405,13 @@ impl CoverageBox {
         key::REPLICAS,
     ];
     /// The members the schema requires, in code point order.
-    pub const REQUIRED: &'static [&'static str] = &[
-        key::GLOBAL_OFFSET,
-        key::LOCAL_SHAPE,
-        key::REPLICAS,
-    ];
+    pub const REQUIRED: &'static [&'static str] = Self::FIELDS;
 }
 impl CoverageDp {
     /// The members of a `CoverageDp`, in code point order.
     pub const FIELDS: &'static [&'static str] = &[key::DP, key::STATUS];
     /// The members the schema requires, in code point order.
-    pub const REQUIRED: &'static [&'static str] = &[key::DP, key::STATUS];
+    pub const REQUIRED: &'static [&'static str] = Self::FIELDS;
 }
 impl CoverageReport {
     /// The members of a `CoverageReport`, in code point order.
@@ -470,16 +426,7 @@ impl CoverageReport {
         key::TENSORS_WITH_GAPS,
     ];
     /// The members the schema requires, in code point order.
-    pub const REQUIRED: &'static [&'static str] = &[
-        key::DIGEST,
-        key::MODEL_ID,
-        key::PLACEMENT_ID,
-        key::REVISION,
-        key::TENSORS,
-        key::TENSORS_AMBIGUOUS,
-        key::TENSORS_COMPLETE,
-        key::TENSORS_WITH_GAPS,
-    ];
+    pub const REQUIRED: &'static [&'static str] = Self::FIELDS;
 }
 impl CoverageTensor {
     /// The members of a `CoverageTensor`, in code point order.
@@ -493,15 +440,7 @@ impl CoverageTensor {
         key::UNCOVERED_ELEMENTS,
     ];
     /// The members the schema requires, in code point order.
-    pub const REQUIRED: &'static [&'static str] = &[
-        key::BOXES,
-        key::DP,
-        key::OVERLAP,
-        key::STATUS,
-        key::TENSOR_ID,
-        key::UNCOVERED_COORDINATE,
-        key::UNCOVERED_ELEMENTS,
-    ];
+    pub const REQUIRED: &'static [&'static str] = Self::FIELDS;
 }
 impl FixtureExpect {
     /// The members of a `FixtureExpect`, in code point order.
@@ -550,13 +489,13 @@ impl InventoryRank {
     /// The members of a `InventoryRank`, in code point order.
     pub const FIELDS: &'static [&'static str] = &[key::DP, key::EP, key::PP, key::TP];
     /// The members the schema requires, in code point order.
-    pub const REQUIRED: &'static [&'static str] = &[key::DP, key::EP, key::PP, key::TP];
+    pub const REQUIRED: &'static [&'static str] = Self::FIELDS;
 }
 impl ParallelRank {
     /// The members of a `ParallelRank`, in code point order.
     pub const FIELDS: &'static [&'static str] = &[key::DP, key::EP, key::PP, key::TP];
     /// The members the schema requires, in code point order.
-    pub const REQUIRED: &'static [&'static str] = &[key::DP, key::EP, key::PP, key::TP];
+    pub const REQUIRED: &'static [&'static str] = Self::FIELDS;
 }
 impl PlacementFragment {
     /// The members of a `PlacementFragment`, in code point order.
@@ -570,15 +509,7 @@ impl PlacementFragment {
         key::TENSOR_ID,
     ];
     /// The members the schema requires, in code point order.
-    pub const REQUIRED: &'static [&'static str] = &[
-        key::ALIASES,
-        key::GLOBAL_OFFSET,
-        key::LOCAL_SHAPE,
-        key::NBYTES,
-        key::PLACEMENT_FRAGMENT_ID,
-        key::RANK,
-        key::TENSOR_ID,
-    ];
+    pub const REQUIRED: &'static [&'static str] = Self::FIELDS;
 }
 impl PlacementInventory {
     /// The members of a `PlacementInventory`, in code point order.
@@ -639,13 +570,7 @@ impl PlacementManifest {
         key::TENSORS,
     ];
     /// The members the schema requires, in code point order.
-    pub const REQUIRED: &'static [&'static str] = &[
-        key::FRAGMENTS,
-        key::MODEL_ID,
-        key::PLACEMENT_ID,
-        key::REVISION,
-        key::TENSORS,
-    ];
+    pub const REQUIRED: &'static [&'static str] = Self::FIELDS;
 }
 impl PlanLoop {
     /// The members of a `PlanLoop`, in code point order.
@@ -655,17 +580,13 @@ impl PlanLoop {
         key::TARGET_STRIDE,
     ];
     /// The members the schema requires, in code point order.
-    pub const REQUIRED: &'static [&'static str] = &[
-        key::COUNT,
-        key::SOURCE_STRIDE,
-        key::TARGET_STRIDE,
-    ];
+    pub const REQUIRED: &'static [&'static str] = Self::FIELDS;
 }
 impl PlanPlacement {
     /// The members of a `PlanPlacement`, in code point order.
     pub const FIELDS: &'static [&'static str] = &[key::DIGEST, key::PLACEMENT_ID];
     /// The members the schema requires, in code point order.
-    pub const REQUIRED: &'static [&'static str] = &[key::DIGEST, key::PLACEMENT_ID];
+    pub const REQUIRED: &'static [&'static str] = Self::FIELDS;
 }
 impl PlanRegion {
     /// The members of a `PlanRegion`, in code point order.
@@ -682,18 +603,7 @@ impl PlanRegion {
         key::TENSOR_ID,
     ];
     /// The members the schema requires, in code point order.
-    pub const REQUIRED: &'static [&'static str] = &[
-        key::GLOBAL_OFFSET,
-        key::LOOPS,
-        key::NBYTES,
-        key::RUN_BYTES,
-        key::SHAPE,
-        key::SOURCE_FRAGMENT_ID,
-        key::SOURCE_OFFSET,
-        key::TARGET_FRAGMENT_ID,
-        key::TARGET_OFFSET,
-        key::TENSOR_ID,
-    ];
+    pub const REQUIRED: &'static [&'static str] = Self::FIELDS;
 }
 impl ReshardPlan {
     /// The members of a `ReshardPlan`, in code point order.
@@ -706,14 +616,7 @@ impl ReshardPlan {
         key::TARGET,
     ];
     /// The members the schema requires, in code point order.
-    pub const REQUIRED: &'static [&'static str] = &[
-        key::MODEL_ID,
-        key::PLAN_ID,
-        key::REGIONS,
-        key::REVISION,
-        key::SOURCE,
-        key::TARGET,
-    ];
+    pub const REQUIRED: &'static [&'static str] = Self::FIELDS;
 }
 impl RuntimeBindingFragment {
     /// The members of a `RuntimeBindingFragment`, in code point order.
@@ -727,15 +630,7 @@ impl RuntimeBindingFragment {
         key::WORKER_ID,
     ];
     /// The members the schema requires, in code point order.
-    pub const REQUIRED: &'static [&'static str] = &[
-        key::ADDRESS,
-        key::DEVICE,
-        key::ENDPOINT,
-        key::FRAGMENT_ID,
-        key::NBYTES,
-        key::PLACEMENT_FRAGMENT_ID,
-        key::WORKER_ID,
-    ];
+    pub const REQUIRED: &'static [&'static str] = Self::FIELDS;
 }
 impl RuntimeBindingManifest {
     /// The members of a `RuntimeBindingManifest`, in code point order.
@@ -750,16 +645,7 @@ impl RuntimeBindingManifest {
         key::REVISION,
     ];
     /// The members the schema requires, in code point order.
-    pub const REQUIRED: &'static [&'static str] = &[
-        key::FRAGMENTS,
-        key::GENERATION,
-        key::INSTANCE_ID,
-        key::LEASE_ID,
-        key::MODEL_ID,
-        key::PLACEMENT_DIGEST,
-        key::PLACEMENT_ID,
-        key::REVISION,
-    ];
+    pub const REQUIRED: &'static [&'static str] = Self::FIELDS;
 }
 impl RuntimeFragment {
     /// The members of a `RuntimeFragment`, in code point order.
@@ -779,21 +665,7 @@ impl RuntimeFragment {
         key::WORKER_ID,
     ];
     /// The members the schema requires, in code point order.
-    pub const REQUIRED: &'static [&'static str] = &[
-        key::ADDRESS,
-        key::ALIASES,
-        key::DEVICE,
-        key::ENDPOINT,
-        key::FRAGMENT_ID,
-        key::GLOBAL_OFFSET,
-        key::LEASE_GENERATION,
-        key::LOCAL_SHAPE,
-        key::NBYTES,
-        key::PLACEMENT_FRAGMENT_ID,
-        key::RANK,
-        key::TENSOR_ID,
-        key::WORKER_ID,
-    ];
+    pub const REQUIRED: &'static [&'static str] = Self::FIELDS;
 }
 impl RuntimeInventory {
     /// The members of a `RuntimeInventory`, in code point order.
@@ -881,16 +753,7 @@ impl RuntimeManifest {
         key::TENSORS,
     ];
     /// The members the schema requires, in code point order.
-    pub const REQUIRED: &'static [&'static str] = &[
-        key::FRAGMENTS,
-        key::GENERATION,
-        key::INSTANCE_ID,
-        key::LEASE_ID,
-        key::MODEL_ID,
-        key::PLACEMENT_ID,
-        key::REVISION,
-        key::TENSORS,
-    ];
+    pub const REQUIRED: &'static [&'static str] = Self::FIELDS;
 }
 impl TensorDescriptor {
     /// The members of a `TensorDescriptor`, in code point order.
@@ -906,17 +769,7 @@ impl TensorDescriptor {
         key::TENSOR_ID,
     ];
     /// The members the schema requires, in code point order.
-    pub const REQUIRED: &'static [&'static str] = &[
-        key::DTYPE,
-        key::EXPERT_ID,
-        key::GLOBAL_SHAPE,
-        key::ITEMSIZE,
-        key::LAYER_ID,
-        key::LAYOUT_FINGERPRINT,
-        key::PARTITION_DIM,
-        key::SHARD_DIMS,
-        key::TENSOR_ID,
-    ];
+    pub const REQUIRED: &'static [&'static str] = Self::FIELDS;
 }
 impl Canonical for AdapterActionString {
     fn write_canonical<S: Sink + ?Sized>(&self, out: &mut S) {

@@ -15,4 +15,4 @@ pub(crate) mod members;
 pub use members::key;
 
 mod typed;
-pub(crate) use typed::read_typed;
+pub(crate) use typed::{check_id, read_typed};

@@ -27,3 +27,21 @@ pub(crate) fn read_typed<T: DeserializeOwned>(
     // The strict reader accepted the text, so serde sees valid, duplicate-free JSON.
     serde_json::from_slice(text).map_err(|e| Error::new(invalid, format!("not a {label}: {e}")))
 }
+
+/// A derived document's id against the id of its contents: `code` with "the {label}'s
+/// {member} is {given}, its contents give {computed}" when they differ.
+pub(crate) fn check_id(
+    label: &str,
+    member: &str,
+    given: &str,
+    computed: &str,
+    code: Code,
+) -> Result<()> {
+    if given == computed {
+        return Ok(());
+    }
+    Err(Error::new(
+        code,
+        format!("the {label}'s {member} is {given}, its contents give {computed}"),
+    ))
+}
