@@ -167,14 +167,30 @@ pub(crate) fn run(command: Command, limits: &Limits) -> Outcome {
             };
             let summary = conformance::run(&options, &mut std::io::stdout().lock())
                 .map_err(|e| format!("conformance run: {e}"))?;
-            Ok(if summary.failed == 0 {
-                ExitCode::SUCCESS
-            } else {
-                ExitCode::from(1)
-            })
+            // A skipped case is a testee that does not know an operation of the corpus:
+            // a failure unless skipping is asked for.
+            let skips_allowed = std::env::var_os(ALLOW_SKIP).is_some();
+            if summary.skipped > 0 && !skips_allowed {
+                eprintln!(
+                    "{} case(s) skipped: the testee does not know their operation (set \
+                     {ALLOW_SKIP}=1 to accept skips)",
+                    summary.skipped
+                );
+            }
+            Ok(
+                if summary.failed == 0 && (summary.skipped == 0 || skips_allowed) {
+                    ExitCode::SUCCESS
+                } else {
+                    ExitCode::from(1)
+                },
+            )
         }
     }
 }
+
+/// The environment variable that lets a conformance run pass with skipped cases (and the
+/// test suite skip a comparison whose oracle is missing).
+const ALLOW_SKIP: &str = "WEIGHT_MANIFEST_ALLOW_SKIP";
 
 /// Reads `input`, runs `check` with `--address-semantics` as given, and renders the
 /// outcome.

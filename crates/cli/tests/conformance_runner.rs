@@ -136,3 +136,31 @@ fn known_failures_are_reported_and_stale_entries_fail() {
     assert_eq!(summary.failed, 1, "{out}");
     assert!(out.contains("but passes"), "{out}");
 }
+
+/// A skipped case fails the run (exit 1) unless `WEIGHT_MANIFEST_ALLOW_SKIP` is set.
+#[test]
+fn skips_fail_the_run_unless_allowed() {
+    let dir = corpus("skip-exit");
+    let testee = r#"python3 -c "
+import sys, json
+for line in sys.stdin:
+    print(json.dumps({'id': json.loads(line)['id'], 'skipped': True}), flush=True)
+""#;
+    let run = |allow: bool| {
+        let mut command = std::process::Command::new(EXE);
+        command
+            .args(["conformance", "run", "--dir"])
+            .arg(&dir)
+            .args(["--testee", testee]);
+        command.env_remove("WEIGHT_MANIFEST_ALLOW_SKIP");
+        if allow {
+            command.env("WEIGHT_MANIFEST_ALLOW_SKIP", "1");
+        }
+        command.output().unwrap()
+    };
+    let refused = run(false);
+    assert_eq!(refused.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("WEIGHT_MANIFEST_ALLOW_SKIP"));
+    assert_eq!(run(true).status.code(), Some(0));
+    let _ = fs::remove_dir_all(dir);
+}
