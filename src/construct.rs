@@ -14,7 +14,6 @@ use std::borrow::Cow;
 use crate::error::{Code, Error, Result};
 use crate::model::binding::BindingHeader;
 use crate::model::descriptor::{check_descriptor, DescriptorFields};
-use crate::model::fragment::SiteFields;
 use crate::model::fragment::{
     check_binding_fragment, check_placement_fragment, check_runtime_fragment,
     BindingFragmentFields, PlacementFragmentFields, RuntimeFragmentFields,
@@ -76,15 +75,8 @@ pub fn placement_fragment(
     fields: &Object<'_>,
     rank: Option<ParallelRank>,
 ) -> Result<PlacementFragment> {
-    let fragment = PlacementFragmentFields {
-        placement_fragment_id: required(fields, key::PLACEMENT_FRAGMENT_ID),
-        tensor_id: required(fields, key::TENSOR_ID),
-        global_offset: required(fields, key::GLOBAL_OFFSET),
-        local_shape: required(fields, key::LOCAL_SHAPE),
-        nbytes: required(fields, key::NBYTES),
-        rank,
-        aliases: fields.get(key::ALIASES),
-    };
+    let fragment =
+        PlacementFragmentFields::of(|key| required(fields, key), |key| fields.get(key), rank);
     check_placement_fragment(&fragment, &Path::Root).map_err(no_path)
 }
 
@@ -94,27 +86,14 @@ pub fn runtime_fragment(
     fields: &Object<'_>,
     rank: Option<ParallelRank>,
 ) -> Result<RuntimeFragment> {
-    let fragment = RuntimeFragmentFields {
-        fragment_id: required(fields, key::FRAGMENT_ID),
-        tensor_id: required(fields, key::TENSOR_ID),
-        global_offset: required(fields, key::GLOBAL_OFFSET),
-        local_shape: required(fields, key::LOCAL_SHAPE),
-        site: SiteFields::of(|key| required(fields, key)),
-        rank,
-        lease_generation: required(fields, key::LEASE_GENERATION),
-        aliases: fields.get(key::ALIASES),
-        placement_fragment_id: fields.get(key::PLACEMENT_FRAGMENT_ID),
-    };
+    let fragment =
+        RuntimeFragmentFields::of(|key| required(fields, key), |key| fields.get(key), rank);
     check_runtime_fragment(&fragment, &Path::Root).map_err(no_path)
 }
 
 /// `RuntimeBindingFragment(...)` (§2.5).
 pub fn binding_fragment(fields: &Object<'_>) -> Result<RuntimeBindingFragment> {
-    let fragment = BindingFragmentFields {
-        placement_fragment_id: required(fields, key::PLACEMENT_FRAGMENT_ID),
-        fragment_id: required(fields, key::FRAGMENT_ID),
-        site: SiteFields::of(|key| required(fields, key)),
-    };
+    let fragment = BindingFragmentFields::of(|key| required(fields, key));
     check_binding_fragment(&fragment, &Path::Root).map_err(no_path)
 }
 

@@ -23,6 +23,26 @@ pub(crate) struct PlacementFragmentFields<'v, 'a> {
     pub aliases: Option<&'v Value<'a>>,
 }
 
+impl<'v, 'a> PlacementFragmentFields<'v, 'a> {
+    /// The members from an object: `required` gives a required member (or `null`),
+    /// `optional` an optional one if present.
+    pub(crate) fn of(
+        required: impl Fn(&'static str) -> &'v Value<'a>,
+        optional: impl Fn(&'static str) -> Option<&'v Value<'a>>,
+        rank: Option<ParallelRank>,
+    ) -> Self {
+        PlacementFragmentFields {
+            placement_fragment_id: required(key::PLACEMENT_FRAGMENT_ID),
+            tensor_id: required(key::TENSOR_ID),
+            global_offset: required(key::GLOBAL_OFFSET),
+            local_shape: required(key::LOCAL_SHAPE),
+            nbytes: required(key::NBYTES),
+            rank,
+            aliases: optional(key::ALIASES),
+        }
+    }
+}
+
 /// A fragment's box: INTS(global_offset, 0); INTS(local_shape, 1) (§2.3, §2.4).
 fn check_box(
     global_offset: &Value<'_>,
@@ -96,6 +116,27 @@ pub(crate) struct RuntimeFragmentFields<'v, 'a> {
     pub aliases: Option<&'v Value<'a>>,
     /// `None` or `null` means not set.
     pub placement_fragment_id: Option<&'v Value<'a>>,
+}
+
+impl<'v, 'a> RuntimeFragmentFields<'v, 'a> {
+    /// The members from an object, as [`PlacementFragmentFields::of`] reads them.
+    pub(crate) fn of(
+        required: impl Fn(&'static str) -> &'v Value<'a>,
+        optional: impl Fn(&'static str) -> Option<&'v Value<'a>>,
+        rank: Option<ParallelRank>,
+    ) -> Self {
+        RuntimeFragmentFields {
+            fragment_id: required(key::FRAGMENT_ID),
+            tensor_id: required(key::TENSOR_ID),
+            global_offset: required(key::GLOBAL_OFFSET),
+            local_shape: required(key::LOCAL_SHAPE),
+            site: SiteFields::of(&required),
+            rank,
+            lease_generation: required(key::LEASE_GENERATION),
+            aliases: optional(key::ALIASES),
+            placement_fragment_id: optional(key::PLACEMENT_FRAGMENT_ID),
+        }
+    }
 }
 
 /// §2.4 steps 1–8.
@@ -185,6 +226,17 @@ impl<'v, 'a> SiteFields<'v, 'a> {
         match Self::read::<std::convert::Infallible>(|key| Ok(member(key))) {
             Ok(site) => site,
             Err(never) => match never {},
+        }
+    }
+}
+
+impl<'v, 'a> BindingFragmentFields<'v, 'a> {
+    /// The members from an object whose members are all present (or `null`).
+    pub(crate) fn of(required: impl Fn(&'static str) -> &'v Value<'a>) -> Self {
+        BindingFragmentFields {
+            placement_fragment_id: required(key::PLACEMENT_FRAGMENT_ID),
+            fragment_id: required(key::FRAGMENT_ID),
+            site: SiteFields::of(&required),
         }
     }
 }

@@ -5,7 +5,6 @@ use crate::error::Result;
 use crate::limits::Limits;
 use crate::model::binding::BindingHeader;
 use crate::model::construct_binding;
-use crate::model::fragment::SiteFields;
 use crate::model::fragment::{check_binding_fragment, BindingFragmentFields};
 use crate::model::Binding;
 use crate::options::Options;
@@ -36,11 +35,7 @@ pub(crate) fn binding_from_value(document: &Value<'_>, limits: &Limits) -> Resul
         RuntimeBindingFragment::FIELDS,
         limits,
         |element, at, _| {
-            let fields = BindingFragmentFields {
-                placement_fragment_id: member(element, key::PLACEMENT_FRAGMENT_ID),
-                fragment_id: member(element, key::FRAGMENT_ID),
-                site: SiteFields::of(|key| member(element, key)),
-            };
+            let fields = BindingFragmentFields::of(|key| member(element, key));
             check_binding_fragment(&fields, at)
         },
     )?;

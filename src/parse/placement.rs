@@ -66,15 +66,11 @@ pub(crate) fn placement_from_value(document: &Value<'_>, limits: &Limits) -> Res
         PlacementFragment::FIELDS,
         limits,
         |element, at, i| {
-            let fields = PlacementFragmentFields {
-                placement_fragment_id: member(element, key::PLACEMENT_FRAGMENT_ID),
-                tensor_id: member(element, key::TENSOR_ID),
-                global_offset: member(element, key::GLOBAL_OFFSET),
-                local_shape: member(element, key::LOCAL_SHAPE),
-                nbytes: member(element, key::NBYTES),
-                rank: Some(fragment_rank(element, "placement", at, i)?),
-                aliases: Some(member(element, key::ALIASES)),
-            };
+            let fields = PlacementFragmentFields::of(
+                |key| member(element, key),
+                |key| element.get(key),
+                Some(fragment_rank(element, "placement", at, i)?),
+            );
             check_placement_fragment(&fields, at)
         },
     )?;

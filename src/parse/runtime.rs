@@ -4,7 +4,6 @@ use super::members::{fragment_rank, fragments, manifest_top, member, tensors};
 use crate::error::Result;
 use crate::limits::Limits;
 use crate::model::construct_runtime;
-use crate::model::fragment::SiteFields;
 use crate::model::fragment::{check_runtime_fragment, RuntimeFragmentFields};
 use crate::model::runtime::RuntimeHeader;
 use crate::model::Runtime;
@@ -38,17 +37,11 @@ pub(crate) fn runtime_from_value(document: &Value<'_>, limits: &Limits) -> Resul
         RuntimeFragment::FIELDS,
         limits,
         |element, at, i| {
-            let fields = RuntimeFragmentFields {
-                fragment_id: member(element, key::FRAGMENT_ID),
-                tensor_id: member(element, key::TENSOR_ID),
-                global_offset: member(element, key::GLOBAL_OFFSET),
-                local_shape: member(element, key::LOCAL_SHAPE),
-                site: SiteFields::of(|key| member(element, key)),
-                rank: Some(fragment_rank(element, "runtime", at, i)?),
-                lease_generation: member(element, key::LEASE_GENERATION),
-                aliases: Some(member(element, key::ALIASES)),
-                placement_fragment_id: element.get(key::PLACEMENT_FRAGMENT_ID),
-            };
+            let fields = RuntimeFragmentFields::of(
+                |key| member(element, key),
+                |key| element.get(key),
+                Some(fragment_rank(element, "runtime", at, i)?),
+            );
             check_runtime_fragment(&fields, at)
         },
     )?;
