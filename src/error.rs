@@ -39,6 +39,25 @@ pub enum Detail {
     },
     /// `invalid_json`: where in the text the document stops being JSON.
     JsonLocation(JsonLocation),
+    /// `fields_mismatch`: how the object's keys differ from the contract's, and, for a
+    /// whole document, the document kind its keys are instead (wrong command).
+    FieldsMismatch {
+        /// The keys the contract requires that the object lacks, sorted.
+        missing: Vec<String>,
+        /// The object's keys the contract does not allow there, sorted.
+        unexpected: Vec<String>,
+        /// The document kind the keys match, if another.
+        looks_like: Option<DocumentKind>,
+    },
+}
+
+/// A document kind of the contract, and the command that reads it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct DocumentKind {
+    /// Its name, e.g. "runtime inventory".
+    pub name: &'static str,
+    /// The CLI command that reads it, e.g. "weight-manifest runtime validate --inventory".
+    pub command: &'static str,
 }
 
 /// A position in a document's text: where the strict reader (contract §4) found that the
@@ -189,12 +208,13 @@ impl Error {
 }
 
 impl fmt::Display for Error {
-    /// Renders `error[code]: message at /pointer`, the CLI's format; an error with a
-    /// [`JsonLocation`] ends in ` at line 3 column 17 (byte 52)` instead.
+    /// Renders `error[code]: message at /pointer`, the CLI's format; the document root
+    /// (the pointer `""`) reads ` at /`. An error with a [`JsonLocation`] ends in
+    /// ` at line 3 column 17 (byte 52)` instead.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "error[{}]: {}", self.code, self.message)?;
         if let Some(path) = &self.path {
-            write!(f, " at {}", if path.is_empty() { "\"\"" } else { path })?;
+            write!(f, " at {}", if path.is_empty() { "/" } else { path })?;
         }
         if let Some(at) = self.json_location() {
             write!(f, " at {at}")?;

@@ -65,7 +65,7 @@ mod validate;
 pub use bind::bind;
 pub use code::Code;
 pub use coverage::{coverage, Coverage};
-pub use error::{Detail, Error, Result};
+pub use error::{Detail, DocumentKind, Error, Result};
 pub use identity::logical_fragment_id;
 pub use limits::{LimitSettingError, Limits};
 pub use model::{Binding, Owner, Placement, Runtime};

@@ -1,7 +1,7 @@
 //! Shared pieces of the strict parsers: exact key sets (the schemas' field lists), and the descriptor and rank
 //! members of the two forms that carry them.
 
-use crate::error::{Code, Error, Result};
+use crate::error::{Code, Detail, Error, Result};
 use crate::limits::Limits;
 use crate::model::descriptor::{check_descriptor, DescriptorFields};
 use crate::model::rank::{check_rank, RankFields};
@@ -48,13 +48,43 @@ pub(crate) fn exact<'v, 'a>(
     label: &dyn Fn() -> String,
     path: &Path<'_>,
 ) -> Result<&'v Object<'a>> {
-    match value.as_object() {
-        Some(object) if object.has_exact_keys(keys) => Ok(object),
-        _ => Err(Error::at(
+    let error = || {
+        Error::at(
             Code::FieldsMismatch,
             format!("{} schema fields do not match contract", label()),
             path,
-        )),
+        )
+    };
+    match value.as_object() {
+        Some(object) if object.has_exact_keys(keys) => Ok(object),
+        Some(object) => Err(error().with_detail(key_difference(object, keys, path))),
+        None => Err(error()),
+    }
+}
+
+/// How `object`'s keys differ from `keys`; at the document root, also the document kind
+/// they are instead.
+fn key_difference(object: &Object<'_>, keys: &[&str], path: &Path<'_>) -> Detail {
+    let mut missing: Vec<String> = keys
+        .iter()
+        .filter(|key| object.get(key).is_none())
+        .map(|key| (*key).to_owned())
+        .collect();
+    let mut unexpected: Vec<String> = object
+        .iter()
+        .map(|(key, _)| key)
+        .filter(|key| !keys.contains(key))
+        .map(str::to_owned)
+        .collect();
+    missing.sort();
+    unexpected.sort();
+    let root = matches!(path, Path::Root);
+    Detail::FieldsMismatch {
+        missing,
+        unexpected,
+        looks_like: root
+            .then(|| super::kind::document_kind(object, keys))
+            .flatten(),
     }
 }
 

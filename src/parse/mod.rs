@@ -33,6 +33,7 @@ macro_rules! manifest_constructors {
 
 mod binding;
 mod fast;
+mod kind;
 mod members;
 mod placement;
 mod runtime;

@@ -82,7 +82,7 @@ inline std::string render(std::string_view name, const std::string& message,
   std::string text = "error[";
   text.append(name).append("]: ").append(message);
   if (path) {
-    text.append(" at ").append(path->empty() ? std::string("\"\"") : *path);
+    text.append(" at ").append(path->empty() ? std::string("/") : *path);
   }
   if (location) {
     text.append(" at line ").append(std::to_string(location->line));

@@ -61,7 +61,7 @@ TEST(JsonLocation, OtherErrorsHaveNone) {
   const wm::Error error = rejection("[]");
   EXPECT_EQ(error.code_name(), "not_an_object");
   EXPECT_FALSE(error.location().has_value());
-  EXPECT_EQ(std::string(error.what()), "error[not_an_object]: " + error.message() + " at \"\"");
+  EXPECT_EQ(std::string(error.what()), "error[not_an_object]: " + error.message() + " at /");
   const wm::Error built(WM_CODE_INVALID_JSON, "x is not valid JSON", std::nullopt,
                         wm::JsonLocation{1, 2, 1});
   EXPECT_STREQ(built.what(), "error[invalid_json]: x is not valid JSON at line 1 column 2 (byte 1)");

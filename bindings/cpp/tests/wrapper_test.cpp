@@ -226,7 +226,7 @@ TEST(Error, BuiltByCallers) {
   EXPECT_EQ(error.code_name(), "fragment_overlap");
   EXPECT_STREQ(error.what(), "error[fragment_overlap]: boxes overlap at /fragments/3");
   const wm::Error root(WM_CODE_NOT_AN_OBJECT, "not an object", std::string());
-  EXPECT_STREQ(root.what(), "error[not_an_object]: not an object at \"\"");
+  EXPECT_STREQ(root.what(), "error[not_an_object]: not an object at /");
 }
 
 }  // namespace

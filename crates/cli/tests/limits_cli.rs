@@ -134,7 +134,7 @@ fn oversized_inputs_are_rejected_without_being_copied() {
     assert_eq!(
         stderr(&rejected).trim(),
         format!(
-            "error[limit_exceeded]: document of {} bytes exceeds max_document_bytes (1000) at \"\"",
+            "error[limit_exceeded]: document of {} bytes exceeds max_document_bytes (1000) at /",
             padded.len()
         )
     );
@@ -156,6 +156,6 @@ fn oversized_inputs_are_rejected_without_being_copied() {
     assert_eq!(output.status.code(), Some(1));
     assert_eq!(
         stderr(&output).trim(),
-        "error[limit_exceeded]: document of 1001 bytes exceeds max_document_bytes (1000) at \"\""
+        "error[limit_exceeded]: document of 1001 bytes exceeds max_document_bytes (1000) at /"
     );
 }
