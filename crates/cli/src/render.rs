@@ -4,7 +4,7 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use serde_json::{json, Value as Json};
-use weight_manifest::{Detail, Error};
+use weight_manifest::{Detail, DocumentKind, Error};
 
 use super::args::Format;
 use super::output::{emit, leave_to_exit};
@@ -43,16 +43,21 @@ pub(crate) fn rejection(error: &Error, format: Format) -> ExitCode {
     ExitCode::from(1)
 }
 
+/// The missing keys, the unexpected keys and the other kind of a `fields_mismatch`.
+fn key_difference(error: &Error) -> Option<(&[String], &[String], Option<DocumentKind>)> {
+    match error.detail()? {
+        Detail::FieldsMismatch {
+            missing,
+            unexpected,
+            looks_like,
+        } => Some((missing, unexpected, *looks_like)),
+        _ => None,
+    }
+}
+
 /// The numbers behind a rejection as a second text line, for the details that have them.
 fn detail_line(error: &Error) -> Option<String> {
-    let Some(Detail::FieldsMismatch {
-        missing,
-        unexpected,
-        looks_like,
-    }) = error.detail()
-    else {
-        return None;
-    };
+    let (missing, unexpected, looks_like) = key_difference(error)?;
     let mut parts = Vec::new();
     if !missing.is_empty() {
         parts.push(format!("missing: {}", missing.join(", ")));
@@ -71,14 +76,7 @@ fn detail_line(error: &Error) -> Option<String> {
 
 /// The detail of a rejection as a JSON object, for the details that have numbers.
 fn detail_json(error: &Error) -> Option<Json> {
-    let Some(Detail::FieldsMismatch {
-        missing,
-        unexpected,
-        looks_like,
-    }) = error.detail()
-    else {
-        return None;
-    };
+    let (missing, unexpected, looks_like) = key_difference(error)?;
     let mut detail = json!({ "missing": missing, "unexpected": unexpected });
     if let Some(kind) = looks_like {
         detail["looks_like"] = json!({
