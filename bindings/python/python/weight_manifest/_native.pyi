@@ -10,13 +10,17 @@ class ManifestError(ValueError):
     """A contract rejection: the contract's message, its stable code and, where the
     contract defines one, the JSON pointer into the input (else None). An invalid_json
     rejection also names where the text breaks: the line (1-based), column (1-based, in
-    characters) and byte offset (0-based) of the first offending byte (else None)."""
+    characters) and byte offset (0-based) of the first offending byte (else None).
+    ``detail`` holds the numbers behind the rejection where there are some (a
+    fields_mismatch: the missing and unexpected keys and ``looks_like``, the document kind
+    they are instead, with the command that reads it), else None."""
 
     code: str
     path: Optional[str]
     line: Optional[int]
     column: Optional[int]
     offset: Optional[int]
+    detail: Optional[dict[str, Any]]
 
 class PlacementCore: ...
 class RuntimeCore: ...
