@@ -3,7 +3,8 @@
 #
 #   scripts/fuzz.sh smoke [SECONDS]        every target for SECONDS each (default 30): CI
 #   scripts/fuzz.sh run TARGET [SECONDS]   one target, long run (default 3600)
-#   scripts/fuzz.sh runs TARGET N          one target for exactly N executions (no time limit)
+#   scripts/fuzz.sh runs TARGET N [W]      one target for exactly N executions (no time limit),
+#                                          as W workers of N/W each over one corpus (default 1)
 #   scripts/fuzz.sh list                   the targets
 #
 # Corpora are seeded from the conformance fixtures (tests/conformance) and, for the
@@ -101,11 +102,19 @@ PY
   esac
 }
 
-# run_target TARGET SECONDS [RUNS]: fuzz for SECONDS, or for exactly RUNS executions.
+# run_target TARGET SECONDS [RUNS [WORKERS]]: fuzz for SECONDS, or for exactly RUNS
+# executions in all, split over WORKERS processes sharing the corpus (libFuzzer -jobs).
 run_target() {
-  local target=$1 seconds=$2 runs=${3:-} log rc=0 budget
+  local target=$1 seconds=$2 runs=${3:-} workers=${4:-1} log rc=0 budget
   seed "$target"
-  if [ -n "$runs" ]; then
+  if [ -n "$runs" ] && [ "$workers" -gt 1 ]; then
+    if [ $((runs % workers)) -ne 0 ]; then
+      echo "$runs executions do not split evenly over $workers workers" >&2
+      return 2
+    fi
+    budget=(-runs=$((runs / workers)) -jobs="$workers" -workers="$workers")
+    echo "== fuzz $target for $runs executions ($workers workers of $((runs / workers)))" >&2
+  elif [ -n "$runs" ]; then
     budget=(-runs="$runs")
     echo "== fuzz $target for $runs executions" >&2
   else
@@ -116,8 +125,15 @@ run_target() {
   cargo fuzz run -s none "$target" "fuzz/corpus/$target" -- \
     "${budget[@]}" -rss_limit_mb=2048 -max_len=65536 -timeout=10 \
     -print_final_stats=1 >"$log" 2>&1 || rc=$?
-  grep -E '^stat::(number_of_executed_units|peak_rss_mb)' "$log" || true
-  grep -E '^Done [0-9]+ runs in [0-9]+ second' "$log" || true
+  # With -jobs each worker logs to fuzz-JOB.log in the working directory.
+  local logs=("$log")
+  if [ "$workers" -gt 1 ]; then
+    mapfile -t -O 1 logs < <(ls fuzz-*.log 2>/dev/null)
+  fi
+  for one in "${logs[@]}"; do
+    grep -E '^stat::(number_of_executed_units|peak_rss_mb)' "$one" || true
+    grep -E '^Done [0-9]+ runs in [0-9]+ second' "$one" || true
+  done
   if compgen -G "fuzz/artifacts/$target/*" >/dev/null; then
     grep -E '(ERROR|SUMMARY|panicked)' "$log" | head -5 >&2 || true
     echo "FINDING in $target: see fuzz/artifacts/$target/" >&2
@@ -149,7 +165,8 @@ case "${1:-}" in
     ;;
   runs)
     need_cargo_fuzz
-    run_target "${2:?target}" 0 "${3:?number of executions}"
+    rm -f fuzz-*.log
+    run_target "${2:?target}" 0 "${3:?number of executions}" "${4:-1}"
     ;;
   *) sed -n '2,13p' "$0"; exit 2 ;;
 esac
