@@ -4,6 +4,7 @@ use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 
 use crate::error::{Code, Error, Result};
+use crate::locate::Origin;
 use crate::model::runtime::RuntimeHeader;
 use crate::model::{construct_runtime, Binding, Placement, Runtime};
 use crate::path::Path;
@@ -162,6 +163,7 @@ pub fn bind(placement: &Placement, binding: &Binding) -> Result<Runtime> {
     };
     construct_runtime(
         &Path::Root,
+        Origin::default(),
         &header,
         placement.tensors().to_vec(),
         fragments,

@@ -12,6 +12,7 @@
 use std::borrow::Cow;
 
 use crate::error::{Code, Error, Result};
+use crate::locate::Origin;
 use crate::model::binding::BindingHeader;
 use crate::model::descriptor::{check_descriptor, DescriptorFields};
 use crate::model::fragment::{
@@ -106,6 +107,7 @@ pub fn placement_manifest(
 ) -> Result<Placement> {
     construct_placement(
         &Path::Root,
+        &Origin::default(),
         required(fields, key::MODEL_ID),
         required(fields, key::REVISION),
         fields.get(key::PLACEMENT_ID),
@@ -132,7 +134,15 @@ pub fn runtime_manifest(
         placement_id: fields.get(key::PLACEMENT_ID),
         generation: fields.get(key::GENERATION),
     };
-    construct_runtime(&Path::Root, &header, tensors, fragments, owners).map_err(no_path)
+    construct_runtime(
+        &Path::Root,
+        Origin::default(),
+        &header,
+        tensors,
+        fragments,
+        owners,
+    )
+    .map_err(no_path)
 }
 
 /// `RuntimeBindingManifest(...)` (§8.6 steps 2–7); `owners[i]` belongs to `fragments[i]`.
@@ -150,7 +160,7 @@ pub fn binding_manifest(
         lease_id: required(fields, key::LEASE_ID),
         generation: required(fields, key::GENERATION),
     };
-    construct_binding(&Path::Root, &header, fragments, owners).map_err(no_path)
+    construct_binding(&Path::Root, &Origin::default(), &header, fragments, owners).map_err(no_path)
 }
 
 /// `wrong_element_type`: "{Owner} {collection} must contain {Type}" (§8.1, §8.4, §8.6),

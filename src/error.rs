@@ -7,6 +7,9 @@
 use std::fmt;
 
 pub use crate::code::Code;
+use crate::detail::shown;
+pub use crate::detail::{Detail, DocumentKind};
+use crate::locate::{Orders, Origin, Site};
 use crate::path::Path;
 
 /// One rejection: exactly one code and one message (contract §1.3), and where it is
@@ -17,47 +20,15 @@ pub struct Error {
     message: String,
     path: Option<String>,
     detail: Option<Box<Detail>>,
+    /// Where a list rule found the violation, until the constructor locates it.
+    sites: Option<Box<Sites>>,
 }
 
-/// The values a message interpolates, for rejections whose rendering differs between
-/// languages (contract §16 D8), so a binding can render them its own way.
+/// The element a list rule rejected and, for a rule on two elements, the other one.
 #[derive(Clone, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum Detail {
-    /// `address_overlap`: the two runtime fragment_ids and their address space.
-    AddressOverlap {
-        /// The fragment named first.
-        first: String,
-        /// The fragment named second.
-        second: String,
-        /// The manifest's instance_id.
-        instance_id: String,
-        /// The shared worker_id.
-        worker_id: String,
-        /// The shared device.
-        device: String,
-    },
-    /// `invalid_json`: where in the text the document stops being JSON.
-    JsonLocation(JsonLocation),
-    /// `fields_mismatch`: how the object's keys differ from the contract's, and, for a
-    /// whole document, the document kind its keys are instead (wrong command).
-    FieldsMismatch {
-        /// The keys the contract requires that the object lacks, sorted.
-        missing: Vec<String>,
-        /// The object's keys the contract does not allow there, sorted.
-        unexpected: Vec<String>,
-        /// The document kind the keys match, if another.
-        looks_like: Option<DocumentKind>,
-    },
-}
-
-/// A document kind of the contract, and the command that reads it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct DocumentKind {
-    /// Its name, e.g. "runtime inventory".
-    pub name: &'static str,
-    /// The CLI command that reads it, e.g. "weight-manifest runtime validate --inventory".
-    pub command: &'static str,
+struct Sites {
+    at: Option<Site>,
+    other: Option<Site>,
 }
 
 /// A position in a document's text: where the strict reader (contract §4) found that the
@@ -138,6 +109,7 @@ impl Error {
             message: message.into(),
             path: None,
             detail: None,
+            sites: None,
         }
     }
 
@@ -148,7 +120,48 @@ impl Error {
             message: message.into(),
             path: Some(path.to_pointer()),
             detail: None,
+            sites: None,
         }
+    }
+
+    /// An error of a rule on a manifest's lists at `site`, located later by the
+    /// constructor ([`Error::locate`]).
+    pub(crate) fn at_site(code: Code, message: impl Into<String>, site: Site) -> Self {
+        Error {
+            sites: Some(Box::new(Sites {
+                at: Some(site),
+                other: None,
+            })),
+            ..Error::new(code, message)
+        }
+    }
+
+    /// Names the other element of a rule on two elements (the detail's `other`).
+    #[must_use]
+    pub(crate) fn with_other_site(mut self, other: Site) -> Self {
+        let sites = self.sites.get_or_insert_with(|| {
+            Box::new(Sites {
+                at: None,
+                other: None,
+            })
+        });
+        sites.other = Some(other);
+        self
+    }
+
+    /// Turns the sites of a list rule's error into pointers into the document whose lists
+    /// `origin` names, the rules having seen them in `orders`. Other errors pass unchanged.
+    #[must_use]
+    pub(crate) fn locate(mut self, origin: &Origin<'_>, orders: &Orders<'_>) -> Self {
+        if let Some(sites) = self.sites.take() {
+            if self.path.is_none() {
+                self.path = sites.at.and_then(|at| origin.pointer(at, orders));
+            }
+            if let (Some(other), Some(detail)) = (sites.other, self.detail.as_deref_mut()) {
+                detail.set_other(origin.pointer(other, orders));
+            }
+        }
+        self
     }
 
     /// Replaces the location with `path`.
@@ -214,7 +227,7 @@ impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "error[{}]: {}", self.code, self.message)?;
         if let Some(path) = &self.path {
-            write!(f, " at {}", if path.is_empty() { "/" } else { path })?;
+            write!(f, " at {}", shown(path))?;
         }
         if let Some(at) = self.json_location() {
             write!(f, " at {at}")?;

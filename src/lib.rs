@@ -36,6 +36,7 @@
 pub mod canonical;
 pub mod code;
 pub mod coverage;
+pub mod detail;
 pub mod error;
 pub mod inventory;
 pub mod limits;
@@ -56,6 +57,7 @@ mod check;
 pub mod construct;
 mod geometry;
 mod identity;
+mod locate;
 mod model;
 mod parse;
 mod project;

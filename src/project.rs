@@ -63,19 +63,43 @@ pub fn project_placement_value(
         .collect();
     let argument = match placement_id {
         None | Some(Value::Null) => None,
-        Some(value) => Some(check::string(value, key::PLACEMENT_ID, &Path::Root)?),
+        // The argument is not part of the document: no pointer.
+        Some(value) => Some(
+            check::string(value, key::PLACEMENT_ID, &Path::Root)
+                .map_err(|e| e.with_pointer(None))?,
+        ),
     };
     let held = wire.placement_id.as_deref();
     let id = argument.or(held).map(|id| Value::Str(Cow::Borrowed(id)));
+    let from_argument = argument.is_some();
     construct_placement(
         &Path::Root,
+        runtime.origin(),
         &Value::Str(Cow::Borrowed(&wire.model_id)),
         &Value::Str(Cow::Borrowed(&wire.revision)),
         id.as_ref(),
         wire.tensors.clone(),
         fragments,
     )
-    .map_err(|e| e.with_pointer(None))
+    // The placement_id compared is the argument's, not the document's.
+    .map_err(|e| {
+        if from_argument && e.code() == Code::PlacementIdMismatch {
+            e.with_pointer(None)
+        } else {
+            e
+        }
+    })
+}
+
+/// What the runtime lacks, the document it was read from lacks: the error points at that
+/// document's top-level object (a runtime built in memory has none).
+fn lacking(runtime: &Runtime, code: Code, message: &str) -> Error {
+    let error = Error::new(code, message);
+    if runtime.origin().fragments.is_some() {
+        error.with_pointer(Some(String::new()))
+    } else {
+        error
+    }
 }
 
 /// §11.2 project_binding(R, placement_id?).
@@ -90,13 +114,15 @@ pub fn project_binding_value(
 ) -> Result<Binding> {
     let wire = runtime.as_wire();
     let Some(lease_id) = wire.lease_id.as_deref() else {
-        return Err(Error::new(
+        return Err(lacking(
+            runtime,
             Code::MissingLeaseId,
             "runtime manifest has no lease_id for runtime binding",
         ));
     };
     let Some(generation) = wire.generation else {
-        return Err(Error::new(
+        return Err(lacking(
+            runtime,
             Code::MissingGeneration,
             "runtime manifest has no generation for runtime binding",
         ));
@@ -139,5 +165,7 @@ pub fn project_binding_value(
         lease_id,
         generation,
     };
-    construct_binding(&Path::Root, &header, fragments, owners).map_err(|e| e.with_pointer(None))
+    // The binding's fragments are the runtime's, in order: a duplicate points into the
+    // document the runtime was read from. The header is derived, so nothing else is there.
+    construct_binding(&Path::Root, runtime.origin(), &header, fragments, owners)
 }

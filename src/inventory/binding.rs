@@ -4,6 +4,7 @@ use super::members::Members;
 use super::offsets_require_view;
 use crate::check;
 use crate::error::{Code, Error, Result};
+use crate::locate::MANIFEST;
 use crate::model::binding::BindingHeader;
 use crate::model::fragment::SiteFields;
 use crate::model::fragment::{check_binding_fragment, BindingFragmentFields};
@@ -77,7 +78,7 @@ pub(crate) fn binding_from_inventory(
         let byte_offset = record.opt_int(key::BYTE_OFFSET, 0)?;
         let nonzero = storage_offset.unwrap_or(0) != 0 || byte_offset.unwrap_or(0) != 0;
         if nonzero && !view {
-            return Err(offsets_require_view(&at));
+            return Err(offsets_require_view(&at, storage_offset.unwrap_or(0)));
         }
         let fields = BindingFragmentFields {
             placement_fragment_id: record.req(key::PLACEMENT_FRAGMENT_ID)?,
@@ -87,5 +88,5 @@ pub(crate) fn binding_from_inventory(
         fragments.push(check_binding_fragment(&fields, &at)?);
         owners.push(options.owners.and_then(|resolve| resolve(value)));
     }
-    construct_binding(&root, &header, fragments, owners)
+    construct_binding(&root, &MANIFEST, &header, fragments, owners)
 }

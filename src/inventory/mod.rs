@@ -99,10 +99,17 @@ inventory_constructors! {
     Placement("placement inventory", PLACEMENT_INVENTORY_LABEL, None, placement::placement_from_inventory, "§10.5", limits);
 }
 
-fn offsets_require_view(path: &crate::Path<'_>) -> Error {
+/// `offsets_require_view_semantics` for the record at `record`, at its non-zero offset
+/// member (storage_offset when both are).
+fn offsets_require_view(record: &crate::Path<'_>, storage_offset: u64) -> Error {
+    let member = if storage_offset != 0 {
+        crate::wire::key::STORAGE_OFFSET
+    } else {
+        crate::wire::key::BYTE_OFFSET
+    };
     Error::at(
         Code::OffsetsRequireViewSemantics,
         "non-zero runtime offsets require address_semantics='view'",
-        path,
+        &record.key(member),
     )
 }

@@ -5,6 +5,7 @@ use super::members::Members;
 use super::runtime::{read_aliases, read_rank};
 use crate::check;
 use crate::error::Result;
+use crate::locate::INVENTORY;
 use crate::model::fragment::{check_placement_fragment, PlacementFragmentFields};
 use crate::model::{construct_placement, Placement};
 use crate::options::Options;
@@ -65,6 +66,7 @@ pub(crate) fn placement_from_inventory(
 
     construct_placement(
         &root,
+        &INVENTORY,
         top.req(key::MODEL_ID)?,
         top.req(key::REVISION)?,
         top.opt(key::PLACEMENT_ID),

@@ -5,6 +5,7 @@ use super::members::Members;
 use super::offsets_require_view;
 use crate::check;
 use crate::error::{Code, Error, Result};
+use crate::locate::INVENTORY;
 use crate::model::fragment::SiteFields;
 use crate::model::fragment::{check_runtime_fragment, RuntimeFragmentFields};
 use crate::model::rank::{check_rank, RankFields};
@@ -100,7 +101,8 @@ pub(crate) fn runtime_from_inventory(
         placement_id: top.opt(key::PLACEMENT_ID),
         generation: Some(&Value::UInt(generation)),
     };
-    construct_runtime(&root, &header, descriptors.into_sorted(), fragments, owners)
+    let tensors = descriptors.into_sorted();
+    construct_runtime(&root, INVENTORY, &header, tensors, fragments, owners)
 }
 
 /// §10.3 step 4.3: the view must be contiguous with canonical strides, its byte offset
@@ -153,7 +155,7 @@ fn check_view(record: &Members<'_, '_>, descriptor: &TensorDescriptor, view: boo
         ));
     }
     if (storage_offset != 0 || byte_offset != 0) && !view {
-        return Err(offsets_require_view(&record.at(key::BYTE_OFFSET)));
+        return Err(offsets_require_view(record.path(), storage_offset));
     }
     Ok(())
 }

@@ -1,11 +1,12 @@
 //! RuntimeBindingManifest (contract §2.8) and its construction (§8.6).
 
-use std::collections::HashSet;
+use std::collections::HashMap;
 
 use super::owner::Owner;
 use crate::canonical;
 use crate::check;
-use crate::error::{Code, Error, Result};
+use crate::error::{Code, Detail, Error, Result};
+use crate::locate::{Orders, Origin, Site};
 use crate::path::Path;
 use crate::value::Value;
 use crate::wire::key;
@@ -62,19 +63,32 @@ pub(crate) struct BindingHeader<'v, 'a> {
     pub generation: &'v Value<'a>,
 }
 
-/// §8.6 steps 2–7 on checked fragments (`owners[i]` belongs to `fragments[i]`).
+/// §8.6 steps 2–7 on checked fragments (`owners[i]` belongs to `fragments[i]`). `origin`
+/// says where the fragments are in the document, in the order given.
 pub(crate) fn construct_binding(
     root: &Path<'_>,
+    origin: &Origin<'_>,
     header: &BindingHeader<'_, '_>,
     fragments: Vec<RuntimeBindingFragment>,
     owners: Vec<Option<Owner>>,
 ) -> Result<Binding> {
-    let mut paired: Vec<(RuntimeBindingFragment, Option<Owner>)> = fragments
+    // The input position of each fragment in placement_fragment_id order (stable).
+    let mut order: Vec<usize> = (0..fragments.len()).collect();
+    order.sort_by(|&a, &b| {
+        fragments[a]
+            .placement_fragment_id
+            .cmp(&fragments[b].placement_fragment_id)
+    });
+    let mut slots: Vec<Option<(RuntimeBindingFragment, Option<Owner>)>> = fragments
         .into_iter()
         .zip(owners.into_iter().chain(std::iter::repeat(None)))
+        .map(Some)
         .collect();
-    paired.sort_by(|a, b| a.0.placement_fragment_id.cmp(&b.0.placement_fragment_id));
-    let (fragments, owners): (Vec<_>, Vec<_>) = paired.into_iter().unzip();
+    let (fragments, owners): (Vec<_>, Vec<_>) = order
+        .iter()
+        .filter_map(|&i| slots.get_mut(i).and_then(Option::take))
+        .unzip();
+    drop(slots);
 
     let at = |key: &'static str| root.key(key);
     let model_id = check::string(header.model_id, key::MODEL_ID, &at(key::MODEL_ID))?;
@@ -100,26 +114,46 @@ pub(crate) fn construct_binding(
     }
     let generation = check::int(header.generation, key::GENERATION, 0, &at(key::GENERATION))?;
 
-    if fragments
-        .windows(2)
-        .any(|w| w[0].placement_fragment_id == w[1].placement_fragment_id)
+    let orders = Orders {
+        tensors: None,
+        fragments: Some(&order),
+    };
+    let duplicate = |code, message: &str, key: &'static str, id: &str, (first, second)| {
+        let at = |i| Site::fragment(i).member(key);
+        Error::at_site(code, message, at(second))
+            .with_detail(Detail::Duplicate {
+                key: id.to_owned(),
+                other: None,
+            })
+            .with_other_site(at(first))
+            .locate(origin, &orders)
+    };
+    if let Some(i) = (1..fragments.len())
+        .find(|&i| fragments[i - 1].placement_fragment_id == fragments[i].placement_fragment_id)
     {
-        return Err(Error::new(
+        return Err(duplicate(
             Code::DuplicateBindingFragment,
             "duplicate placement fragment in runtime binding",
+            key::PLACEMENT_FRAGMENT_ID,
+            &fragments[i].placement_fragment_id,
+            (i - 1, i),
         ));
     }
-    let mut runtime_ids = HashSet::with_capacity(fragments.len());
-    if !fragments
-        .iter()
-        .all(|f| runtime_ids.insert(f.fragment_id.as_str()))
-    {
-        return Err(Error::new(
-            Code::DuplicateRuntimeFragmentId,
-            "duplicate runtime fragment_id in runtime binding",
-        ));
+    let mut runtime_ids: HashMap<&str, usize> = HashMap::with_capacity(fragments.len());
+    for (i, fragment) in fragments.iter().enumerate() {
+        if let Some(&first) = runtime_ids.get(fragment.fragment_id.as_str()) {
+            return Err(duplicate(
+                Code::DuplicateRuntimeFragmentId,
+                "duplicate runtime fragment_id in runtime binding",
+                key::FRAGMENT_ID,
+                &fragment.fragment_id,
+                (first, i),
+            ));
+        }
+        runtime_ids.insert(&fragment.fragment_id, i);
     }
     drop(runtime_ids);
+    drop(order);
 
     Ok(Binding {
         manifest: RuntimeBindingManifest {

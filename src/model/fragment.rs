@@ -308,9 +308,10 @@ fn check_address_range(
     )?;
     let nbytes = check::int(nbytes, key::NBYTES, MIN_NBYTES, &record.key(key::NBYTES))?;
     if end_address(address, nbytes).is_none() {
-        return Err(Error::new(
+        return Err(Error::at(
             Code::AddressRangeOverflow,
             "address range must fit in an unsigned 64-bit integer",
+            &record.key(key::NBYTES),
         ));
     }
     Ok((address, nbytes))

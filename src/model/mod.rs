@@ -6,6 +6,7 @@ macro_rules! logical_fragment {
         let fragment = $fragment;
         $crate::validate::LogicalFragment {
             id: &fragment.$id,
+            id_key: stringify!($id),
             tensor_id: &fragment.tensor_id,
             rank: &fragment.rank,
             global_offset: &fragment.global_offset,

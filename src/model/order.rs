@@ -33,10 +33,13 @@ fn ascending<T>(items: &[T], key: impl Fn(&T) -> &str) -> bool {
         .all(|w| compare(key(&w[0]), key(&w[1])).is_le())
 }
 
-/// Sorts `items` stably by `key` in code point (byte) order.
-pub(crate) fn sort_by_str_key<T>(items: &mut [T], key: impl Fn(&T) -> &str) {
+/// Sorts `items` stably by `key` in code point (byte) order. Returns, for each sorted
+/// position, the element's position before the sort, or `None` when the items were
+/// already in order (so that a rejection can point at the element as written).
+#[must_use = "the input positions locate a rejection"]
+pub(crate) fn sort_by_str_key<T>(items: &mut [T], key: impl Fn(&T) -> &str) -> Option<Vec<usize>> {
     if ascending(items, &key) {
-        return;
+        return None;
     }
     let mut order: Vec<(u128, usize)> = items
         .iter()
@@ -50,6 +53,7 @@ pub(crate) fn sort_by_str_key<T>(items: &mut [T], key: impl Fn(&T) -> &str) {
     });
     let sources: Vec<usize> = order.into_iter().map(|(_, i)| i).collect();
     permute(items, &sources);
+    Some(sources)
 }
 
 /// Rearranges `items` so that position k holds the element that was at `sources[k]`
@@ -102,9 +106,17 @@ mod tests {
                 .collect();
             let mut expected = items.clone();
             expected.sort_by(|x, y| x.0.cmp(&y.0));
-            let mut actual = items;
-            sort_by_str_key(&mut actual, |x| &x.0);
+            let mut actual = items.clone();
+            let sources = sort_by_str_key(&mut actual, |x| &x.0);
             assert_eq!(actual, expected);
+            // The input positions: each sorted element came from there.
+            if let Some(sources) = sources {
+                for (k, &source) in sources.iter().enumerate() {
+                    assert_eq!(actual[k], items[source]);
+                }
+            } else {
+                assert_eq!(actual, items);
+            }
         }
     }
 }

@@ -2,8 +2,9 @@
 
 use crate::canonical;
 use crate::check;
-use crate::error::{Code, Error, Result};
+use crate::error::{Code, Detail, Error, Result};
 use crate::identity;
+use crate::locate::{Orders, Origin};
 use crate::model::order::sort_by_str_key;
 use crate::path::Path;
 use crate::validate::check_fragment_set;
@@ -66,23 +67,33 @@ impl Placement {
 
 /// The §8.1 construction from checked parts. `model_id`, `revision` and `placement_id`
 /// are the members as found (`root` locates their object); `placement_id` not set means
-/// "compute".
+/// "compute". `origin` says where the tensors and fragments are in the document, in the
+/// order given, so that a rule on the sorted lists points at the element as written.
 pub(crate) fn construct_placement(
     root: &Path<'_>,
+    origin: &Origin<'_>,
     model_id: &Value<'_>,
     revision: &Value<'_>,
     placement_id: Option<&Value<'_>>,
     mut tensors: Vec<TensorDescriptor>,
     mut fragments: Vec<PlacementFragment>,
 ) -> Result<Placement> {
-    sort_by_str_key(&mut tensors, |t| &t.tensor_id);
-    sort_by_str_key(&mut fragments, |f| &f.placement_fragment_id);
+    let tensor_order = sort_by_str_key(&mut tensors, |t| &t.tensor_id);
+    let fragment_order = sort_by_str_key(&mut fragments, |f| &f.placement_fragment_id);
     let model_id = check::string(model_id, key::MODEL_ID, &root.key(key::MODEL_ID))?;
     let revision = check::string(revision, key::REVISION, &root.key(key::REVISION))?;
 
     check_fragment_set(&tensors, fragments.len(), |i| {
         logical_fragment!(&fragments[i], placement_fragment_id)
+    })
+    .map_err(|e| {
+        let orders = Orders {
+            tensors: tensor_order.as_deref(),
+            fragments: fragment_order.as_deref(),
+        };
+        e.locate(origin, &orders)
     })?;
+    drop((tensor_order, fragment_order));
 
     let (canonical_id, digest) =
         identity::placement_identities(model_id, revision, &tensors, &fragments);
@@ -91,11 +102,18 @@ pub(crate) fn construct_placement(
         key::PLACEMENT_ID,
         &root.key(key::PLACEMENT_ID),
     )?;
-    if given.is_some_and(|id| id != canonical_id) {
-        return Err(Error::new(
+    if let Some(given) = given.filter(|&id| id != canonical_id) {
+        let quoted = |id: &str| serde_json::Value::from(id).to_string();
+        return Err(Error::at(
             Code::PlacementIdMismatch,
             "placement_id does not match canonical logical content",
-        ));
+            &root.key(key::PLACEMENT_ID),
+        )
+        .with_detail(Detail::Mismatch {
+            expected: quoted(&canonical_id),
+            got: quoted(given),
+            other: None,
+        }));
     }
     let manifest = PlacementManifest {
         fragments,

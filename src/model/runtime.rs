@@ -3,7 +3,8 @@
 use super::owner::Owner;
 use crate::canonical;
 use crate::check;
-use crate::error::{Code, Error, Result};
+use crate::error::{Code, Detail, Error, Result};
+use crate::locate::{Orders, Origin, Site};
 use crate::path::Path;
 use crate::validate::fxhash::{map_with_capacity, FxHashMap};
 use crate::validate::{check_fragment_set, check_physical};
@@ -18,6 +19,9 @@ use crate::wire::{RuntimeFragment, RuntimeManifest, TensorDescriptor};
 pub struct Runtime {
     manifest: RuntimeManifest,
     owners: Vec<Option<Owner>>,
+    /// Where its lists were in the document it was read from, to locate the rejections
+    /// of what is derived from it (a projection).
+    origin: Origin<'static>,
 }
 
 impl PartialEq for Runtime {
@@ -66,6 +70,12 @@ impl Runtime {
     /// The generation: as given, or derived from the fragments' common lease_generation.
     pub fn generation(&self) -> Option<u64> {
         self.manifest.generation
+    }
+
+    /// Where its lists were in the document it was read from (none for one built in
+    /// memory).
+    pub(crate) fn origin(&self) -> &Origin<'static> {
+        &self.origin
     }
 }
 
@@ -118,48 +128,27 @@ pub(crate) fn check_header<'v>(
     })
 }
 
-/// §8.4 steps 2–9 on checked, canonical descriptors and checked fragments.
+/// §8.4 steps 2–9 on checked, canonical descriptors and checked fragments. `origin` says
+/// where the tensors and fragments are in the document, in the order given.
 pub(crate) fn construct_runtime(
     root: &Path<'_>,
+    origin: Origin<'static>,
     header: &RuntimeHeader<'_, '_>,
     tensors: Vec<TensorDescriptor>,
     fragments: Vec<RuntimeFragment>,
     owners: Vec<Option<Owner>>,
 ) -> Result<Runtime> {
     let header = check_header(root, header)?;
-    let mut generation = header.generation;
-
-    // The distinct lease generations: none, one, or more than one.
-    let first_lease = fragments.first().map(|f| f.lease_generation);
-    let more_than_one = fragments
-        .iter()
-        .any(|f| Some(f.lease_generation) != first_lease);
-    match (first_lease, more_than_one) {
-        (Some(_), true) => {
-            return Err(Error::new(
-                Code::InconsistentLeaseGenerations,
-                "runtime manifest has inconsistent lease generations",
-            ))
-        }
-        (Some(lease), false) => match generation {
-            None => generation = Some(lease),
-            Some(g) if g != lease => {
-                return Err(Error::new(
-                    Code::GenerationMismatch,
-                    "runtime manifest generation does not match fragment generation",
-                ))
-            }
-            Some(_) => {}
-        },
-        (None, _) => {}
-    }
+    let locate = |e: Error| e.locate(&origin, &Orders::default());
+    let generation = derived_generation(root, header.generation, &fragments).map_err(locate)?;
 
     check_fragment_set(&tensors, fragments.len(), |i| {
         logical_fragment!(&fragments[i], fragment_id)
-    })?;
+    })
+    .map_err(locate)?;
     let mut by_id: FxHashMap<&str, &TensorDescriptor> = map_with_capacity(tensors.len());
     by_id.extend(tensors.iter().map(|t| (t.tensor_id.as_str(), t)));
-    check_physical(header.instance_id, &fragments, &|id| by_id.get(id).copied())?;
+    check_physical(header.instance_id, &fragments, &|id| by_id.get(id).copied()).map_err(locate)?;
     drop(by_id);
 
     Ok(assemble(
@@ -167,16 +156,55 @@ pub(crate) fn construct_runtime(
             generation,
             ..header
         },
+        origin,
         tensors,
         fragments,
         owners,
     ))
 }
 
+/// §8.4's generation: the fragments' one lease generation (none when there are no
+/// fragments), which a given `generation` must equal.
+fn derived_generation(
+    root: &Path<'_>,
+    generation: Option<u64>,
+    fragments: &[RuntimeFragment],
+) -> Result<Option<u64>> {
+    let Some(first) = fragments.first().map(|f| f.lease_generation) else {
+        return Ok(generation);
+    };
+    let lease = Site::fragment(0).member(key::LEASE_GENERATION);
+    let mismatch = |expected: u64, got: u64| Detail::Mismatch {
+        expected: expected.to_string(),
+        got: got.to_string(),
+        other: None,
+    };
+    if let Some(i) = fragments.iter().position(|f| f.lease_generation != first) {
+        return Err(Error::at_site(
+            Code::InconsistentLeaseGenerations,
+            "runtime manifest has inconsistent lease generations",
+            Site::fragment(i).member(key::LEASE_GENERATION),
+        )
+        .with_detail(mismatch(first, fragments[i].lease_generation))
+        .with_other_site(lease));
+    }
+    match generation {
+        Some(g) if g != first => Err(Error::at(
+            Code::GenerationMismatch,
+            "runtime manifest generation does not match fragment generation",
+            &root.key(key::GENERATION),
+        )
+        .with_detail(mismatch(first, g))
+        .with_other_site(lease)),
+        _ => Ok(Some(first)),
+    }
+}
+
 /// The runtime manifest of parts that passed every check of §8.4 (`header.generation` is
 /// the manifest's: as given, or derived from the fragments' lease generation).
 pub(crate) fn assemble(
     header: &CheckedHeader<'_>,
+    origin: Origin<'static>,
     tensors: Vec<TensorDescriptor>,
     fragments: Vec<RuntimeFragment>,
     owners: Vec<Option<Owner>>,
@@ -195,5 +223,6 @@ pub(crate) fn assemble(
             tensors,
         },
         owners,
+        origin,
     }
 }

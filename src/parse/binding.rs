@@ -3,6 +3,7 @@
 use super::members::{fragments, manifest_top, member};
 use crate::error::Result;
 use crate::limits::Limits;
+use crate::locate::MANIFEST;
 use crate::model::binding::BindingHeader;
 use crate::model::construct_binding;
 use crate::model::fragment::{check_binding_fragment, BindingFragmentFields};
@@ -49,5 +50,5 @@ pub(crate) fn binding_from_value(document: &Value<'_>, limits: &Limits) -> Resul
         lease_id: member(top, key::LEASE_ID),
         generation: member(top, key::GENERATION),
     };
-    construct_binding(&root, &header, fragments, Vec::new())
+    construct_binding(&root, &MANIFEST, &header, fragments, Vec::new())
 }

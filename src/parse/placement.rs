@@ -3,6 +3,7 @@
 use super::members::{fragment_rank, fragments, manifest_top, member, tensors};
 use crate::error::Result;
 use crate::limits::Limits;
+use crate::locate::MANIFEST;
 use crate::model::construct_placement;
 use crate::model::fragment::{check_placement_fragment, PlacementFragmentFields};
 use crate::model::Placement;
@@ -77,6 +78,7 @@ pub(crate) fn placement_from_value(document: &Value<'_>, limits: &Limits) -> Res
 
     construct_placement(
         &root,
+        &MANIFEST,
         member(object, key::MODEL_ID),
         member(object, key::REVISION),
         Some(member(object, key::PLACEMENT_ID)),

@@ -3,6 +3,7 @@
 use super::members::{fragment_rank, fragments, manifest_top, member, tensors};
 use crate::error::Result;
 use crate::limits::Limits;
+use crate::locate::MANIFEST;
 use crate::model::construct_runtime;
 use crate::model::fragment::{check_runtime_fragment, RuntimeFragmentFields};
 use crate::model::runtime::RuntimeHeader;
@@ -54,5 +55,5 @@ pub(crate) fn runtime_from_value(document: &Value<'_>, limits: &Limits) -> Resul
         placement_id: top.get(key::PLACEMENT_ID),
         generation: top.get(key::GENERATION),
     };
-    construct_runtime(&root, &header, tensors, fragments, Vec::new())
+    construct_runtime(&root, MANIFEST, &header, tensors, fragments, Vec::new())
 }

@@ -1,16 +1,19 @@
-//! JSON pointers for the reader's `limit_exceeded` errors, computed from the parser's stack
-//! of open containers only when such an error is reported.
+//! JSON pointers for the reader's `limit_exceeded`, `non_finite_number` and
+//! `duplicate_key` errors, computed from the parser's stack of open containers only when
+//! such an error is reported. (`invalid_json` has a line and column instead: the text is
+//! not a document a pointer could resolve in.)
 
 use super::parser::Frame;
 use crate::code::Code;
 use crate::error::Error;
 
-/// Locates a limit error raised while reading the value (or member name) at the current
-/// position; other errors (whose location the contract leaves undefined) pass unchanged.
-/// `into_top` as in [`pointer`].
+/// Locates a limit or non-finite-number error raised while reading the value (or member
+/// name) at the current position; other errors pass unchanged. `into_top` as in
+/// [`pointer`].
 #[cold]
 pub(super) fn locate(error: Error, frames: &[Frame<'_>], values: usize, into_top: bool) -> Error {
-    if error.code() == Code::LimitExceeded && error.path().is_none() {
+    let located = matches!(error.code(), Code::LimitExceeded | Code::NonFiniteNumber);
+    if located && error.path().is_none() {
         let at = pointer(frames, values, into_top);
         error.with_pointer(Some(at))
     } else {
@@ -48,16 +51,29 @@ pub(super) fn pointer(frames: &[Frame<'_>], values: usize, into_top: bool) -> St
                     .unwrap_or(values);
                 out.push_str(&end.saturating_sub(*start).to_string());
             }
-            Frame::Object { key, .. } => {
-                for c in key.chars() {
-                    match c {
-                        '~' => out.push_str("~0"),
-                        '/' => out.push_str("~1"),
-                        c => out.push(c),
-                    }
-                }
-            }
+            Frame::Object { key, .. } => escape_into(&mut out, key),
         }
     }
     out
+}
+
+/// The pointer of member `key` of the innermost open object (a duplicate key: the object
+/// is complete, its frame still open).
+#[cold]
+pub(super) fn member_pointer(frames: &[Frame<'_>], values: usize, key: &str) -> String {
+    let mut out = pointer(frames, values, false);
+    out.push('/');
+    escape_into(&mut out, key);
+    out
+}
+
+/// Appends `key` as an RFC 6901 reference token (`~` as `~0`, `/` as `~1`).
+fn escape_into(out: &mut String, key: &str) {
+    for c in key.chars() {
+        match c {
+            '~' => out.push_str("~0"),
+            '/' => out.push_str("~1"),
+            c => out.push(c),
+        }
+    }
 }

@@ -3,7 +3,7 @@
 use std::borrow::Cow;
 use std::mem;
 
-use super::locate::{locate, pointer};
+use super::locate::{locate, member_pointer, pointer};
 use super::scan::{find_special, hex4, parse_u64, skip_digits, skip_whitespace};
 use super::{dup, duplicate_key, invalid_json, non_finite};
 use crate::code::Code;
@@ -165,11 +165,13 @@ impl<'a, 'l> Parser<'a, 'l> {
                             }
                             Some(b'}') => {
                                 self.pos += 1;
-                                let open = members.get(*start..).unwrap_or_default();
+                                let start = *start;
+                                let open = members.get(start..).unwrap_or_default();
                                 if let Some(key) = dup::first_duplicate(open) {
-                                    return Err(duplicate_key(key));
+                                    let at = member_pointer(&frames, values.len(), key);
+                                    return Err(duplicate_key(key).with_pointer(Some(at)));
                                 }
-                                let object = members.drain(*start..).collect();
+                                let object = members.drain(start..).collect();
                                 frames.pop();
                                 value = Value::Object(Object::from_members(object));
                             }

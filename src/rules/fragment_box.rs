@@ -20,12 +20,12 @@ pub(crate) struct TensorFrame<'a, S> {
 pub(crate) enum BoxFailure {
     /// F4: len(global_offset) or len(local_shape) differs from ndim.
     RankMismatch,
-    /// F5: offset + extent exceeds the global shape (or 2^64−1) on some axis.
-    OutOfBounds,
-    /// F6a: a replicated tensor's fragment has an offset.
-    ReplicatedOffset,
-    /// F6b: a replicated tensor's fragment does not span it.
-    ReplicatedIncomplete,
+    /// F5: offset + extent exceeds the global shape (or 2^64−1) on this axis, the first.
+    OutOfBounds(usize),
+    /// F6a: a replicated tensor's fragment has an offset on this axis, the first.
+    ReplicatedOffset(usize),
+    /// F6b: a replicated tensor's fragment does not span it on this axis, the first.
+    ReplicatedIncomplete(usize),
     /// F7: an offset on this non-shard axis.
     NonShardAxisOffset(usize),
     /// F7: a partial extent on this non-shard axis.
@@ -49,15 +49,17 @@ pub(crate) fn first_box_failure<S: Fn(usize) -> bool>(
     }
     let axes = || shape.iter().zip(offset).zip(extent).enumerate();
     // F5; a sum above 2^64−1 is out of bounds.
-    if axes().any(|(_, ((&size, &o), &e))| o.checked_add(e).is_none_or(|end| end > size)) {
-        return Some(BoxFailure::OutOfBounds);
+    if let Some((k, _)) =
+        axes().find(|(_, ((&size, &o), &e))| o.checked_add(e).is_none_or(|end| end > size))
+    {
+        return Some(BoxFailure::OutOfBounds(k));
     }
     if tensor.replicated {
-        if offset.iter().any(|&o| o != 0) {
-            return Some(BoxFailure::ReplicatedOffset);
+        if let Some(k) = offset.iter().position(|&o| o != 0) {
+            return Some(BoxFailure::ReplicatedOffset(k));
         }
-        if extent != shape {
-            return Some(BoxFailure::ReplicatedIncomplete);
+        if let Some(k) = extent.iter().zip(shape).position(|(e, s)| e != s) {
+            return Some(BoxFailure::ReplicatedIncomplete(k));
         }
     } else {
         for (k, ((&size, &o), &e)) in axes() {

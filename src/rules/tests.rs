@@ -65,10 +65,18 @@ fn box_failures_come_in_the_order_of_f4_to_f8() {
     };
     assert_eq!(failure(&[2, 0], &[2, 6], 24), None);
     assert_eq!(failure(&[0], &[2, 6], 24), Some(BoxFailure::RankMismatch));
-    assert_eq!(failure(&[3, 0], &[2, 6], 24), Some(BoxFailure::OutOfBounds));
+    assert_eq!(
+        failure(&[3, 0], &[2, 6], 24),
+        Some(BoxFailure::OutOfBounds(0))
+    );
+    // The first axis that runs past names the failure.
+    assert_eq!(
+        failure(&[0, 1], &[2, 6], 24),
+        Some(BoxFailure::OutOfBounds(1))
+    );
     assert_eq!(
         failure(&[u64::MAX, 0], &[2, 6], 24),
-        Some(BoxFailure::OutOfBounds)
+        Some(BoxFailure::OutOfBounds(0))
     );
     assert_eq!(
         failure(&[0, 1], &[2, 5], 20),
@@ -93,12 +101,12 @@ fn box_failures_come_in_the_order_of_f4_to_f8() {
     };
     assert_eq!(failure(&[0, 0], &[4, 6], 48), None);
     assert_eq!(
-        failure(&[1, 0], &[2, 6], 24),
-        Some(BoxFailure::ReplicatedOffset)
+        failure(&[0, 1], &[4, 5], 40),
+        Some(BoxFailure::ReplicatedOffset(1))
     );
     assert_eq!(
-        failure(&[0, 0], &[2, 6], 24),
-        Some(BoxFailure::ReplicatedIncomplete)
+        failure(&[0, 0], &[4, 5], 40),
+        Some(BoxFailure::ReplicatedIncomplete(1))
     );
     // A product above 2^64-1 equals no nbytes.
     let huge = TensorFrame {

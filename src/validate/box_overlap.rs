@@ -6,8 +6,9 @@
 use std::collections::HashMap;
 
 use super::fragment_set::LogicalFragment;
-use crate::error::{Code, Error, Result};
+use crate::error::{Code, Detail, Error, Result};
 use crate::geometry::{first_intersection, BoxRef, Work};
+use crate::locate::Site;
 use crate::wire::ParallelRank;
 
 /// Groups by (tensor_id, rank) in order of first appearance and sweeps each group.
@@ -36,14 +37,37 @@ pub(crate) fn check_box_overlap(fragments: &[LogicalFragment<'_>]) -> Result<()>
         let found = first_intersection(&boxes, &mut work)
             .map_err(|e| e.error("same-rank overlap search", fragments[members[0]].tensor_id))?;
         if let Some((first, second)) = found {
-            return Err(Error::new(
+            let (a, b) = (&fragments[members[first]], &fragments[members[second]]);
+            return Err(Error::at_site(
                 Code::FragmentOverlap,
                 format!(
                     "logical fragment boxes overlap for tensor and parallel rank: {} and {}",
-                    fragments[members[first]].id, fragments[members[second]].id
+                    a.id, b.id
                 ),
-            ));
+                Site::fragment(members[second]),
+            )
+            .with_detail(common_region(a, b))
+            .with_other_site(Site::fragment(members[first])));
         }
     }
     Ok(())
+}
+
+/// The region two intersecting boxes both cover (each axis: the later start to the
+/// earlier end; the ends fit in u64, F5 having passed).
+fn common_region(a: &LogicalFragment<'_>, b: &LogicalFragment<'_>) -> Detail {
+    let axes = a.global_offset.iter().zip(a.local_shape);
+    let (offset, shape) = axes
+        .zip(b.global_offset.iter().zip(b.local_shape))
+        .map(|((&ao, &ae), (&bo, &be))| {
+            let start = ao.max(bo);
+            let end = ao.saturating_add(ae).min(bo.saturating_add(be));
+            (start, end.saturating_sub(start))
+        })
+        .unzip();
+    Detail::Overlap {
+        other: None,
+        offset,
+        shape,
+    }
 }

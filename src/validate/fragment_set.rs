@@ -1,21 +1,24 @@
 //! The fragment-set rules of contract §8.2 (T1, F1–F8), shared by placement and runtime
 //! manifests, followed by the same-rank overlap rule (§8.3).
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 
 use super::box_overlap::check_box_overlap;
 use super::fast_set::all_pass;
-use crate::error::{Code, Error, Result};
+use crate::error::{Code, Detail, Error, Result};
 use crate::geometry::Natural;
+use crate::locate::Site;
 use crate::model::descriptor::shard_dims;
 use crate::rules::fragment_box::{first_box_failure, BoxFailure, TensorFrame};
-use crate::wire::{ParallelRank, TensorDescriptor};
+use crate::wire::{key, ParallelRank, TensorDescriptor};
 
 /// The logical half of a fragment, as the fragment-set rules see it.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct LogicalFragment<'a> {
     /// placement_fragment_id for a placement, fragment_id for a runtime manifest.
     pub id: &'a str,
+    /// The member that holds `id`.
+    pub id_key: &'static str,
     pub tensor_id: &'a str,
     pub rank: &'a ParallelRank,
     pub global_offset: &'a [u64],
@@ -42,60 +45,97 @@ pub(crate) fn check_fragment_set<'a>(
     first_failure(tensors, &fragments)
 }
 
-/// The exact procedure: T1, then F1–F8 per fragment in manifest order, then §8.3.
+/// The exact procedure: T1, then F1–F8 per fragment in manifest order, then §8.3. Each
+/// error names the element it rejects by its [`Site`] in these lists (and, for a
+/// duplicate, the first of the two), for the constructor to locate.
 pub(super) fn first_failure(
     tensors: &[TensorDescriptor],
     fragments: &[LogicalFragment<'_>],
 ) -> Result<()> {
-    let mut by_id: HashMap<&str, &TensorDescriptor> = HashMap::with_capacity(tensors.len());
-    for tensor in tensors {
-        if by_id.insert(&tensor.tensor_id, tensor).is_some() {
-            return Err(Error::new(
+    let mut by_id: HashMap<&str, usize> = HashMap::with_capacity(tensors.len());
+    for (i, tensor) in tensors.iter().enumerate() {
+        if let Some(&first) = by_id.get(tensor.tensor_id.as_str()) {
+            let at = |i| Site::tensor(i).member(key::TENSOR_ID);
+            return Err(Error::at_site(
                 Code::DuplicateTensorId,
                 format!("duplicate tensor_id: {}", tensor.tensor_id),
-            ));
+                at(i),
+            )
+            .with_detail(duplicate(&tensor.tensor_id))
+            .with_other_site(at(first)));
         }
+        by_id.insert(&tensor.tensor_id, i);
     }
 
-    let mut ids: HashSet<&str> = HashSet::with_capacity(fragments.len());
-    let mut logical: HashSet<LogicalKey<'_>> = HashSet::with_capacity(fragments.len());
-    for fragment in fragments {
-        if !ids.insert(fragment.id) {
-            return Err(Error::new(
+    let mut ids: HashMap<&str, usize> = HashMap::with_capacity(fragments.len());
+    let mut logical: HashMap<LogicalKey<'_>, usize> = HashMap::with_capacity(fragments.len());
+    for (i, fragment) in fragments.iter().enumerate() {
+        let site = Site::fragment(i);
+        if let Some(&first) = ids.get(fragment.id) {
+            let at = |i| Site::fragment(i).member(fragment.id_key);
+            return Err(Error::at_site(
                 Code::DuplicateFragmentId,
                 format!("duplicate fragment_id: {}", fragment.id),
-            ));
+                at(i),
+            )
+            .with_detail(duplicate(fragment.id))
+            .with_other_site(at(first)));
         }
+        ids.insert(fragment.id, i);
         let key = (
             fragment.tensor_id,
             fragment.rank,
             fragment.global_offset,
             fragment.local_shape,
         );
-        if !logical.insert(key) {
-            return Err(Error::new(
+        if let Some(&first) = logical.get(&key) {
+            let rank = fragment.rank;
+            let identity = format!(
+                "tensor {} on rank dp{}.pp{}.tp{}.ep{} with box offset {:?} shape {:?}",
+                fragment.tensor_id,
+                rank.dp,
+                rank.pp,
+                rank.tp,
+                rank.ep,
+                fragment.global_offset,
+                fragment.local_shape
+            );
+            return Err(Error::at_site(
                 Code::DuplicateLogicalFragment,
                 format!(
                     "duplicate logical fragment for tensor and parallel rank: {}",
                     fragment.id
                 ),
-            ));
+                site,
+            )
+            .with_detail(duplicate(&identity))
+            .with_other_site(Site::fragment(first)));
         }
-        let Some(tensor) = by_id.get(fragment.tensor_id) else {
-            return Err(Error::new(
+        logical.insert(key, i);
+        let Some(&tensor) = by_id.get(fragment.tensor_id) else {
+            return Err(Error::at_site(
                 Code::UnknownTensorId,
                 format!("unknown tensor_id: {}", fragment.tensor_id),
+                site.member(key::TENSOR_ID),
             ));
         };
-        check_box(tensor, fragment)?;
+        check_box(&tensors[tensor], fragment, site)?;
     }
 
     check_box_overlap(fragments)
 }
 
+/// The detail of a duplicate whose other element is named by a site.
+fn duplicate(key: &str) -> Detail {
+    Detail::Duplicate {
+        key: key.to_owned(),
+        other: None,
+    }
+}
+
 /// F4–F8 for one fragment of a known tensor ([`first_box_failure`]), as the error of
-/// the first that fails.
-fn check_box(tensor: &TensorDescriptor, fragment: &LogicalFragment<'_>) -> Result<()> {
+/// the first that fails, at the member (and axis) that fails it.
+fn check_box(tensor: &TensorDescriptor, fragment: &LogicalFragment<'_>, site: Site) -> Result<()> {
     let sharded = shard_dims(tensor);
     let frame = TensorFrame {
         shape: &tensor.global_shape,
@@ -108,43 +148,93 @@ fn check_box(tensor: &TensorDescriptor, fragment: &LogicalFragment<'_>) -> Resul
         return Ok(());
     };
     let id = fragment.id;
-    let (code, message) = match failure {
-        BoxFailure::RankMismatch => (
-            Code::FragmentRankMismatch,
-            format!("fragment rank mismatch: {id}"),
-        ),
-        BoxFailure::OutOfBounds => (
-            Code::FragmentOutOfBounds,
-            format!("fragment is out of bounds: {id}"),
-        ),
-        BoxFailure::ReplicatedOffset => (
+    let wide = |n: usize| n as u64;
+    // The box on axis k, at the member that makes it fail there.
+    let axis = |k: usize, key: &'static str| {
+        let (o, e, size) = (offset[k], extent[k], tensor.global_shape[k]);
+        let detail = Detail::BoxAxis {
+            axis: wide(k),
+            offset: o,
+            extent: e,
+            size,
+        };
+        (site.member(key).element(k), Some(detail))
+    };
+    let (code, message, (at, detail)) = match failure {
+        BoxFailure::RankMismatch => {
+            let ndim = tensor.global_shape.len();
+            let member = if offset.len() == ndim {
+                key::LOCAL_SHAPE
+            } else {
+                key::GLOBAL_OFFSET
+            };
+            let detail = Detail::RankMismatch {
+                ndim: wide(ndim),
+                offset_len: wide(offset.len()),
+                shape_len: wide(extent.len()),
+            };
+            (
+                Code::FragmentRankMismatch,
+                format!("fragment rank mismatch: {id}"),
+                (site.member(member), Some(detail)),
+            )
+        }
+        BoxFailure::OutOfBounds(k) => {
+            // An offset at or past the end is the wrong value; else the extent is.
+            let member = if offset[k] >= tensor.global_shape[k] {
+                key::GLOBAL_OFFSET
+            } else {
+                key::LOCAL_SHAPE
+            };
+            (
+                Code::FragmentOutOfBounds,
+                format!("fragment is out of bounds: {id}"),
+                axis(k, member),
+            )
+        }
+        BoxFailure::ReplicatedOffset(k) => (
             Code::ReplicatedFragmentOffset,
             format!("replicated fragment has an offset: {id}"),
+            axis(k, key::GLOBAL_OFFSET),
         ),
-        BoxFailure::ReplicatedIncomplete => (
+        BoxFailure::ReplicatedIncomplete(k) => (
             Code::ReplicatedFragmentIncomplete,
             format!("replicated fragment is incomplete: {id}"),
+            axis(k, key::LOCAL_SHAPE),
         ),
         BoxFailure::NonShardAxisOffset(k) => (
             Code::NonShardAxisOffset,
             format!("fragment offset uses a non-shard axis: {k}"),
+            axis(k, key::GLOBAL_OFFSET),
         ),
         BoxFailure::NonShardAxisShape(k) => (
             Code::NonShardAxisShape,
             format!("fragment shape uses a non-shard axis: {k}"),
+            axis(k, key::LOCAL_SHAPE),
         ),
         BoxFailure::NbytesMismatch => {
             let mut factors = extent.to_vec();
             factors.push(tensor.itemsize);
+            let expected = Natural::product(&factors).to_decimal();
+            let message = format!(
+                "fragment byte size mismatch: {id}: expected {expected}, got {}",
+                fragment.nbytes
+            );
+            let detail = Detail::Mismatch {
+                expected,
+                got: fragment.nbytes.to_string(),
+                other: None,
+            };
             (
                 Code::NbytesMismatch,
-                format!(
-                    "fragment byte size mismatch: {id}: expected {}, got {}",
-                    Natural::product(&factors).to_decimal(),
-                    fragment.nbytes
-                ),
+                message,
+                (site.member(key::NBYTES), Some(detail)),
             )
         }
     };
-    Err(Error::new(code, message))
+    let error = Error::at_site(code, message, at);
+    Err(match detail {
+        Some(detail) => error.with_detail(detail),
+        None => error,
+    })
 }

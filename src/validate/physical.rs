@@ -5,8 +5,9 @@ use std::fmt::Write as _;
 
 use super::fxhash::FxHashMap;
 use crate::error::{Code, Detail, Error, Result};
+use crate::locate::Site;
 use crate::rules::alias_pair::{self, AliasCandidate};
-use crate::wire::{RuntimeFragment, TensorDescriptor};
+use crate::wire::{key, RuntimeFragment, TensorDescriptor};
 
 /// Checks every address space of a runtime manifest. `descriptor` resolves a tensor_id to
 /// its canonical descriptor (the fragment-set rules have already run, so it always does).
@@ -24,7 +25,8 @@ pub(crate) fn check_physical<'a>(
         |p, c| exact_alias_pair(&fragments[p], &fragments[c], descriptor),
     );
     match overlap {
-        Some((p, c)) => Err(overlap_error(instance_id, &fragments[p], &fragments[c])),
+        Some((p, c)) => Err(overlap_error(instance_id, &fragments[p], &fragments[c], c)
+            .with_other_site(Site::fragment(p).member(key::ADDRESS))),
         None => Ok(()),
     }
 }
@@ -120,15 +122,23 @@ fn exact_alias_pair<'a>(
     }
 }
 
-fn overlap_error(instance_id: &str, first: &RuntimeFragment, second: &RuntimeFragment) -> Error {
+/// The error of two overlapping fragments, at the address of the second (fragment
+/// `second_index`).
+fn overlap_error(
+    instance_id: &str,
+    first: &RuntimeFragment,
+    second: &RuntimeFragment,
+    second_index: usize,
+) -> Error {
     let detail = Detail::AddressOverlap {
         first: first.fragment_id.clone(),
         second: second.fragment_id.clone(),
         instance_id: instance_id.to_owned(),
         worker_id: first.worker_id.clone(),
         device: first.device.clone(),
+        other: None,
     };
-    Error::new(
+    Error::at_site(
         Code::AddressOverlap,
         format!(
             "runtime manifest address ranges overlap: {} and {} in ({}, {}, {})",
@@ -138,6 +148,7 @@ fn overlap_error(instance_id: &str, first: &RuntimeFragment, second: &RuntimeFra
             python_repr(&first.worker_id),
             python_repr(&first.device),
         ),
+        Site::fragment(second_index).member(key::ADDRESS),
     )
     .with_detail(detail)
 }

@@ -93,6 +93,7 @@ fn the_compact_pass_decides_most_valid_sets_and_never_says_yes_wrongly() {
             let f = &owned[i];
             LogicalFragment {
                 id: &f.id,
+                id_key: "placement_fragment_id",
                 tensor_id: f.tensor_id,
                 rank: &f.rank,
                 global_offset: &f.global_offset,

@@ -681,7 +681,7 @@ pub struct FixtureExpect {
     pub generation: ::std::option::Option<u64>,
     ///Whether the operation must succeed.
     pub ok: bool,
-    ///Expected JSON pointer into the input document where the rejection is located; compared only where given.
+    ///Expected JSON pointer into the input document where the rejection is located; compared only where given, and required for a rejection of a document (see the top-level `if`).
     #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub path: ::std::option::Option<::std::string::String>,
     ///Expected placement id (`sha256:` + 64 lowercase hex digits).

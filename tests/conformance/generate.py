@@ -47,6 +47,7 @@ from cases.runtime_inventory import cases_runtime_inventory  # noqa: E402
 from oracle.adapter import minilm_vectors  # noqa: E402
 from oracle.analysis import ADDED_CODES  # noqa: E402
 from oracle.core import ROOT, U64, codes_file  # noqa: E402
+from oracle.locate import EXEMPT  # noqa: E402
 from oracle.reference import check_oracle_against_reference  # noqa: E402
 
 
@@ -87,6 +88,18 @@ EXPECT_KEYS = {"ok", "code", "path", "canonical", "placement_id", "digest", "run
                "report", "plan", "plan_id", "bound_plan", "bound_plan_id"}
 
 
+# The codes whose rejection of a document has no pointer into it; the fixture schema's
+# top-level `if` lists the same (checked in main).
+UNLOCATED_CODES = set(EXEMPT)
+
+
+def check_schema_lists_unlocated_codes() -> None:
+    schema = json.loads((ROOT / "schema" / "conformance-fixture.schema.json").read_text(encoding="utf-8"))
+    listed = set(schema["if"]["properties"]["expect"]["properties"]["code"]["not"]["enum"])
+    if listed != UNLOCATED_CODES:
+        sys.exit(f"generate.py: the fixture schema lists {sorted(listed)} as unlocated, oracle/locate.py {sorted(UNLOCATED_CODES)}")
+
+
 def check_fixture(cid: str, fx: dict) -> None:
     """A hand-written check of schema/conformance-fixture.schema.json."""
     def need(cond, what):
@@ -123,6 +136,9 @@ def check_fixture(cid: str, fx: dict) -> None:
         need(k not in e or isinstance(e[k], str), k)
     need("generation" not in e or e["generation"] is None or (isinstance(e["generation"], int) and 0 <= e["generation"] <= U64), "generation")
     need("tags" not in fx or all(isinstance(t, str) for t in fx["tags"]), "tags")
+    located = "document" in fx["input"] and fx["input"].get("placement_id") is None and not e["ok"] \
+        and e["code"] not in UNLOCATED_CODES
+    need(not located or "path" in e, "a rejection of a document carries its path")
 
 
 def build() -> dict[str, str]:
@@ -185,6 +201,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--check", action="store_true", help="exit 1 if the checked-in files differ from what would be generated")
     args = ap.parse_args()
+    check_schema_lists_unlocated_codes()
     files = build()
     derived = vectors()
     have = existing_files()

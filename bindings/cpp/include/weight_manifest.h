@@ -759,6 +759,28 @@ const char *wm_error_message(const WmError *error, size_t *len);
 const char *wm_error_path(const WmError *error, size_t *len);
 
 /**
+ * The numbers behind a rejection as a compact JSON object (keys sorted), e.g.
+ * `{"expected":32,"got":31,"other":null}` for an `nbytes_mismatch`, NUL-terminated and
+ * owned by the error, with its length in `len` unless `len` is NULL; NULL when the error
+ * has no detail (or the error is NULL). Its members per rule are in docs/contract.md
+ * ("Error locations"); pointers in it are into the same document as `wm_error_path`.
+ *
+ * # Safety
+ * `error` is NULL or a live error returned by this library; `len` is NULL or writable.
+ */
+const char *wm_error_detail_json(const WmError *error, size_t *len);
+
+/**
+ * The detail as one line for people (e.g. `expected 32, got 31`), NUL-terminated and
+ * owned by the error, with its length in `len` unless `len` is NULL; NULL when the error
+ * has no detail (or the error is NULL).
+ *
+ * # Safety
+ * `error` is NULL or a live error returned by this library; `len` is NULL or writable.
+ */
+const char *wm_error_detail_summary(const WmError *error, size_t *len);
+
+/**
  * Where the text stops being JSON, for an `invalid_json` rejection: stores the line
  * (1-based), the column (1-based, counted in characters, i.e. Unicode scalar values, from
  * the start of the line) and the byte offset (0-based) of the first offending byte (the

@@ -96,10 +96,19 @@ struct Access;
 
 }  // namespace detail
 
+/// The numbers behind a rejection: a compact JSON object (keys sorted; its members per
+/// rule are in docs/contract.md, "Error locations") and the same as one line for people.
+struct Detail {
+  std::string json;
+  std::string summary;
+};
+
 /// A rejection: the contract's code, its message and, where the contract defines one, the
 /// JSON pointer into the input document; an invalid_json rejection also has the location
-/// where the text breaks. what() is "error[code]: message at /pointer", or for an error
-/// with a location "error[invalid_json]: message at line 3 column 17 (byte 52)".
+/// where the text breaks, and a rejection with numbers behind it (expected and got, an
+/// axis, the other element's pointer) its detail. what() is "error[code]: message at
+/// /pointer", or for an error with a location "error[invalid_json]: message at line 3
+/// column 17 (byte 52)".
 class Error : public std::runtime_error {
  public:
   /// An error with the given parts (for tests and for callers that build their own).
@@ -123,24 +132,29 @@ class Error : public std::runtime_error {
   const std::optional<std::string>& path() const noexcept { return path_; }
   /// Where the text stops being JSON, for an invalid_json rejection; else empty.
   const std::optional<JsonLocation>& location() const noexcept { return location_; }
+  /// The numbers behind the rejection, if it has some.
+  const std::optional<Detail>& detail() const noexcept { return detail_; }
 
  private:
   friend struct detail::Access;
 
   Error(Code code, std::string code_name, std::string message,
-        std::optional<std::string> path, std::optional<JsonLocation> location)
+        std::optional<std::string> path, std::optional<JsonLocation> location,
+        std::optional<Detail> detail)
       : std::runtime_error(detail::render(code_name, message, path, location)),
         code_(code),
         code_name_(std::move(code_name)),
         message_(std::move(message)),
         path_(std::move(path)),
-        location_(location) {}
+        location_(location),
+        detail_(std::move(detail)) {}
 
   Code code_;
   std::string code_name_;
   std::string message_;
   std::optional<std::string> path_;
   std::optional<JsonLocation> location_;
+  std::optional<Detail> detail_;
 };
 
 /// Either a value or an Error (the shape of C++23 std::expected).
@@ -230,8 +244,16 @@ struct Access {
     if (::wm_error_json_location(raw, &at.line, &at.column, &at.offset)) {
       location = at;
     }
+    std::optional<weight_manifest::Detail> numbers;
+    std::size_t json_len = 0;
+    std::size_t summary_len = 0;
+    const char* json = ::wm_error_detail_json(raw, &json_len);
+    const char* summary = ::wm_error_detail_summary(raw, &summary_len);
+    if (json != nullptr) {
+      numbers = weight_manifest::Detail{copy(json, json_len), copy(summary, summary_len)};
+    }
     return Error(::wm_error_code(raw), name == nullptr ? std::string() : std::string(name),
-                 copy(message, message_len), std::move(pointer), location);
+                 copy(message, message_len), std::move(pointer), location, std::move(numbers));
   }
 
   /// Calls `call(&out)`; wraps `out` in T or the returned error in Error.

@@ -1,7 +1,8 @@
 //! The error object handed to C: a code (as `WmCode` and as its name), a message and,
 //! where the contract defines one, a JSON pointer into the input document; an
 //! `invalid_json` rejection also has the line, column and byte offset where the text
-//! breaks.
+//! breaks; a rejection with numbers behind it has them as a JSON object and as one line
+//! (the core's `Detail`).
 
 use std::ffi::c_char;
 
@@ -19,6 +20,8 @@ pub struct WmError {
     message: CText,
     path: Option<CText>,
     location: Option<JsonLocation>,
+    detail_json: Option<CText>,
+    detail_summary: Option<CText>,
 }
 
 impl WmError {
@@ -30,6 +33,8 @@ impl WmError {
             message: CText::new(error.message()),
             path: error.path().map(CText::new),
             location: error.json_location(),
+            detail_json: detail(error).map(|d| CText::new(&d.to_json())),
+            detail_summary: detail(error).map(|d| CText::new(&d.summary())),
         }
     }
 
@@ -41,6 +46,8 @@ impl WmError {
             message: CText::new(message),
             path: None,
             location: None,
+            detail_json: None,
+            detail_summary: None,
         }
     }
 
@@ -67,6 +74,16 @@ impl WmError {
     /// Where the text breaks, for an `invalid_json` rejection.
     pub fn json_location(&self) -> Option<JsonLocation> {
         self.location
+    }
+
+    /// The detail as a JSON object, if any.
+    pub fn detail_json(&self) -> Option<&str> {
+        self.detail_json.as_ref().map(CText::as_str)
+    }
+
+    /// The detail as one line, if any.
+    pub fn detail_summary(&self) -> Option<&str> {
+        self.detail_summary.as_ref().map(CText::as_str)
     }
 
     /// Moves the error to the heap for C.
@@ -142,6 +159,52 @@ pub unsafe extern "C" fn wm_error_path(error: *const WmError, len: *mut usize) -
     })
 }
 
+/// The numbers behind a rejection as a compact JSON object (keys sorted), e.g.
+/// `{"expected":32,"got":31,"other":null}` for an `nbytes_mismatch`, NUL-terminated and
+/// owned by the error, with its length in `len` unless `len` is NULL; NULL when the error
+/// has no detail (or the error is NULL). Its members per rule are in docs/contract.md
+/// ("Error locations"); pointers in it are into the same document as `wm_error_path`.
+///
+/// # Safety
+/// `error` is NULL or a live error returned by this library; `len` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn wm_error_detail_json(
+    error: *const WmError,
+    len: *mut usize,
+) -> *const c_char {
+    guard(std::ptr::null(), || {
+        // SAFETY: the caller promises `error` is NULL or live and `len` NULL or writable.
+        unsafe {
+            match error.as_ref().and_then(|e| e.detail_json.as_ref()) {
+                Some(text) => text.expose(len),
+                None => expose_none(len),
+            }
+        }
+    })
+}
+
+/// The detail as one line for people (e.g. `expected 32, got 31`), NUL-terminated and
+/// owned by the error, with its length in `len` unless `len` is NULL; NULL when the error
+/// has no detail (or the error is NULL).
+///
+/// # Safety
+/// `error` is NULL or a live error returned by this library; `len` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn wm_error_detail_summary(
+    error: *const WmError,
+    len: *mut usize,
+) -> *const c_char {
+    guard(std::ptr::null(), || {
+        // SAFETY: the caller promises `error` is NULL or live and `len` NULL or writable.
+        unsafe {
+            match error.as_ref().and_then(|e| e.detail_summary.as_ref()) {
+                Some(text) => text.expose(len),
+                None => expose_none(len),
+            }
+        }
+    })
+}
+
 /// Where the text stops being JSON, for an `invalid_json` rejection: stores the line
 /// (1-based), the column (1-based, counted in characters, i.e. Unicode scalar values, from
 /// the start of the line) and the byte offset (0-based) of the first offending byte (the
@@ -174,6 +237,13 @@ pub unsafe extern "C" fn wm_error_json_location(
         }
         true
     })
+}
+
+/// A rejection's detail, except `invalid_json`'s location (see `wm_error_json_location`).
+fn detail(error: &weight_manifest::Error) -> Option<&weight_manifest::Detail> {
+    error
+        .detail()
+        .filter(|d| !matches!(d, weight_manifest::Detail::JsonLocation(_)))
 }
 
 /// Frees an error. NULL is allowed (and does nothing).

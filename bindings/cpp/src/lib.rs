@@ -43,8 +43,8 @@ pub use api::{
 };
 pub use code::{wm_code_name, WmCode};
 pub use error::{
-    wm_error_code, wm_error_code_name, wm_error_free, wm_error_json_location, wm_error_message,
-    wm_error_path, WmError,
+    wm_error_code, wm_error_code_name, wm_error_detail_json, wm_error_detail_summary,
+    wm_error_free, wm_error_json_location, wm_error_message, wm_error_path, WmError,
 };
 pub use handles::{
     wm_binding_free, wm_binding_json, wm_placement_canonical, wm_placement_digest,

@@ -87,7 +87,7 @@ fn rejections_carry_code_message_and_path() {
         (WmCode::DuplicateKey, "duplicate_key")
     );
     assert!(message.contains("duplicate"), "{message}");
-    assert_eq!(path, None);
+    assert_eq!(path.as_deref(), Some("/a"), "the repeated member");
 
     let bad = br#"{"fragments":[],"model_id":"","placement_id":null,"revision":"r","tensors":[]}"#;
     let (code, _, _, path) = parse(bad).unwrap_err();

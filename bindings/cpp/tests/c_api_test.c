@@ -78,7 +78,24 @@ int main(int argc, char** argv) {
   CHECK(strcmp(wm_error_code_name(error), "empty_string") == 0);
   CHECK(strcmp(wm_error_path(error, &len), "/model_id") == 0 && len == 9);
   CHECK(wm_error_message(error, &len) != NULL && len > 0);
+  CHECK(wm_error_detail_json(error, &len) == NULL && len == 0);
   wm_error_free(error);
+
+  /* A rejection with numbers behind it: the placement_id is not the canonical one. */
+  {
+    static const char wrong_id[] =
+        "{\"fragments\":[],\"model_id\":\"m\",\"placement_id\":\"sha256:00\",\"revision\":\"r\","
+        "\"tensors\":[]}";
+    const char* json;
+    error = wm_placement_parse(wrong_id, sizeof wrong_id - 1, &placement);
+    CHECK(wm_error_code(error) == WM_CODE_PLACEMENT_ID_MISMATCH);
+    CHECK(strcmp(wm_error_path(error, NULL), "/placement_id") == 0);
+    json = wm_error_detail_json(error, &len);
+    CHECK(json != NULL && len == strlen(json));
+    CHECK(strstr(json, "\"got\":\"sha256:00\"") != NULL);
+    CHECK(strncmp(wm_error_detail_summary(error, NULL), "expected \"sha256:", 17) == 0);
+    wm_error_free(error);
+  }
 
   /* Bad arguments. */
   error = wm_placement_parse(NULL, 5, &placement);

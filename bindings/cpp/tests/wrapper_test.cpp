@@ -56,10 +56,40 @@ TEST(Error, CarriesCodeNamePathAndWhat) {
 }
 
 TEST(Error, WithoutPath) {
+  const auto result = wm::Placement::try_parse(R"({"a":)");
+  ASSERT_FALSE(result);
+  EXPECT_EQ(result.error().code(), WM_CODE_INVALID_JSON);
+  EXPECT_FALSE(result.error().path().has_value());
+  EXPECT_FALSE(result.error().detail().has_value());
+}
+
+TEST(Error, DuplicateKeyPointsAtTheMember) {
   const auto result = wm::Placement::try_parse(R"({"a":1,"a":2})");
   ASSERT_FALSE(result);
   EXPECT_EQ(result.error().code(), WM_CODE_DUPLICATE_KEY);
-  EXPECT_FALSE(result.error().path().has_value());
+  EXPECT_EQ(result.error().path(), std::optional<std::string>("/a"));
+}
+
+TEST(Error, CarriesTheNumbersBehindTheRule) {
+  // Two fragments, the second in the input first by id; its 4x4 box of 2-byte items is 32
+  // bytes, not 31.
+  const std::string document =
+      R"({"fragments":[)"
+      R"({"aliases":[],"global_offset":[4,0],"local_shape":[4,4],"nbytes":32,)"
+      R"("placement_fragment_id":"w/b","rank":{"dp":0,"ep":0,"pp":0,"tp":1},"tensor_id":"w"},)"
+      R"({"aliases":[],"global_offset":[0,0],"local_shape":[4,4],"nbytes":31,)"
+      R"("placement_fragment_id":"w/a","rank":{"dp":0,"ep":0,"pp":0,"tp":0},"tensor_id":"w"}],)"
+      R"("model_id":"m","placement_id":null,"revision":"r","tensors":[{"dtype":"bfloat16",)"
+      R"("expert_id":null,"global_shape":[8,4],"itemsize":2,"layer_id":null,)"
+      R"("layout_fingerprint":"f","partition_dim":0,"shard_dims":null,"tensor_id":"w"}]})";
+  const auto result = wm::Placement::try_parse(document);
+  ASSERT_FALSE(result);
+  const wm::Error& e = result.error();
+  EXPECT_EQ(e.code(), WM_CODE_NBYTES_MISMATCH);
+  EXPECT_EQ(e.path(), std::optional<std::string>("/fragments/1/nbytes"));
+  ASSERT_TRUE(e.detail().has_value());
+  EXPECT_EQ(e.detail()->json, R"({"expected":32,"got":31,"other":null})");
+  EXPECT_EQ(e.detail()->summary, "expected 32, got 31");
 }
 
 TEST(Error, MessagesKeepEmbeddedNulCharacters) {

@@ -6,7 +6,7 @@
 use pyo3::create_exception;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyTuple};
+use pyo3::types::PyTuple;
 use weight_manifest::Detail;
 
 create_exception!(
@@ -17,9 +17,10 @@ create_exception!(
      and, where the contract defines one, the JSON pointer `path` (else None). An \
      `invalid_json` rejection also has the `line` (1-based), `column` (1-based, in \
      characters) and byte `offset` (0-based) of the first offending byte (else None); \
-     `detail` holds the numbers behind the rejection where there are some (a \
-     `fields_mismatch`: the `missing` and `unexpected` keys and `looks_like`, the document \
-     kind they are instead), else None."
+     `detail` is a dict of the numbers behind the rejection where there are some (else \
+     None): `expected` and `got` of a mismatch, the `axis`, `offset`, `extent` and `size` \
+     of a box on one axis, the pointer `other` of the second element of a duplicate or \
+     overlap, a `fields_mismatch`'s `missing` and `unexpected` keys and `looks_like`."
 );
 
 /// The message as the reference renders it: `address_overlap` embeds the Python repr of
@@ -32,6 +33,7 @@ fn message(py: Python<'_>, error: &weight_manifest::Error) -> PyResult<String> {
             instance_id,
             worker_id,
             device,
+            ..
         }) => {
             let space = PyTuple::new(py, [instance_id, worker_id, device])?;
             Ok(format!(
@@ -65,32 +67,17 @@ pub(crate) fn to_py(py: Python<'_>, error: &weight_manifest::Error) -> PyErr {
     exception
 }
 
-/// The numbers behind a rejection as a dict, for the details that have them (else None):
-/// a `fields_mismatch` gives `missing` and `unexpected` (lists of keys) and `looks_like`
-/// (`{"kind", "command"}` when the keys are another document's, else None).
+/// The numbers behind a rejection as a dict (the core's [`Detail::to_json`], read by
+/// Python's `json`, so numbers past 2^64 − 1 stay exact), else None. `invalid_json`'s
+/// location is in `line`, `column` and `offset` instead.
 fn detail<'py>(py: Python<'py>, error: &weight_manifest::Error) -> PyResult<Bound<'py, PyAny>> {
-    let Some(Detail::FieldsMismatch {
-        missing,
-        unexpected,
-        looks_like,
-    }) = error.detail()
-    else {
-        return Ok(py.None().into_bound(py));
-    };
-    let dict = PyDict::new(py);
-    dict.set_item("missing", missing)?;
-    dict.set_item("unexpected", unexpected)?;
-    let kind = match looks_like {
-        Some(kind) => {
-            let entry = PyDict::new(py);
-            entry.set_item("kind", kind.name)?;
-            entry.set_item("command", format!("weight-manifest {}", kind.command))?;
-            entry.into_any()
-        }
-        None => py.None().into_bound(py),
-    };
-    dict.set_item("looks_like", kind)?;
-    Ok(dict.into_any())
+    match error.detail() {
+        None | Some(Detail::JsonLocation(_)) => Ok(py.None().into_bound(py)),
+        Some(detail) => py
+            .import("json")?
+            .getattr("loads")?
+            .call1((detail.to_json(),)),
+    }
 }
 
 /// Converts a core result, raising its rejection.

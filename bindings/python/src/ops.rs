@@ -249,8 +249,9 @@ fn id_argument(placement_id: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Value
         .transpose()
 }
 
-/// Projections and bind take values, not documents: their errors have no location (§15
-/// leaves it undefined), so `path` is None.
+/// bind takes values, not documents: its errors have no location (§15), so `path` is
+/// None. (A projection's errors point into the document its runtime manifest was read
+/// from, if it was read from one.)
 fn unlocated(error: weight_manifest::Error) -> weight_manifest::Error {
     error.with_pointer(None)
 }
@@ -266,7 +267,6 @@ pub(crate) fn project_placement<'py>(
     let runtime = runtime_core(manifest, "manifest")?;
     let argument = id_argument(placement_id)?;
     let placement = weight_manifest::project_placement_value(&runtime.get().0, argument.as_ref())
-        .map_err(unlocated)
         .or_raise(py)?;
     emit::placement(classes(py)?.placement.bind(py), placement)
 }
@@ -281,9 +281,8 @@ pub(crate) fn project_binding<'py>(
     let py = manifest.py();
     let runtime = runtime_core(manifest, "manifest")?;
     let argument = id_argument(placement_id)?;
-    let binding = weight_manifest::project_binding_value(&runtime.get().0, argument.as_ref())
-        .map_err(unlocated)
-        .or_raise(py)?;
+    let binding =
+        weight_manifest::project_binding_value(&runtime.get().0, argument.as_ref()).or_raise(py)?;
     emit::binding(classes(py)?.binding.bind(py), binding)
 }
 

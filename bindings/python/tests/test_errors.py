@@ -149,8 +149,8 @@ def test_document_errors_carry_json_pointers() -> None:
     expect(lambda: wm.PlacementManifest.from_json(text), "not_an_integer", "itemsize must be an integer", "/tensors/0/itemsize")
     expect(lambda: wm.PlacementManifest.from_json("[]"), "not_an_object", "placement manifest must be a JSON object", "")
     expect(lambda: wm.PlacementManifest.from_json("{"), "invalid_json", "placement manifest is not valid JSON")
-    expect(lambda: wm.PlacementManifest.from_json('{"a":1,"a":2}'), "duplicate_key", "duplicate JSON field: a")
-    expect(lambda: wm.PlacementManifest.from_json('{"a":NaN}'), "non_finite_number", "non-finite JSON number is unsupported: NaN")
+    expect(lambda: wm.PlacementManifest.from_json('{"a":1,"a":2}'), "duplicate_key", "duplicate JSON field: a", "/a")
+    expect(lambda: wm.PlacementManifest.from_json('{"a":NaN}'), "non_finite_number", "non-finite JSON number is unsupported: NaN", "/a")
     expect(lambda: wm.PlacementManifest.from_json(5), "invalid_json", "placement manifest is not valid JSON")  # type: ignore[arg-type]
     expect(lambda: wm.PlacementManifest.from_json('"\ud800"'), "invalid_json", "placement manifest is not valid JSON")
     expect(lambda: wm.PlacementManifest.from_json(b"\xef\xbb\xbf{}"), "invalid_json", "placement manifest is not valid JSON")

@@ -4,25 +4,27 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use serde_json::{json, Value as Json};
-use weight_manifest::{Detail, DocumentKind, Error};
+use weight_manifest::{Detail, Error};
 
 use super::args::Format;
 use super::output::{emit, leave_to_exit};
 
 /// Prints a rejection and returns exit code 1: `error[code]: message at /pointer` on
-/// standard error (`invalid_json`: `... at line 3 column 17 (byte 52)`), then for a
-/// `fields_mismatch` a second line with the missing and unexpected keys and the document
-/// kind they belong to instead; or
-/// `{"ok":false,"error":{...}}` on standard output, whose error object has a `location`
-/// member (`{"line":3,"column":17,"offset":52}`) for the errors that have one, and a
-/// `detail` member (`{"missing":[...],"unexpected":[...],"looks_like":{...}}`) for a
-/// `fields_mismatch`.
+/// standard error (`invalid_json`: `... at line 3 column 17 (byte 52)`), then, for a
+/// rejection with numbers behind it, a second line with them (`expected 32, got 31`; the
+/// missing and unexpected keys of a `fields_mismatch` and the document kind they belong
+/// to instead); or `{"ok":false,"error":{...}}` on standard output, whose error object
+/// has a `location` member (`{"line":3,"column":17,"offset":52}`) for the errors that have
+/// one, and a `detail` member (the core's `Detail::to_json`) for those with numbers.
 pub(crate) fn rejection(error: &Error, format: Format) -> ExitCode {
+    let detail = error
+        .detail()
+        .filter(|d| !matches!(d, Detail::JsonLocation(_)));
     match format {
         Format::Text => {
             eprintln!("{error}");
-            if let Some(line) = detail_line(error) {
-                eprintln!("  {line}");
+            if let Some(detail) = detail {
+                eprintln!("  {}", detail.summary());
             }
         }
         Format::Json => {
@@ -34,57 +36,18 @@ pub(crate) fn rejection(error: &Error, format: Format) -> ExitCode {
                 body["location"] =
                     json!({ "line": at.line, "column": at.column, "offset": at.offset });
             }
-            if let Some(detail) = detail_json(error) {
-                body["detail"] = detail;
+            let mut text = body.to_string();
+            if let Some(detail) = detail {
+                // Spliced as written: its numbers may exceed what a JSON value here holds.
+                text.pop();
+                text.push_str(",\"detail\":");
+                text.push_str(&detail.to_json());
+                text.push('}');
             }
-            println!("{}", json!({ "ok": false, "error": body }));
+            println!("{{\"ok\":false,\"error\":{text}}}");
         }
     }
     ExitCode::from(1)
-}
-
-/// The missing keys, the unexpected keys and the other kind of a `fields_mismatch`.
-fn key_difference(error: &Error) -> Option<(&[String], &[String], Option<DocumentKind>)> {
-    match error.detail()? {
-        Detail::FieldsMismatch {
-            missing,
-            unexpected,
-            looks_like,
-        } => Some((missing, unexpected, *looks_like)),
-        _ => None,
-    }
-}
-
-/// The numbers behind a rejection as a second text line, for the details that have them.
-fn detail_line(error: &Error) -> Option<String> {
-    let (missing, unexpected, looks_like) = key_difference(error)?;
-    let mut parts = Vec::new();
-    if !missing.is_empty() {
-        parts.push(format!("missing: {}", missing.join(", ")));
-    }
-    if !unexpected.is_empty() {
-        parts.push(format!("unexpected: {}", unexpected.join(", ")));
-    }
-    if let Some(kind) = looks_like {
-        parts.push(format!(
-            "these are the keys of a {}: read it with `weight-manifest {}`",
-            kind.name, kind.command
-        ));
-    }
-    Some(parts.join("; "))
-}
-
-/// The detail of a rejection as a JSON object, for the details that have numbers.
-fn detail_json(error: &Error) -> Option<Json> {
-    let (missing, unexpected, looks_like) = key_difference(error)?;
-    let mut detail = json!({ "missing": missing, "unexpected": unexpected });
-    if let Some(kind) = looks_like {
-        detail["looks_like"] = json!({
-            "kind": kind.name,
-            "command": format!("weight-manifest {}", kind.command),
-        });
-    }
-    Some(detail)
 }
 
 /// Prints `{"ok":true, ...fields}` on standard output.

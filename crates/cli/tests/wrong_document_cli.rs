@@ -74,7 +74,7 @@ fn the_missing_and_unexpected_keys_are_listed() {
         serde_json::json!(["model_id", "placement_id", "revision", "tensors"])
     );
     assert_eq!(detail["unexpected"], serde_json::json!(["extra"]));
-    assert!(detail.get("looks_like").is_none(), "{detail}");
+    assert!(detail["looks_like"].is_null(), "{detail}");
     let text = stderr(&run(&["placement", "validate", &path]));
     assert!(
         text.contains("missing: model_id, placement_id, revision, tensors; unexpected: extra"),

@@ -14,6 +14,7 @@ use super::cursor::{aliases, Cursor, Fast, KeyOrder};
 // The key sets of §6.1, shared with the general path.
 use crate::error::Result;
 use crate::limits::Limits;
+use crate::locate::MANIFEST;
 use crate::model::descriptor::{accept_typed, Typed};
 use crate::model::{construct_placement, Placement};
 use crate::path::Path;
@@ -121,6 +122,7 @@ pub(crate) fn placement(text: &[u8], limits: &Limits) -> Option<Result<Placement
     let revision = Value::Str(Cow::Borrowed(revision));
     Some(construct_placement(
         &Path::Root,
+        &MANIFEST,
         &model_id,
         &revision,
         Some(&placement_id),

@@ -12,6 +12,7 @@ from oracle.analysis import ADDED_CODES, PlanError, coverage_report, reshard_pla
 from oracle.core import (ROOT, U64, cj, loads, logical_id, placement_from_wire, prod,  # noqa: F401
                          runtime_fragment, sha)
 from oracle.limits import limit_violation
+from oracle.locate import EXEMPT, LOCATED, locate
 from oracle.ops import oracle  # noqa: F401
 from oracle.plan_bind import PlanBindError, plan_id_of  # noqa: F401
 from oracle.reference import MODELS, WORKED, ref_json, ref_text  # noqa: F401
@@ -191,10 +192,49 @@ def bad(cid, op, description, code, path=None, tags=(), **inputs):
         else:
             report = coverage_report(loads(inp["document"]))
             assert report["tensors_complete"] < len(report["tensors"]), f"{cid}: the oracle finds it complete"
+    inp = _inputs(**inputs)
+    if "document" in inp and code in LOCATED:  # the location oracle gives the pointer
+        at = locate(op, inp, code)
+        assert path is None or path == at, f"{cid}: the location oracle says {at}, the case {path}"
+        path = at
+    if "document" in inp and code not in EXEMPT:
+        # A projection's placement_id argument is not part of the document.
+        argument = op.startswith("project.") and inp.get("placement_id") is not None \
+            and code in ("placement_id_mismatch", "empty_string", "wrong_type")
+        assert path is not None or argument, f"{cid}: a rejection of a document needs the pointer it carries"
+        if path is not None and readable(inp["document"]):
+            assert resolves(inp["document"], path), f"{cid}: {path} is not a value of the document"
     exp = {"ok": False, "code": code}
     if path is not None:
         exp["path"] = path
-    _add(cid, op, description, _inputs(**inputs), exp, tags)
+    _add(cid, op, description, inp, exp, tags)
+
+
+def readable(text: str) -> bool:
+    """Whether Python reads the text as JSON (a text cut short after the error is not)."""
+    try:
+        json.loads(text)
+        return True
+    except ValueError:
+        return False
+
+
+def resolves(text: str, pointer: str) -> bool:
+    """Whether `pointer` names a value of the JSON `text` (a text Python cannot read, or
+    with a key repeated, is checked as Python reads it: the last of the repeated keys)."""
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return False
+    for part in pointer.split("/")[1:]:
+        part = part.replace("~1", "/").replace("~0", "~")
+        if isinstance(value, dict) and part in value:
+            value = value[part]
+        elif isinstance(value, list) and part.isdigit() and int(part) < len(value):
+            value = value[int(part)]
+        else:
+            return False
+    return True
 
 
 # ----------------------------------------------------------------------------------------

@@ -11,9 +11,12 @@ class ManifestError(ValueError):
     contract defines one, the JSON pointer into the input (else None). An invalid_json
     rejection also names where the text breaks: the line (1-based), column (1-based, in
     characters) and byte offset (0-based) of the first offending byte (else None).
-    ``detail`` holds the numbers behind the rejection where there are some (a
-    fields_mismatch: the missing and unexpected keys and ``looks_like``, the document kind
-    they are instead, with the command that reads it), else None."""
+    ``detail`` is a dict of the numbers behind the rejection where there are some, else
+    None: ``expected`` and ``got`` of a mismatch; ``axis``, ``offset``, ``extent`` and
+    ``size`` of a box on one axis; ``other``, the pointer of the first of two elements (a
+    duplicate, an overlap, whose ``offset`` and ``shape`` are the common region); a
+    fields_mismatch's ``missing`` and ``unexpected`` keys and ``looks_like``, the document
+    kind they are instead, with the command that reads it."""
 
     code: str
     path: Optional[str]

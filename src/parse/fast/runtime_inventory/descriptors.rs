@@ -69,7 +69,8 @@ impl<'a> Descriptors<'a> {
     /// The distinct descriptors sorted by tensor_id.
     pub(super) fn into_sorted(self) -> Vec<TensorDescriptor> {
         let mut tensors = self.list;
-        sort_by_str_key(&mut tensors, |t| &t.tensor_id);
+        // Merged from the records: their order locates nothing.
+        let _ = sort_by_str_key(&mut tensors, |t| &t.tensor_id);
         tensors
     }
 }

@@ -20,6 +20,7 @@ use std::borrow::Cow;
 
 use super::cursor::{index_of, mask_of, Cursor, KeyOrder};
 use crate::error::Result;
+use crate::locate::INVENTORY;
 use crate::model::runtime::{assemble, check_header, RuntimeHeader};
 use crate::model::{construct_runtime, Runtime};
 use crate::options::Options;
@@ -163,8 +164,21 @@ pub(crate) fn runtime_inventory(text: &[u8], options: &Options<'_>) -> Option<Re
     let passes = table.is_some_and(|mut t| t.passes(descriptors.list()));
     let tensors = scanned.descriptors.into_sorted();
     Some(match checked {
-        Some(checked) if passes => Ok(assemble(&checked, tensors, fragments, Vec::new())),
-        _ => construct_runtime(&Path::Root, &header, tensors, fragments, Vec::new()),
+        Some(checked) if passes => Ok(assemble(
+            &checked,
+            INVENTORY,
+            tensors,
+            fragments,
+            Vec::new(),
+        )),
+        _ => construct_runtime(
+            &Path::Root,
+            INVENTORY,
+            &header,
+            tensors,
+            fragments,
+            Vec::new(),
+        ),
     })
 }
 
