@@ -17,8 +17,9 @@
 //! it; what is copied (standard input, or a file that cannot be mapped) stops one byte
 //! past the limit, which the library then rejects as over it.
 //!
-//! A copy is a progress phase (`receiving LABEL on standard input`, or `copying LABEL`),
-//! counting the bytes read; a mapping takes no time until the document is parsed.
+//! Copying standard input, or a large file that cannot be mapped, is a progress phase
+//! (`receiving LABEL on standard input`, `copying LABEL`) that counts the bytes read; a
+//! mapping takes no time until the document is parsed.
 
 use std::fs::File;
 use std::io::{self, Read};
@@ -80,6 +81,9 @@ fn read(path: &str, max_bytes: u64, progress: &Progress, label: &str) -> io::Res
             return Ok(Input::Mapped(map));
         }
     }
+    // A small file is read in no time; a large one here is one that could not be mapped.
+    let small = metadata.is_file() && metadata.len() < MAP_THRESHOLD;
+    let progress = if small { Progress::off() } else { *progress };
     let total = metadata.is_file().then(|| metadata.len().min(bound));
     progress.counted(format!("copying {label}"), total, Unit::Bytes, |counter| {
         read_bounded(file, bound, metadata.len(), counter)

@@ -28,6 +28,7 @@
 //! ```
 
 use std::borrow::Cow;
+use std::cell::Cell;
 use std::io::IsTerminal;
 use std::sync::mpsc::{self, RecvTimeoutError, Sender};
 use std::thread::JoinHandle;
@@ -65,11 +66,14 @@ pub(crate) enum Unit {
 }
 
 /// The position and total of a [`Progress::counted`] phase. When progress is off it holds
-/// nothing, and each call is one branch.
+/// nothing, and each call is one branch; when on, moving it on is lock-free (indicatif
+/// redraws at most every few milliseconds).
 pub(crate) struct Counter {
     bar: Option<ProgressBar>,
     /// What it counts (`None` for a spinner).
     unit: Option<Unit>,
+    /// The total given so far (kept here: asking the bar takes its lock).
+    total: Cell<Option<u64>>,
 }
 
 impl Progress {
@@ -172,6 +176,7 @@ impl Progress {
             counter: Counter {
                 bar: Some(bar),
                 unit: counts.map(|(_, unit)| unit),
+                total: Cell::new(counts.and_then(|(total, _)| total)),
             },
             stop: Some(stop),
             thread,
@@ -182,13 +187,12 @@ impl Progress {
 /// The template of a phase: spinner, message, then the count or bar, then elapsed time.
 fn style(counts: Option<(Option<u64>, Unit)>) -> ProgressStyle {
     let count = match counts {
-        None => String::new(),
+        // A count of items means little without its total: shown once the total is known.
+        None | Some((None, Unit::Items(_))) => String::new(),
         Some((None, Unit::Bytes)) => " {binary_bytes}".to_owned(),
         Some((Some(_), Unit::Bytes)) => {
             " [{bar:30}] {binary_bytes}/{binary_total_bytes}".to_owned()
         }
-        // A count of items means little without its total: shown once the total is known.
-        Some((None, Unit::Items(_))) => String::new(),
         Some((Some(_), Unit::Items(name))) => {
             format!(" [{{bar:30}}] {{human_pos}}/{{human_len}} {name}")
         }
@@ -211,6 +215,7 @@ impl Phase {
             counter: Counter {
                 bar: None,
                 unit: None,
+                total: Cell::new(None),
             },
             stop: None,
             thread: None,
@@ -248,15 +253,15 @@ impl Counter {
 
     /// Sets the total, once it is known; a counter then becomes a bar.
     pub(crate) fn set_total(&self, total: u64) {
-        if let (Some(bar), Some(unit)) = (&self.bar, self.unit) {
-            match bar.length() {
-                Some(length) if length == total => {}
-                Some(_) => bar.set_length(total),
-                None => {
-                    bar.set_style(style(Some((Some(total), unit))));
-                    bar.set_length(total);
-                }
-            }
+        let (Some(bar), Some(unit)) = (&self.bar, self.unit) else {
+            return;
+        };
+        let known = self.total.replace(Some(total));
+        if known.is_none() {
+            bar.set_style(style(Some((Some(total), unit))));
+        }
+        if known != Some(total) {
+            bar.set_length(total);
         }
     }
 
