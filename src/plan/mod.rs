@@ -101,8 +101,8 @@ pub fn plan(source: &Placement, target: &Placement, limits: &PlanLimits) -> Resu
 /// [`plan`], reporting how far the search for overlaps has come: `walked(done, total)` is
 /// called after each tensor the target holds, with the tensors searched so far and their
 /// number (only once the pair has been checked and covered, so never for a pair rejected
-/// before the search). For a progress display; the plan is the same as [`plan`]'s, and a
-/// no-op `walked` compiles to [`plan`] itself.
+/// before the search). For a progress display; the plan is the same as [`plan`]'s, which
+/// passes a no-op `walked` that is inlined away.
 pub fn plan_with_progress(
     source: &Placement,
     target: &Placement,
