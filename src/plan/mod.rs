@@ -95,13 +95,32 @@ pub struct SourceRankStats {
 /// Errors, in this order: `plan_model_mismatch`, `plan_tensor_mismatch`,
 /// `plan_uncovered_tensor` (first tensor by tensor_id), `plan_limit_exceeded`.
 pub fn plan(source: &Placement, target: &Placement, limits: &PlanLimits) -> Result<Plan> {
+    plan_with_progress(source, target, limits, |_, _| {})
+}
+
+/// [`plan`], reporting how far the search for overlaps has come: `walked(done, total)` is
+/// called after each tensor the target holds, with the tensors searched so far and their
+/// number (only once the pair has been checked and covered, so never for a pair rejected
+/// before the search). For a progress display; the plan is the same as [`plan`]'s, which
+/// passes a no-op `walked` that is inlined away.
+pub fn plan_with_progress(
+    source: &Placement,
+    target: &Placement,
+    limits: &PlanLimits,
+    mut walked: impl FnMut(usize, usize),
+) -> Result<Plan> {
     crate::geometry::work::with_per_box(limits.max_geometry_work, || {
-        plan_within(source, target, limits)
+        plan_within(source, target, limits, &mut walked)
     })
 }
 
-/// [`plan`] with the geometry budget in force.
-fn plan_within(source: &Placement, target: &Placement, limits: &PlanLimits) -> Result<Plan> {
+/// [`plan_with_progress`] with the geometry budget in force.
+fn plan_within(
+    source: &Placement,
+    target: &Placement,
+    limits: &PlanLimits,
+    walked: &mut impl FnMut(usize, usize),
+) -> Result<Plan> {
     let walk = walk::Walk::prepare(source, target)?;
     // Count first, keeping the overlaps compactly (bounded by the limits): nothing is
     // built until every limit has held.
@@ -113,11 +132,14 @@ fn plan_within(source: &Placement, target: &Placement, limits: &PlanLimits) -> R
         .len()
         .min(usize::try_from(limits.max_regions).unwrap_or(usize::MAX));
     let mut pending = pending::Pending::with_capacity(expected, 2);
-    walk.run(&mut |overlap| {
-        budget.add(overlap.geometry.segments)?;
-        pending.push(overlap);
-        Ok(())
-    })?;
+    walk.run(
+        &mut |overlap| {
+            budget.add(overlap.geometry.segments)?;
+            pending.push(overlap);
+            Ok(())
+        },
+        walked,
+    )?;
 
     let (sources, targets) = (source.fragments(), target.fragments());
     let mut loads = replica::Loads::default();

@@ -73,16 +73,18 @@ impl<'p> Walk<'p> {
         })
     }
 
-    /// Calls `visit` with every overlap in plan order; stops at the first error.
+    /// Calls `visit` with every overlap in plan order, and `walked(done, total)` after each
+    /// tensor; stops at the first error.
     pub(crate) fn run<'w>(
         &'w self,
         visit: &mut dyn FnMut(&Overlap<'w, '_>) -> Result<()>,
+        walked: &mut impl FnMut(usize, usize),
     ) -> Result<()> {
         let (sources, targets) = (self.source.fragments(), self.target.fragments());
         let mut hits: Vec<usize> = Vec::new();
         let mut end: Vec<u64> = Vec::new();
         let mut geometry = Geometry::default();
-        for work in &self.work {
+        for (done, work) in self.work.iter().enumerate() {
             let mut turn = 0usize;
             let targets_of = self.targets.get(work.index);
             let mut budget = Work::for_boxes(work.sources.saturating_add(targets_of.len()));
@@ -116,6 +118,7 @@ impl<'p> Walk<'p> {
                     })?;
                 }
             }
+            walked(done + 1, self.work.len());
         }
         Ok(())
     }

@@ -11,6 +11,7 @@ use weight_manifest_adapt::{self as adapt, AdaptOptions, Grid, ReadError, Rules}
 use super::args::{Format, FormatArg, Out};
 use super::input::read_input;
 use super::output::{emit, write_atomic};
+use super::progress::Progress;
 use super::render::{json_success, rejection};
 use weight_manifest::Options;
 
@@ -54,15 +55,25 @@ pub(crate) struct SafetensorsArgs {
     pub format: FormatArg,
 }
 
-pub(crate) fn run(command: AdaptCommand, limits: &Limits) -> Result<ExitCode, String> {
+pub(crate) fn run(
+    command: AdaptCommand,
+    limits: &Limits,
+    progress: &Progress,
+) -> Result<ExitCode, String> {
     let AdaptCommand::Safetensors(args) = command;
     let format = args.format.format;
-    let rules_text = read_input(&args.rules, limits.max_document_bytes)?;
+    let rules_text = read_input(
+        &args.rules,
+        limits.max_document_bytes,
+        progress,
+        "rules file",
+    )?;
     let rules = match Rules::from_json(&rules_text, &Options::default().with_limits(*limits)) {
         Ok(rules) => rules,
         Err(e) => return Ok(rejection(&e, format)),
     };
-    let checkpoint = match adapt::read_checkpoint(&args.path) {
+    let reading = format!("reading the checkpoint headers of {}", args.path.display());
+    let checkpoint = match progress.phase(reading, || adapt::read_checkpoint(&args.path)) {
         Ok(checkpoint) => checkpoint,
         Err(ReadError::Invalid(e)) => return Ok(rejection(&e, format)),
         Err(io) => return Err(io.to_string()),
@@ -74,7 +85,9 @@ pub(crate) fn run(command: AdaptCommand, limits: &Limits) -> Result<ExitCode, St
         ep: args.ep,
     };
     let options = AdaptOptions::new(args.model_id, args.revision, grid);
-    let placement = match adapt::placement(&checkpoint, &rules, &options) {
+    let placement = match progress.phase("placing the tensors", || {
+        adapt::placement(&checkpoint, &rules, &options)
+    }) {
         Ok(placement) => placement,
         Err(e) => return Ok(rejection(&e, format)),
     };

@@ -15,6 +15,44 @@ pub(crate) struct Cli {
     pub command: Command,
     #[arg(long = "limit", global = true, value_name = "NAME=VALUE", help = super::limits::HELP, value_parser = super::limits::parse_setting)]
     pub limits: Vec<String>,
+    /// Show no progress on standard error.
+    ///
+    /// Work that runs longer than about a second (reading and validating a large
+    /// document, planning, coverage) shows its progress on standard error: a spinner,
+    /// counter or bar with the elapsed time, cleared when the work ends. It appears only
+    /// when standard error is a terminal, never with `--format json`, and never on
+    /// standard output. WEIGHT_MANIFEST_PROGRESS_DELAY_MS sets the delay before it
+    /// appears (default 1000).
+    #[arg(short, long, global = true)]
+    pub quiet: bool,
+}
+
+impl Command {
+    /// The `--format` the command was given (`text` for the commands without one).
+    pub fn format(&self) -> Format {
+        let format = match self {
+            Command::Placement(
+                PlacementCommand::Validate(input)
+                | PlacementCommand::Id(input)
+                | PlacementCommand::Canonicalize { input, .. }
+                | PlacementCommand::FromInventory { input, .. },
+            )
+            | Command::Runtime(RuntimeCommand::Validate { input, .. })
+            | Command::Binding(BindingCommand::Validate { input, .. }) => &input.format,
+            Command::Project(ProjectCommand::Placement(args) | ProjectCommand::Binding(args)) => {
+                &args.format
+            }
+            Command::Bind { format, .. } => format,
+            Command::Coverage(args) => &args.format,
+            Command::Plan(args) => &args.format,
+            Command::PlanBind(args) => &args.format,
+            Command::Adapt(super::adapt::AdaptCommand::Safetensors(args)) => &args.format,
+            Command::Schema(_) | Command::Conformance(_) | Command::BenchData(_) => {
+                return Format::Text
+            }
+        };
+        format.format
+    }
 }
 
 #[derive(Subcommand)]

@@ -5,7 +5,8 @@ use std::process::ExitCode;
 
 use serde_json::json;
 use weight_manifest::inventory::{
-    validate_runtime_inventory, RuntimeSummary, BINDING_INVENTORY_LABEL, RUNTIME_INVENTORY_LABEL,
+    validate_runtime_inventory, RuntimeSummary, BINDING_INVENTORY_LABEL, PLACEMENT_INVENTORY_LABEL,
+    RUNTIME_INVENTORY_LABEL,
 };
 use weight_manifest::{
     bind, project_binding, project_placement, AddressSemantics, Binding, Error, Limits, Options,
@@ -19,6 +20,7 @@ use super::args::{
 };
 use super::input::read_input;
 use super::output::{emit, leave_to_exit, write_atomic};
+use super::progress::Progress;
 use super::render::{json_success, rejection};
 
 type Outcome = Result<ExitCode, String>;
@@ -38,21 +40,29 @@ fn inventory_options(
         .with_address_semantics(semantics))
 }
 
-pub(crate) fn run(command: Command, limits: &Limits) -> Outcome {
+/// Runs `command` under `limits`, showing its long steps on `progress`.
+pub(crate) fn run(command: Command, limits: &Limits, progress: Progress) -> Outcome {
+    let progress = &progress;
     match command {
-        Command::Placement(command) => placement(&command, limits),
+        Command::Placement(command) => placement(&command, limits, progress),
         Command::Runtime(RuntimeCommand::Validate {
             input,
             inventory,
             semantics,
         }) => {
+            let address_semantics = semantics.address_semantics.as_ref();
             if inventory && input.format.format == Format::Text {
-                return inventory_counts(&input, limits, semantics.address_semantics.as_ref());
+                return inventory_counts(&input, limits, address_semantics, progress);
             }
+            let label = if inventory {
+                RUNTIME_INVENTORY_LABEL
+            } else {
+                "runtime manifest"
+            };
             validate(
                 &input,
                 limits,
-                semantics.address_semantics.as_ref(),
+                (address_semantics, progress, label),
                 |text, given| {
                     if inventory {
                         inventory_options(text, RUNTIME_INVENTORY_LABEL, given, limits)
@@ -72,7 +82,15 @@ pub(crate) fn run(command: Command, limits: &Limits) -> Outcome {
         }) => validate(
             &input,
             limits,
-            semantics.address_semantics.as_ref(),
+            (
+                semantics.address_semantics.as_ref(),
+                progress,
+                if inventory {
+                    BINDING_INVENTORY_LABEL
+                } else {
+                    "binding manifest"
+                },
+            ),
             |text, given| {
                 if inventory {
                     inventory_options(text, BINDING_INVENTORY_LABEL, given, limits)
@@ -92,7 +110,7 @@ pub(crate) fn run(command: Command, limits: &Limits) -> Outcome {
                 )
             },
         ),
-        Command::Project(command) => project(command, limits),
+        Command::Project(command) => project(command, limits, progress),
         Command::BenchData(args) => super::bench_data::run(&args),
         Command::Bind {
             placement,
@@ -101,21 +119,27 @@ pub(crate) fn run(command: Command, limits: &Limits) -> Outcome {
             out,
             format,
         } => {
-            let placement_text = read_input(&placement, limits.max_document_bytes)?;
-            let binding_text = read_input(&binding, limits.max_document_bytes)?;
+            let max = limits.max_document_bytes;
+            let placement_text = read_input(&placement, max, progress, "placement manifest")?;
+            let binding_text = read_input(&binding, max, progress, BINDING_INVENTORY_LABEL)?;
             let given = semantics.address_semantics.as_ref();
-            let result =
-                Placement::from_json(&placement_text, &Options::default().with_limits(*limits))
-                    .and_then(|p| {
-                        let options = inventory_options(
-                            &binding_text,
-                            BINDING_INVENTORY_LABEL,
-                            given,
-                            limits,
-                        )?;
-                        let b = Binding::from_inventory_json(&binding_text, &options)?;
-                        bind(&p, &b)
-                    });
+            let result = progress
+                .reading("placement manifest", placement_text.len(), || {
+                    Placement::from_json(&placement_text, &Options::default().with_limits(*limits))
+                })
+                .and_then(|p| {
+                    let b =
+                        progress.reading(BINDING_INVENTORY_LABEL, binding_text.len(), || {
+                            let options = inventory_options(
+                                &binding_text,
+                                BINDING_INVENTORY_LABEL,
+                                given,
+                                limits,
+                            )?;
+                            Binding::from_inventory_json(&binding_text, &options)
+                        })?;
+                    progress.phase("binding", || bind(&p, &b))
+                });
             match result {
                 Err(e) => Ok(rejection(&e, format.format)),
                 Ok(runtime) if format.format == Format::Json => {
@@ -142,10 +166,10 @@ pub(crate) fn run(command: Command, limits: &Limits) -> Outcome {
             );
             Ok(ExitCode::SUCCESS)
         }
-        Command::Adapt(command) => super::adapt::run(command, limits),
-        Command::Coverage(args) => super::coverage::run(&args, limits),
-        Command::Plan(args) => super::plan::run(&args, limits),
-        Command::PlanBind(args) => super::plan_bind::run(&args, limits),
+        Command::Adapt(command) => super::adapt::run(command, limits, progress),
+        Command::Coverage(args) => super::coverage::run(&args, limits, progress),
+        Command::Plan(args) => super::plan::run(&args, limits, progress),
+        Command::PlanBind(args) => super::plan_bind::run(&args, limits, progress),
         Command::Conformance(ConformanceCommand::Testee) => {
             conformance::serve(std::io::stdin().lock(), std::io::stdout().lock())
                 .map_err(|e| format!("testee I/O: {e}"))?;
@@ -192,17 +216,21 @@ pub(crate) fn run(command: Command, limits: &Limits) -> Outcome {
 /// test suite skip a comparison whose oracle is missing).
 const ALLOW_SKIP: &str = "WEIGHT_MANIFEST_ALLOW_SKIP";
 
+/// How a document is read: `--address-semantics` as given, and the progress of reading
+/// it under its label.
+type Reading<'a> = (Option<&'a String>, &'a Progress, &'a str);
+
 /// Reads `input`, runs `check` with `--address-semantics` as given, and renders the
 /// outcome.
 fn validate<T>(
     input: &Input,
     limits: &Limits,
-    address_semantics: Option<&String>,
+    reading: Reading<'_>,
     check: impl FnOnce(&[u8], Option<&String>) -> Result<T, Error>,
     as_json: impl FnOnce(&T) -> serde_json::Value,
     as_text: impl FnOnce(&T) -> String,
 ) -> Outcome {
-    Ok(match checked(input, limits, address_semantics, check)? {
+    Ok(match checked(input, limits, reading, check)? {
         Err(e) => rejection(&e, input.format.format),
         Ok(checked) => {
             if input.format.format == Format::Json {
@@ -220,22 +248,28 @@ fn validate<T>(
 fn checked<T>(
     input: &Input,
     limits: &Limits,
-    address_semantics: Option<&String>,
+    (address_semantics, progress, label): Reading<'_>,
     check: impl FnOnce(&[u8], Option<&String>) -> Result<T, Error>,
 ) -> Result<Result<T, Error>, String> {
-    let text = read_input(&input.file, limits.max_document_bytes)?;
-    Ok(check(&text, address_semantics))
+    let text = read_input(&input.file, limits.max_document_bytes, progress, label)?;
+    Ok(progress.reading(label, text.len(), || check(&text, address_semantics)))
 }
 
 /// `runtime validate --inventory` with the text report, which needs only the counts: the
 /// inventory is validated without keeping its manifest (same accept/reject and errors, a
 /// fraction of the memory).
-fn inventory_counts(input: &Input, limits: &Limits, semantics: Option<&String>) -> Outcome {
+fn inventory_counts(
+    input: &Input,
+    limits: &Limits,
+    semantics: Option<&String>,
+    progress: &Progress,
+) -> Outcome {
     let check = |text: &[u8], given: Option<&String>| {
         inventory_options(text, RUNTIME_INVENTORY_LABEL, given, limits)
             .and_then(|options| validate_runtime_inventory(text, &options))
     };
-    Ok(match checked(input, limits, semantics, check)? {
+    let reading = (semantics, progress, RUNTIME_INVENTORY_LABEL);
+    Ok(match checked(input, limits, reading, check)? {
         Err(e) => rejection(&e, Format::Text),
         Ok(summary) => {
             println!("{}", runtime_line(&summary));
@@ -270,18 +304,26 @@ fn placement_fields(p: &Placement) -> serde_json::Value {
     })
 }
 
-fn placement(command: &PlacementCommand, limits: &Limits) -> Outcome {
+fn placement(command: &PlacementCommand, limits: &Limits, progress: &Progress) -> Outcome {
     let (input, out, inventory) = match command {
         PlacementCommand::Validate(input) | PlacementCommand::Id(input) => (input, None, false),
         PlacementCommand::Canonicalize { input, out } => (input, out.output.as_deref(), false),
         PlacementCommand::FromInventory { input, out } => (input, out.output.as_deref(), true),
     };
-    let text = read_input(&input.file, limits.max_document_bytes)?;
-    let result = if inventory {
-        Placement::from_inventory_json(&text, &Options::default().with_limits(*limits))
+    let label = if inventory {
+        PLACEMENT_INVENTORY_LABEL
     } else {
-        Placement::from_json(&text, &Options::default().with_limits(*limits))
+        "placement manifest"
     };
+    let text = read_input(&input.file, limits.max_document_bytes, progress, label)?;
+    let result = progress.reading(label, text.len(), || {
+        let options = Options::default().with_limits(*limits);
+        if inventory {
+            Placement::from_inventory_json(&text, &options)
+        } else {
+            Placement::from_json(&text, &options)
+        }
+    });
     let format = input.format.format;
     let placement = match result {
         Err(e) => return Ok(rejection(&e, format)),
@@ -310,23 +352,25 @@ fn placement(command: &PlacementCommand, limits: &Limits) -> Outcome {
     Ok(ExitCode::SUCCESS)
 }
 
-fn project(command: ProjectCommand, limits: &Limits) -> Outcome {
+fn project(command: ProjectCommand, limits: &Limits, progress: &Progress) -> Outcome {
     let (args, to_binding) = match command {
         ProjectCommand::Placement(args) => (args, false),
         ProjectCommand::Binding(args) => (args, true),
     };
-    let text = read_input(&args.inventory, limits.max_document_bytes)?;
+    let label = RUNTIME_INVENTORY_LABEL;
+    let text = read_input(&args.inventory, limits.max_document_bytes, progress, label)?;
     let given = args.semantics.address_semantics.as_ref();
     let format = args.format.format;
-    let runtime = match inventory_options(&text, RUNTIME_INVENTORY_LABEL, given, limits)
-        .and_then(|options| Runtime::from_inventory_json(&text, &options))
-    {
+    let runtime = match progress.reading(label, text.len(), || {
+        inventory_options(&text, label, given, limits)
+            .and_then(|options| Runtime::from_inventory_json(&text, &options))
+    }) {
         Err(e) => return Ok(rejection(&e, format)),
         Ok(r) => r,
     };
     let id = args.placement_id.as_deref();
     if to_binding {
-        match project_binding(&runtime, id) {
+        match progress.phase("projecting the binding", || project_binding(&runtime, id)) {
             Err(e) => Ok(rejection(&e, format)),
             Ok(b) if format == Format::Json => {
                 json_success(json!({ "binding": b.to_json() }));
@@ -335,7 +379,9 @@ fn project(command: ProjectCommand, limits: &Limits) -> Outcome {
             Ok(b) => write_out(args.out.output.as_deref(), &b.to_json()),
         }
     } else {
-        match project_placement(&runtime, id) {
+        match progress.phase("projecting the placement", || {
+            project_placement(&runtime, id)
+        }) {
             Err(e) => Ok(rejection(&e, format)),
             Ok(p) if format == Format::Json => {
                 json_success(placement_fields(&p));

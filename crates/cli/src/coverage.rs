@@ -12,6 +12,7 @@ use weight_manifest::{coverage, Limits, Placement};
 use super::args::{Format, FormatArg};
 use super::input::read_input;
 use super::output::emit;
+use super::progress::Progress;
 use super::render::{json_success, rejection};
 use weight_manifest::Options;
 
@@ -32,14 +33,25 @@ pub(crate) struct CoverageArgs {
     pub format: FormatArg,
 }
 
-pub(crate) fn run(args: &CoverageArgs, limits: &Limits) -> Result<ExitCode, String> {
-    let text = read_input(&args.placement, limits.max_document_bytes)?;
+pub(crate) fn run(
+    args: &CoverageArgs,
+    limits: &Limits,
+    progress: &Progress,
+) -> Result<ExitCode, String> {
+    const LABEL: &str = "placement manifest";
+    let text = read_input(&args.placement, limits.max_document_bytes, progress, LABEL)?;
     let format = args.format.format;
-    let placement = match Placement::from_json(&text, &Options::default().with_limits(*limits)) {
+    let placement = match progress.reading(LABEL, text.len(), || {
+        Placement::from_json(&text, &Options::default().with_limits(*limits))
+    }) {
         Err(e) => return Ok(rejection(&e, format)),
         Ok(p) => p,
     };
-    let coverage = match coverage(&placement, limits) {
+    let message = format!(
+        "checking the coverage of {} tensors",
+        placement.tensors().len()
+    );
+    let coverage = match progress.phase(message, || coverage(&placement, limits)) {
         Err(e) => return Ok(rejection(&e, format)),
         Ok(c) => c,
     };

@@ -16,10 +16,16 @@
 //! is read, and the library rejects an oversized document from its length before reading
 //! it; what is copied (standard input, or a file that cannot be mapped) stops one byte
 //! past the limit, which the library then rejects as over it.
+//!
+//! Copying standard input, or a large file that cannot be mapped, is a progress phase
+//! (`receiving LABEL on standard input`, `copying LABEL`) that counts the bytes read; a
+//! mapping takes no time until the document is parsed.
 
 use std::fs::File;
 use std::io::{self, Read};
 use std::ops::Deref;
+
+use super::progress::{Counter, Progress, Unit};
 
 /// Files below this size are read into memory: mapping costs more than a small copy.
 const MAP_THRESHOLD: u64 = 1 << 20;
@@ -50,15 +56,23 @@ impl AsRef<[u8]> for Input {
 }
 
 /// Reads `path`, or standard input for `-`, copying at most `max_bytes + 1` bytes (module
-/// docs); errors name the path.
-pub(crate) fn read_input(path: &str, max_bytes: u64) -> Result<Input, String> {
-    read(path, max_bytes).map_err(|e| format!("cannot read {path}: {e}"))
+/// docs), with a copy's progress under `label` (`placement manifest`); errors name the path.
+pub(crate) fn read_input(
+    path: &str,
+    max_bytes: u64,
+    progress: &Progress,
+    label: &str,
+) -> Result<Input, String> {
+    read(path, max_bytes, progress, label).map_err(|e| format!("cannot read {path}: {e}"))
 }
 
-fn read(path: &str, max_bytes: u64) -> io::Result<Input> {
+fn read(path: &str, max_bytes: u64, progress: &Progress, label: &str) -> io::Result<Input> {
     let bound = max_bytes.saturating_add(1);
     if path == "-" {
-        return read_bounded(io::stdin().lock(), bound, 0);
+        let message = format!("receiving {label} on standard input");
+        return progress.counted(message, None, Unit::Bytes, |counter| {
+            read_bounded(io::stdin().lock(), bound, 0, counter)
+        });
     }
     let file = File::open(path)?;
     let metadata = file.metadata()?;
@@ -67,15 +81,43 @@ fn read(path: &str, max_bytes: u64) -> io::Result<Input> {
             return Ok(Input::Mapped(map));
         }
     }
-    read_bounded(file, bound, metadata.len())
+    // A small file is read in no time; a large one here is one that could not be mapped.
+    let small = metadata.is_file() && metadata.len() < MAP_THRESHOLD;
+    let progress = if small { Progress::off() } else { *progress };
+    let total = metadata.is_file().then(|| metadata.len().min(bound));
+    progress.counted(format!("copying {label}"), total, Unit::Bytes, |counter| {
+        read_bounded(file, bound, metadata.len(), counter)
+    })
 }
 
-/// Reads at most `bound` bytes of `source`, reserving for `expected` of them.
-fn read_bounded(source: impl Read, bound: u64, expected: u64) -> io::Result<Input> {
+/// Reads at most `bound` bytes of `source`, reserving for `expected` of them and counting
+/// them on `counter`.
+fn read_bounded(
+    source: impl Read,
+    bound: u64,
+    expected: u64,
+    counter: &Counter,
+) -> io::Result<Input> {
     let reserve = usize::try_from(expected.min(bound)).unwrap_or(0);
     let mut buffer = Vec::with_capacity(reserve);
-    source.take(bound).read_to_end(&mut buffer)?;
+    Counted { source, counter }
+        .take(bound)
+        .read_to_end(&mut buffer)?;
     Ok(Input::Read(buffer))
+}
+
+/// A reader that counts what it reads on a progress [`Counter`].
+struct Counted<'c, R> {
+    source: R,
+    counter: &'c Counter,
+}
+
+impl<R: Read> Read for Counted<'_, R> {
+    fn read(&mut self, buffer: &mut [u8]) -> io::Result<usize> {
+        let n = self.source.read(buffer)?;
+        self.counter.add(n as u64);
+        Ok(n)
+    }
 }
 
 /// Maps `file` read-only; `None` when the system refuses (the caller then reads it).
@@ -94,8 +136,12 @@ fn map(file: &File) -> Option<memmap2::Mmap> {
 
 #[cfg(test)]
 mod tests {
-    use super::{read_input, Input, MAP_THRESHOLD};
+    use super::{Input, Progress, MAP_THRESHOLD};
     use std::io::Write;
+
+    fn read_input(path: &str, max_bytes: u64) -> Result<Input, String> {
+        super::read_input(path, max_bytes, &Progress::off(), "test document")
+    }
 
     fn temporary_file(bytes: &[u8]) -> std::path::PathBuf {
         let dir = std::env::temp_dir().join(format!("wm-input-{}", std::process::id()));

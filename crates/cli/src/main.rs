@@ -16,6 +16,7 @@ mod limits;
 mod output;
 mod plan;
 mod plan_bind;
+mod progress;
 mod render;
 
 use std::process::ExitCode;
@@ -62,8 +63,9 @@ fn main() -> ExitCode {
 /// conformance failure), 2 usage or I/O error.
 fn run() -> ExitCode {
     let cli = args::Cli::parse();
-    let outcome =
-        limits::from_settings(&cli.limits).and_then(|limits| commands::run(cli.command, &limits));
+    let progress = progress::Progress::new(cli.quiet, cli.command.format());
+    let outcome = limits::from_settings(&cli.limits)
+        .and_then(|limits| commands::run(cli.command, &limits, progress));
     match outcome {
         Ok(code) => code,
         Err(error) => {

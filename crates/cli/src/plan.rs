@@ -5,12 +5,15 @@ use std::process::ExitCode;
 
 use clap::Args;
 use serde_json::{json, Value as Json};
-use weight_manifest::plan::{PlanStats, DEFAULT_MAX_REGIONS, DEFAULT_MAX_SEGMENTS};
-use weight_manifest::{plan, Limits, Placement, PlanLimits};
+use weight_manifest::plan::{
+    plan_with_progress, PlanStats, DEFAULT_MAX_REGIONS, DEFAULT_MAX_SEGMENTS,
+};
+use weight_manifest::{Limits, Placement, PlanLimits};
 
 use super::args::{Format, FormatArg};
 use super::input::read_input;
 use super::output::leave_to_exit;
+use super::progress::{Progress, Unit};
 use super::render::{document, rejection};
 use weight_manifest::Options;
 
@@ -72,28 +75,43 @@ fn print_stats(plan_id: &str, stats: &PlanStats) {
     }
 }
 
-pub(crate) fn run(args: &PlanArgs, document_limits: &Limits) -> Result<ExitCode, String> {
-    let source_text = read_input(&args.source, document_limits.max_document_bytes)?;
-    let target_text = read_input(&args.target, document_limits.max_document_bytes)?;
+pub(crate) fn run(
+    args: &PlanArgs,
+    document_limits: &Limits,
+    progress: &Progress,
+) -> Result<ExitCode, String> {
+    const SOURCE: &str = "source placement";
+    const TARGET: &str = "target placement";
+    let max = document_limits.max_document_bytes;
+    let source_text = read_input(&args.source, max, progress, SOURCE)?;
+    let target_text = read_input(&args.target, max, progress, TARGET)?;
     let format = args.format.format;
     let limits = PlanLimits {
         max_regions: args.max_regions,
         max_segments: args.max_segments,
         max_geometry_work: document_limits.max_geometry_work,
     };
-    let result = Placement::from_json(
-        &source_text,
-        &Options::default().with_limits(*document_limits),
-    )
-    .and_then(|source| {
-        let target = Placement::from_json(
-            &target_text,
-            &Options::default().with_limits(*document_limits),
-        )?;
-        let plan = plan(&source, &target, &limits);
-        leave_to_exit((source, target));
-        plan
-    });
+    let options = Options::default().with_limits(*document_limits);
+    let result = progress
+        .reading(SOURCE, source_text.len(), || {
+            Placement::from_json(&source_text, &options)
+        })
+        .and_then(|source| {
+            let target = progress.reading(TARGET, target_text.len(), || {
+                Placement::from_json(&target_text, &options)
+            })?;
+            let plan = progress.counted("planning", None, Unit::Items("tensors"), |counter| {
+                plan_with_progress(&source, &target, &limits, |done, total| {
+                    counter.set_total(total as u64);
+                    counter.set(done as u64);
+                    if done == total {
+                        counter.set_message("writing the plan");
+                    }
+                })
+            });
+            leave_to_exit((source, target));
+            plan
+        });
     let plan = match result {
         Err(e) => return Ok(rejection(&e, format)),
         Ok(p) => p,

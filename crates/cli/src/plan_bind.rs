@@ -11,6 +11,7 @@ use weight_manifest::{bind_plan, Binding, Fences, Limits, Result};
 
 use super::args::FormatArg;
 use super::input::read_input;
+use super::progress::Progress;
 use super::render::{document, rejection};
 use weight_manifest::{Options, Plan};
 
@@ -47,20 +48,40 @@ fn binding(text: &[u8], inventory: bool, limits: &Limits) -> Result<Binding> {
     }
 }
 
-pub(crate) fn run(args: &PlanBindArgs, limits: &Limits) -> std::result::Result<ExitCode, String> {
-    let plan_text = read_input(&args.plan, limits.max_document_bytes)?;
-    let source_text = read_input(&args.source_binding, limits.max_document_bytes)?;
-    let target_text = read_input(&args.target_binding, limits.max_document_bytes)?;
+pub(crate) fn run(
+    args: &PlanBindArgs,
+    limits: &Limits,
+    progress: &Progress,
+) -> std::result::Result<ExitCode, String> {
+    const PLAN: &str = "reshard plan";
+    let (source_label, target_label) = if args.inventory {
+        ("source binding inventory", "target binding inventory")
+    } else {
+        ("source binding", "target binding")
+    };
+    let max = limits.max_document_bytes;
+    let plan_text = read_input(&args.plan, max, progress, PLAN)?;
+    let source_text = read_input(&args.source_binding, max, progress, source_label)?;
+    let target_text = read_input(&args.target_binding, max, progress, target_label)?;
     let format = args.format.format;
     let fences = Fences {
         source_generation: args.source_generation,
         target_generation: args.target_generation,
     };
-    let result =
-        Plan::from_json(&plan_text, &Options::default().with_limits(*limits)).and_then(|plan| {
-            let source = binding(&source_text, args.inventory, limits)?;
-            let target = binding(&target_text, args.inventory, limits)?;
-            bind_plan(&plan, &source, &target, &fences)
+    let result = progress
+        .reading(PLAN, plan_text.len(), || {
+            Plan::from_json(&plan_text, &Options::default().with_limits(*limits))
+        })
+        .and_then(|plan| {
+            let source = progress.reading(source_label, source_text.len(), || {
+                binding(&source_text, args.inventory, limits)
+            })?;
+            let target = progress.reading(target_label, target_text.len(), || {
+                binding(&target_text, args.inventory, limits)
+            })?;
+            progress.phase("binding the plan", || {
+                bind_plan(&plan, &source, &target, &fences)
+            })
         });
     let bound = match result {
         Err(e) => return Ok(rejection(&e, format)),
