@@ -4,7 +4,7 @@
 //! value on success and the contract's error, located at the member that held the value,
 //! on failure.
 
-use crate::error::{Code, Error, Result};
+use crate::error::{Code, Detail, Error, Result};
 use crate::path::Path;
 use crate::rules::values::{at_least, is_non_empty, sort_aliases};
 use crate::value::Value;
@@ -13,7 +13,8 @@ use crate::value::Value;
 pub(crate) fn int(value: &Value<'_>, field: &str, min: u64, path: &Path<'_>) -> Result<u64> {
     match value {
         Value::UInt(n) if at_least(*n, min) => Ok(*n),
-        Value::UInt(_) | Value::NegInt(_) => Err(below_minimum(field, min, path)),
+        Value::UInt(n) => Err(below_minimum(field, min, &n.to_string(), path)),
+        Value::NegInt(text) => Err(below_minimum(field, min, text, path)),
         Value::BigUInt(_) => Err(Error::at(
             Code::U64Overflow,
             format!("{field} must fit in an unsigned 64-bit integer"),
@@ -40,12 +41,17 @@ pub(crate) fn opt_int(
     }
 }
 
-fn below_minimum(field: &str, min: u64, path: &Path<'_>) -> Error {
+/// `below_minimum`; `got` is the integer as written (digits, maybe a sign).
+fn below_minimum(field: &str, min: u64, got: &str, path: &Path<'_>) -> Error {
     Error::at(
         Code::BelowMinimum,
         format!("{field} must be at least {min}"),
         path,
     )
+    .with_detail(Detail::BelowMinimum {
+        minimum: min,
+        got: got.to_owned(),
+    })
 }
 
 /// STR(field): a string with at least one scalar.
@@ -86,9 +92,11 @@ pub(crate) fn ints(value: &Value<'_>, field: &str, min: u64, path: &Path<'_>) ->
             path,
         ));
     };
+    // An element that fails is located at itself: `/tensors/0/global_shape/1`.
     items
         .iter()
-        .map(|item| int(item, field, min, path))
+        .enumerate()
+        .map(|(i, item)| int(item, field, min, &path.index(i)))
         .collect()
 }
 
@@ -110,28 +118,31 @@ pub(crate) fn seq<'v, 'a>(
 
 /// ALIASES: an array of distinct non-empty strings, returned sorted in code point order.
 pub(crate) fn aliases(value: &Value<'_>, path: &Path<'_>) -> Result<Vec<String>> {
-    let invalid = || {
+    let invalid = |at: &Path<'_>| {
         Error::at(
             Code::AliasesInvalid,
             "aliases must contain non-empty strings",
-            path,
+            at,
         )
     };
     let Value::Array(items) = value else {
-        return Err(invalid());
+        return Err(invalid(path));
     };
     let mut names = Vec::with_capacity(items.len());
-    for item in items {
+    for (i, item) in items.iter().enumerate() {
         match item {
             Value::Str(s) if is_non_empty(s) => names.push(s.as_ref().to_owned()),
-            _ => return Err(invalid()),
+            _ => return Err(invalid(&path.index(i))),
         }
     }
     if !sort_aliases(&mut names) {
+        // The first element that repeats an earlier one, as written.
+        let repeated = (1..items.len()).find(|&j| items[..j].contains(&items[j]));
+        let at = repeated.map_or(*path, |j| path.index(j));
         return Err(Error::at(
             Code::AliasesDuplicate,
             "aliases must not contain duplicates",
-            path,
+            &at,
         ));
     }
     Ok(names)

@@ -48,6 +48,13 @@ pub enum Detail {
         /// of the document (the first fragment's lease generation).
         other: Option<String>,
     },
+    /// `below_minimum`: the least value allowed and the integer given.
+    BelowMinimum {
+        /// The minimum.
+        minimum: u64,
+        /// The integer as written (it may be negative), as JSON text.
+        got: String,
+    },
     /// A second element with the identity of an earlier one (`duplicate_tensor_id`,
     /// `duplicate_fragment_id`, `duplicate_logical_fragment`, ...): the error's path is
     /// the element found second, `other` the first.
@@ -78,10 +85,12 @@ pub enum Detail {
         /// global_shape on it.
         size: u64,
     },
-    /// `fragment_overlap`: the other box and the region both cover.
+    /// `fragment_overlap`: the two boxes and the region both cover.
     Overlap {
         /// Where the other fragment is.
         other: Option<String>,
+        /// The box of the fragment the error points at, then the other's: (offset, shape).
+        boxes: [(Vec<u64>, Vec<u64>); 2],
         /// The first corner of the common region.
         offset: Vec<u64>,
         /// The common region's extent on each axis.
@@ -154,6 +163,7 @@ impl Detail {
                 got,
                 other: at,
             } => format!("expected {expected}, got {got}{}", other(at)),
+            Detail::BelowMinimum { minimum, got } => format!("at least {minimum}, got {got}"),
             Detail::Duplicate { key, other: at } => format!("{key} appears twice{}", other(at)),
             Detail::RankMismatch {
                 ndim,
@@ -170,10 +180,11 @@ impl Detail {
             } => format!("axis {axis}: offset {offset}, extent {extent}, size {size}"),
             Detail::Overlap {
                 other: at,
+                boxes: [(a_offset, a_shape), (b_offset, b_shape)],
                 offset,
                 shape,
             } => format!(
-                "both cover offset {offset:?} shape {shape:?}{}",
+                "box offset {a_offset:?} shape {a_shape:?} and box offset {b_offset:?} shape {b_shape:?} both cover offset {offset:?} shape {shape:?}{}",
                 other(at)
             ),
         }
@@ -234,6 +245,9 @@ impl Detail {
                 ("got", got.clone()),
                 ("other", opt_text(other.as_deref())),
             ],
+            Detail::BelowMinimum { minimum, got } => {
+                vec![("minimum", minimum.to_string()), ("got", got.clone())]
+            }
             Detail::Duplicate { key, other } => {
                 vec![("key", text(key)), ("other", opt_text(other.as_deref()))]
             }
@@ -259,10 +273,25 @@ impl Detail {
             ],
             Detail::Overlap {
                 other,
+                boxes,
                 offset,
                 shape,
             } => vec![
                 ("other", opt_text(other.as_deref())),
+                (
+                    "boxes",
+                    format!(
+                        "[{}]",
+                        boxes
+                            .iter()
+                            .map(|(o, s)| object(vec![
+                                ("offset", numbers(o)),
+                                ("shape", numbers(s))
+                            ]))
+                            .collect::<Vec<_>>()
+                            .join(",")
+                    ),
+                ),
                 ("offset", numbers(offset)),
                 ("shape", numbers(shape)),
             ],

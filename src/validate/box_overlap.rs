@@ -67,6 +67,10 @@ fn common_region(a: &LogicalFragment<'_>, b: &LogicalFragment<'_>) -> Detail {
         .unzip();
     Detail::Overlap {
         other: None,
+        boxes: [
+            (b.global_offset.to_vec(), b.local_shape.to_vec()),
+            (a.global_offset.to_vec(), a.local_shape.to_vec()),
+        ],
         offset,
         shape,
     }

@@ -93,5 +93,7 @@ def test_an_overlap_names_the_other_box_and_the_common_region() -> None:
     assert {error.path, error.detail["other"]} == {f"/fragments/{i}", f"/fragments/{j}"}
     start = [max(x, y) for x, y in zip(a["global_offset"], b["global_offset"])]
     end = [min(x + e, y + e) for x, y, e in zip(a["global_offset"], b["global_offset"], a["local_shape"])]
+    boxes = [{"offset": f["global_offset"], "shape": f["local_shape"]} for f in (a, b)]
+    assert sorted(error.detail["boxes"], key=json.dumps) == sorted(boxes, key=json.dumps)
     assert error.detail["offset"] == start
     assert error.detail["shape"] == [e - s for s, e in zip(start, end)]

@@ -6,7 +6,7 @@ mod adapt_support;
 
 use adapt_support::{assert_tiles_per_replica, header_json, preset};
 use proptest::prelude::*;
-use proptest::test_runner::{Config, TestRunner};
+use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
 use serde_json::json;
 use weight_manifest::Options;
 use weight_manifest::{Code, Placement};
@@ -67,10 +67,15 @@ fn assembled_rules_place_completely_or_fail_with_an_adapter_code() {
         ],
         prop::option::of(1_u64..9),
     );
-    let mut runner = TestRunner::new(Config {
-        cases: 256,
-        ..Config::default()
-    });
+    // A fixed seed: the share of placed and rejected cases checked below is a property of
+    // the cases drawn, and a random draw made it fail now and then.
+    let mut runner = TestRunner::new_with_rng(
+        Config {
+            cases: 256,
+            ..Config::default()
+        },
+        TestRng::deterministic_rng(RngAlgorithm::ChaCha),
+    );
     let (placed, rejected) = (std::cell::Cell::new(0), std::cell::Cell::new(0));
     runner
         .run(&strategy, |((embed, attn, router, expert), (tp, pp, ep, dp), pp_rule, experts)| {

@@ -197,6 +197,8 @@ def bad(cid, op, description, code, path=None, tags=(), **inputs):
         at = locate(op, inp, code)
         assert path is None or path == at, f"{cid}: the location oracle says {at}, the case {path}"
         path = at
+    if "document" in inp and path is not None and readable(inp["document"]):
+        path = element_of(json.loads(inp["document"]), path, code)
     if "document" in inp and code not in EXEMPT:
         # A projection's placement_id argument is not part of the document.
         argument = op.startswith("project.") and inp.get("placement_id") is not None \
@@ -208,6 +210,38 @@ def bad(cid, op, description, code, path=None, tags=(), **inputs):
     if path is not None:
         exp["path"] = path
     _add(cid, op, description, inp, exp, tags)
+
+
+# The value checks of one list element (§1.4 INTS, ALIASES): an element that fails is
+# located at itself, `/tensors/0/global_shape/1`.
+ELEMENT_CODES = {"not_an_integer", "below_minimum", "u64_overflow", "aliases_invalid", "aliases_duplicate"}
+MIN_ELEMENT = {"global_shape": 1, "local_shape": 1}
+
+
+def element_of(doc, path: str, code: str) -> str:
+    """The pointer of the failing element when `path` names a list checked element by
+    element: the first element that is not an integer in [min, 2^64-1] (min 1 for shapes,
+    else 0), not a non-empty string (aliases), or repeats an earlier one (aliases)."""
+    if code not in ELEMENT_CODES:
+        return path
+    value = doc
+    for part in path.split("/")[1:]:
+        part = part.replace("~1", "/").replace("~0", "~")
+        value = value[int(part)] if isinstance(value, list) else value.get(part) if isinstance(value, dict) else None
+    if not isinstance(value, list):
+        return path
+    member = path.rsplit("/", 1)[-1]
+    for i, item in enumerate(value):
+        if code == "aliases_invalid":
+            bad = not (isinstance(item, str) and item)
+        elif code == "aliases_duplicate":
+            bad = item in value[:i]
+        else:
+            bad = not (isinstance(item, int) and not isinstance(item, bool)
+                       and MIN_ELEMENT.get(member, 0) <= item <= U64)
+        if bad:
+            return f"{path}/{i}"
+    return path
 
 
 def readable(text: str) -> bool:
