@@ -54,8 +54,21 @@ fn keep_freed_memory() {
     }
 }
 
+/// Restores SIGPIPE's default action, which Rust's runtime sets to ignored: a reader that
+/// stops early (`weight-manifest plan A B | head`) ends the program quietly, as it does
+/// any Unix tool, instead of making `println!` panic on a broken pipe.
+#[allow(unsafe_code)]
+fn default_sigpipe() {
+    // SAFETY: setting a signal disposition to its default; called once, before any other
+    // thread exists.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
+}
+
 fn main() -> ExitCode {
     keep_freed_memory();
+    default_sigpipe();
     run()
 }
 
