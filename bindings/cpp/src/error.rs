@@ -148,15 +148,8 @@ pub unsafe extern "C" fn wm_error_message(error: *const WmError, len: *mut usize
 /// `error` is NULL or a live error returned by this library; `len` is NULL or writable.
 #[no_mangle]
 pub unsafe extern "C" fn wm_error_path(error: *const WmError, len: *mut usize) -> *const c_char {
-    guard(std::ptr::null(), || {
-        // SAFETY: the caller promises `error` is NULL or live and `len` NULL or writable.
-        unsafe {
-            match error.as_ref().and_then(|e| e.path.as_ref()) {
-                Some(path) => path.expose(len),
-                None => expose_none(len),
-            }
-        }
-    })
+    // SAFETY: the caller makes this function's promises about `error` and `len`.
+    unsafe { expose_member(error, len, |e| e.path.as_ref()) }
 }
 
 /// The numbers behind a rejection as a compact JSON object (keys sorted), e.g.
@@ -172,15 +165,8 @@ pub unsafe extern "C" fn wm_error_detail_json(
     error: *const WmError,
     len: *mut usize,
 ) -> *const c_char {
-    guard(std::ptr::null(), || {
-        // SAFETY: the caller promises `error` is NULL or live and `len` NULL or writable.
-        unsafe {
-            match error.as_ref().and_then(|e| e.detail_json.as_ref()) {
-                Some(text) => text.expose(len),
-                None => expose_none(len),
-            }
-        }
-    })
+    // SAFETY: the caller makes this function's promises about `error` and `len`.
+    unsafe { expose_member(error, len, |e| e.detail_json.as_ref()) }
 }
 
 /// The detail as one line for people (e.g. `expected 32, got 31`), NUL-terminated and
@@ -194,15 +180,8 @@ pub unsafe extern "C" fn wm_error_detail_summary(
     error: *const WmError,
     len: *mut usize,
 ) -> *const c_char {
-    guard(std::ptr::null(), || {
-        // SAFETY: the caller promises `error` is NULL or live and `len` NULL or writable.
-        unsafe {
-            match error.as_ref().and_then(|e| e.detail_summary.as_ref()) {
-                Some(text) => text.expose(len),
-                None => expose_none(len),
-            }
-        }
-    })
+    // SAFETY: the caller makes this function's promises about `error` and `len`.
+    unsafe { expose_member(error, len, |e| e.detail_summary.as_ref()) }
 }
 
 /// Where the text stops being JSON, for an `invalid_json` rejection: stores the line
@@ -236,6 +215,26 @@ pub unsafe extern "C" fn wm_error_json_location(
             }
         }
         true
+    })
+}
+
+/// One optional text member of `error`, exposed to C (NULL when absent or `error` is NULL).
+///
+/// # Safety
+/// `error` is NULL or a live error returned by this library; `len` is NULL or writable.
+unsafe fn expose_member(
+    error: *const WmError,
+    len: *mut usize,
+    member: fn(&WmError) -> Option<&CText>,
+) -> *const c_char {
+    guard(std::ptr::null(), || {
+        // SAFETY: the caller promises `error` is NULL or live and `len` NULL or writable.
+        unsafe {
+            match error.as_ref().and_then(member) {
+                Some(text) => text.expose(len),
+                None => expose_none(len),
+            }
+        }
     })
 }
 
