@@ -143,10 +143,11 @@ fn check_view(record: &Members<'_, '_>, descriptor: &TensorDescriptor, view: boo
         ));
     }
     // Both are read before either is checked (§10.3 step 4.3).
-    record.req(key::STORAGE_OFFSET)?;
-    record.req(key::BYTE_OFFSET)?;
-    let storage_offset = record.int(key::STORAGE_OFFSET, MIN_OFFSET)?;
-    let byte_offset = record.int(key::BYTE_OFFSET, MIN_OFFSET)?;
+    let storage_offset = record.req(key::STORAGE_OFFSET)?;
+    let byte_offset = record.req(key::BYTE_OFFSET)?;
+    let offset = |value, key| check::int(value, key, MIN_OFFSET, &record.at(key));
+    let storage_offset = offset(storage_offset, key::STORAGE_OFFSET)?;
+    let byte_offset = offset(byte_offset, key::BYTE_OFFSET)?;
     if byte_offset % descriptor.itemsize != 0 {
         return Err(Error::at(
             Code::ByteOffsetUnaligned,

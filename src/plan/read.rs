@@ -1,11 +1,11 @@
 //! Reading a reshard plan document: the contract's JSON rules (§4), the plan schema's
 //! members and types, then the plan_id recomputed from the contents.
 
-use super::wire::plan_id;
 use super::Plan;
 use crate::canonical;
 use crate::error::{Code, Result};
 use crate::options::Options;
+use crate::wire::members::reshard_plan_id;
 use crate::wire::ReshardPlan;
 use crate::wire::{check_id, key, read_typed};
 
@@ -40,7 +40,7 @@ impl Plan {
 
     /// The plan of `plan` once its plan_id is checked.
     fn checked(plan: ReshardPlan) -> Result<Plan> {
-        let computed = plan_id(
+        let computed = reshard_plan_id(
             &plan.model_id,
             &plan.regions,
             &plan.revision,

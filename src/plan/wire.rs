@@ -10,7 +10,7 @@
 use crate::canonical::{Hole, Raw, Sink};
 use crate::model::Placement;
 use crate::wire::members::{reshard_plan_id, write_plan_region, write_reshard_plan};
-use crate::wire::{PlanLoop, PlanPlacement, PlanRegion};
+use crate::wire::{PlanLoop, PlanPlacement};
 
 /// A region as the planner hands it over: the members of `PlanRegion`, borrowed.
 pub(crate) struct RegionView<'a> {
@@ -41,17 +41,6 @@ fn write_region(out: &mut Vec<u8>, region: &RegionView<'_>) {
         &region.target_offset,
         region.tensor_id,
     );
-}
-
-/// The plan_id of a plan with these members.
-pub(crate) fn plan_id(
-    model_id: &str,
-    regions: &[PlanRegion],
-    revision: &str,
-    source: &PlanPlacement,
-    target: &PlanPlacement,
-) -> String {
-    reshard_plan_id(model_id, regions, revision, source, target)
 }
 
 /// A sink that keeps the text before the [`Hole`] and the text after it apart.

@@ -21,7 +21,7 @@ use crate::error::{Code, Error, Result};
 use crate::model::Binding;
 use crate::options::Options;
 use crate::plan::Plan;
-use crate::wire::{check_id, key, read_typed};
+use crate::wire::{check_id, key, members, read_typed};
 use crate::wire::{BoundCopy, BoundPair, BoundPlan as BoundPlanWire};
 
 /// The generations the caller expects each binding to have; `None` accepts any.
@@ -60,7 +60,8 @@ impl BoundPlan {
             &options.limits,
             Code::BoundPlanDocumentInvalid,
         )?;
-        let computed = wire::bound_plan_id(&wire.plan_id, &wire.source, &wire.target, &wire.pairs);
+        let computed =
+            members::bound_plan_id(&wire.pairs, &wire.plan_id, &wire.source, &wire.target);
         check_id(
             "bound plan",
             key::BOUND_PLAN_ID,

@@ -6,16 +6,6 @@ use crate::canonical;
 use crate::wire::members;
 use crate::wire::{BoundPair, BoundPlan, BoundSide};
 
-/// The bound_plan_id of a bound plan with these members.
-pub(super) fn bound_plan_id(
-    plan_id: &str,
-    source: &BoundSide,
-    target: &BoundSide,
-    pairs: &[BoundPair],
-) -> String {
-    members::bound_plan_id(pairs, plan_id, source, target)
-}
-
 /// The canonical text and wire value of the bound plan with these members.
 pub(super) fn finish(
     plan_id: &str,
@@ -24,7 +14,7 @@ pub(super) fn finish(
     pairs: Vec<BoundPair>,
 ) -> (String, BoundPlan) {
     let wire = BoundPlan {
-        bound_plan_id: bound_plan_id(plan_id, &source, &target, &pairs),
+        bound_plan_id: members::bound_plan_id(&pairs, plan_id, &source, &target),
         pairs,
         plan_id: plan_id.to_owned(),
         source,
