@@ -108,8 +108,9 @@ pub struct DocumentKind {
 }
 
 impl Detail {
-    /// The detail as a compact JSON object, keys sorted. `invalid_json`'s location is not
-    /// rendered here (it is the error's location, not a detail).
+    /// The detail as a compact JSON object, keys sorted. (An `invalid_json` location renders
+    /// as its line, column and offset; the CLI and the bindings show it as the error's
+    /// location instead, not as a detail.)
     ///
     /// ```
     /// use weight_manifest::Detail;
@@ -121,7 +122,14 @@ impl Detail {
         object(self.members())
     }
 
-    /// The detail as one line for people, e.g. `axis 0: offset 6 + extent 4 > size 8`.
+    /// The detail as one line for people, e.g. `axis 0: offset 6, extent 4, size 8`.
+    ///
+    /// ```
+    /// use weight_manifest::Detail;
+    ///
+    /// let detail = Detail::BoxAxis { axis: 0, offset: 6, extent: 4, size: 8 };
+    /// assert_eq!(detail.summary(), "axis 0: offset 6, extent 4, size 8");
+    /// ```
     pub fn summary(&self) -> String {
         let other = |other: &Option<String>| match other {
             Some(at) => format!("; the other is at {}", shown(at)),
