@@ -337,9 +337,9 @@ fn object(mut members: Vec<(&'static str, String)>) -> String {
     format!("{{{}}}", body.join(","))
 }
 
-/// A JSON string.
-fn text(value: &str) -> String {
-    serde_json::Value::from(value).to_string()
+/// A JSON string, in the canonical encoding (§5).
+pub(crate) fn text(value: &str) -> String {
+    crate::canonical::to_string(value).unwrap_or_else(|e| unreachable!("a str encodes: {e}"))
 }
 
 /// A JSON string, or null.

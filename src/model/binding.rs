@@ -2,6 +2,7 @@
 
 use std::collections::HashMap;
 
+use super::order::sort_by_str_key;
 use super::owner::Owner;
 use crate::canonical;
 use crate::check;
@@ -72,23 +73,13 @@ pub(crate) fn construct_binding(
     fragments: Vec<RuntimeBindingFragment>,
     owners: Vec<Option<Owner>>,
 ) -> Result<Binding> {
-    // The input position of each fragment in placement_fragment_id order (stable).
-    let mut order: Vec<usize> = (0..fragments.len()).collect();
-    order.sort_by(|&a, &b| {
-        fragments[a]
-            .placement_fragment_id
-            .cmp(&fragments[b].placement_fragment_id)
-    });
-    let mut slots: Vec<Option<(RuntimeBindingFragment, Option<Owner>)>> = fragments
+    let mut paired: Vec<(RuntimeBindingFragment, Option<Owner>)> = fragments
         .into_iter()
         .zip(owners.into_iter().chain(std::iter::repeat(None)))
-        .map(Some)
         .collect();
-    let (fragments, owners): (Vec<_>, Vec<_>) = order
-        .iter()
-        .filter_map(|&i| slots.get_mut(i).and_then(Option::take))
-        .unzip();
-    drop(slots);
+    // The input position of each fragment in placement_fragment_id order (stable).
+    let order = sort_by_str_key(&mut paired, |p| &p.0.placement_fragment_id);
+    let (fragments, owners): (Vec<_>, Vec<_>) = paired.into_iter().unzip();
 
     let at = |key: &'static str| root.key(key);
     let model_id = check::string(header.model_id, key::MODEL_ID, &at(key::MODEL_ID))?;
@@ -116,7 +107,7 @@ pub(crate) fn construct_binding(
 
     let orders = Orders {
         tensors: None,
-        fragments: Some(&order),
+        fragments: order.as_deref(),
     };
     let duplicate = |code, message: &str, key: &'static str, id: &str, (first, second)| {
         let at = |i| Site::fragment(i).member(key);

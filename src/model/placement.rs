@@ -2,6 +2,7 @@
 
 use crate::canonical;
 use crate::check;
+use crate::detail;
 use crate::error::{Code, Detail, Error, Result};
 use crate::identity;
 use crate::locate::{Orders, Origin};
@@ -103,15 +104,14 @@ pub(crate) fn construct_placement(
         &root.key(key::PLACEMENT_ID),
     )?;
     if let Some(given) = given.filter(|&id| id != canonical_id) {
-        let quoted = |id: &str| serde_json::Value::from(id).to_string();
         return Err(Error::at(
             Code::PlacementIdMismatch,
             "placement_id does not match canonical logical content",
             &root.key(key::PLACEMENT_ID),
         )
         .with_detail(Detail::Mismatch {
-            expected: quoted(&canonical_id),
-            got: quoted(given),
+            expected: detail::text(&canonical_id),
+            got: detail::text(given),
             other: None,
         }));
     }
