@@ -13,6 +13,7 @@
 //! checks the plan_id.
 
 mod check;
+pub mod segments;
 mod wire;
 
 use std::collections::BTreeMap;
@@ -23,6 +24,8 @@ use crate::options::Options;
 use crate::plan::Plan;
 use crate::wire::{check_id, key, members, read_typed};
 use crate::wire::{BoundCopy, BoundPair, BoundPlan as BoundPlanWire};
+
+pub use segments::{segments, Segments};
 
 /// The generations the caller expects each binding to have; `None` accepts any.
 /// A binding whose generation differs is stale (`plan_binding_generation_mismatch`).

@@ -6,6 +6,7 @@
 //! (modules `convert`, `records`), calls the core, and converts results and rejections
 //! back (`emit`, `errors`). No contract rule is implemented here.
 
+mod analysis;
 mod classes;
 mod convert;
 mod emit;
@@ -48,7 +49,23 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(ops::project_placement, m)?)?;
     m.add_function(wrap_pyfunction!(ops::project_binding, m)?)?;
     m.add_function(wrap_pyfunction!(ops::bind, m)?)?;
-    m.add_function(wrap_pyfunction!(ops::bind_plan, m)?)?;
-    m.add_function(wrap_pyfunction!(ops::core_respond, m)?)?;
+    // The analysis operations (coverage, plan, bind_plan) and their result classes.
+    m.add(
+        "DEFAULT_MAX_REGIONS",
+        weight_manifest::plan::DEFAULT_MAX_REGIONS,
+    )?;
+    m.add(
+        "DEFAULT_MAX_SEGMENTS",
+        weight_manifest::plan::DEFAULT_MAX_SEGMENTS,
+    )?;
+    m.add_class::<analysis::CoverageReport>()?;
+    m.add_class::<analysis::Plan>()?;
+    m.add_class::<analysis::PlanRegion>()?;
+    m.add_class::<analysis::BoundPlan>()?;
+    m.add_class::<analysis::CopyGroup>()?;
+    m.add_class::<analysis::Segments>()?;
+    m.add_function(wrap_pyfunction!(analysis::coverage, m)?)?;
+    m.add_function(wrap_pyfunction!(analysis::plan, m)?)?;
+    m.add_function(wrap_pyfunction!(analysis::bind_plan, m)?)?;
     Ok(())
 }

@@ -7,7 +7,7 @@ use std::cell::{Cell, RefCell};
 use pyo3::prelude::*;
 use pyo3::types::{PyByteArray, PyBytes, PyString, PyType};
 use weight_manifest::{
-    reader, AddressSemantics, Binding, Fences, Options, Owner, Placement, Plan, Runtime, Value,
+    reader, AddressSemantics, Binding, Options, Owner, Placement, Runtime, Value,
 };
 
 use crate::classes::classes;
@@ -20,7 +20,7 @@ use crate::records::{self, Inventory};
 /// The bytes of a document given as `str` or `bytes`. A `str` that is not UTF-8
 /// encodable (lone surrogates) keeps its invalid bytes, and anything else is no text at
 /// all: the core reader rejects both as `invalid_json`.
-fn document_bytes<'a>(text: &'a Bound<'_, PyAny>) -> PyResult<Cow<'a, [u8]>> {
+pub(crate) fn document_bytes<'a>(text: &'a Bound<'_, PyAny>) -> PyResult<Cow<'a, [u8]>> {
     if let Ok(s) = text.cast::<PyString>() {
         return Ok(match s.to_str() {
             Ok(s) => Cow::Owned(s.as_bytes().to_vec()),
@@ -299,50 +299,4 @@ pub(crate) fn bind<'py>(
         .map_err(unlocated)
         .or_raise(py)?;
     emit::runtime(classes(py)?.runtime.bind(py), runtime)
-}
-
-/// A binding argument of `bind_plan`: a `RuntimeBindingManifest`, or runtime binding
-/// manifest JSON text (§9.2) as `str` or `bytes`, parsed when its turn comes.
-fn binding_arg(value: &Bound<'_, PyAny>, what: &str) -> PyResult<Binding> {
-    if value.is_instance_of::<PyString>()
-        || value.is_instance_of::<PyBytes>()
-        || value.is_instance_of::<PyByteArray>()
-    {
-        return Binding::from_json(document_bytes(value)?, &Options::default())
-            .or_raise(value.py());
-    }
-    Ok(binding_core(value, what)?.get().0.clone())
-}
-
-/// `bind_plan` (contract §17.4): the reshard plan document `plan` (text, read by §17.3
-/// "Reading a plan") bound to the runtime bindings `source` and `target` (manifests or
-/// their JSON text, read in that order after the plan), under the optional generation
-/// fences; the bound plan's canonical JSON text.
-#[pyfunction]
-#[pyo3(signature = (plan, source, target, source_generation=None, target_generation=None))]
-pub(crate) fn bind_plan<'py>(
-    plan: &Bound<'py, PyAny>,
-    source: &Bound<'py, PyAny>,
-    target: &Bound<'py, PyAny>,
-    source_generation: Option<u64>,
-    target_generation: Option<u64>,
-) -> PyResult<String> {
-    let py = plan.py();
-    let plan = Plan::from_json(document_bytes(plan)?, &Options::default()).or_raise(py)?;
-    let source = binding_arg(source, "source")?;
-    let target = binding_arg(target, "target")?;
-    let fences = Fences {
-        source_generation,
-        target_generation,
-    };
-    let bound = weight_manifest::bind_plan(&plan, &source, &target, &fences).or_raise(py)?;
-    Ok(bound.into_json())
-}
-
-/// The core testee's response line to one request line: the Python testee answers the
-/// analysis operations (`coverage`, `plan`), which the reference API has no names for,
-/// through the core's own operation dispatcher.
-#[pyfunction]
-pub(crate) fn core_respond(line: &str) -> String {
-    weight_manifest_conformance::respond(line).to_string()
 }

@@ -28,9 +28,11 @@ def test_binds_the_vectors_from_texts_and_from_manifests() -> None:
     fenced = wm.bind_plan(
         plan, text("source-binding.json"), text("target-binding.json"), source_generation=3, target_generation=12
     )
-    assert fenced == expected
-    assert wm.bind_plan(plan.encode(), manifest("source-binding.json"), manifest("target-binding.json")) == expected
-    assert json.loads(fenced)["plan_id"] == json.loads(plan)["plan_id"]
+    assert fenced.to_json() == expected
+    unfenced = wm.bind_plan(plan.encode(), manifest("source-binding.json"), manifest("target-binding.json"))
+    assert unfenced.to_json() == expected
+    assert fenced.plan_id == json.loads(plan)["plan_id"]
+    assert fenced.bound_plan_id == json.loads(expected)["bound_plan_id"]
     assert "bind_plan" not in wm.__all__  # an addition, not the reference API
 
 

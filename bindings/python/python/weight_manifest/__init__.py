@@ -7,13 +7,23 @@ the JSON pointer ``path`` (or ``None``) attached; an ``invalid_json`` rejection 
 the ``line``, ``column`` and byte ``offset`` where the text breaks (else ``None``).
 """
 
-# bind_plan (a reshard plan bound to the runtime bindings of its placements, contract §17.4)
-# is added by this implementation: importable, but not in __all__, the reference API.
+# The analysis operations (coverage, plan, bind_plan and their results) are added by this
+# implementation: importable, but not in __all__, the reference API.
+from ._analysis import (
+    BoundPlan as BoundPlan,
+    CopyGroup as CopyGroup,
+    CoverageReport as CoverageReport,
+    Plan as Plan,
+    PlanLimits as PlanLimits,
+    PlanRegion as PlanRegion,
+    bind_plan as bind_plan,
+    coverage as coverage,
+    plan as plan,
+)
 from ._manifests import (
     PlacementManifest,
     RuntimeBindingManifest,
     RuntimeManifest,
-    bind_plan,
     bind_runtime_manifest,
     placement_manifest_from_runtime_manifest,
     runtime_binding_from_runtime_manifest,

@@ -89,6 +89,15 @@ class RuntimeManifest:
     def __getstate__(self) -> dict[str, Any]:
         return _state(self)
 
+    def to_json(self) -> str:
+        """The runtime manifest JSON (§9.1), canonical; owners are not serialised."""
+        return _native.runtime_to_json(self)
+
+    @classmethod
+    def from_json(cls, value: Union[str, bytes]) -> RuntimeManifest:
+        """Parses runtime manifest JSON strictly (§9.1)."""
+        return _native.runtime_from_json(cls, value)
+
     @classmethod
     def from_runtime_inventory(
         cls,
@@ -123,6 +132,15 @@ class RuntimeBindingManifest:
 
     def __getstate__(self) -> dict[str, Any]:
         return _state(self)
+
+    def to_json(self) -> str:
+        """The runtime binding manifest JSON (§9.2), canonical."""
+        return _native.binding_to_json(self)
+
+    @classmethod
+    def from_json(cls, value: Union[str, bytes]) -> RuntimeBindingManifest:
+        """Parses runtime binding manifest JSON strictly (§9.2)."""
+        return _native.binding_from_json(cls, value)
 
     @classmethod
     def from_runtime_inventory(
@@ -163,28 +181,6 @@ def bind_runtime_manifest(
 ) -> RuntimeManifest:
     """Binds physical locations to an exact placement (§12); owners are carried over."""
     return _native.bind(placement, binding)
-
-
-def bind_plan(
-    plan: Union[str, bytes],
-    source: Union[RuntimeBindingManifest, str, bytes],
-    target: Union[RuntimeBindingManifest, str, bytes],
-    *,
-    source_generation: Optional[int] = None,
-    target_generation: Optional[int] = None,
-) -> str:
-    """Binds a reshard plan to the runtime bindings of its two placements (contract §17.4).
-
-    ``plan`` is the plan's JSON text (the output of ``weight-manifest plan``), read strictly
-    and checked against its plan_id (§17.3). ``source`` and ``target`` locate the plan's
-    source and target placements: each a :class:`RuntimeBindingManifest`, or runtime binding
-    manifest JSON text (§9.2), read after the plan. A given ``source_generation`` or ``target_generation`` is
-    a fence: a binding of another generation is stale. Returns the bound plan, the copy
-    list a transfer engine executes, as canonical JSON text (its ``bound_plan_id`` member is
-    its id). Rejections raise :class:`ManifestError` with the code, e.g.
-    ``plan_binding_generation_mismatch`` or ``plan_binding_range_invalid``.
-    """
-    return _native.bind_plan(plan, source, target, source_generation, target_generation)
 
 
 _native.register(

@@ -16,9 +16,9 @@ import sys
 from typing import Any, Callable, Optional, TextIO
 
 from . import _native
+from ._analysis import PlanLimits, bind_plan, coverage, plan
 from ._manifests import (
     PlacementManifest,
-    bind_plan,
     RuntimeBindingManifest,
     RuntimeManifest,
     bind_runtime_manifest,
@@ -80,9 +80,24 @@ def _plan_bind(inputs: dict[str, Any]) -> dict[str, Any]:
         dataclasses.replace(_native.binding_from_json(RuntimeBindingManifest, text))
         for text in (source, target)
     ]
-    if bind_plan(inputs["plan"], *objects, **fences) != bound:
+    if bind_plan(inputs["plan"], *objects, **fences).to_json() != bound.to_json():
         raise AssertionError("bind_plan differs between binding texts and objects")
-    return {"bound_plan": bound, "bound_plan_id": json.loads(bound)["bound_plan_id"]}
+    return {"bound_plan": bound.to_json(), "bound_plan_id": bound.bound_plan_id}
+
+
+def _coverage(inputs: dict[str, Any]) -> dict[str, Any]:
+    """coverage through ``coverage`` on the document text."""
+    report = coverage(inputs["document"])
+    if inputs.get("require_complete"):
+        report.require_complete()
+    return {"report": report.to_json()}
+
+
+def _plan(inputs: dict[str, Any]) -> dict[str, Any]:
+    """plan through ``plan`` on the two texts, with the request's limits."""
+    given = {k: inputs[k] for k in ("max_regions", "max_segments") if k in inputs}
+    result = plan(inputs["source"], inputs["target"], limits=PlanLimits(**given))
+    return {"plan": result.to_json(), "plan_id": result.plan_id}
 
 
 _OPS: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
@@ -114,11 +129,9 @@ _OPS: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
         _native.binding_from_json(RuntimeBindingManifest, i["document"])
     ),
     "plan.bind": _plan_bind,
+    "coverage": _coverage,
+    "plan": _plan,
 }
-
-
-# The analysis operations have no name in the reference API; the core answers them.
-_CORE_OPS = frozenset({"coverage", "plan"})
 
 
 def respond(line: str) -> dict[str, Any]:
@@ -127,9 +140,6 @@ def respond(line: str) -> dict[str, Any]:
     try:
         request = json.loads(line)
         request_id = request.get("id")
-        if request.get("op") in _CORE_OPS:
-            response: dict[str, Any] = json.loads(_native.core_respond(line))
-            return response
         operation = _OPS.get(request.get("op"))
         if operation is None:
             return {"id": request_id, "skipped": True}

@@ -1,0 +1,258 @@
+"""``coverage``, ``plan`` and ``bind_plan`` from Python: on every coverage, plan and
+plan.bind conformance fixture, the result equals the fixture's expectation (computed by the
+Python oracle) and the Rust CLI's output byte for byte, and a rejection has the same code
+in both. The segments of a bound plan move exactly the bytes a brute-force expansion of its
+copies moves."""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import weight_manifest as wm
+from conftest import ROOT
+
+CONFORMANCE = ROOT / "tests" / "conformance"
+VECTORS = ROOT / "tests" / "vectors" / "plan_bind"
+
+
+def fixtures(folder: str) -> list[Path]:
+    return sorted((CONFORMANCE / folder).glob("*.json"))
+
+
+def load(path: Path) -> dict[str, Any]:
+    document: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    return document
+
+
+def cli_run(cli: Path, *args: object) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([str(cli), *map(str, args)], capture_output=True, text=True, check=False)
+
+
+def cli_code(done: subprocess.CompletedProcess[str]) -> str:
+    assert done.returncode == 1, done.stderr
+    code: str = json.loads(done.stdout)["error"]["code"]
+    return code
+
+
+def write(tmp: Path, name: str, text: str) -> Path:
+    path = tmp / name
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize("fixture", fixtures("coverage"), ids=lambda p: p.stem)
+def test_coverage_fixture(fixture: Path, cli: Path, tmp_path: Path) -> None:
+    case = load(fixture)
+    document = case["input"]["document"]
+    source = write(tmp_path, "placement.json", document)
+    args: list[object] = ["coverage", source, "--format", "json", "-o", tmp_path / "cli.json"]
+    if case["input"].get("require_complete"):
+        args.insert(2, "--require-complete")
+    done = cli_run(cli, *args)
+    expect = case["expect"]
+    try:
+        report = wm.coverage(document)
+        if case["input"].get("require_complete"):
+            report.require_complete()
+    except wm.ManifestError as e:
+        assert not expect["ok"], f"rejected: {e}"
+        assert e.code == expect["code"] == cli_code(done)
+        if "path" in expect:
+            assert e.path == expect["path"]
+        return
+    assert expect["ok"], "accepted a rejected document"
+    assert done.returncode == 0, done.stderr
+    assert report.to_json() == expect["report"] == (tmp_path / "cli.json").read_text()
+    oracle = json.loads(expect["report"])
+    assert report.is_complete == (oracle["tensors_complete"] == len(oracle["tensors"]))
+    assert (report.tensors_complete, report.tensors_with_gaps, report.tensors_ambiguous) == (
+        oracle["tensors_complete"],
+        oracle["tensors_with_gaps"],
+        oracle["tensors_ambiguous"],
+    )
+    assert report.tensors == oracle["tensors"]
+    assert report.placement_id == oracle["placement_id"]
+    assert wm.CoverageReport.from_json(report.to_json()).to_json() == report.to_json()
+    assert wm.coverage(wm.PlacementManifest.from_json(document)).to_json() == report.to_json()
+    assert wm.coverage(source).to_json() == report.to_json()
+
+
+@pytest.mark.parametrize("fixture", fixtures("plan"), ids=lambda p: p.stem)
+def test_plan_fixture(fixture: Path, cli: Path, tmp_path: Path) -> None:
+    case = load(fixture)
+    given = case["input"]
+    source = write(tmp_path, "source.json", given["source"])
+    target = write(tmp_path, "target.json", given["target"])
+    limits = wm.PlanLimits(
+        **{k: given[k] for k in ("max_regions", "max_segments") if k in given},
+    )
+    flags = [f"--{k.replace('_', '-')}={given[k]}" for k in ("max_regions", "max_segments") if k in given]
+    done = cli_run(cli, "plan", source, target, *flags, "--format", "json", "-o", tmp_path / "cli.json")
+    expect = case["expect"]
+    try:
+        plan = wm.plan(given["source"], given["target"], limits=limits)
+    except wm.ManifestError as e:
+        assert not expect["ok"], f"rejected: {e}"
+        assert e.code == expect["code"] == cli_code(done)
+        return
+    assert expect["ok"], "accepted a rejected pair"
+    assert done.returncode == 0, done.stderr
+    assert plan.to_json() == expect["plan"] == (tmp_path / "cli.json").read_text()
+    assert plan.plan_id == expect["plan_id"]
+    oracle = json.loads(expect["plan"])
+    assert len(plan) == len(oracle["regions"])
+    for region, wanted in zip(plan.regions, oracle["regions"]):
+        assert region.tensor_id == wanted["tensor_id"]
+        assert (region.source_fragment_id, region.target_fragment_id) == (
+            wanted["source_fragment_id"],
+            wanted["target_fragment_id"],
+        )
+        assert (region.source_offset, region.target_offset) == (wanted["source_offset"], wanted["target_offset"])
+        assert region.global_offset == tuple(wanted["global_offset"])
+        assert region.shape == tuple(wanted["shape"])
+        assert (region.nbytes, region.run_bytes) == (wanted["nbytes"], wanted["run_bytes"])
+        assert region.loops == tuple((l["count"], l["source_stride"], l["target_stride"]) for l in wanted["loops"])
+    assert (plan.source_placement_id, plan.target_placement_id) == (
+        oracle["source"]["placement_id"],
+        oracle["target"]["placement_id"],
+    )
+    # Objects, files and text give the same plan; a plan read back is equal.
+    from_objects = wm.plan(wm.PlacementManifest.from_json(given["source"]), target)
+    assert from_objects == plan and hash(from_objects) == hash(plan)
+    assert wm.Plan.from_json(plan.to_json()) == plan
+    stats = json.loads(cli_run(cli, "plan", source, target, "--stats", "--format", "json").stdout)["stats"]
+    mine = plan.stats
+    for entry in mine["sources"]:
+        rank = entry["rank"]
+        entry["rank"] = {"dp": rank.dp, "ep": rank.ep, "pp": rank.pp, "tp": rank.tp}
+    assert dict(mine) == stats
+
+
+def bound_case(case: dict[str, Any]) -> wm.BoundPlan:
+    given = case["input"]
+    return wm.bind_plan(
+        given["plan"],
+        given["source_binding"],
+        given["target_binding"],
+        source_generation=given.get("source_generation"),
+        target_generation=given.get("target_generation"),
+    )
+
+
+@pytest.mark.parametrize("fixture", fixtures("plan_bind"), ids=lambda p: p.stem)
+def test_plan_bind_fixture(fixture: Path, cli: Path, tmp_path: Path) -> None:
+    case = load(fixture)
+    given = case["input"]
+    paths = [write(tmp_path, f"{k}.json", given[k]) for k in ("plan", "source_binding", "target_binding")]
+    flags = [f"--{k.replace('_', '-')}={given[k]}" for k in ("source_generation", "target_generation") if k in given]
+    done = cli_run(cli, "plan-bind", *paths, *flags, "--format", "json", "-o", tmp_path / "cli.json")
+    expect = case["expect"]
+    try:
+        bound = bound_case(case)
+    except wm.ManifestError as e:
+        assert not expect["ok"], f"rejected: {e}"
+        assert e.code == expect["code"] == cli_code(done)
+        if "path" in expect:
+            assert e.path == expect["path"]
+        return
+    assert expect["ok"], "accepted a rejected binding"
+    assert done.returncode == 0, done.stderr
+    assert bound.to_json() == expect["bound_plan"] == (tmp_path / "cli.json").read_text()
+    assert bound.bound_plan_id == expect["bound_plan_id"]
+    oracle = json.loads(expect["bound_plan"])
+    assert [(g.source_worker_id, g.target_worker_id, g.bytes, len(g)) for g in bound.pairs] == [
+        (p["source_worker_id"], p["target_worker_id"], p["bytes"], len(p["copies"])) for p in oracle["pairs"]
+    ]
+    assert [g.copies for g in bound.pairs] == [p["copies"] for p in oracle["pairs"]]
+    assert (bound.source, bound.target, bound.plan_id) == (oracle["source"], oracle["target"], oracle["plan_id"])
+    assert wm.BoundPlan.from_json(bound.to_json()).to_json() == bound.to_json()
+    assert bound_with_plan_object(case).to_json() == bound.to_json()
+    for group, pair in zip(bound.pairs, oracle["pairs"]):
+        assert_segments_move_the_copies(group, pair["copies"])
+
+
+def bound_with_plan_object(case: dict[str, Any]) -> wm.BoundPlan:
+    given = dict(case["input"])
+    given["plan"] = wm.Plan.from_json(given["plan"])
+    return bound_case({"input": given})
+
+
+Byte = tuple[str, int]  # (device, address)
+
+
+def expand(copies: list[dict[str, Any]]) -> dict[Byte, Byte]:
+    """Brute force: every byte moved, (target device, address) -> (source device, address)."""
+    moved: dict[Byte, Byte] = {}
+    for copy in copies:
+        starts = [(copy["source"]["address"], copy["target"]["address"])]
+        for loop in copy["loops"]:
+            starts = [
+                (s + i * loop["source_stride"], t + i * loop["target_stride"])
+                for s, t in starts
+                for i in range(loop["count"])
+            ]
+        for s, t in starts:
+            for b in range(copy["run_bytes"]):
+                moved[(copy["target"]["device"], t + b)] = (copy["source"]["device"], s + b)
+    return moved
+
+
+def assert_segments_move_the_copies(group: wm.CopyGroup, copies: list[dict[str, Any]]) -> None:
+    lowered = group.segments()
+    assert (lowered.source.dtype.name, lowered.length.dtype.name, lowered.device.dtype.name) == (
+        "uint64",
+        "uint64",
+        "uint32",
+    )
+    columns = [c.tolist() for c in (lowered.source, lowered.target, lowered.length, lowered.device)]
+    moved: dict[Byte, Byte] = {}
+    for s, t, n, d in zip(*columns):
+        source_device, target_device = lowered.devices[d]
+        for b in range(n):
+            assert (target_device, t + b) not in moved, "a target byte is written twice"
+            moved[(target_device, t + b)] = (source_device, s + b)
+    assert moved == expand(copies)
+    assert int(lowered.length.sum()) == group.bytes == sum(c["nbytes"] for c in copies)
+    # Merged: no segment continues the previous one on both sides between the same devices.
+    s, t, n, d = columns
+    for i in range(1, len(lowered)):
+        assert not (s[i - 1] + n[i - 1] == s[i] and t[i - 1] + n[i - 1] == t[i] and d[i - 1] == d[i])
+
+
+def test_segments_are_limited_before_they_are_built() -> None:
+    bound = wm.bind_plan(
+        (VECTORS / "plan.json").read_text(),
+        (VECTORS / "source-binding.json").read_text(),
+        (VECTORS / "target-binding.json").read_text(),
+    )
+    group = bound.pairs[0]
+    runs = sum(math.prod(loop["count"] for loop in c["loops"]) for c in group.copies)
+    assert len(group.segments(max_segments=runs)) <= runs
+    with pytest.raises(wm.ManifestError) as raised:
+        group.segments(max_segments=runs - 1)
+    assert raised.value.code == "plan_limit_exceeded"
+
+
+def test_arguments_of_the_wrong_kind_are_type_errors() -> None:
+    with pytest.raises(TypeError):
+        wm.coverage(42)  # type: ignore[arg-type]
+    with pytest.raises(TypeError):
+        wm.plan(object(), object())  # type: ignore[arg-type]
+
+
+def test_rejected_documents_raise_manifest_error_with_a_pointer() -> None:
+    with pytest.raises(wm.ManifestError) as raised:
+        wm.coverage('{"model_id": "m"}')
+    assert raised.value.code == "fields_mismatch"
+    with pytest.raises(wm.ManifestError) as raised:
+        wm.Plan.from_json("[1")
+    assert raised.value.code == "invalid_json" and raised.value.line == 1
+    with pytest.raises(wm.ManifestError) as raised:
+        wm.BoundPlan.from_json("{}")
+    assert raised.value.code == "bound_plan_document_invalid"
