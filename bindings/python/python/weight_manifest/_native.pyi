@@ -1,8 +1,10 @@
 """Type stub of the Rust extension module (``bindings/python/src``)."""
 
+import os
 from typing import Any, Callable, Optional, TypeVar, Union
 
 from ._manifests import PlacementManifest, RuntimeBindingManifest, RuntimeManifest
+from ._types import ParallelRank
 
 _T = TypeVar("_T")
 
@@ -85,3 +87,18 @@ def bind_plan(
     target_generation: Optional[int] = None,
 ) -> str: ...
 def core_respond(line: str) -> str: ...
+
+# ---- issue 18: the safetensors adapter and live tensors (src/adapt.rs, src/tensor.rs) ----
+def adapt_safetensors(
+    path: Union[str, "os.PathLike[str]"],
+    rules: Union[str, bytes, "os.PathLike[str]"],
+    *,
+    model_id: str,
+    revision: str,
+    tp: int = 1,
+    pp: int = 1,
+    ep: int = 1,
+    dp: int = 1,
+) -> tuple[PlacementManifest, dict[str, Any]]: ...
+def adapt_fragment_id(tensor: str, rank: ParallelRank) -> str: ...
+def tensor_facts(tensor: Any, pointer: Optional[str] = None) -> dict[str, Any]: ...
