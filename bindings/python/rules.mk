@@ -37,7 +37,7 @@ python-wheel: python-venv
 
 test-python: python-wheel
 	$(CARGO) build -q
-	$(PY) -m mypy --strict bindings/python/python/weight_manifest
+	$(PY) -m mypy --strict --cache-dir target/mypy-cache bindings/python/python/weight_manifest
 	$(PY) -m pytest -q -p no:cacheprovider bindings/python/tests
 	target/debug/weight-manifest conformance run --dir tests/conformance \
 		--testee "$(PY) -m weight_manifest.testee"

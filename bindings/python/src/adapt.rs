@@ -15,8 +15,8 @@ use crate::classes::classes;
 use crate::emit;
 use crate::errors::OrRaise;
 
-/// The rules file's text: `str` or `bytes` are the text itself; anything else is a path
-/// (`os.PathLike` or a path-like `str` is not accepted as a path, since a `str` is text).
+/// The rules file's text: a `str`, `bytes` or `bytearray` is the text itself (so a `str`
+/// is never taken for a path); anything else must be an `os.PathLike`, the file to read.
 fn rules_text(rules: &Bound<'_, PyAny>) -> PyResult<Vec<u8>> {
     if let Ok(s) = rules.cast::<PyString>() {
         return Ok(s.to_str()?.as_bytes().to_vec());

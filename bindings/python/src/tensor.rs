@@ -183,6 +183,7 @@ struct DlCopy {
     strides: Option<Vec<i64>>,
 }
 
+/// The DLTensor of a `"dltensor"` capsule, copied out; the capsule is left as it was.
 #[allow(unsafe_code)]
 fn copy_dltensor(capsule: &Bound<'_, PyCapsule>) -> PyResult<DlCopy> {
     let pointer = capsule.pointer_checked(Some(DLTENSOR))?;
@@ -220,6 +221,7 @@ fn row_major(shape: &[i64]) -> Vec<i64> {
     strides
 }
 
+/// The facts of a tensor exported through DLPack (`__dlpack__()`, legacy capsule).
 fn dlpack(tensor: &Bound<'_, PyAny>, pointer: Option<&str>) -> PyResult<Facts> {
     let py = tensor.py();
     // torch refuses to export a tensor that requires grad (a model's nn.Parameter does);
@@ -303,6 +305,7 @@ fn element_strides(bytes: &[i64], itemsize: u64) -> Option<Vec<i64>> {
         .collect()
 }
 
+/// The facts of an object with numpy's `__array_interface__` (version 3): always on the CPU.
 fn array_interface(tensor: &Bound<'_, PyAny>, pointer: Option<&str>) -> PyResult<Facts> {
     let py = tensor.py();
     let interface = tensor.getattr(intern!(py, "__array_interface__"))?;
@@ -349,6 +352,8 @@ fn array_interface(tensor: &Bound<'_, PyAny>, pointer: Option<&str>) -> PyResult
     })
 }
 
+/// The facts of an object with the buffer protocol (`memoryview`, `bytes`, ...), read
+/// with strides and format; the buffer is released before returning.
 fn buffer(tensor: &Bound<'_, PyAny>, pointer: Option<&str>) -> PyResult<Facts> {
     let py = tensor.py();
     let view = pyo3::buffer::PyUntypedBuffer::get(tensor).map_err(|_| {

@@ -312,7 +312,7 @@ def test_fragment_ids_follow_the_adapters_rule_and_the_placement() -> None:
 
 def test_torch_views_parameters_and_bfloat16() -> None:
     torch = pytest.importorskip("torch", reason="torch is not installed (CI installs none)")
-    w13 = torch.nn.Parameter(torch.arange(E * 2 * I * H, dtype=torch.bfloat16).reshape(E, 2 * I, H))
+    w13 = torch.nn.Parameter(torch.arange(E * 2 * I * H).to(torch.bfloat16).reshape(E, 2 * I, H))
     views = {}
     for e in range(E):
         views[f"experts.{e}.gate"] = w13[e, :I, :]
