@@ -266,6 +266,27 @@ pub enum Code {
     /// coverage schema's members and types, or its tensor counts disagree with its tensors.
     /// (added by this implementation)
     CoverageDocumentInvalid,
+    /// `live_tensor_unreadable`: a live tensor offers neither DLPack, __array_interface__
+    /// nor a buffer, or its dtype has no name (lanes, sub-byte, foreign byte order), or its
+    /// strides are not whole items. (added by this implementation)
+    LiveTensorUnreadable,
+    /// `live_tensor_unknown`: a live tensor has no placement fragment on the worker's rank,
+    /// or no descriptor or global offset among the explicit ones. (added by this
+    /// implementation)
+    LiveTensorUnknown,
+    /// `live_fragment_ambiguous`: the placement has several fragments of one live tensor on
+    /// the worker's rank, so the tensor's box is not determined. (added by this
+    /// implementation)
+    LiveFragmentAmbiguous,
+    /// `live_arguments_invalid`: the arguments of a live inventory do not say where the
+    /// tensors sit: neither a placement nor descriptors, both, descriptors without offsets,
+    /// no model_id or revision, or no inventories to combine. (added by this
+    /// implementation)
+    LiveArgumentsInvalid,
+    /// `live_inventory_mismatch`: inventories combined into one instance's differ in
+    /// model_id, revision, instance_id, lease_id or placement_id. (added by this
+    /// implementation)
+    LiveInventoryMismatch,
 }
 
 impl Code {
@@ -352,6 +373,11 @@ impl Code {
         Code::BoundPlanDocumentInvalid,
         Code::BoundPlanIdMismatch,
         Code::CoverageDocumentInvalid,
+        Code::LiveTensorUnreadable,
+        Code::LiveTensorUnknown,
+        Code::LiveFragmentAmbiguous,
+        Code::LiveArgumentsInvalid,
+        Code::LiveInventoryMismatch,
     ];
 
     /// The snake_case spelling used on the wire and in fixtures.
@@ -437,6 +463,11 @@ impl Code {
             Code::BoundPlanDocumentInvalid => "bound_plan_document_invalid",
             Code::BoundPlanIdMismatch => "bound_plan_id_mismatch",
             Code::CoverageDocumentInvalid => "coverage_document_invalid",
+            Code::LiveTensorUnreadable => "live_tensor_unreadable",
+            Code::LiveTensorUnknown => "live_tensor_unknown",
+            Code::LiveFragmentAmbiguous => "live_fragment_ambiguous",
+            Code::LiveArgumentsInvalid => "live_arguments_invalid",
+            Code::LiveInventoryMismatch => "live_inventory_mismatch",
         }
     }
 

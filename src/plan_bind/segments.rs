@@ -104,7 +104,8 @@ pub fn segments(copies: &[BoundCopy], max_segments: u64) -> Result<Segments> {
             ))
         }
     };
-    let capacity = usize::try_from(total).unwrap_or(usize::MAX);
+    // Reserve for the runs, up to a bound: merging may leave far fewer segments.
+    let capacity = usize::try_from(total.min(1 << 16)).unwrap_or(0);
     let mut out = Segments {
         source: Vec::with_capacity(capacity),
         target: Vec::with_capacity(capacity),

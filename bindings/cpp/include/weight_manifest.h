@@ -460,6 +460,37 @@ enum WmCode
    */
   WM_CODE_COVERAGE_DOCUMENT_INVALID = 80,
   /**
+   * `live_tensor_unreadable`: a live tensor offers neither DLPack, __array_interface__
+   * nor a buffer, or its dtype has no name (lanes, sub-byte, foreign byte order), or its
+   * strides are not whole items. (added by this implementation)
+   */
+  WM_CODE_LIVE_TENSOR_UNREADABLE = 81,
+  /**
+   * `live_tensor_unknown`: a live tensor has no placement fragment on the worker's rank,
+   * or no descriptor or global offset among the explicit ones. (added by this
+   * implementation)
+   */
+  WM_CODE_LIVE_TENSOR_UNKNOWN = 82,
+  /**
+   * `live_fragment_ambiguous`: the placement has several fragments of one live tensor on
+   * the worker's rank, so the tensor's box is not determined. (added by this
+   * implementation)
+   */
+  WM_CODE_LIVE_FRAGMENT_AMBIGUOUS = 83,
+  /**
+   * `live_arguments_invalid`: the arguments of a live inventory do not say where the
+   * tensors sit: neither a placement nor descriptors, both, descriptors without offsets,
+   * no model_id or revision, or no inventories to combine. (added by this
+   * implementation)
+   */
+  WM_CODE_LIVE_ARGUMENTS_INVALID = 84,
+  /**
+   * `live_inventory_mismatch`: inventories combined into one instance's differ in
+   * model_id, revision, instance_id, lease_id or placement_id. (added by this
+   * implementation)
+   */
+  WM_CODE_LIVE_INVENTORY_MISMATCH = 85,
+  /**
    * `invalid_argument`: a C argument is unusable (a required pointer is NULL, or a
    * length is too large). Not a contract code: it never comes from a document.
    */

@@ -276,6 +276,27 @@ pub enum WmCode {
     /// coverage schema's members and types, or its tensor counts disagree with its tensors.
     /// (added by this implementation)
     CoverageDocumentInvalid = 80,
+    /// `live_tensor_unreadable`: a live tensor offers neither DLPack, __array_interface__
+    /// nor a buffer, or its dtype has no name (lanes, sub-byte, foreign byte order), or its
+    /// strides are not whole items. (added by this implementation)
+    LiveTensorUnreadable = 81,
+    /// `live_tensor_unknown`: a live tensor has no placement fragment on the worker's rank,
+    /// or no descriptor or global offset among the explicit ones. (added by this
+    /// implementation)
+    LiveTensorUnknown = 82,
+    /// `live_fragment_ambiguous`: the placement has several fragments of one live tensor on
+    /// the worker's rank, so the tensor's box is not determined. (added by this
+    /// implementation)
+    LiveFragmentAmbiguous = 83,
+    /// `live_arguments_invalid`: the arguments of a live inventory do not say where the
+    /// tensors sit: neither a placement nor descriptors, both, descriptors without offsets,
+    /// no model_id or revision, or no inventories to combine. (added by this
+    /// implementation)
+    LiveArgumentsInvalid = 84,
+    /// `live_inventory_mismatch`: inventories combined into one instance's differ in
+    /// model_id, revision, instance_id, lease_id or placement_id. (added by this
+    /// implementation)
+    LiveInventoryMismatch = 85,
     /// `invalid_argument`: a C argument is unusable (a required pointer is NULL, or a
     /// length is too large). Not a contract code: it never comes from a document.
     InvalidArgument = 1000,
@@ -368,6 +389,11 @@ impl WmCode {
             Code::BoundPlanDocumentInvalid => WmCode::BoundPlanDocumentInvalid,
             Code::BoundPlanIdMismatch => WmCode::BoundPlanIdMismatch,
             Code::CoverageDocumentInvalid => WmCode::CoverageDocumentInvalid,
+            Code::LiveTensorUnreadable => WmCode::LiveTensorUnreadable,
+            Code::LiveTensorUnknown => WmCode::LiveTensorUnknown,
+            Code::LiveFragmentAmbiguous => WmCode::LiveFragmentAmbiguous,
+            Code::LiveArgumentsInvalid => WmCode::LiveArgumentsInvalid,
+            Code::LiveInventoryMismatch => WmCode::LiveInventoryMismatch,
             // `Code` is non-exhaustive: a code added after this table was generated
             // (the crate's tests and `codegen --check` catch that).
             _ => WmCode::InternalError,
@@ -459,6 +485,11 @@ impl WmCode {
             WmCode::BoundPlanDocumentInvalid => c"bound_plan_document_invalid",
             WmCode::BoundPlanIdMismatch => c"bound_plan_id_mismatch",
             WmCode::CoverageDocumentInvalid => c"coverage_document_invalid",
+            WmCode::LiveTensorUnreadable => c"live_tensor_unreadable",
+            WmCode::LiveTensorUnknown => c"live_tensor_unknown",
+            WmCode::LiveFragmentAmbiguous => c"live_fragment_ambiguous",
+            WmCode::LiveArgumentsInvalid => c"live_arguments_invalid",
+            WmCode::LiveInventoryMismatch => c"live_inventory_mismatch",
             WmCode::InvalidArgument => c"invalid_argument",
             WmCode::InternalError => c"internal_error",
         }

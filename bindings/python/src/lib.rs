@@ -4,8 +4,11 @@
 //!
 //! The binding is thin: it converts Python objects to the core's document values
 //! (modules `convert`, `records`), calls the core, and converts results and rejections
-//! back (`emit`, `errors`). No contract rule is implemented here.
+//! back (`emit`, `errors`). No contract rule is implemented here. `adapt` runs the
+//! safetensors adapter; `tensor` reads a live tensor's facts (DLPack) for
+//! `weight_manifest.live`.
 
+mod adapt;
 mod analysis;
 mod classes;
 mod convert;
@@ -14,6 +17,7 @@ mod errors;
 mod manifests;
 mod ops;
 mod records;
+mod tensor;
 mod values;
 
 use pyo3::prelude::*;
@@ -67,5 +71,10 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(analysis::coverage, m)?)?;
     m.add_function(wrap_pyfunction!(analysis::plan, m)?)?;
     m.add_function(wrap_pyfunction!(analysis::bind_plan, m)?)?;
+    // ---- issue 18: the safetensors adapter and live tensors (adapt.rs, tensor.rs) ----
+    m.add_function(wrap_pyfunction!(adapt::adapt_safetensors, m)?)?;
+    m.add_function(wrap_pyfunction!(adapt::adapt_fragment_id, m)?)?;
+    m.add_function(wrap_pyfunction!(tensor::tensor_facts, m)?)?;
+    // ---- end of issue 18 ----
     Ok(())
 }

@@ -150,7 +150,7 @@ def test_plan_bind_fixture(fixture: Path, cli: Path, tmp_path: Path) -> None:
     case = load(fixture)
     given = case["input"]
     paths = [write(tmp_path, f"{k}.json", given[k]) for k in ("plan", "source_binding", "target_binding")]
-    flags = [f"--{k.replace('_', '-')}={given[k]}" for k in ("source_generation", "target_generation") if k in given]
+    flags = [f"--{k.replace('_', '-')}={given[k]}" for k in ("source_generation", "target_generation") if given.get(k) is not None]
     done = cli_run(cli, "plan-bind", *paths, *flags, "--format", "json", "-o", tmp_path / "cli.json")
     expect = case["expect"]
     try:
@@ -183,12 +183,12 @@ def bound_with_plan_object(case: dict[str, Any]) -> wm.BoundPlan:
     return bound_case({"input": given})
 
 
-Byte = tuple[str, int]  # (device, address)
+Run = tuple[str, str, int, int, int]  # (source device, target device, source, target, length)
 
 
-def expand(copies: list[dict[str, Any]]) -> dict[Byte, Byte]:
-    """Brute force: every byte moved, (target device, address) -> (source device, address)."""
-    moved: dict[Byte, Byte] = {}
+def expand(copies: list[dict[str, Any]]) -> list[Run]:
+    """Brute force: every contiguous run the copies move, in copy and loop order."""
+    runs: list[Run] = []
     for copy in copies:
         starts = [(copy["source"]["address"], copy["target"]["address"])]
         for loop in copy["loops"]:
@@ -197,9 +197,19 @@ def expand(copies: list[dict[str, Any]]) -> dict[Byte, Byte]:
                 for s, t in starts
                 for i in range(loop["count"])
             ]
-        for s, t in starts:
-            for b in range(copy["run_bytes"]):
-                moved[(copy["target"]["device"], t + b)] = (copy["source"]["device"], s + b)
+        devices = (copy["source"]["device"], copy["target"]["device"])
+        runs += [(*devices, s, t, copy["run_bytes"]) for s, t in starts]
+    return runs
+
+
+def by_byte(runs: list[Run]) -> dict[tuple[str, int], tuple[str, int]]:
+    """Each moved byte, (target device, address) -> (source device, address), for runs of
+    a few bytes; a byte written twice fails."""
+    moved: dict[tuple[str, int], tuple[str, int]] = {}
+    for sd, td, s, t, n in runs:
+        for b in range(n):
+            assert (td, t + b) not in moved, "a target byte is written twice"
+            moved[(td, t + b)] = (sd, s + b)
     return moved
 
 
@@ -211,18 +221,24 @@ def assert_segments_move_the_copies(group: wm.CopyGroup, copies: list[dict[str, 
         "uint32",
     )
     columns = [c.tolist() for c in (lowered.source, lowered.target, lowered.length, lowered.device)]
-    moved: dict[Byte, Byte] = {}
-    for s, t, n, d in zip(*columns):
-        source_device, target_device = lowered.devices[d]
-        for b in range(n):
-            assert (target_device, t + b) not in moved, "a target byte is written twice"
-            moved[(target_device, t + b)] = (source_device, s + b)
-    assert moved == expand(copies)
-    assert int(lowered.length.sum()) == group.bytes == sum(c["nbytes"] for c in copies)
-    # Merged: no segment continues the previous one on both sides between the same devices.
-    s, t, n, d = columns
-    for i in range(1, len(lowered)):
-        assert not (s[i - 1] + n[i - 1] == s[i] and t[i - 1] + n[i - 1] == t[i] and d[i - 1] == d[i])
+    segments: list[Run] = [(*lowered.devices[d], s, t, n) for s, t, n, d in zip(*columns)]
+    runs = expand(copies)
+    assert sum(r[4] for r in segments) == group.bytes == sum(c["nbytes"] for c in copies)
+    if group.bytes < 1 << 16:
+        assert by_byte(segments) == by_byte(runs)
+    # Each segment is a concatenation of consecutive runs, and no segment continues the
+    # previous one on both sides between the same devices.
+    at = 0
+    for sd, td, s, t, n in segments:
+        covered = 0
+        while covered < n:
+            rsd, rtd, rs, rt, rn = runs[at]
+            assert (rsd, rtd, rs, rt) == (sd, td, s + covered, t + covered)
+            covered, at = covered + rn, at + 1
+        assert covered == n
+    assert at == len(runs)
+    for (sd0, td0, s0, t0, n0), (sd1, td1, s1, t1, _) in zip(segments, segments[1:]):
+        assert not (s0 + n0 == s1 and t0 + n0 == t1 and (sd0, td0) == (sd1, td1))
 
 
 def test_segments_are_limited_before_they_are_built() -> None:

@@ -85,6 +85,11 @@ ADDED_CODES: tuple[str, ...] = (
     "bound_plan_document_invalid",
     "bound_plan_id_mismatch",
     "coverage_document_invalid",
+    "live_tensor_unreadable",
+    "live_tensor_unknown",
+    "live_fragment_ambiguous",
+    "live_arguments_invalid",
+    "live_inventory_mismatch",
 )
 
 CODES: tuple[str, ...] = CONTRACT_CODES + ADDED_CODES

