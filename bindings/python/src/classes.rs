@@ -1,6 +1,9 @@
 //! The Python classes of the public API (frozen dataclasses defined in
 //! `weight_manifest._types`), registered once at import, and their trusted construction:
-//! a value the core has already validated is built without running `__post_init__` again.
+//! a value the core has already validated is built without running its checks again.
+
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
@@ -77,24 +80,83 @@ pub(crate) fn trusted<'py>(
             .unbind())
     })?;
     let object = new.bind(py).call1((class,))?;
-    let dict = object.getattr("__dict__")?.cast_into::<PyDict>()?;
+    let dict = object
+        .getattr(pyo3::intern!(py, "__dict__"))?
+        .cast_into::<PyDict>()?;
     for (name, value) in fields {
-        dict.set_item(PyString::intern(py, name), value)?;
+        dict.set_item(key(py, name), value)?;
     }
     Ok(object)
 }
 
-/// Stores normalised `fields` into an instance under construction (its `__post_init__`).
+/// Stores `values` under the interned `keys` into an instance under construction.
+pub(crate) fn store_keyed<'py>(
+    object: &Bound<'py, PyAny>,
+    keys: &[Py<PyString>],
+    values: impl IntoIterator<Item = Bound<'py, PyAny>>,
+) -> PyResult<()> {
+    let py = object.py();
+    let dict = object
+        .getattr(pyo3::intern!(py, "__dict__"))?
+        .cast_into::<PyDict>()?;
+    for (key, value) in keys.iter().zip(values) {
+        dict.set_item(key.bind(py), value)?;
+    }
+    Ok(())
+}
+
+/// Stores normalised `fields` into an instance under construction (its `__init__` or `__post_init__`).
 pub(crate) fn store<'py>(
     object: &Bound<'py, PyAny>,
     fields: &[(&str, Bound<'py, PyAny>)],
 ) -> PyResult<()> {
     let py = object.py();
-    let dict = object.getattr("__dict__")?.cast_into::<PyDict>()?;
+    let dict = object
+        .getattr(pyo3::intern!(py, "__dict__"))?
+        .cast_into::<PyDict>()?;
     for (name, value) in fields {
-        dict.set_item(PyString::intern(py, name), value)?;
+        dict.set_item(key(py, name), value)?;
     }
     Ok(())
+}
+
+/// The interned Python string of a field name. Field names are few and fixed, so each is
+/// interned once and then found by a cheap hash of its bytes (`PyString::intern` would
+/// build and hash a new Python string every time).
+fn key<'py>(py: Python<'py>, name: &str) -> Bound<'py, PyString> {
+    type Table = std::sync::Mutex<HashMap<String, Py<PyString>, BuildHasherDefault<Fnv>>>;
+    static KEYS: PyOnceLock<Table> = PyOnceLock::new();
+    let table = KEYS.get_or_init(py, Table::default);
+    let Ok(mut table) = table.lock() else {
+        return PyString::intern(py, name);
+    };
+    if let Some(key) = table.get(name) {
+        return key.bind(py).clone();
+    }
+    let key = PyString::intern(py, name);
+    table.insert(name.to_owned(), key.clone().unbind());
+    key
+}
+
+/// FNV-1a: a fast hash for the short, trusted field names of `key`.
+#[derive(Default)]
+struct Fnv(u64);
+
+impl Hasher for Fnv {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        let mut hash = if self.0 == 0 {
+            0xcbf2_9ce4_8422_2325
+        } else {
+            self.0
+        };
+        for byte in bytes {
+            hash = (hash ^ u64::from(*byte)).wrapping_mul(0x0100_0000_01b3);
+        }
+        self.0 = hash;
+    }
 }
 
 /// Pauses Python's cyclic garbage collector while many acyclic objects are built: with the
@@ -159,6 +221,15 @@ impl Names {
             .iter()
             .copied()
             .filter(|name| !self.except.contains(name))
+    }
+
+    /// The interned Python strings of the names, in order (made on first use).
+    pub(crate) fn keys(&self, py: Python<'_>) -> &[Py<PyString>] {
+        self.interned.get_or_init(py, || {
+            self.names()
+                .map(|name| PyString::intern(py, name).unbind())
+                .collect()
+        })
     }
 
     /// Each name with its interned Python string.

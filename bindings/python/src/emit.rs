@@ -239,12 +239,29 @@ pub(crate) fn descriptors<'py>(
     Ok(PyTuple::new(py, items)?.into_any())
 }
 
-/// A PlacementManifest instance of `class` for a core placement.
+/// A PlacementManifest instance of `class` for a core placement. Its `tensors` and
+/// `fragments` are made on first access ([`placement_members`]): most results are used
+/// through the core (ids, JSON, plans), and building 10^5 dataclass instances costs more
+/// than reading the document did.
 pub(crate) fn placement<'py>(
     class: &Bound<'py, PyType>,
     placement: Placement,
 ) -> PyResult<Bound<'py, PyAny>> {
     let py = class.py();
+    let fields = vec![
+        (key::MODEL_ID, string(py, placement.model_id())?),
+        (key::REVISION, string(py, placement.revision())?),
+        (key::PLACEMENT_ID, string(py, placement.placement_id())?),
+        (CORE, Bound::new(py, PlacementCore(placement))?.into_any()),
+    ];
+    trusted(class, &fields)
+}
+
+/// The `tensors` and `fragments` members of a PlacementManifest for its core placement.
+pub(crate) fn placement_members<'py>(
+    py: Python<'py>,
+    placement: &Placement,
+) -> PyResult<Fields<'py>> {
     let _pause = GcPause::new(py)?;
     let fragment_class = classes(py)?.placement_fragment.bind(py);
     let mut ranks = Ranks::new(py)?;
@@ -258,23 +275,37 @@ pub(crate) fn placement<'py>(
             )
         })
         .collect::<PyResult<Vec<_>>>()?;
-    let fields = vec![
-        (key::MODEL_ID, string(py, placement.model_id())?),
-        (key::REVISION, string(py, placement.revision())?),
+    Ok(vec![
         (key::TENSORS, descriptors(py, placement.tensors())?),
         (key::FRAGMENTS, PyTuple::new(py, fragments)?.into_any()),
-        (key::PLACEMENT_ID, string(py, placement.placement_id())?),
-        (CORE, Bound::new(py, PlacementCore(placement))?.into_any()),
-    ];
-    trusted(class, &fields)
+    ])
 }
 
-/// A RuntimeManifest instance of `class` for a core runtime manifest (with its owners).
+/// A RuntimeManifest instance of `class` for a core runtime manifest (with its owners);
+/// `tensors` and `fragments` are made on first access ([`runtime_members`]).
 pub(crate) fn runtime<'py>(
     class: &Bound<'py, PyType>,
     runtime: Runtime,
 ) -> PyResult<Bound<'py, PyAny>> {
     let py = class.py();
+    let wire = runtime.as_wire();
+    let fields = vec![
+        (key::MODEL_ID, string(py, &wire.model_id)?),
+        (key::REVISION, string(py, &wire.revision)?),
+        (key::INSTANCE_ID, string(py, &wire.instance_id)?),
+        (key::LEASE_ID, opt_str(py, wire.lease_id.as_deref())?),
+        (
+            key::PLACEMENT_ID,
+            opt_str(py, wire.placement_id.as_deref())?,
+        ),
+        (key::GENERATION, opt_int(py, wire.generation)?),
+        (CORE, Bound::new(py, RuntimeCore(runtime))?.into_any()),
+    ];
+    trusted(class, &fields)
+}
+
+/// The `tensors` and `fragments` members of a RuntimeManifest for its core value.
+pub(crate) fn runtime_members<'py>(py: Python<'py>, runtime: &Runtime) -> PyResult<Fields<'py>> {
     let _pause = GcPause::new(py)?;
     let fragment_class = classes(py)?.runtime_fragment.bind(py);
     let mut ranks = Ranks::new(py)?;
@@ -290,30 +321,35 @@ pub(crate) fn runtime<'py>(
             )
         })
         .collect::<PyResult<Vec<_>>>()?;
-    let wire = runtime.as_wire();
-    let fields = vec![
-        (key::MODEL_ID, string(py, &wire.model_id)?),
-        (key::REVISION, string(py, &wire.revision)?),
-        (key::INSTANCE_ID, string(py, &wire.instance_id)?),
+    Ok(vec![
         (key::TENSORS, descriptors(py, runtime.tensors())?),
         (key::FRAGMENTS, PyTuple::new(py, fragments)?.into_any()),
-        (key::LEASE_ID, opt_str(py, wire.lease_id.as_deref())?),
-        (
-            key::PLACEMENT_ID,
-            opt_str(py, wire.placement_id.as_deref())?,
-        ),
-        (key::GENERATION, opt_int(py, wire.generation)?),
-        (CORE, Bound::new(py, RuntimeCore(runtime))?.into_any()),
-    ];
-    trusted(class, &fields)
+    ])
 }
 
-/// A RuntimeBindingManifest instance of `class` for a core binding (with its owners).
+/// A RuntimeBindingManifest instance of `class` for a core binding (with its owners);
+/// `fragments` is made on first access ([`binding_members`]).
 pub(crate) fn binding<'py>(
     class: &Bound<'py, PyType>,
     binding: Binding,
 ) -> PyResult<Bound<'py, PyAny>> {
     let py = class.py();
+    let wire = binding.as_wire();
+    let fields = vec![
+        (key::MODEL_ID, string(py, &wire.model_id)?),
+        (key::REVISION, string(py, &wire.revision)?),
+        (key::PLACEMENT_ID, string(py, &wire.placement_id)?),
+        (key::PLACEMENT_DIGEST, string(py, &wire.placement_digest)?),
+        (key::INSTANCE_ID, string(py, &wire.instance_id)?),
+        (key::GENERATION, int(py, wire.generation)?),
+        (key::LEASE_ID, string(py, &wire.lease_id)?),
+        (CORE, Bound::new(py, BindingCore(binding))?.into_any()),
+    ];
+    trusted(class, &fields)
+}
+
+/// The `fragments` member of a RuntimeBindingManifest for its core binding.
+pub(crate) fn binding_members<'py>(py: Python<'py>, binding: &Binding) -> PyResult<Fields<'py>> {
     let _pause = GcPause::new(py)?;
     let fragment_class = classes(py)?.binding_fragment.bind(py);
     let fragments = binding
@@ -325,17 +361,8 @@ pub(crate) fn binding<'py>(
             trusted(fragment_class, &binding_fragment_fields(py, f, owner)?)
         })
         .collect::<PyResult<Vec<_>>>()?;
-    let wire = binding.as_wire();
-    let fields = vec![
-        (key::MODEL_ID, string(py, &wire.model_id)?),
-        (key::REVISION, string(py, &wire.revision)?),
-        (key::PLACEMENT_ID, string(py, &wire.placement_id)?),
-        (key::PLACEMENT_DIGEST, string(py, &wire.placement_digest)?),
-        (key::INSTANCE_ID, string(py, &wire.instance_id)?),
-        (key::GENERATION, int(py, wire.generation)?),
-        (key::LEASE_ID, string(py, &wire.lease_id)?),
-        (key::FRAGMENTS, PyTuple::new(py, fragments)?.into_any()),
-        (CORE, Bound::new(py, BindingCore(binding))?.into_any()),
-    ];
-    trusted(class, &fields)
+    Ok(vec![(
+        key::FRAGMENTS,
+        PyTuple::new(py, fragments)?.into_any(),
+    )])
 }

@@ -10,10 +10,12 @@
 
 mod adapt;
 mod analysis;
+mod bulk;
 mod classes;
 mod convert;
 mod emit;
 mod errors;
+mod init;
 mod manifests;
 mod ops;
 mod records;
@@ -21,6 +23,10 @@ mod tensor;
 mod values;
 
 use pyo3::prelude::*;
+
+/// The allocator of the core's values (see Cargo.toml).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 /// The extension module.
 #[pymodule]
@@ -30,16 +36,18 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<manifests::RuntimeCore>()?;
     m.add_class::<manifests::BindingCore>()?;
     m.add_function(wrap_pyfunction!(classes::register, m)?)?;
-    m.add_function(wrap_pyfunction!(values::init_parallel_rank, m)?)?;
-    m.add_function(wrap_pyfunction!(values::init_tensor_descriptor, m)?)?;
-    m.add_function(wrap_pyfunction!(values::init_placement_fragment, m)?)?;
-    m.add_function(wrap_pyfunction!(values::init_runtime_fragment, m)?)?;
-    m.add_function(wrap_pyfunction!(values::init_binding_fragment, m)?)?;
+    m.add_function(wrap_pyfunction!(init::new_parallel_rank, m)?)?;
+    m.add_function(wrap_pyfunction!(init::new_tensor_descriptor, m)?)?;
+    m.add_function(wrap_pyfunction!(init::new_placement_fragment, m)?)?;
+    m.add_function(wrap_pyfunction!(init::new_runtime_fragment, m)?)?;
+    m.add_function(wrap_pyfunction!(init::new_binding_fragment, m)?)?;
     m.add_function(wrap_pyfunction!(values::effective_shard_dims, m)?)?;
     m.add_function(wrap_pyfunction!(manifests::init_placement_manifest, m)?)?;
     m.add_function(wrap_pyfunction!(manifests::init_runtime_manifest, m)?)?;
     m.add_function(wrap_pyfunction!(manifests::init_binding_manifest, m)?)?;
+    m.add_function(wrap_pyfunction!(manifests::materialize, m)?)?;
     m.add_function(wrap_pyfunction!(ops::placement_from_json, m)?)?;
+    m.add_function(wrap_pyfunction!(bulk::placement_from_records, m)?)?;
     m.add_function(wrap_pyfunction!(ops::placement_to_json, m)?)?;
     m.add_function(wrap_pyfunction!(ops::placement_digest, m)?)?;
     m.add_function(wrap_pyfunction!(ops::runtime_to_json, m)?)?;

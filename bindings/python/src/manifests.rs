@@ -5,8 +5,6 @@
 //! core value is kept on the instance (`_wm_core`, not a field) for `to_json`, `digest`,
 //! the projections and bind.
 
-use std::collections::HashMap;
-
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyTuple, PyType};
@@ -14,9 +12,12 @@ use weight_manifest::{construct, Binding, Object, Owner, Placement, Runtime};
 
 use crate::classes::{classes, is_a, store, Names};
 use crate::convert::{is_sequence, value};
-use crate::emit::{descriptors, int, opt_int, opt_str, string};
+use crate::emit::{self, descriptors, int, opt_int, opt_str, string};
 use crate::errors::to_py;
 use crate::values::{binding_fragment, descriptor, placement_fragment, runtime_fragment};
+use pyo3::intern;
+use pyo3::types::PyInt;
+use weight_manifest::wire::TensorDescriptor;
 
 /// The instance attribute that holds the validated core value.
 pub(crate) const CORE: &str = "_wm_core";
@@ -97,24 +98,60 @@ fn owner_of(fragment: &Bound<'_, PyAny>) -> PyResult<Option<Owner>> {
     Ok((!owner.is_none()).then(|| Owner::new(owner.unbind())))
 }
 
-/// `items` in the order of `sorted_ids`, each matched by its id (validated distinct).
-fn reorder<'py>(
+/// `items` in the order the core holds them: sorted by `id` (byte order, as the core sorts;
+/// the core has checked that the ids are distinct).
+fn sorted_by<'py, 'a>(
     py: Python<'py>,
     items: &[Bound<'py, PyAny>],
-    ids: &[String],
-    sorted_ids: &[&str],
+    id: impl Fn(usize) -> &'a str,
+) -> PyResult<Bound<'py, PyTuple>> {
+    let mut order: Vec<usize> = (0..items.len()).collect();
+    order.sort_by(|&a, &b| id(a).cmp(id(b)));
+    PyTuple::new(py, order.into_iter().map(|i| items[i].clone()))
+}
+
+/// Whether a TensorDescriptor instance spells `partition_dim` and `shard_dims` as its
+/// canonical form does (§3), so a manifest may hold the instance itself.
+fn spelled_canonically(item: &Bound<'_, PyAny>, canonical: &TensorDescriptor) -> PyResult<bool> {
+    let py = item.py();
+    let exact = |o: &Bound<'_, PyAny>, n: u64| {
+        o.is_exact_instance_of::<PyInt>() && o.extract::<u64>().ok() == Some(n)
+    };
+    let dim = item.getattr(intern!(py, "partition_dim"))?;
+    let dim_ok = canonical
+        .partition_dim
+        .map_or_else(|| dim.is_none(), |n| exact(&dim, n));
+    let dims = item.getattr(intern!(py, "shard_dims"))?;
+    let dims_ok = match &canonical.shard_dims {
+        None => dims.is_none(),
+        Some(held) => dims
+            .cast_exact::<PyTuple>()
+            .is_ok_and(|t| t.len() == held.len() && t.iter().zip(held).all(|(o, &n)| exact(&o, n))),
+    };
+    Ok(dim_ok && dims_ok)
+}
+
+/// The manifest's `tensors` member: the given instances in the core's order (sorted by
+/// tensor_id) where they are spelled canonically, new canonical instances where not.
+fn held_tensors<'py>(
+    py: Python<'py>,
+    items: &[Bound<'py, PyAny>],
+    canonical: &[TensorDescriptor],
 ) -> PyResult<Bound<'py, PyAny>> {
-    let index: HashMap<&str, usize> = ids
-        .iter()
-        .enumerate()
-        .map(|(i, id)| (id.as_str(), i))
-        .collect();
-    let ordered = sorted_ids
-        .iter()
-        .map(|id| index.get(id).map(|&i| items[i].clone()))
-        .collect::<Option<Vec<_>>>()
-        .ok_or_else(|| PyTypeError::new_err("a fragment id is not unique"))?;
-    Ok(PyTuple::new(py, ordered)?.into_any())
+    let mut order: Vec<usize> = (0..items.len()).collect();
+    order.sort_by(|&a, &b| canonical[a].tensor_id.cmp(&canonical[b].tensor_id));
+    let class = classes(py)?.descriptor.bind(py);
+    let held = order
+        .into_iter()
+        .map(|i| {
+            if spelled_canonically(&items[i], &canonical[i])? {
+                Ok(items[i].clone())
+            } else {
+                crate::classes::trusted(class, &crate::emit::descriptor_fields(py, &canonical[i])?)
+            }
+        })
+        .collect::<PyResult<Vec<_>>>()?;
+    Ok(PyTuple::new(py, held)?.into_any())
 }
 
 /// `PlacementManifest.__post_init__` (§8.1).
@@ -144,21 +181,17 @@ pub(crate) fn init_placement_manifest(this: &Bound<'_, PyAny>) -> PyResult<()> {
         .map(|f| f.placement_fragment_id.clone())
         .collect();
     let fields = header(this, &PLACEMENT_HEADER)?;
+    let held = held_tensors(py, &tensor_items, &tensors)?;
     let placement =
         construct::placement_manifest(&fields, tensors, fragments).map_err(|e| to_py(py, &e))?;
-    let sorted: Vec<&str> = placement
-        .fragments()
-        .iter()
-        .map(|f| f.placement_fragment_id.as_str())
-        .collect();
-    let fragments = reorder(py, &fragment_items, &ids, &sorted)?;
+    let fragments = sorted_by(py, &fragment_items, |i| ids[i].as_str())?;
     store(
         this,
         &[
             ("model_id", string(py, placement.model_id())?),
             ("revision", string(py, placement.revision())?),
-            ("tensors", descriptors(py, placement.tensors())?),
-            ("fragments", fragments),
+            ("tensors", held),
+            ("fragments", fragments.into_any()),
             ("placement_id", string(py, placement.placement_id())?),
             (CORE, Bound::new(py, PlacementCore(placement))?.into_any()),
         ],
@@ -240,12 +273,7 @@ pub(crate) fn init_binding_manifest(this: &Bound<'_, PyAny>) -> PyResult<()> {
         .collect();
     let binding = construct::binding_manifest(&header(this, &BINDING_HEADER)?, fragments, owners)
         .map_err(|e| to_py(py, &e))?;
-    let sorted: Vec<&str> = binding
-        .fragments()
-        .iter()
-        .map(|f| f.placement_fragment_id.as_str())
-        .collect();
-    let fragments = reorder(py, &fragment_items, &ids, &sorted)?;
+    let fragments = sorted_by(py, &fragment_items, |i| ids[i].as_str())?.into_any();
     let wire = binding.as_wire();
     let stored = [
         ("model_id", string(py, &wire.model_id)?),
@@ -322,4 +350,26 @@ pub(crate) fn binding_core<'py>(
     core(object, class, what, "RuntimeBindingManifest", |o| {
         init_binding_manifest(o)
     })
+}
+
+/// Makes the members a manifest built by the core left for first access (`tensors`,
+/// `fragments`; see `emit::placement`) and stores them on the instance. Called by the
+/// classes' `__getattr__`; an instance without a core value has nothing left to make.
+#[pyfunction]
+pub(crate) fn materialize(this: &Bound<'_, PyAny>) -> PyResult<()> {
+    let py = this.py();
+    let dict = this.getattr("__dict__")?.cast_into::<PyDict>()?;
+    let Some(held) = dict.get_item(CORE)? else {
+        return Ok(());
+    };
+    let members = if let Ok(core) = held.cast::<PlacementCore>() {
+        emit::placement_members(py, &core.get().0)?
+    } else if let Ok(core) = held.cast::<RuntimeCore>() {
+        emit::runtime_members(py, &core.get().0)?
+    } else if let Ok(core) = held.cast::<BindingCore>() {
+        emit::binding_members(py, &core.get().0)?
+    } else {
+        return Ok(());
+    };
+    store(this, &members)
 }

@@ -1,6 +1,5 @@
-//! The five value types (contract §2.1–§2.5): `__post_init__` of each dataclass calls its
-//! `init_*` here, which reads the instance's fields, runs the core's per-type checks and
-//! stores the normalised fields back (plain `int`s, tuples, sorted aliases).
+//! The five value types (contract §2.1–§2.5) read back from their instances: the checked
+//! wire value of each, for the manifests' constructors. (Their `__init__` is `init`.)
 
 use std::borrow::Cow;
 
@@ -9,14 +8,11 @@ use weight_manifest::construct;
 use weight_manifest::wire::{
     key, ParallelRank, PlacementFragment, RuntimeBindingFragment, RuntimeFragment, TensorDescriptor,
 };
-use weight_manifest::{Object, Value};
+use weight_manifest::Object;
 
-use crate::classes::{classes, is_a, store, Names};
+use crate::classes::{classes, is_a, Names};
 use crate::convert::value;
-use crate::emit::{
-    binding_fragment_fields, descriptor_fields, ints, placement_fragment_fields, rank_fields,
-    runtime_fragment_fields, to_py,
-};
+use crate::emit::ints;
 use crate::errors::OrRaise;
 
 // The schema's field lists; a fragment's rank is read apart (it is an object).
@@ -74,59 +70,6 @@ pub(crate) fn runtime_fragment(object: &Bound<'_, PyAny>) -> PyResult<RuntimeFra
 /// The checked RuntimeBindingFragment instance.
 pub(crate) fn binding_fragment(object: &Bound<'_, PyAny>) -> PyResult<RuntimeBindingFragment> {
     construct::binding_fragment(&fields(object, &BINDING_FRAGMENT)?).or_raise(object.py())
-}
-
-/// `ParallelRank.__post_init__`.
-#[pyfunction]
-pub(crate) fn init_parallel_rank(this: &Bound<'_, PyAny>) -> PyResult<()> {
-    store(this, &rank_fields(this.py(), &rank(this)?)?)
-}
-
-/// `TensorDescriptor.__post_init__`: the descriptor keeps the caller's spelling of
-/// `partition_dim` and `shard_dims` (the manifests hold the canonical form, §3).
-#[pyfunction]
-pub(crate) fn init_tensor_descriptor(this: &Bound<'_, PyAny>) -> PyResult<()> {
-    let py = this.py();
-    let given = fields(this, &DESCRIPTOR)?;
-    let canonical = construct::tensor_descriptor(&given).or_raise(py)?;
-    let mut stored = descriptor_fields(py, &canonical)?;
-    for (name, field) in &mut stored {
-        if matches!(*name, "partition_dim" | "shard_dims") {
-            *field = to_py(py, given.get(name).unwrap_or(&Value::Null), true)?;
-        }
-    }
-    store(this, &stored)
-}
-
-/// `PlacementFragment.__post_init__` (the rank is kept as given).
-#[pyfunction]
-pub(crate) fn init_placement_fragment(this: &Bound<'_, PyAny>) -> PyResult<()> {
-    let fragment = placement_fragment(this)?;
-    store(
-        this,
-        &placement_fragment_fields(this.py(), &fragment, this.getattr("rank")?)?,
-    )
-}
-
-/// `RuntimeFragment.__post_init__` (rank and owner are kept as given).
-#[pyfunction]
-pub(crate) fn init_runtime_fragment(this: &Bound<'_, PyAny>) -> PyResult<()> {
-    let fragment = runtime_fragment(this)?;
-    let (rank, owner) = (this.getattr("rank")?, this.getattr("owner")?);
-    store(
-        this,
-        &runtime_fragment_fields(this.py(), &fragment, rank, owner)?,
-    )
-}
-
-/// `RuntimeBindingFragment.__post_init__` (the owner is kept as given).
-#[pyfunction]
-pub(crate) fn init_binding_fragment(this: &Bound<'_, PyAny>) -> PyResult<()> {
-    let fragment = binding_fragment(this)?;
-    store(
-        this,
-        &binding_fragment_fields(this.py(), &fragment, this.getattr("owner")?)?,
-    )
 }
 
 /// `TensorDescriptor.effective_shard_dims`: the canonical form's shard dims (§3).

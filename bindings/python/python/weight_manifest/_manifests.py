@@ -8,7 +8,7 @@ pickled: an unpickled manifest is validated again when first used).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable, Optional, Union
+from typing import Any, Callable, Iterable, Optional, Union
 
 from . import _native
 from ._types import (
@@ -20,12 +20,25 @@ from ._types import (
 )
 
 _CORE = "_wm_core"
+# The members a manifest made by the core (from_json, projections, bind, from_records)
+# builds on first access: the core value answers ids, JSON and plans without them.
+_LAZY = frozenset({"tensors", "fragments"})
 
 
 def _state(manifest: Any) -> dict[str, Any]:
+    _native.materialize(manifest)
     state = dict(manifest.__dict__)
     state.pop(_CORE, None)
     return state
+
+
+def _lazy_member(manifest: Any, name: str) -> Any:
+    """``__getattr__`` of the manifests: makes the lazy members once."""
+    if name in _LAZY and _CORE in manifest.__dict__:
+        _native.materialize(manifest)
+        if name in manifest.__dict__:
+            return manifest.__dict__[name]
+    raise AttributeError(f"{type(manifest).__name__!r} object has no attribute {name!r}")
 
 
 @dataclass(frozen=True)
@@ -48,6 +61,9 @@ class PlacementManifest:
     def __getstate__(self) -> dict[str, Any]:
         return _state(self)
 
+    def __getattr__(self, name: str) -> Any:
+        return _lazy_member(self, name)
+
     @property
     def digest(self) -> str:
         """SHA-256 of :meth:`to_json`, 64 lowercase hex digits (§7.2)."""
@@ -61,6 +77,27 @@ class PlacementManifest:
     def from_json(cls, value: Union[str, bytes]) -> PlacementManifest:
         """Parses placement manifest JSON strictly (§6.2); bytes must be UTF-8."""
         return _native.placement_from_json(cls, value)
+
+    @classmethod
+    def from_records(
+        cls,
+        *,
+        model_id: str,
+        revision: str,
+        tensors: Iterable[Any],
+        fragments: Iterable[Any],
+        placement_id: Optional[str] = None,
+    ) -> PlacementManifest:
+        """The bulk path: a placement from plain records in one native call, validated as
+        the placement document with these members (§6.2) would be, so a rejection points
+        at the record, e.g. ``/fragments/5/nbytes``. Each record is a dict (with the
+        document's member names), a tuple in the dataclass's field order, or an object
+        with those attributes; a fragment's ``rank`` may be a dict, a ``(dp, tp, pp, ep)``
+        tuple or a :class:`ParallelRank`. Optional members left out take the dataclass
+        defaults. ``tensors`` and ``fragments`` of the result are built on first access."""
+        return _native.placement_from_records(
+            cls, model_id, revision, tensors, fragments, placement_id
+        )
 
     @classmethod
     def from_runtime_inventory(cls, inventory: Any) -> PlacementManifest:
@@ -88,6 +125,9 @@ class RuntimeManifest:
 
     def __getstate__(self) -> dict[str, Any]:
         return _state(self)
+
+    def __getattr__(self, name: str) -> Any:
+        return _lazy_member(self, name)
 
     def to_json(self) -> str:
         """The runtime manifest JSON (§9.1), canonical; owners are not serialised."""
@@ -132,6 +172,9 @@ class RuntimeBindingManifest:
 
     def __getstate__(self) -> dict[str, Any]:
         return _state(self)
+
+    def __getattr__(self, name: str) -> Any:
+        return _lazy_member(self, name)
 
     def to_json(self) -> str:
         """The runtime binding manifest JSON (§9.2), canonical."""
