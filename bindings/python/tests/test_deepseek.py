@@ -5,9 +5,9 @@ DP2 and DP1 and their runtime inventories (``bench-data``), and projects each in
 its binding (``project binding``). Then ``coverage()``, ``plan()`` (DP2 -> DP1 and
 DP1 -> DP2) and ``bind_plan()`` give the same JSON as ``coverage -o``, ``plan -o`` and
 ``plan-bind -o``, and the same plan_id and bound_plan_id as the CLI's ``--format json``
-report. The whole model is used (about 100k fragments at DP2; about 20 s with the dev
-wheel and the debug CLI on 2 cores). Every file is written
-under pytest's temporary directory and removed afterwards.
+report. The whole model is used (102,704 fragments at DP2): about 20 s with the dev wheel
+and the debug CLI on 2 cores. Every file is written under pytest's temporary directory and
+removed afterwards.
 """
 
 from __future__ import annotations
