@@ -39,5 +39,5 @@ test-python: python-wheel
 	$(CARGO) build -q
 	$(PY) -m mypy --strict --cache-dir target/mypy-cache bindings/python/python/weight_manifest
 	$(PY) -m pytest -q -p no:cacheprovider bindings/python/tests
-	target/debug/weight-manifest conformance run --dir tests/conformance \
+	$(or $(CARGO_TARGET_DIR),target)/debug/weight-manifest conformance run --dir tests/conformance \
 		--testee "$(PY) -m weight_manifest.testee"

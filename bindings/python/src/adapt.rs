@@ -19,7 +19,7 @@ use crate::errors::OrRaise;
 /// is never taken for a path); anything else must be an `os.PathLike`, the file to read.
 fn rules_text(rules: &Bound<'_, PyAny>) -> PyResult<Vec<u8>> {
     if let Ok(s) = rules.cast::<PyString>() {
-        return Ok(s.to_str()?.as_bytes().to_vec());
+        return Ok(s.to_cow()?.into_owned().into_bytes());
     }
     if let Ok(b) = rules.cast::<PyBytes>() {
         return Ok(b.as_bytes().to_vec());

@@ -47,7 +47,7 @@ fn convert(object: &Bound<'_, PyAny>, nested: bool) -> PyResult<Value<'static>> 
         return Ok(Value::Bool(flag.is_true()));
     }
     if let Ok(string) = object.cast::<PyString>() {
-        return Ok(string.to_str().map_or_else(|_| opaque(), text));
+        return Ok(string.to_cow().map_or_else(|_| opaque(), |s| text(&s)));
     }
     if object.is_instance_of::<PyInt>() {
         return integer(object);

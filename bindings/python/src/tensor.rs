@@ -352,19 +352,103 @@ fn array_interface(tensor: &Bound<'_, PyAny>, pointer: Option<&str>) -> PyResult
     })
 }
 
+/// The buffer protocol through CPython's `PyObject_GetBuffer` and `PyBuffer_Release`.
+///
+/// The wheel is built for the limited API of CPython 3.9 (abi3), which has the buffer
+/// protocol only from 3.11, so PyO3's `buffer` module is absent; both functions and this
+/// `Py_buffer` layout are CPython's public C API, unchanged since 3.0, and an extension
+/// module resolves them in the interpreter that loads it (on Windows, whose `python3.dll`
+/// exports them only from 3.11, this needs an abi3-py311 or a version-specific build).
+mod raw_buffer {
+    use std::ffi::{c_char, c_int, c_void};
+
+    use pyo3::ffi::PyObject;
+
+    /// CPython's `Py_buffer`.
+    #[repr(C)]
+    pub(super) struct PyBuffer {
+        pub(super) buf: *mut c_void,
+        obj: *mut PyObject,
+        len: isize,
+        pub(super) itemsize: isize,
+        readonly: c_int,
+        pub(super) ndim: c_int,
+        pub(super) format: *mut c_char,
+        pub(super) shape: *mut isize,
+        pub(super) strides: *mut isize,
+        suboffsets: *mut isize,
+        internal: *mut c_void,
+    }
+
+    /// `PyBUF_FULL_RO`: strides, suboffsets and format, read-only (what PyO3 asks for).
+    pub(super) const FULL_RO: c_int = 0x0100 | 0x0010 | 0x0008 | 0x0004;
+
+    extern "C" {
+        pub(super) fn PyObject_GetBuffer(
+            obj: *mut PyObject,
+            view: *mut PyBuffer,
+            flags: c_int,
+        ) -> c_int;
+        pub(super) fn PyBuffer_Release(view: *mut PyBuffer);
+    }
+}
+
+/// What a buffer export says, copied out before the export is released.
+struct View {
+    address: usize,
+    item_size: usize,
+    format: String,
+    shape: Vec<usize>,
+    strides: Vec<isize>,
+}
+
+/// The buffer of `object` with strides and format (`PyBUF_FULL_RO`), copied out and
+/// released; None (the exporter's error cleared) when it has none, or gives no shape or
+/// strides.
+#[allow(unsafe_code)]
+fn buffer_view(object: &Bound<'_, PyAny>) -> Option<View> {
+    let mut raw = std::mem::MaybeUninit::<raw_buffer::PyBuffer>::uninit();
+    // SAFETY: the GIL is held (`object` is bound); on success the exporter has filled
+    // `raw`, and it is released exactly once below, after its fields are copied out.
+    // `shape` and `strides` have `ndim` elements when not NULL; a NULL format means "B".
+    unsafe {
+        if raw_buffer::PyObject_GetBuffer(object.as_ptr(), raw.as_mut_ptr(), raw_buffer::FULL_RO)
+            != 0
+        {
+            drop(PyErr::take(object.py()));
+            return None;
+        }
+        let view = &mut *raw.as_mut_ptr();
+        let ndim = usize::try_from(view.ndim).unwrap_or(0);
+        let copied = (!view.shape.is_null() && !view.strides.is_null()).then(|| View {
+            address: view.buf.addr(),
+            item_size: usize::try_from(view.itemsize).unwrap_or(0),
+            format: if view.format.is_null() {
+                "B".to_owned()
+            } else {
+                CStr::from_ptr(view.format).to_string_lossy().into_owned()
+            },
+            shape: std::slice::from_raw_parts(view.shape.cast::<usize>(), ndim).to_vec(),
+            strides: std::slice::from_raw_parts(view.strides, ndim).to_vec(),
+        });
+        raw_buffer::PyBuffer_Release(view);
+        copied
+    }
+}
+
 /// The facts of an object with the buffer protocol (`memoryview`, `bytes`, ...), read
 /// with strides and format; the buffer is released before returning.
 fn buffer(tensor: &Bound<'_, PyAny>, pointer: Option<&str>) -> PyResult<Facts> {
     let py = tensor.py();
-    let view = pyo3::buffer::PyUntypedBuffer::get(tensor).map_err(|_| {
+    let view = buffer_view(tensor).ok_or_else(|| {
         unreadable(
             py,
             pointer,
             "the object offers neither __dlpack__, __array_interface__ nor a buffer",
         )
     })?;
-    let itemsize = u64::try_from(view.item_size()).unwrap_or(0);
-    let format = view.format().to_string_lossy().into_owned();
+    let itemsize = u64::try_from(view.item_size).unwrap_or(0);
+    let format = view.format;
     let kind = format
         .trim_start_matches(['@', '=', '<', '!'])
         .chars()
@@ -380,16 +464,15 @@ fn buffer(tensor: &Bound<'_, PyAny>, pointer: Option<&str>) -> PyResult<Facts> {
             )
         })?;
     let to_i64 = |n: usize| i64::try_from(n).unwrap_or(i64::MAX);
-    let shape: Vec<i64> = view.shape().iter().map(|&n| to_i64(n)).collect();
+    let shape: Vec<i64> = view.shape.iter().map(|&n| to_i64(n)).collect();
     let byte_strides: Vec<i64> = view
-        .strides()
+        .strides
         .iter()
         .map(|&s| i64::try_from(s).unwrap_or(i64::MAX))
         .collect();
     let strides = element_strides(&byte_strides, itemsize)
         .ok_or_else(|| unreadable(py, pointer, "a stride is not a whole number of items"))?;
-    let address = u64::try_from(view.buf_ptr().addr()).unwrap_or(u64::MAX);
-    view.release(py);
+    let address = u64::try_from(view.address).unwrap_or(u64::MAX);
     Ok(Facts {
         address,
         device: "cpu".to_owned(),

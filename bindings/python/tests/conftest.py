@@ -140,7 +140,9 @@ def inventory(*records: dict[str, Any], **changes: Any) -> dict[str, Any]:
 
 @pytest.fixture(scope="session")
 def cli() -> Path:
-    """The Rust CLI built by `cargo build` (WEIGHT_MANIFEST_CLI overrides)."""
-    path = Path(os.environ.get("WEIGHT_MANIFEST_CLI", ROOT / "target" / "debug" / "weight-manifest"))
+    """The Rust CLI built by `cargo build`, in CARGO_TARGET_DIR when it is set
+    (WEIGHT_MANIFEST_CLI overrides)."""
+    target = Path(os.environ.get("CARGO_TARGET_DIR", ROOT / "target"))
+    path = Path(os.environ.get("WEIGHT_MANIFEST_CLI", target / "debug" / "weight-manifest"))
     assert path.is_file(), f"build the CLI first (cargo build): {path}"
     return path
