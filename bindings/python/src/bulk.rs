@@ -112,7 +112,7 @@ fn dict_object(
         let k = k
             .cast_into::<PyString>()
             .map_err(|_| PyTypeError::new_err("record keys must be str"))?;
-        let name = k.to_str()?.to_owned();
+        let name = k.to_cow()?.into_owned();
         let converted = member_value(&name, &v)?;
         members.push((Cow::Owned(name), converted));
     }

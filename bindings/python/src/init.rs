@@ -84,7 +84,7 @@ fn aliases_in_order(held: &[String], given: &Bound<'_, PyAny>) -> bool {
         t.len() == held.len()
             && t.iter().zip(held).all(|(g, h)| {
                 g.cast::<PyString>()
-                    .is_ok_and(|s| s.to_str().is_ok_and(|s| s == h))
+                    .is_ok_and(|s| s.to_cow().is_ok_and(|s| s == h.as_str()))
             })
     })
 }

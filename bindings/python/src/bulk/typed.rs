@@ -21,7 +21,7 @@ fn uint(object: &Bound<'_, PyAny>) -> Option<u64> {
 /// An exact `str` that is valid UTF-8.
 fn text(object: &Bound<'_, PyAny>) -> Option<String> {
     let s = object.cast_exact::<PyString>().ok()?;
-    s.to_str().ok().map(str::to_owned)
+    s.to_cow().ok().map(std::borrow::Cow::into_owned)
 }
 
 /// The items of an exact list or tuple.
