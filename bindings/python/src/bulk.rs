@@ -27,7 +27,7 @@ use crate::convert::value;
 use crate::emit;
 use crate::errors::OrRaise;
 
-mod typed;
+pub(crate) mod typed;
 
 /// A record kind: its members in dataclass field order, and the defaults of the optional
 /// ones (the trailing fields).

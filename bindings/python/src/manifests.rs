@@ -133,25 +133,85 @@ fn spelled_canonically(item: &Bound<'_, PyAny>, canonical: &TensorDescriptor) ->
 
 /// The manifest's `tensors` member: the given instances in the core's order (sorted by
 /// tensor_id) where they are spelled canonically, new canonical instances where not.
+/// `ids` are the items' tensor_ids; `canonical` the core's descriptors, sorted.
 fn held_tensors<'py>(
     py: Python<'py>,
     items: &[Bound<'py, PyAny>],
+    ids: &[&str],
     canonical: &[TensorDescriptor],
 ) -> PyResult<Bound<'py, PyAny>> {
     let mut order: Vec<usize> = (0..items.len()).collect();
-    order.sort_by(|&a, &b| canonical[a].tensor_id.cmp(&canonical[b].tensor_id));
+    order.sort_by(|&a, &b| ids[a].cmp(ids[b]));
     let class = classes(py)?.descriptor.bind(py);
     let held = order
         .into_iter()
-        .map(|i| {
-            if spelled_canonically(&items[i], &canonical[i])? {
+        .zip(canonical)
+        .map(|(i, canonical)| {
+            if spelled_canonically(&items[i], canonical)? {
                 Ok(items[i].clone())
             } else {
-                crate::classes::trusted(class, &crate::emit::descriptor_fields(py, &canonical[i])?)
+                crate::classes::trusted(class, &crate::emit::descriptor_fields(py, canonical)?)
             }
         })
         .collect::<PyResult<Vec<_>>>()?;
     Ok(PyTuple::new(py, held)?.into_any())
+}
+
+/// Stores a validated placement and its members on the PlacementManifest under
+/// construction.
+fn store_placement<'py>(
+    this: &Bound<'py, PyAny>,
+    placement: Placement,
+    tensors: Bound<'py, PyAny>,
+    fragments: Bound<'py, PyAny>,
+) -> PyResult<()> {
+    let py = this.py();
+    store(
+        this,
+        &[
+            ("model_id", string(py, placement.model_id())?),
+            ("revision", string(py, placement.revision())?),
+            ("tensors", tensors),
+            ("fragments", fragments),
+            ("placement_id", string(py, placement.placement_id())?),
+            (CORE, Bound::new(py, PlacementCore(placement))?.into_any()),
+        ],
+    )
+}
+
+/// The fast path of `PlacementManifest.__post_init__`: when every field holds its wire
+/// type (as the dataclass constructors leave them), the typed manifest is validated by
+/// the core as its document; `false` when it is not typed or the core rejects it (the
+/// in-memory path then runs, and reports the rejection in its own order).
+fn init_typed_placement<'py>(
+    this: &Bound<'py, PyAny>,
+    tensor_items: &[Bound<'py, PyAny>],
+    fragment_items: &[Bound<'py, PyAny>],
+) -> PyResult<bool> {
+    let py = this.py();
+    // Nothing made here is cyclic; a collection would rescan the caller's whole heap.
+    let _pause = crate::classes::GcPause::new(py)?;
+    let member = |name: &str| this.getattr(name);
+    let Some(wire) = crate::bulk::typed::placement(
+        &member("model_id")?,
+        &member("revision")?,
+        &PyTuple::new(py, tensor_items)?.into_any(),
+        &PyTuple::new(py, fragment_items)?.into_any(),
+        Some(&member("placement_id")?),
+    )?
+    else {
+        return Ok(false);
+    };
+    let Ok(placement) = py.detach(|| Placement::from_wire(&wire)) else {
+        return Ok(false);
+    };
+    let tensor_ids: Vec<&str> = wire.tensors.iter().map(|t| t.tensor_id.as_str()).collect();
+    let tensors = held_tensors(py, tensor_items, &tensor_ids, placement.tensors())?;
+    let fragments = sorted_by(py, fragment_items, |i| {
+        wire.fragments[i].placement_fragment_id.as_str()
+    })?;
+    store_placement(this, placement, tensors, fragments.into_any())?;
+    Ok(true)
 }
 
 /// `PlacementManifest.__post_init__` (§8.1).
@@ -161,10 +221,6 @@ pub(crate) fn init_placement_manifest(this: &Bound<'_, PyAny>) -> PyResult<()> {
     let c = classes(py)?;
     let owner = "PlacementManifest";
     let tensor_items = items(this, owner, "tensors", &c.descriptor, "TensorDescriptor")?;
-    let tensors = tensor_items
-        .iter()
-        .map(descriptor)
-        .collect::<PyResult<Vec<_>>>()?;
     let fragment_items = items(
         this,
         owner,
@@ -172,30 +228,29 @@ pub(crate) fn init_placement_manifest(this: &Bound<'_, PyAny>) -> PyResult<()> {
         &c.placement_fragment,
         "PlacementFragment",
     )?;
+    if init_typed_placement(this, &tensor_items, &fragment_items)? {
+        return Ok(());
+    }
+    let tensors = tensor_items
+        .iter()
+        .map(descriptor)
+        .collect::<PyResult<Vec<_>>>()?;
     let fragments = fragment_items
         .iter()
         .map(placement_fragment)
         .collect::<PyResult<Vec<_>>>()?;
-    let ids: Vec<String> = fragments
+    let fields = header(this, &PLACEMENT_HEADER)?;
+    let tensor_ids: Vec<String> = tensors.iter().map(|t| t.tensor_id.clone()).collect();
+    let fragment_ids: Vec<String> = fragments
         .iter()
         .map(|f| f.placement_fragment_id.clone())
         .collect();
-    let fields = header(this, &PLACEMENT_HEADER)?;
-    let held = held_tensors(py, &tensor_items, &tensors)?;
     let placement =
         construct::placement_manifest(&fields, tensors, fragments).map_err(|e| to_py(py, &e))?;
-    let fragments = sorted_by(py, &fragment_items, |i| ids[i].as_str())?;
-    store(
-        this,
-        &[
-            ("model_id", string(py, placement.model_id())?),
-            ("revision", string(py, placement.revision())?),
-            ("tensors", held),
-            ("fragments", fragments.into_any()),
-            ("placement_id", string(py, placement.placement_id())?),
-            (CORE, Bound::new(py, PlacementCore(placement))?.into_any()),
-        ],
-    )
+    let ids: Vec<&str> = tensor_ids.iter().map(String::as_str).collect();
+    let held = held_tensors(py, &tensor_items, &ids, placement.tensors())?;
+    let fragments = sorted_by(py, &fragment_items, |i| fragment_ids[i].as_str())?;
+    store_placement(this, placement, held, fragments.into_any())
 }
 
 /// `RuntimeManifest.__post_init__` (§8.4). Fragments keep manifest order and their own

@@ -81,11 +81,18 @@ impl<'py> Members<'py> {
             }
             return Ok((found == dict.len()).then_some(Members { values }));
         }
-        Ok(items(object).filter(|i| i.len() <= order.len()).map(|i| {
-            let mut values: Vec<_> = i.into_iter().map(Some).collect();
-            values.resize(order.len(), None);
-            Members { values }
-        }))
+        if let Some(items) = items(object) {
+            return Ok((items.len() <= order.len()).then(|| {
+                let mut values: Vec<_> = items.into_iter().map(Some).collect();
+                values.resize(order.len(), None);
+                Members { values }
+            }));
+        }
+        // A dataclass instance of this package: its fields are its `__dict__`.
+        match object.getattr(pyo3::intern!(object.py(), "__dict__")) {
+            Ok(dict) if dict.is_exact_instance_of::<PyDict>() => Members::of(&dict, order),
+            _ => Ok(None),
+        }
     }
 
     fn get(&self, index: usize) -> Option<&Bound<'py, PyAny>> {
@@ -194,7 +201,7 @@ fn fragment(object: &Bound<'_, PyAny>, keys: &Keys<'_>) -> PyResult<Option<Place
 }
 
 /// The typed placement of the records, or `None` when some member is not of its wire type.
-pub(super) fn placement(
+pub(crate) fn placement(
     model_id: &Bound<'_, PyAny>,
     revision: &Bound<'_, PyAny>,
     tensors: &Bound<'_, PyAny>,
