@@ -23,6 +23,7 @@ Rows (each timed from what the row says is given, in the measuring process):
 from __future__ import annotations
 
 import argparse
+from dataclasses import dataclass
 import json
 import os
 import resource
@@ -32,7 +33,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Optional
 
 TARGETS = {"objects": 1.2, "bulk": 0.5, "from_json": 0.4, "plan": 1.3}
 BULK_MEMORY_TARGET = 4.0
@@ -88,6 +89,68 @@ def _objects(document: dict[str, Any]) -> None:
     manifest.placement_id, manifest.digest
 
 
+def _plain_objects(document: dict[str, Any]) -> None:
+    """The floor of the ``objects`` row: the same objects as plain frozen dataclasses of
+    the same fields, with no validation and no manifest."""
+
+    @dataclass(frozen=True)
+    class Rank:
+        dp: int = 0
+        tp: int = 0
+        pp: int = 0
+        ep: int = 0
+
+    @dataclass(frozen=True)
+    class Descriptor:
+        tensor_id: str
+        global_shape: tuple[int, ...]
+        dtype: str
+        itemsize: int
+        partition_dim: Optional[int]
+        layout_fingerprint: str
+        layer_id: Optional[int] = None
+        expert_id: Optional[int] = None
+        shard_dims: Optional[tuple[int, ...]] = None
+
+    @dataclass(frozen=True)
+    class Fragment:
+        placement_fragment_id: str
+        tensor_id: str
+        global_offset: tuple[int, ...]
+        local_shape: tuple[int, ...]
+        nbytes: int
+        rank: Rank
+        aliases: tuple[str, ...] = ()
+
+    tensors = [
+        Descriptor(
+            tensor_id=t["tensor_id"],
+            global_shape=tuple(t["global_shape"]),
+            dtype=t["dtype"],
+            itemsize=t["itemsize"],
+            partition_dim=t["partition_dim"],
+            layout_fingerprint=t["layout_fingerprint"],
+            layer_id=t["layer_id"],
+            expert_id=t["expert_id"],
+            shard_dims=None if t.get("shard_dims") is None else tuple(t["shard_dims"]),
+        )
+        for t in document["tensors"]
+    ]
+    fragments = [
+        Fragment(
+            placement_fragment_id=f["placement_fragment_id"],
+            tensor_id=f["tensor_id"],
+            global_offset=tuple(f["global_offset"]),
+            local_shape=tuple(f["local_shape"]),
+            nbytes=f["nbytes"],
+            rank=Rank(**f["rank"]),
+            aliases=tuple(f["aliases"]),
+        )
+        for f in document["fragments"]
+    ]
+    del tensors, fragments
+
+
 def measure(kind: str, args: argparse.Namespace) -> dict[str, Any]:
     """One measurement of ``kind`` in this (fresh) process."""
     if kind == "plan_cli":
@@ -122,6 +185,8 @@ def measure(kind: str, args: argparse.Namespace) -> dict[str, Any]:
     del data
     if kind == "objects":
         return {"seconds": _timed(lambda: _objects(document))}
+    if kind == "plain_objects":
+        return {"seconds": _timed(lambda: _plain_objects(document))}
     if kind == "bulk":
         from_records = getattr(wm.PlacementManifest, "from_records", None)
         if from_records is None:
@@ -163,7 +228,7 @@ def main() -> None:
         print(json.dumps(measure(args.measure, args)))
         return
 
-    kinds = ["json_loads", "objects", "bulk", "from_json", "plan", "plan_cli"]
+    kinds = ["json_loads", "objects", "plain_objects", "bulk", "from_json", "plan", "plan_cli"]
     results: dict[str, list[dict[str, Any]]] = {kind: [] for kind in kinds}
     for _ in range(args.runs):
         for kind in kinds:  # interleaved: each row and its baseline see the same machine
@@ -182,6 +247,11 @@ def main() -> None:
             continue
         seconds = median(row)
         print(f"{row:<10} {seconds:>9.3f} {baseline:>11.3f} {seconds / baseline:>7.2f} {TARGETS[row]:>7.2f}")
+    floor = median("plain_objects")
+    print(
+        f"{'(floor)':<10} {floor:>9.3f} {base:>11.3f} {floor / base:>7.2f}       -  "
+        "plain frozen dataclasses of the same objects, no validation, no manifest"
+    )
     if not any("missing" in r for r in results["bulk"]):
         increase = median("bulk", "rss_increase")
         print(
