@@ -37,17 +37,7 @@ struct Kind {
 }
 
 const TENSOR: Kind = Kind {
-    order: &[
-        key::TENSOR_ID,
-        key::GLOBAL_SHAPE,
-        key::DTYPE,
-        key::ITEMSIZE,
-        key::PARTITION_DIM,
-        key::LAYOUT_FINGERPRINT,
-        key::LAYER_ID,
-        key::EXPERT_ID,
-        key::SHARD_DIMS,
-    ],
+    order: &crate::init::DESCRIPTOR,
     defaults: || {
         vec![
             (key::LAYER_ID, Value::Null),
@@ -58,20 +48,12 @@ const TENSOR: Kind = Kind {
 };
 
 const FRAGMENT: Kind = Kind {
-    order: &[
-        key::PLACEMENT_FRAGMENT_ID,
-        key::TENSOR_ID,
-        key::GLOBAL_OFFSET,
-        key::LOCAL_SHAPE,
-        key::NBYTES,
-        key::RANK,
-        key::ALIASES,
-    ],
+    order: &crate::init::PLACEMENT_FRAGMENT,
     defaults: || vec![(key::ALIASES, Value::Array(Vec::new()))],
 };
 
 /// The coordinates of a rank given as a tuple, in `ParallelRank`'s field order.
-const RANK_ORDER: [&str; 4] = [key::DP, key::TP, key::PP, key::EP];
+const RANK_ORDER: [&str; 4] = crate::init::RANK;
 
 /// A member value: `rank` may be a dict, a (dp, tp, pp, ep) tuple or a ParallelRank.
 fn member_value(name: &str, object: &Bound<'_, PyAny>) -> PyResult<Value<'static>> {

@@ -104,8 +104,9 @@ fn fragment_rank(
     }))
 }
 
-static RANK_KEYS: Names = Names::new(&RANK);
-const RANK: [&str; 4] = [key::DP, key::TP, key::PP, key::EP];
+pub(crate) static RANK_KEYS: Names = Names::new(&RANK);
+/// The dataclass's fields in their declaration order (its `__init__`'s arguments).
+pub(crate) const RANK: [&str; 4] = [key::DP, key::TP, key::PP, key::EP];
 
 /// `ParallelRank.__init__`.
 #[pyfunction]
@@ -128,8 +129,9 @@ pub(crate) fn new_parallel_rank<'py>(
     )
 }
 
-static DESCRIPTOR_KEYS: Names = Names::new(&DESCRIPTOR);
-const DESCRIPTOR: [&str; 9] = [
+pub(crate) static DESCRIPTOR_KEYS: Names = Names::new(&DESCRIPTOR);
+/// The dataclass's fields in their declaration order (its `__init__`'s arguments).
+pub(crate) const DESCRIPTOR: [&str; 9] = [
     key::TENSOR_ID,
     key::GLOBAL_SHAPE,
     key::DTYPE,
@@ -189,8 +191,9 @@ pub(crate) fn new_tensor_descriptor<'py>(
     )
 }
 
-static PLACEMENT_FRAGMENT_KEYS: Names = Names::new(&PLACEMENT_FRAGMENT);
-const PLACEMENT_FRAGMENT: [&str; 7] = [
+pub(crate) static PLACEMENT_FRAGMENT_KEYS: Names = Names::new(&PLACEMENT_FRAGMENT);
+/// The dataclass's fields in their declaration order (its `__init__`'s arguments).
+pub(crate) const PLACEMENT_FRAGMENT: [&str; 7] = [
     key::PLACEMENT_FRAGMENT_ID,
     key::TENSOR_ID,
     key::GLOBAL_OFFSET,
@@ -241,8 +244,9 @@ pub(crate) fn new_placement_fragment<'py>(
     )
 }
 
-static RUNTIME_FRAGMENT_KEYS: Names = Names::new(&RUNTIME_FRAGMENT);
-const RUNTIME_FRAGMENT: [&str; 14] = [
+pub(crate) static RUNTIME_FRAGMENT_KEYS: Names = Names::new(&RUNTIME_FRAGMENT);
+/// The dataclass's fields in their declaration order (its `__init__`'s arguments).
+pub(crate) const RUNTIME_FRAGMENT: [&str; 14] = [
     key::FRAGMENT_ID,
     key::TENSOR_ID,
     key::GLOBAL_OFFSET,
@@ -311,8 +315,9 @@ pub(crate) fn new_runtime_fragment<'py>(
     )
 }
 
-static BINDING_FRAGMENT_KEYS: Names = Names::new(&BINDING_FRAGMENT);
-const BINDING_FRAGMENT: [&str; 8] = [
+pub(crate) static BINDING_FRAGMENT_KEYS: Names = Names::new(&BINDING_FRAGMENT);
+/// The dataclass's fields in their declaration order (its `__init__`'s arguments).
+pub(crate) const BINDING_FRAGMENT: [&str; 8] = [
     key::PLACEMENT_FRAGMENT_ID,
     key::FRAGMENT_ID,
     key::ADDRESS,

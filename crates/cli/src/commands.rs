@@ -21,7 +21,7 @@ use super::args::{
 use super::input::read_input;
 use super::output::{emit, leave_to_exit, write_atomic};
 use super::progress::Progress;
-use super::render::{json_success, rejection};
+use super::render::{document, json_success, rejection};
 
 type Outcome = Result<ExitCode, String>;
 
@@ -143,9 +143,9 @@ pub(crate) fn run(command: Command, limits: &Limits, progress: Progress) -> Outc
             match result {
                 Err(e) => Ok(rejection(&e, format.format)),
                 Ok(runtime) if format.format == Format::Json => {
-                    json_success(
-                        json!({ "runtime": runtime.to_json(), "generation": runtime.generation() }),
-                    );
+                    let fields = json!({ "generation": runtime.generation() });
+                    let output = out.output.as_deref();
+                    document(Format::Json, output, fields, "runtime", runtime.to_json())?;
                     Ok(ExitCode::SUCCESS)
                 }
                 Ok(runtime) => write_out(out.output.as_deref(), &runtime.to_json()),
@@ -373,7 +373,8 @@ fn project(command: ProjectCommand, limits: &Limits, progress: &Progress) -> Out
         match progress.phase("projecting the binding", || project_binding(&runtime, id)) {
             Err(e) => Ok(rejection(&e, format)),
             Ok(b) if format == Format::Json => {
-                json_success(json!({ "binding": b.to_json() }));
+                let output = args.out.output.as_deref();
+                document(Format::Json, output, json!({}), "binding", b.to_json())?;
                 Ok(ExitCode::SUCCESS)
             }
             Ok(b) => write_out(args.out.output.as_deref(), &b.to_json()),
@@ -384,6 +385,9 @@ fn project(command: ProjectCommand, limits: &Limits, progress: &Progress) -> Out
         }) {
             Err(e) => Ok(rejection(&e, format)),
             Ok(p) if format == Format::Json => {
+                if let Some(path) = args.out.output.as_deref() {
+                    write_out(Some(path), &p.to_json())?;
+                }
                 json_success(placement_fields(&p));
                 Ok(ExitCode::SUCCESS)
             }

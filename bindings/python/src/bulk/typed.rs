@@ -6,9 +6,7 @@
 use crate::classes::Names;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyInt, PyList, PyString, PyTuple};
-use weight_manifest::wire::{
-    key, ParallelRank, PlacementFragment, PlacementManifest, TensorDescriptor,
-};
+use weight_manifest::wire::{ParallelRank, PlacementFragment, PlacementManifest, TensorDescriptor};
 
 /// An exact `int` within u64 (not a bool, not a subclass).
 fn uint(object: &Bound<'_, PyAny>) -> Option<u64> {
@@ -100,18 +98,6 @@ impl<'py> Members<'py> {
     }
 }
 
-static TENSOR_ORDER: Names = Names::new(&[
-    key::TENSOR_ID,
-    key::GLOBAL_SHAPE,
-    key::DTYPE,
-    key::ITEMSIZE,
-    key::PARTITION_DIM,
-    key::LAYOUT_FINGERPRINT,
-    key::LAYER_ID,
-    key::EXPERT_ID,
-    key::SHARD_DIMS,
-]);
-
 /// The interned member names of each record kind, made once per call.
 struct Keys<'py> {
     tensor: Vec<Bound<'py, PyString>>,
@@ -123,9 +109,9 @@ impl<'py> Keys<'py> {
     fn new(py: Python<'py>) -> Keys<'py> {
         let strings = |names: &Names| names.interned(py).into_iter().map(|(_, s)| s).collect();
         Keys {
-            tensor: strings(&TENSOR_ORDER),
-            fragment: strings(&FRAGMENT_ORDER),
-            rank: strings(&RANK_ORDER),
+            tensor: strings(&crate::init::DESCRIPTOR_KEYS),
+            fragment: strings(&crate::init::PLACEMENT_FRAGMENT_KEYS),
+            rank: strings(&crate::init::RANK_KEYS),
         }
     }
 }
@@ -152,18 +138,6 @@ fn tensor(object: &Bound<'_, PyAny>, keys: &Keys<'_>) -> PyResult<Option<TensorD
         })
     })())
 }
-
-static FRAGMENT_ORDER: Names = Names::new(&[
-    key::PLACEMENT_FRAGMENT_ID,
-    key::TENSOR_ID,
-    key::GLOBAL_OFFSET,
-    key::LOCAL_SHAPE,
-    key::NBYTES,
-    key::RANK,
-    key::ALIASES,
-]);
-
-static RANK_ORDER: Names = Names::new(&[key::DP, key::TP, key::PP, key::EP]);
 
 fn rank(object: &Bound<'_, PyAny>, keys: &Keys<'_>) -> PyResult<Option<ParallelRank>> {
     let Some(m) = Members::of(object, &keys.rank)? else {
