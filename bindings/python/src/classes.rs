@@ -89,6 +89,23 @@ pub(crate) fn trusted<'py>(
     Ok(object)
 }
 
+/// Takes a value instance whose fields can hold no reference cycle, and its `__dict__`,
+/// out of the cyclic garbage collector. A collector that tracks them rescans every one of
+/// a model's 10^5 fragments again and again while they are made (and the caller's heap
+/// often holds the document they come from too); reference counting still frees them.
+/// Callers guarantee the acyclic fields.
+#[allow(unsafe_code)]
+pub(crate) fn untrack(object: &Bound<'_, PyAny>) -> PyResult<()> {
+    let dict = object.getattr(pyo3::intern!(object.py(), "__dict__"))?;
+    // SAFETY: both objects are alive and fully built; untracking a GC object (or one
+    // already untracked) only removes it from the collector's lists.
+    unsafe {
+        pyo3::ffi::PyObject_GC_UnTrack(object.as_ptr().cast());
+        pyo3::ffi::PyObject_GC_UnTrack(dict.as_ptr().cast());
+    }
+    Ok(())
+}
+
 /// Stores `values` under the interned `keys` into an instance under construction.
 pub(crate) fn store_keyed<'py>(
     object: &Bound<'py, PyAny>,

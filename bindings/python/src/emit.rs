@@ -10,7 +10,7 @@ use weight_manifest::wire::{
 };
 use weight_manifest::{Binding, Owner, Placement, Runtime, Value};
 
-use crate::classes::{classes, trusted, GcPause};
+use crate::classes::{classes, trusted, untrack, GcPause};
 use crate::manifests::{BindingCore, PlacementCore, RuntimeCore, CORE};
 
 /// Named fields of a dataclass instance.
@@ -221,6 +221,7 @@ impl<'py> Ranks<'py> {
             return Ok(made.clone());
         }
         let made = trusted(&self.class, &rank_fields(self.class.py(), rank)?)?;
+        untrack(&made)?;
         self.made.insert(key, made.clone());
         Ok(made)
     }
@@ -234,7 +235,11 @@ pub(crate) fn descriptors<'py>(
     let class = classes(py)?.descriptor.bind(py);
     let items = tensors
         .iter()
-        .map(|d| trusted(class, &descriptor_fields(py, d)?))
+        .map(|d| {
+            let made = trusted(class, &descriptor_fields(py, d)?)?;
+            untrack(&made)?;
+            Ok(made)
+        })
         .collect::<PyResult<Vec<_>>>()?;
     Ok(PyTuple::new(py, items)?.into_any())
 }
@@ -269,10 +274,13 @@ pub(crate) fn placement_members<'py>(
         .fragments()
         .iter()
         .map(|f| {
-            trusted(
+            let made = trusted(
                 fragment_class,
                 &placement_fragment_fields(py, f, ranks.get(&f.rank)?)?,
-            )
+            )?;
+            // Plain fields and a ParallelRank made here: nothing cyclic.
+            untrack(&made)?;
+            Ok(made)
         })
         .collect::<PyResult<Vec<_>>>()?;
     Ok(vec![

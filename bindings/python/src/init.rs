@@ -65,17 +65,59 @@ fn store_fields<'py>(
     };
     if names.iter().zip(given).all(|(n, o)| as_given(n, o)) {
         let values = given.iter().map(|o| (*o).clone());
-        return store_keyed(this, keys.keys(this.py()), values);
-    }
-    let mut fields = made()?;
-    for (name, field) in &mut fields {
-        if let Some(i) = names.iter().position(|n| n == name) {
-            if as_given(name, given[i]) {
-                *field = given[i].clone();
+        store_keyed(this, keys.keys(this.py()), values)?;
+    } else {
+        let mut fields = made()?;
+        for (name, field) in &mut fields {
+            if let Some(i) = names.iter().position(|n| n == name) {
+                if as_given(name, given[i]) {
+                    *field = given[i].clone();
+                }
             }
         }
+        store(this, &fields)?;
     }
-    store(this, &fields)
+    // Every stored field is plain now; the objects kept as given must be too.
+    let mut acyclic = true;
+    for (name, object) in names.iter().zip(given) {
+        if OBJECTS.contains(name) {
+            acyclic &= object.is_none() || exact_rank(object)?;
+        }
+    }
+    if acyclic {
+        untrack(this)?;
+    }
+    Ok(())
+}
+
+/// Whether `object` is a ParallelRank itself (not a subclass, which could hold anything).
+fn exact_rank(object: &Bound<'_, PyAny>) -> PyResult<bool> {
+    Ok(object
+        .get_type()
+        .is(classes(object.py())?.rank.bind(object.py())))
+}
+
+/// Takes an instance of one of the value classes themselves (not a subclass) whose fields
+/// are all plain values (`str`, `int`, `None`, tuples of them) or a ParallelRank itself out
+/// of the cyclic garbage collector (`classes::untrack`): no reference cycle can pass
+/// through it.
+fn untrack(this: &Bound<'_, PyAny>) -> PyResult<()> {
+    let py = this.py();
+    let c = classes(py)?;
+    let ty = this.get_type();
+    let value_class = [
+        &c.rank,
+        &c.descriptor,
+        &c.placement_fragment,
+        &c.runtime_fragment,
+        &c.binding_fragment,
+    ]
+    .iter()
+    .any(|class| ty.is(class.bind(py)));
+    if value_class {
+        crate::classes::untrack(this)?;
+    }
+    Ok(())
 }
 
 /// Whether a given aliases tuple is in the order the core holds (sorted).

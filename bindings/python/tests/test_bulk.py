@@ -198,3 +198,39 @@ def test_constructors_keep_normal_arguments_and_normalise_the_rest() -> None:
     with pytest.raises(TypeError):
         wm.PlacementFragment(placement_fragment_id="p")  # type: ignore[call-arg]
     assert [f.name for f in dataclasses.fields(wm.PlacementFragment)][:2] == ["placement_fragment_id", "tensor_id"]
+
+
+def test_plain_values_leave_the_cycle_collector_and_the_rest_stay() -> None:
+    import gc
+    import weakref
+
+    rank = wm.ParallelRank(tp=1)
+    fragment = wm.PlacementFragment("p", "t", (0,), (4,), 8, rank)
+    assert not gc.is_tracked(rank) and not gc.is_tracked(fragment)
+    assert not gc.is_tracked(fragment.__dict__)
+
+    class Rank(wm.ParallelRank):
+        pass
+
+    # A subclass could hold anything: it stays tracked, and so does what holds it.
+    subclassed = Rank(tp=1)
+    assert gc.is_tracked(subclassed)
+    assert gc.is_tracked(wm.PlacementFragment("p", "t", (0,), (4,), 8, subclassed))
+
+    class Owner:
+        pass
+
+    owner = Owner()
+    held = wm.RuntimeFragment("f", "t", (0,), (4,), 4096, 8, "w", "e", "cpu", rank, 0, owner=owner)
+    assert gc.is_tracked(held)
+    # A cycle through an owner is still collected.
+    owner.fragment = held  # type: ignore[attr-defined]
+    probe = weakref.ref(owner)
+    del owner, held
+    gc.collect()
+    assert probe() is None
+    # Untracked values are still freed by reference counting.
+    gone = weakref.ref(rank) if hasattr(rank, "__weakref__") else None
+    if gone is not None:
+        del rank, fragment
+        assert gone() is None
