@@ -11,6 +11,8 @@ use weight_manifest::plan_bind::segments;
 use weight_manifest::wire::{BoundCopy, BoundPair, PlanRegion as RegionWire};
 use weight_manifest::{Binding, Coverage, Fences, Limits, Options, Placement, PlanLimits};
 
+use weight_manifest::canonical;
+
 use crate::emit::Ranks;
 use crate::errors::OrRaise;
 use crate::manifests::{binding_core, placement_core};
@@ -48,8 +50,13 @@ fn binding_arg(value: &Bound<'_, PyAny>, what: &str) -> PyResult<Binding> {
     }
 }
 
-/// Python data for canonical JSON text (`json.loads`: exact ints, dicts, lists).
-fn loads<'py>(py: Python<'py>, text: &str) -> PyResult<Bound<'py, PyAny>> {
+/// A member of a core value as Python data: its canonical JSON (`canonical::to_string` of
+/// just that member) read by `json.loads` (exact ints, dicts, lists).
+fn to_data<E: std::fmt::Display>(
+    py: Python<'_>,
+    encoded: Result<String, E>,
+) -> PyResult<Bound<'_, PyAny>> {
+    let text = encoded.map_err(|e| pyo3::exceptions::PyValueError::new_err(e.to_string()))?;
     py.import("json")?.getattr("loads")?.call1((text,))
 }
 
@@ -113,7 +120,7 @@ impl CoverageReport {
     /// boxes, dp, overlap, uncovered_coordinate, uncovered_elements).
     #[getter]
     fn tensors<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        loads(py, &self.0.to_json())?.get_item("tensors")
+        to_data(py, canonical::to_string(&self.0.report().tensors))
     }
 
     /// Raises `ManifestError` (`coverage_incomplete`, naming the first incomplete tensor)
@@ -421,9 +428,7 @@ impl CopyGroup {
     /// locations with absolute addresses, run_bytes, loops, nbytes, fragment ids).
     #[getter]
     fn copies<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        let text = weight_manifest::canonical::to_string(&self.0.copies)
-            .map_err(|e| pyo3::exceptions::PyValueError::new_err(e.to_string()))?;
-        loads(py, &text)
+        to_data(py, canonical::to_string(&self.0.copies))
     }
     /// The copies lowered to contiguous segments, in copy order (see `Segments`). More
     /// than `max_segments` runs raise `ManifestError` (`plan_limit_exceeded`).
@@ -491,12 +496,12 @@ impl BoundPlan {
     /// placement_id.
     #[getter]
     fn source<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        loads(py, &self.0.to_json())?.get_item("source")
+        to_data(py, canonical::to_string(&self.0.as_wire().source))
     }
     /// The target binding's fences.
     #[getter]
     fn target<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        loads(py, &self.0.to_json())?.get_item("target")
+        to_data(py, canonical::to_string(&self.0.as_wire().target))
     }
     /// The copies grouped by (source worker, target worker), in that order.
     #[getter]

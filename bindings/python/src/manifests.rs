@@ -192,11 +192,11 @@ fn init_typed_placement<'py>(
     // Nothing made here is cyclic; a collection would rescan the caller's whole heap.
     let _pause = crate::classes::GcPause::new(py)?;
     let member = |name: &str| this.getattr(name);
-    let Some(wire) = crate::bulk::typed::placement(
+    let Some(wire) = crate::bulk::typed::placement_of_items(
         &member("model_id")?,
         &member("revision")?,
-        &PyTuple::new(py, tensor_items)?.into_any(),
-        &PyTuple::new(py, fragment_items)?.into_any(),
+        tensor_items,
+        fragment_items,
         Some(&member("placement_id")?),
     )?
     else {

@@ -230,7 +230,6 @@ def test_plain_values_leave_the_cycle_collector_and_the_rest_stay() -> None:
     gc.collect()
     assert probe() is None
     # Untracked values are still freed by reference counting.
-    gone = weakref.ref(rank) if hasattr(rank, "__weakref__") else None
-    if gone is not None:
-        del rank, fragment
-        assert gone() is None
+    gone = weakref.ref(rank)
+    del rank, fragment
+    assert gone() is None

@@ -182,24 +182,41 @@ pub(crate) fn placement(
     fragments: &Bound<'_, PyAny>,
     placement_id: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<Option<PlacementManifest>> {
+    let (Some(tensor_items), Some(fragment_items)) = (items(tensors), items(fragments)) else {
+        return Ok(None);
+    };
+    placement_of_items(
+        model_id,
+        revision,
+        &tensor_items,
+        &fragment_items,
+        placement_id,
+    )
+}
+
+/// `placement` with the record lists already taken apart.
+pub(crate) fn placement_of_items(
+    model_id: &Bound<'_, PyAny>,
+    revision: &Bound<'_, PyAny>,
+    tensor_items: &[Bound<'_, PyAny>],
+    fragment_items: &[Bound<'_, PyAny>],
+    placement_id: Option<&Bound<'_, PyAny>>,
+) -> PyResult<Option<PlacementManifest>> {
+    let keys = Keys::new(model_id.py());
     let (Some(model_id), Some(revision), Ok(placement_id)) =
         (text(model_id), text(revision), optional(placement_id, text))
     else {
         return Ok(None);
     };
-    let (Some(tensor_items), Some(fragment_items)) = (items(tensors), items(fragments)) else {
-        return Ok(None);
-    };
-    let keys = Keys::new(tensors.py());
     let mut typed_tensors = Vec::with_capacity(tensor_items.len());
-    for t in &tensor_items {
+    for t in tensor_items {
         let Some(t) = tensor(t, &keys)? else {
             return Ok(None);
         };
         typed_tensors.push(t);
     }
     let mut typed_fragments = Vec::with_capacity(fragment_items.len());
-    for f in &fragment_items {
+    for f in fragment_items {
         let Some(f) = fragment(f, &keys)? else {
             return Ok(None);
         };
