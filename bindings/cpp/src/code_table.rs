@@ -297,6 +297,29 @@ pub enum WmCode {
     /// model_id, revision, instance_id, lease_id or placement_id. (added by this
     /// implementation)
     LiveInventoryMismatch = 85,
+    /// `transfer_fence_mismatch`: a live binding's placement_id, placement digest,
+    /// instance_id, lease_id or generation is no longer the bound plan's fence: the update
+    /// is abandoned before its first byte. (added by this implementation)
+    TransferFenceMismatch = 86,
+    /// `transfer_failed`: a batch of a weight update could not be submitted or ended with a
+    /// failed or unknown status (an unregistered or too small buffer, a lost peer, a
+    /// refused registration); the message names the worker pair and the region, and no
+    /// target is ready. (added by this implementation)
+    TransferFailed = 87,
+    /// `transfer_session_unknown`: the executor has no engine session for a worker that one
+    /// of its pairs reaches. (added by this implementation)
+    TransferSessionUnknown = 88,
+    /// `transfer_arguments_invalid`: the executor's or the worker protocol's arguments are
+    /// invalid: a mode other than push or pull, a batch size or in-flight bound below 1,
+    /// one live side without the other, an unknown request. (added by this implementation)
+    TransferArgumentsInvalid = 89,
+    /// `transfer_worker_lost`: a worker of an update disconnected, died or did not answer
+    /// in time; the update failed and no target is ready. (added by this implementation)
+    TransferWorkerLost = 90,
+    /// `transfer_verify_failed`: a target's bytes after an update differ from what the
+    /// source holds; the message names the tensor, and the target is not ready. (added by
+    /// this implementation)
+    TransferVerifyFailed = 91,
     /// `invalid_argument`: a C argument is unusable (a required pointer is NULL, or a
     /// length is too large). Not a contract code: it never comes from a document.
     InvalidArgument = 1000,
@@ -394,6 +417,12 @@ impl WmCode {
             Code::LiveFragmentAmbiguous => WmCode::LiveFragmentAmbiguous,
             Code::LiveArgumentsInvalid => WmCode::LiveArgumentsInvalid,
             Code::LiveInventoryMismatch => WmCode::LiveInventoryMismatch,
+            Code::TransferFenceMismatch => WmCode::TransferFenceMismatch,
+            Code::TransferFailed => WmCode::TransferFailed,
+            Code::TransferSessionUnknown => WmCode::TransferSessionUnknown,
+            Code::TransferArgumentsInvalid => WmCode::TransferArgumentsInvalid,
+            Code::TransferWorkerLost => WmCode::TransferWorkerLost,
+            Code::TransferVerifyFailed => WmCode::TransferVerifyFailed,
             // `Code` is non-exhaustive: a code added after this table was generated
             // (the crate's tests and `codegen --check` catch that).
             _ => WmCode::InternalError,
@@ -490,6 +519,12 @@ impl WmCode {
             WmCode::LiveFragmentAmbiguous => c"live_fragment_ambiguous",
             WmCode::LiveArgumentsInvalid => c"live_arguments_invalid",
             WmCode::LiveInventoryMismatch => c"live_inventory_mismatch",
+            WmCode::TransferFenceMismatch => c"transfer_fence_mismatch",
+            WmCode::TransferFailed => c"transfer_failed",
+            WmCode::TransferSessionUnknown => c"transfer_session_unknown",
+            WmCode::TransferArgumentsInvalid => c"transfer_arguments_invalid",
+            WmCode::TransferWorkerLost => c"transfer_worker_lost",
+            WmCode::TransferVerifyFailed => c"transfer_verify_failed",
             WmCode::InvalidArgument => c"invalid_argument",
             WmCode::InternalError => c"internal_error",
         }

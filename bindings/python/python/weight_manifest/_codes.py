@@ -90,6 +90,12 @@ ADDED_CODES: tuple[str, ...] = (
     "live_fragment_ambiguous",
     "live_arguments_invalid",
     "live_inventory_mismatch",
+    "transfer_fence_mismatch",
+    "transfer_failed",
+    "transfer_session_unknown",
+    "transfer_arguments_invalid",
+    "transfer_worker_lost",
+    "transfer_verify_failed",
 )
 
 CODES: tuple[str, ...] = CONTRACT_CODES + ADDED_CODES

@@ -1,0 +1,347 @@
+"""The two roles of a multi-process weight update: :class:`Worker` and :class:`Coordinator`.
+
+Each process that holds weights runs a :class:`Worker`: it registers its live tensors with
+its transfer backend, connects to the coordinator (TCP on 127.0.0.1), announces itself with
+its session name and its runtime inventory (:func:`weight_manifest.live.runtime_inventory`),
+then answers requests until told to stop, and tears down (unregisters its memory).
+
+The :class:`Coordinator` accepts the workers, builds each side's runtime manifest, placement
+and binding from their inventories, plans and binds (:func:`plan`, :func:`bind_plan`), and
+runs :meth:`Coordinator.update`: it collects every worker's inventory again and checks the
+bound plan's fences against those live bindings (:func:`transfer.check_fences`), sends each
+executing worker its pairs, and waits for all of them. Any worker that fails, disconnects
+or times out fails the whole update with the worker and its error; the update is reported
+only when every pair succeeded (and, if asked, every target verified).
+
+The protocol is one JSON object per line. Requests carry ``op``; replies carry ``ok`` and
+either the result or ``error`` (``code``, ``message``). Operations: ``inventory``,
+``execute``, ``stop``, and whatever extra handlers the worker was given (an example's
+``verify``, a test's fault injection).
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import time
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Optional
+
+from . import live, transfer
+from ._analysis import bind_plan, plan
+from ._manifests import (
+    PlacementManifest,
+    RuntimeBindingManifest,
+    placement_manifest_from_runtime_manifest,
+    runtime_binding_from_runtime_manifest,
+)
+from ._native import BoundPlan, ManifestError, Plan
+
+__all__ = ["Coordinator", "Side", "Worker"]
+
+Handler = Callable[[dict[str, Any]], dict[str, Any]]
+
+
+def _error(code: str, message: str, path: Optional[str] = None) -> ManifestError:
+    error = ManifestError(message)
+    error.code = code
+    error.path = path
+    error.line = error.column = error.offset = None
+    error.detail = None
+    return error
+
+
+class _Lines:
+    """JSON lines over one socket."""
+
+    def __init__(self, sock: socket.socket) -> None:
+        self.sock = sock
+        self.reader = sock.makefile("rb")
+
+    def send(self, message: Mapping[str, Any]) -> None:
+        self.sock.sendall(json.dumps(message).encode() + b"\n")
+
+    def receive(self) -> Optional[dict[str, Any]]:
+        line = self.reader.readline()
+        return json.loads(line) if line else None
+
+    def close(self) -> None:
+        self.reader.close()
+        self.sock.close()
+
+
+class Worker:
+    """One process's side of an update. ``tensors`` are the live tensors it holds and
+    ``where`` the keywords of :func:`live.runtime_inventory` (worker_id, endpoint,
+    instance_id, generation, lease_id, rank, placement or descriptors/offsets, ...).
+    ``backend`` moves bytes (an :class:`transfer.EngineBackend` with its engine, or a
+    :class:`transfer.LocalBackend`) and ``session`` is the name peers reach it by.
+    ``register`` overrides the (address, length) regions registered (default: each
+    tensor's bytes)."""
+
+    def __init__(
+        self,
+        tensors: Mapping[str, Any],
+        *,
+        backend: transfer.Backend,
+        session: str,
+        handlers: Optional[Mapping[str, Handler]] = None,
+        register: Optional[Sequence[tuple[int, int]]] = None,
+        **where: Any,
+    ) -> None:
+        self.tensors = dict(tensors)
+        self.where = dict(where)
+        self.worker_id = str(where["worker_id"])
+        self.backend = backend
+        self.session = session
+        self.handlers: dict[str, Handler] = dict(handlers or {})
+        inventory = self.inventory()
+        if register is None:
+            register = [(int(r["address"]), int(r["nbytes"])) for r in inventory["tensors"]]
+        self.registered = list(register)
+        for address, length in self.registered:
+            backend.register(address, length)
+
+    def inventory(self) -> dict[str, Any]:
+        """The runtime inventory of what this worker holds now."""
+        return live.runtime_inventory(self.tensors, **self.where)
+
+    def _execute(self, request: dict[str, Any]) -> dict[str, Any]:
+        bound = BoundPlan.from_json(request["bound_plan"])
+        side = "source" if request["mode"] == "push" else "target"
+        # The worker's own last look before the first byte: its lease and generation now.
+        mine = self.where
+        expected = bound.source if side == "source" else bound.target
+        for member in ("instance_id", "lease_id", "generation"):
+            if mine.get(member) != expected[member]:
+                raise _error(
+                    "transfer_fence_mismatch",
+                    f"worker {self.worker_id} holds {member} {mine.get(member)!r}, the bound plan "
+                    f"was bound at {expected[member]!r}",
+                )
+        report = transfer.execute(
+            bound,
+            self.backend,
+            request["sessions"],
+            mode=request["mode"],
+            worker=self.worker_id,
+            **request.get("options", {}),
+        )
+        return {"report": report.to_dict()}
+
+    def handle(self, request: dict[str, Any]) -> dict[str, Any]:
+        """The reply to one request (errors become ``ok: false`` replies)."""
+        op = request.get("op")
+        try:
+            if op == "inventory":
+                result = {"inventory": self.inventory()}
+            elif op == "execute":
+                result = self._execute(request)
+            elif isinstance(op, str) and op in self.handlers:
+                result = self.handlers[op](request)
+            else:
+                raise _error("transfer_arguments_invalid", f"unknown request {op!r}")
+        except ManifestError as error:
+            return {"ok": False, "error": {"code": error.code, "message": str(error)}}
+        return {"ok": True, **result}
+
+    def serve(self, coordinator: str, *, side: str, timeout: float = 60.0) -> None:
+        """Connect to the coordinator at ``host:port``, announce this worker (``side``:
+        "source" or "target"), answer requests until ``stop`` or the connection ends,
+        then unregister its memory."""
+        host, port = coordinator.rsplit(":", 1)
+        sock = socket.create_connection((host, int(port)), timeout=timeout)
+        sock.settimeout(None)
+        lines = _Lines(sock)
+        try:
+            lines.send({"hello": self.worker_id, "side": side, "session": self.session,
+                        "inventory": self.inventory()})
+            while True:
+                request = lines.receive()
+                if request is None or request.get("op") == "stop":
+                    if request is not None:
+                        lines.send({"ok": True})
+                    break
+                lines.send(self.handle(request))
+        finally:
+            lines.close()
+            self.close()
+
+    def close(self) -> None:
+        """Unregister this worker's memory (idempotent)."""
+        for address, _ in self.registered:
+            self.backend.unregister(address)
+        self.registered = []
+
+
+class Side:
+    """One side of an update as the coordinator sees it: its workers' inventories read by
+    the core into a runtime manifest, its placement and its binding."""
+
+    def __init__(self, inventories: Sequence[Mapping[str, Any]]) -> None:
+        self.inventory = live.combine(inventories)
+        self.manifest = live.read_inventory(self.inventory)
+        self.placement: PlacementManifest = placement_manifest_from_runtime_manifest(self.manifest)
+        self.binding: RuntimeBindingManifest = runtime_binding_from_runtime_manifest(self.manifest)
+
+
+class _Peer:
+    def __init__(self, lines: _Lines, hello: dict[str, Any]) -> None:
+        self.lines = lines
+        self.worker_id = str(hello["hello"])
+        self.side = str(hello["side"])
+        self.session = str(hello["session"])
+        self.inventory: dict[str, Any] = hello["inventory"]
+
+
+class Coordinator:
+    """Accepts workers on 127.0.0.1 and runs updates between its sources and targets."""
+
+    def __init__(self, *, timeout: float = 120.0) -> None:
+        self.timeout = timeout
+        self.server = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self.server.bind(("127.0.0.1", 0))
+        self.server.listen()
+        self.address = "127.0.0.1:%d" % self.server.getsockname()[1]
+        self.peers: dict[str, _Peer] = {}
+
+    def accept(self, count: int, lost: Optional[Callable[[], Optional[str]]] = None) -> None:
+        """Wait for ``count`` more workers to announce themselves. ``lost``, polled while
+        waiting, names a worker that can no longer connect (its process ended)."""
+        deadline = time.monotonic() + self.timeout
+        while count > 0:
+            self.server.settimeout(min(0.5, max(0.1, deadline - time.monotonic())))
+            try:
+                sock, _ = self.server.accept()
+            except socket.timeout:
+                gone = lost() if lost is not None else None
+                if gone is not None:
+                    raise _error("transfer_worker_lost", gone) from None
+                if time.monotonic() < deadline:
+                    continue
+                raise _error("transfer_worker_lost", f"{count} workers did not connect in {self.timeout} s") from None
+            sock.settimeout(self.timeout)
+            lines = _Lines(sock)
+            hello = lines.receive()
+            if hello is None:
+                lines.close()
+                continue
+            peer = _Peer(lines, hello)
+            self.peers[peer.worker_id] = peer
+            count -= 1
+
+    def workers(self, side: str) -> list[str]:
+        """The worker ids of ``side``, sorted."""
+        return sorted(w for w, p in self.peers.items() if p.side == side)
+
+    def side(self, side: str, fresh: bool = False) -> Side:
+        """The side's manifest, placement and binding from the inventories its workers
+        announced (``fresh``: asked again now)."""
+        ids = self.workers(side)
+        if fresh:
+            replies = self.request_all(ids, {"op": "inventory"})
+            return Side([replies[w]["inventory"] for w in ids])
+        return Side([self.peers[w].inventory for w in ids])
+
+    def request_all(self, ids: Sequence[str], request: Mapping[str, Any],
+                    per_worker: Optional[Mapping[str, Mapping[str, Any]]] = None) -> dict[str, dict[str, Any]]:
+        """Send ``request`` (merged with ``per_worker[id]``) to each worker, then collect
+        every reply. Raises ``transfer_worker_lost`` or the first worker's error, naming
+        the worker, after all replies (or losses) are in."""
+        for w in ids:
+            try:
+                self.peers[w].lines.send({**request, **(per_worker or {}).get(w, {})})
+            except OSError:
+                pass  # reported when its reply is missing
+        replies: dict[str, dict[str, Any]] = {}
+        failures: list[tuple[str, str, str]] = []
+        for w in ids:
+            try:
+                reply = self.peers[w].lines.receive()
+            except (OSError, ValueError) as error:
+                reply, lost = None, str(error)
+            else:
+                lost = "connection closed"
+            if reply is None:
+                failures.append((w, "transfer_worker_lost", f"worker {w} was lost ({lost})"))
+            elif not reply.get("ok"):
+                err = reply.get("error", {})
+                failures.append((w, str(err.get("code", "transfer_failed")), f"worker {w}: {err.get('message')}"))
+            else:
+                replies[w] = reply
+        if failures:
+            code, message = failures[0][1], failures[0][2]
+            more = "" if len(failures) == 1 else f" (and {len(failures) - 1} more: " + "; ".join(f[2] for f in failures[1:]) + ")"
+            raise _error(code, message + more)
+        return replies
+
+    def plan(self, **limits: Any) -> Plan:
+        """The plan from the sources' placement to the targets'."""
+        return plan(self.side("source").placement, self.side("target").placement, **limits)
+
+    def bind(self, reshard: Plan) -> BoundPlan:
+        """``reshard`` bound to both sides' announced bindings, fenced at their generations."""
+        source, target = self.side("source").binding, self.side("target").binding
+        return bind_plan(reshard, source, target, source_generation=source.generation,
+                         target_generation=target.generation)
+
+    def check_live(self, bound: BoundPlan) -> None:
+        """The bound plan's fences against what every worker holds now: first each
+        worker's instance, lease and generation (naming the worker), then each side's
+        binding rebuilt from the fresh inventories (placement_id and digest too)."""
+        live_sides = []
+        for side in ("source", "target"):
+            ids = self.workers(side)
+            replies = self.request_all(ids, {"op": "inventory"})
+            expected = bound.source if side == "source" else bound.target
+            for w in ids:
+                inventory = replies[w]["inventory"]
+                for member in ("instance_id", "lease_id", "generation"):
+                    if inventory.get(member) != expected[member]:
+                        raise _error(
+                            "transfer_fence_mismatch",
+                            f"{side} worker {w} now holds {member} {inventory.get(member)!r}, the bound "
+                            f"plan was bound at {expected[member]!r}: bind again",
+                            f"/{side}/{member}",
+                        )
+            live_sides.append(Side([replies[w]["inventory"] for w in ids]).binding)
+        transfer.check_fences(bound, live_sides[0], live_sides[1])
+
+    def update(self, bound: BoundPlan, *, mode: str = "push", options: Optional[Mapping[str, Any]] = None,
+               verify: Optional[str] = None) -> dict[str, Any]:
+        """Run ``bound``: fences against the live bindings, every pair on its executing
+        worker, then (``verify``: a handler name) every target's check. Returns the
+        totals and the pairs' reports; raises on any failure, and then nothing is ready."""
+        self.check_live(bound)
+        started = time.perf_counter()
+        sessions = {w: p.session for w, p in self.peers.items()}
+        executing = self.workers("source" if mode == "push" else "target")
+        replies = self.request_all(executing, {"op": "execute", "bound_plan": bound.to_json(), "mode": mode,
+                                               "sessions": sessions, "options": dict(options or {})})
+        seconds = time.perf_counter() - started
+        pairs = [pair for w in executing for pair in replies[w]["report"]["pairs"]]
+        workers = {w: replies[w]["report"]["seconds"] for w in executing}
+        if verify is not None:
+            self.request_all(self.workers("target"), {"op": verify})
+        return {
+            "bytes": sum(p["bytes"] for p in pairs),
+            "segments": sum(p["segments"] for p in pairs),
+            "runs": sum(p["runs"] for p in pairs),
+            "staged_pieces": sum(p["staged_pieces"] for p in pairs),
+            "batches": sum(p["batches"] for p in pairs),
+            "seconds": seconds,
+            "worker_seconds": workers,
+            "pairs": pairs,
+        }
+
+    def stop(self) -> None:
+        """Tell every worker to stop and close the connections."""
+        for peer in self.peers.values():
+            try:
+                peer.lines.send({"op": "stop"})
+                peer.lines.receive()
+            except (OSError, ValueError):
+                pass
+            peer.lines.close()
+        self.peers.clear()
+        self.server.close()

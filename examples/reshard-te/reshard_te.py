@@ -1,0 +1,367 @@
+"""A weight update end to end on the Mooncake Transfer Engine, every byte checked.
+
+Starts one process per source rank and one per target rank on 127.0.0.1, each holding its
+shards as live numpy tensors registered with its own engine; builds both placements and
+bindings from the live tensors, plans, binds, executes over the engine, has every target
+check every byte it holds, and prints as its last line one JSON object
+``{"verified": true, "bytes": N, "segments": N, "seconds": S, "gib_per_s": X,
+"raw_te_gib_per_s": Y}`` (Y: one contiguous transfer of the same byte count between two of
+the same processes, in the same run). Any failure prints ``error: [code] message`` and
+exits 1; nothing is then reported verified. Every process it starts is stopped.
+
+    python reshard_te.py                               # synthetic 1 GiB, TP4/PP2 -> TP2/PP4
+    python reshard_te.py --source tp2 --target tp1 --size-mib 256
+    python reshard_te.py --model minilm --source tp2 --target tp1
+    python reshard_te.py --source ep4 --target ep2 --experts 8
+    python reshard_te.py --source tp2,dp2 --target tp1,dp2
+    python reshard_te.py --backend local --mode pull
+    python reshard_te.py --fault corrupt-byte           # exits 1, naming the tensor
+"""
+
+from __future__ import annotations
+
+import argparse
+import ctypes
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any, Optional
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import model  # noqa: E402
+import weight_manifest as wm  # noqa: E402
+from weight_manifest import live, transfer  # noqa: E402
+from weight_manifest.worker import Coordinator, Side, Worker  # noqa: E402
+
+FAULTS = ("kill-target", "short-buffer", "stale-generation", "changed-lease", "corrupt-byte")
+GIB = float(1 << 30)
+
+
+def worker_id(side: str, rank: wm.ParallelRank) -> str:
+    return f"{side}-dp{rank.dp}.pp{rank.pp}.tp{rank.tp}.ep{rank.ep}"
+
+
+def failure(code: str, message: str) -> wm.ManifestError:
+    error = wm.ManifestError(message)
+    error.code, error.path = code, None
+    return error
+
+
+# ---- what a rank holds ------------------------------------------------------------------
+
+class Held:
+    """One rank's tensors and inventory keywords, and the check of its bytes."""
+
+    def __init__(self, config: dict[str, Any], side: str, rank: wm.ParallelRank) -> None:
+        layout = model.Layout(**config[side])
+        self.rank, self.layout = rank, layout
+        fill = side == "source"
+        if config["model"] == "minilm":
+            path = model.minilm_file(Path(config["workdir"]))
+            checkpoint = model.minilm_tensors(path)
+            self.placement = model.minilm_placement(path, layout)
+            self.want = model.minilm_slices(self.placement, checkpoint, rank)
+            self.tensors = {n: (t.copy() if fill else np.zeros_like(t)) for n, t in self.want.items()}
+            self.where: dict[str, Any] = {"placement": self.placement}
+            self.specs: list[model.Tensor] = []
+        else:
+            self.specs = model.synthetic_tensors(config["size_mib"] << 20, config["experts"])
+            shard = model.synthetic_shard(self.specs, layout, rank, fill)
+            self.tensors, self.where = shard["tensors"], shard["where"]
+        self.where.update(rank=rank, instance_id=f"{side}-instance", lease_id=f"{side}-lease-1",
+                          generation=config["generation"])
+
+    def check(self) -> Optional[str]:
+        if self.specs:
+            return model.synthetic_check(self.specs, self.layout, self.rank, self.tensors)
+        for name, want in self.want.items():
+            if not np.array_equal(want.view(np.uint8), self.tensors[name].view(np.uint8)):
+                return f"tensor {name} differs"
+        return None
+
+
+# ---- the worker process -------------------------------------------------------------------
+
+class FaultyBackend(transfer.EngineBackend):
+    """The engine, with a kill switch armed by the kill-target fault: after the first
+    completed batch it SIGKILLs the given process (a target, or this worker itself)."""
+
+    kill_pid: Optional[int] = None
+
+    def wait(self, handle: int) -> bool:
+        ok = super().wait(handle)
+        if self.kill_pid is not None:
+            pid, self.kill_pid = self.kill_pid, None
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            time.sleep(0.2)
+        return ok
+
+
+def run_worker(config: dict[str, Any]) -> None:
+    from mooncake.engine import TransferEngine
+
+    side = config["side"]
+    rank = wm.ParallelRank(**config["rank"])
+    held = Held(config, side, rank)
+    engine = TransferEngine()
+    if engine.initialize("127.0.0.1", "P2PHANDSHAKE", "tcp", "") != 0:
+        raise SystemExit("error: the transfer engine did not initialise")
+    backend = FaultyBackend(engine)
+    session = "127.0.0.1:%d" % engine.get_rpc_port()
+    me = worker_id(side, rank)
+    register = None
+    if me in config.get("short", []):
+        # The short-buffer fault: the largest tensor's last 4 KiB stay unregistered.
+        register = []
+        largest = max(held.tensors, key=lambda n: held.tensors[n].nbytes)
+        for name, tensor in held.tensors.items():
+            n = tensor.nbytes - (4096 if name == largest else 0)
+            register.append((int(tensor.ctypes.data), n))
+    scratch: list[np.ndarray] = []
+
+    def verify(_: dict[str, Any]) -> dict[str, Any]:
+        problem = held.check()
+        if problem is not None:
+            raise failure("transfer_verify_failed", f"{me}: {problem}; this target is not ready")
+        return {"verified": sum(t.nbytes for t in held.tensors.values())}
+
+    def set_fence(request: dict[str, Any]) -> dict[str, Any]:
+        for member in ("generation", "lease_id"):
+            if member in request:
+                held.where[member] = worker.where[member] = request[member]
+        return {}
+
+    def corrupt(_: dict[str, Any]) -> dict[str, Any]:
+        name = sorted(held.tensors)[0]
+        held.tensors[name].view(np.uint8).reshape(-1)[7] ^= 0x5A
+        return {"tensor": name}
+
+    def arm(request: dict[str, Any]) -> dict[str, Any]:
+        backend.kill_pid = int(request["pid"])
+        return {}
+
+    def allocate(request: dict[str, Any]) -> dict[str, Any]:
+        buffer = np.ones(int(request["bytes"]), dtype=np.uint8)
+        scratch.append(buffer)
+        backend.register(int(buffer.ctypes.data), buffer.nbytes)
+        return {"address": int(buffer.ctypes.data)}
+
+    def raw(request: dict[str, Any]) -> dict[str, Any]:
+        local = allocate(request)["address"]
+        started = time.perf_counter()
+        status = engine.transfer_sync_read(request["session"], local, int(request["address"]), int(request["bytes"]))
+        seconds = time.perf_counter() - started
+        if status != 0:
+            raise failure("transfer_failed", f"the raw transfer failed ({status})")
+        return {"seconds": seconds}
+
+    def release(_: dict[str, Any]) -> dict[str, Any]:
+        for buffer in scratch:
+            backend.unregister(int(buffer.ctypes.data))
+        scratch.clear()
+        return {}
+
+    worker = Worker(held.tensors, backend=backend, session=session, register=register,
+                    handlers={"verify": verify, "set": set_fence, "corrupt": corrupt, "arm": arm,
+                              "allocate": allocate, "raw": raw, "release": release,
+                              "pid": lambda _: {"pid": os.getpid()}},
+                    worker_id=me, endpoint=session, **held.where)
+    worker.serve(config["coordinator"], side=side)
+
+
+# ---- the coordinator ------------------------------------------------------------------------
+
+def choose_mode(bound: wm.BoundPlan, mode: str, stage_below: int) -> str:
+    """``auto``: the mode that issues fewer engine operations for this plan."""
+    if mode != "auto":
+        return mode
+    counts = {m: transfer.operation_count(bound, m, stage_below) for m in ("push", "pull")}
+    return "push" if counts["push"] <= counts["pull"] else "pull"
+
+
+def run_engine(args: argparse.Namespace, config: dict[str, Any]) -> dict[str, Any]:
+    coordinator = Coordinator(timeout=args.timeout)
+    config["coordinator"] = coordinator.address
+    processes: dict[str, subprocess.Popen[bytes]] = {}
+    logs = Path(config["workdir"])
+    source, target = model.Layout(**config["source"]), model.Layout(**config["target"])
+    try:
+        for side, layout in (("source", source), ("target", target)):
+            for rank in layout.ranks():
+                me = worker_id(side, rank)
+                worker_config = {**config, "side": side,
+                                 "rank": {"dp": rank.dp, "tp": rank.tp, "pp": rank.pp, "ep": rank.ep}}
+                with open(logs / f"{me}.log", "wb") as log:
+                    processes[me] = subprocess.Popen(
+                        [sys.executable, __file__, "worker", json.dumps(worker_config)],
+                        stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        progress(f"started {len(processes)} worker processes ({source} -> {target})")
+        def lost() -> Optional[str]:
+            for me, process in processes.items():
+                if process.poll() is not None and me not in coordinator.peers:
+                    tail = (logs / f"{me}.log").read_text(errors="replace").strip().splitlines()[-5:]
+                    return f"worker {me} exited with {process.returncode} before connecting: " + " | ".join(tail)
+            return None
+
+        coordinator.accept(len(processes), lost=lost)
+        reshard = coordinator.plan()
+        bound = coordinator.bind(reshard)
+        mode = choose_mode(bound, args.mode, args.stage_below)
+        progress(f"planned {len(reshard.regions)} regions, {len(bound.pairs)} worker pairs; mode {mode}")
+        targets, sources = coordinator.workers("target"), coordinator.workers("source")
+        if args.fault == "stale-generation":
+            coordinator.request_all([targets[0]], {"op": "set", "generation": config["generation"] + 1})
+        elif args.fault == "changed-lease":
+            coordinator.request_all([targets[0]], {"op": "set", "lease_id": "target-lease-2"})
+        elif args.fault == "kill-target":
+            victim = processes[targets[0]].pid
+            armed = [targets[0]] if mode == "pull" else sources
+            coordinator.request_all(armed, {"op": "arm", "pid": victim})
+        options = {"stage_below": args.stage_below, "batch_segments": args.batch_segments,
+                   "max_in_flight": args.max_in_flight}
+        if args.fault == "corrupt-byte":
+            result = coordinator.update(bound, mode=mode, options=options)
+            coordinator.request_all([targets[0]], {"op": "corrupt"})
+            coordinator.request_all(targets, {"op": "verify"})
+        else:
+            result = coordinator.update(bound, mode=mode, options=options, verify="verify")
+        for pair in result["pairs"]:
+            progress(f"  {pair['source_worker_id']} -> {pair['target_worker_id']}: {pair['bytes']} B, "
+                     f"{pair['segments']} ops, {pair['seconds']:.2f} s (wait {pair['wait_seconds']:.2f}, "
+                     f"staging {pair['staging_seconds']:.2f})")
+        progress(f"executing workers' seconds: {result['worker_seconds']}")
+        progress(f"moved {result['bytes']} bytes in {result['segments']} engine operations "
+                 f"({result['runs']} runs, {result['staged_pieces']} staged pieces) in {result['seconds']:.2f} s")
+        raw = None
+        if not args.no_raw:
+            # The baseline: one contiguous read of the same byte count, target 0 <- source 0.
+            src = coordinator.request_all([sources[0]], {"op": "allocate", "bytes": result["bytes"]})[sources[0]]
+            session = coordinator.peers[sources[0]].session
+            raw = coordinator.request_all([targets[0]], {"op": "raw", "bytes": result["bytes"], "session": session,
+                                                         "address": src["address"]})[targets[0]]["seconds"]
+            coordinator.request_all([sources[0], targets[0]], {"op": "release"})
+        return summary(result, mode, raw)
+    finally:
+        coordinator.stop()
+        for me, process in processes.items():
+            try:
+                process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+
+
+def run_local(args: argparse.Namespace, config: dict[str, Any]) -> dict[str, Any]:
+    """Both sides in this process, copied by the local backend."""
+    backend = transfer.LocalBackend()
+    sides: dict[str, list[Held]] = {}
+    inventories: dict[str, list[dict[str, Any]]] = {}
+    for side in ("source", "target"):
+        layout = model.Layout(**config[side])
+        sides[side] = [Held(config, side, rank) for rank in layout.ranks()]
+        inventories[side] = []
+        for held in sides[side]:
+            me = worker_id(side, held.rank)
+            inventory = live.runtime_inventory(held.tensors, worker_id=me, endpoint=me, **held.where)
+            inventories[side].append(inventory)
+            for tensor in held.tensors.values():
+                backend.register(int(tensor.ctypes.data), tensor.nbytes)
+    source, target = Side(inventories["source"]), Side(inventories["target"])
+    reshard = wm.plan(source.placement, target.placement)
+    bound = wm.bind_plan(reshard, source.binding, target.binding, source_generation=source.binding.generation,
+                         target_generation=target.binding.generation)
+    mode = choose_mode(bound, args.mode, args.stage_below)
+    sessions = {w: w for side in inventories.values() for inv in side for w in {r["worker_id"] for r in inv["tensors"]}}
+    report = transfer.execute(bound, backend, sessions, mode=mode, source=source.binding, target=target.binding,
+                              stage_below=args.stage_below, batch_segments=args.batch_segments,
+                              max_in_flight=args.max_in_flight)
+    if args.fault == "corrupt-byte":
+        first = sides["target"][0]
+        first.tensors[sorted(first.tensors)[0]].view(np.uint8).reshape(-1)[7] ^= 0x5A
+    for held in sides["target"]:
+        problem = held.check()
+        if problem is not None:
+            raise failure("transfer_verify_failed", f"{worker_id('target', held.rank)}: {problem}; not ready")
+    result = {"bytes": report.bytes, "segments": report.segments, "seconds": report.seconds}
+    raw = None
+    if not args.no_raw:
+        a, b = np.ones(report.bytes, np.uint8), np.zeros(report.bytes, np.uint8)
+        started = time.perf_counter()
+        ctypes.memmove(b.ctypes.data, a.ctypes.data, report.bytes)
+        raw = time.perf_counter() - started
+    return summary(result, mode, raw)
+
+
+def summary(result: dict[str, Any], mode: str, raw: Optional[float]) -> dict[str, Any]:
+    gib = result["bytes"] / GIB
+    return {
+        "verified": True,
+        "bytes": result["bytes"],
+        "segments": result["segments"],
+        "seconds": round(result["seconds"], 4),
+        "gib_per_s": round(gib / result["seconds"], 3) if result["seconds"] else None,
+        "raw_te_gib_per_s": round(gib / raw, 3) if raw else None,
+        "mode": mode,
+    }
+
+
+def progress(message: str) -> None:
+    print(f"[reshard-te] {message}", file=sys.stderr, flush=True)
+
+
+def main(argv: list[str]) -> int:
+    if argv[:1] == ["worker"]:
+        run_worker(json.loads(argv[1]))
+        return 0
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--model", choices=("synthetic", "minilm"), default="synthetic")
+    parser.add_argument("--source", default="tp4,pp2", help="source layout, e.g. tp4,pp2 (default)")
+    parser.add_argument("--target", default="tp2,pp4", help="target layout, e.g. tp2,pp4 (default)")
+    parser.add_argument("--size-mib", type=int, default=1024, help="synthetic model size (default 1024)")
+    parser.add_argument("--experts", type=int, default=0, help="experts per layer (EP split), synthetic")
+    parser.add_argument("--backend", choices=("engine", "local"), default="engine")
+    parser.add_argument("--mode", choices=("auto", "push", "pull"), default="auto")
+    parser.add_argument("--fault", choices=FAULTS, help="inject one fault (the run must fail)")
+    parser.add_argument("--stage-below", type=int, default=transfer.DEFAULT_STAGE_BELOW)
+    parser.add_argument("--batch-segments", type=int, default=transfer.DEFAULT_BATCH_SEGMENTS)
+    parser.add_argument("--max-in-flight", type=int, default=transfer.DEFAULT_MAX_IN_FLIGHT)
+    parser.add_argument("--no-raw", action="store_true", help="skip the raw-transfer baseline")
+    parser.add_argument("--timeout", type=float, default=300.0, help="seconds to wait for any worker")
+    args = parser.parse_args(argv)
+    with tempfile.TemporaryDirectory(prefix="reshard-te-") as workdir:
+        config: dict[str, Any] = {
+            "model": args.model, "size_mib": args.size_mib, "experts": args.experts, "generation": 1,
+            "source": model.Layout.parse(args.source).__dict__, "target": model.Layout.parse(args.target).__dict__,
+            "workdir": workdir,
+        }
+        if args.model == "minilm":
+            model.minilm_file(Path(workdir))  # extracted once, before any worker reads it
+        if args.fault == "short-buffer":
+            # Both first workers register too little, so the remote side of either mode
+            # (targets for push, sources for pull) is short.
+            config["short"] = [worker_id(side, model.Layout(**config[side]).ranks()[0]) for side in ("source", "target")]
+        if args.backend == "local" and args.fault not in (None, "corrupt-byte"):
+            parser.error("--backend local takes only --fault corrupt-byte (the other faults need processes)")
+        try:
+            run = run_engine if args.backend == "engine" else run_local
+            result = run(args, config)
+        except wm.ManifestError as error:
+            print(f"error: [{error.code}] {error}", file=sys.stderr)
+            return 1
+    print(json.dumps(result))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
