@@ -240,7 +240,6 @@ def run_engine(args: argparse.Namespace, config: dict[str, Any]) -> dict[str, An
             progress(f"  {pair['source_worker_id']} -> {pair['target_worker_id']}: {pair['bytes']} B, "
                      f"{pair['segments']} ops, {pair['seconds']:.2f} s (wait {pair['wait_seconds']:.2f}, "
                      f"staging {pair['staging_seconds']:.2f})")
-        progress(f"executing workers' seconds: {result['worker_seconds']}")
         progress(f"moved {result['bytes']} bytes in {result['segments']} engine operations "
                  f"({result['runs']} runs, {result['staged_pieces']} staged pieces) in {result['seconds']:.2f} s")
         raw = None
@@ -293,7 +292,8 @@ def run_local(args: argparse.Namespace, config: dict[str, Any]) -> dict[str, Any
         problem = held.check()
         if problem is not None:
             raise failure("transfer_verify_failed", f"{worker_id('target', held.rank)}: {problem}; not ready")
-    result = {"bytes": report.bytes, "segments": report.segments, "seconds": report.seconds}
+    result = {"bytes": report.bytes, "segments": report.segments, "seconds": report.seconds,
+              "runs": sum(p.runs for p in report.pairs)}
     raw = None
     if not args.no_raw:
         a, b = np.ones(report.bytes, np.uint8), np.zeros(report.bytes, np.uint8)
@@ -313,6 +313,7 @@ def summary(result: dict[str, Any], mode: str, raw: Optional[float]) -> dict[str
         "gib_per_s": round(gib / result["seconds"], 3) if result["seconds"] else None,
         "raw_te_gib_per_s": round(gib / raw, 3) if raw else None,
         "mode": mode,
+        "runs": result["runs"],
     }
 
 

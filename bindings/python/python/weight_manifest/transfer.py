@@ -29,6 +29,7 @@ from becoming a stray write.
 
 from __future__ import annotations
 
+import bisect
 import ctypes
 import time
 from collections import deque
@@ -47,6 +48,7 @@ __all__ = [
     "EngineBackend",
     "LocalBackend",
     "PairReport",
+    "Staging",
     "UpdateReport",
     "check_fences",
     "execute",
@@ -140,17 +142,31 @@ class LocalBackend:
 
     def __init__(self) -> None:
         self._regions: dict[int, int] = {}
+        self._starts: list[int] = []
         self._done: dict[int, bool] = {}
         self._next = 1
 
     def register(self, address: int, length: int) -> None:
-        self._regions[int(address)] = int(length)
+        self._regions[int(address)] = max(int(length), self._regions.get(int(address), 0))
+        self._starts = sorted(self._regions)
 
     def unregister(self, address: int) -> None:
         self._regions.pop(int(address), None)
+        self._starts = sorted(self._regions)
 
     def _inside(self, address: int, length: int) -> bool:
-        return any(start <= address and address + length <= start + n for start, n in self._regions.items())
+        # Regions may nest or overlap (a staging buffer, views): any region starting at or
+        # before address may hold the span, so scan back from the nearest start while the
+        # spans could still reach.
+        i = bisect.bisect_right(self._starts, address)
+        while i > 0:
+            i -= 1
+            start = self._starts[i]
+            if address + length <= start + self._regions[start]:
+                return True
+            if i == 0 or address - self._starts[i - 1] > (1 << 40):
+                break
+        return False
 
     def submit(self, session: str, write: bool, local: list[int], remote: list[int], lengths: list[int]) -> int:
         ok = len(local) == len(remote) == len(lengths)
@@ -228,6 +244,8 @@ class UpdateReport:
     mode: str
     pairs: list[PairReport] = field(default_factory=list)
     seconds: float = 0.0
+    #: Of ``seconds``: lowering the copies to operations and setting up staging.
+    prepare_seconds: float = 0.0
 
     @property
     def bytes(self) -> int:
@@ -248,6 +266,7 @@ class UpdateReport:
             "segments": self.segments,
             "batches": self.batches,
             "seconds": self.seconds,
+            "prepare_seconds": self.prepare_seconds,
             "pairs": [p.to_dict() for p in self.pairs],
         }
 
@@ -312,10 +331,11 @@ def _region_of(group: CopyGroup, op: _Op, push: bool) -> str:
     return "an unknown region"
 
 
-class _Staging:
+class Staging:
     """A registered local buffer in two halves that staged operations are packed into:
     while one half's round is on the wire, the other's is gathered (push) or scattered
-    (pull). Operations larger than a half are issued unstaged, piece by piece."""
+    (pull). A worker keeps one for all its updates (:class:`weight_manifest.worker.Worker`
+    registers it with its tensors); :func:`execute` makes one per call otherwise."""
 
     def __init__(self, backend: Backend, capacity: int) -> None:
         self.half = capacity // 2
@@ -334,22 +354,44 @@ class _Staging:
         self.backend.unregister(self.address)
 
 
+def _fit(op: _Op, capacity: int) -> Iterator[_Op]:
+    """A staged operation cut at piece boundaries into operations of at most
+    ``capacity`` staged bytes; a piece larger than that goes out unstaged."""
+    if op.pieces is None or op.length <= capacity:
+        yield op
+        return
+    pieces: list[tuple[int, int, int]] = []
+    start = used = 0
+    for address, offset, n in op.pieces:
+        if n > capacity:
+            if pieces:
+                yield _Op(0, op.remote + start, used, pieces)
+                pieces, used = [], 0
+            yield _Op(address, op.remote + offset, n)
+            continue
+        if used + n > capacity:
+            yield _Op(0, op.remote + start, used, pieces)
+            pieces, used = [], 0
+        if not pieces:
+            start = offset
+        pieces.append((address, used, n))
+        used += n
+    if pieces:
+        yield _Op(0, op.remote + start, used, pieces)
+
+
 def _rounds(ops: list[_Op], capacity: int) -> Iterator[list[_Op]]:
-    """The operations in rounds whose staged bytes fit the staging buffer (in order)."""
+    """The operations in rounds whose staged bytes fit one staging half (in order)."""
     batch: list[_Op] = []
     used = 0
-    for op in ops:
-        if op.pieces is not None and op.length > capacity:
-            # Too large to stage: its pieces go out one operation each.
-            for address, offset, n in op.pieces:
-                batch.append(_Op(address, op.remote + offset, n))
-            continue
-        if op.pieces is not None:
-            if used + op.length > capacity:
-                yield batch
-                batch, used = [], 0
-            used += op.length
-        batch.append(op)
+    for whole in ops:
+        for op in _fit(whole, capacity):
+            if op.pieces is not None:
+                if used + op.length > capacity:
+                    yield batch
+                    batch, used = [], 0
+                used += op.length
+            batch.append(op)
     if batch:
         yield batch
 
@@ -373,6 +415,7 @@ def execute(
     stage_below: int = DEFAULT_STAGE_BELOW,
     staging_bytes: int = DEFAULT_STAGING_BYTES,
     max_segments: int = 1 << 32,
+    staging: Optional[Staging] = None,
     source: Union[RuntimeBindingManifest, Fence, Sequence[Fence], None] = None,
     target: Union[RuntimeBindingManifest, Fence, Sequence[Fence], None] = None,
 ) -> UpdateReport:
@@ -401,17 +444,21 @@ def execute(
             raise _error("transfer_session_unknown", f"no session for worker {remote} (pair {pair.source_worker_id} -> {pair.target_worker_id})")
     report = UpdateReport(mode=mode)
     started = time.perf_counter()
-    lowered = [_ops(pair, push, stage_below if staging_bytes else 0, max_segments) for pair in pairs]
-    # Staging sized to what the largest pair stages (two halves), within staging_bytes.
+    staged = staging is not None or staging_bytes >= 2
+    lowered = [_ops(pair, push, stage_below if staged else 0, max_segments) for pair in pairs]
+    # Without a staging buffer given, one sized to what the largest pair stages (two
+    # halves), within staging_bytes.
     need = max((sum(op.length for op in ops if op.pieces is not None) for ops, _ in lowered), default=0)
-    size = min(staging_bytes, 2 * need)
-    staging = _Staging(backend, size) if size else None
+    own = staging is None and need > 0 and staging_bytes >= 2
+    if own:
+        staging = Staging(backend, min(staging_bytes, 2 * need))
+    report.prepare_seconds = time.perf_counter() - started
     try:
         for pair, (ops, runs) in zip(pairs, lowered):
             report.pairs.append(_run_pair(pair, ops, runs, backend, sessions, push, batch_segments,
                                           max_in_flight, staging))
     finally:
-        if staging is not None:
+        if own and staging is not None:
             staging.close()
     report.seconds = time.perf_counter() - started
     return report
@@ -426,7 +473,7 @@ def _run_pair(
     push: bool,
     batch_segments: int,
     max_in_flight: int,
-    staging: Optional[_Staging],
+    staging: Optional[Staging],
 ) -> PairReport:
     """One pair's operations in rounds, pipelined: round k goes on the wire before round
     k-1 is finished (pull: scattered), at most ``max_in_flight`` batches in flight."""

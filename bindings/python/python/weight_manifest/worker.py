@@ -77,7 +77,8 @@ class Worker:
     ``backend`` moves bytes (an :class:`transfer.EngineBackend` with its engine, or a
     :class:`transfer.LocalBackend`) and ``session`` is the name peers reach it by.
     ``register`` overrides the (address, length) regions registered (default: each
-    tensor's bytes)."""
+    tensor's bytes); a staging buffer of ``staging_bytes`` is registered with them and
+    serves every update (:class:`transfer.Staging`)."""
 
     def __init__(
         self,
@@ -87,6 +88,7 @@ class Worker:
         session: str,
         handlers: Optional[Mapping[str, Handler]] = None,
         register: Optional[Sequence[tuple[int, int]]] = None,
+        staging_bytes: int = transfer.DEFAULT_STAGING_BYTES,
         **where: Any,
     ) -> None:
         self.tensors = dict(tensors)
@@ -101,6 +103,8 @@ class Worker:
         self.registered = list(register)
         for address, length in self.registered:
             backend.register(address, length)
+        # Registered once, with the tensors, and reused by every update.
+        self.staging = transfer.Staging(backend, staging_bytes) if staging_bytes >= 2 else None
 
     def inventory(self) -> dict[str, Any]:
         """The runtime inventory of what this worker holds now."""
@@ -125,6 +129,7 @@ class Worker:
             request["sessions"],
             mode=request["mode"],
             worker=self.worker_id,
+            staging=self.staging,
             **request.get("options", {}),
         )
         return {"report": report.to_dict()}
@@ -172,6 +177,9 @@ class Worker:
         for address, _ in self.registered:
             self.backend.unregister(address)
         self.registered = []
+        if self.staging is not None:
+            self.staging.close()
+            self.staging = None
 
 
 class Side:
@@ -320,7 +328,7 @@ class Coordinator:
                                                "sessions": sessions, "options": dict(options or {})})
         seconds = time.perf_counter() - started
         pairs = [pair for w in executing for pair in replies[w]["report"]["pairs"]]
-        workers = {w: replies[w]["report"]["seconds"] for w in executing}
+        workers = {w: replies[w]["report"] for w in executing}
         if verify is not None:
             self.request_all(self.workers("target"), {"op": verify})
         return {
@@ -330,8 +338,8 @@ class Coordinator:
             "staged_pieces": sum(p["staged_pieces"] for p in pairs),
             "batches": sum(p["batches"] for p in pairs),
             "seconds": seconds,
-            "worker_seconds": workers,
             "pairs": pairs,
+            "workers": {w: {k: r[k] for k in ("seconds", "prepare_seconds")} for w, r in workers.items()},
         }
 
     def stop(self) -> None:
