@@ -57,5 +57,5 @@ test-python: python-wheel
 ## synthetic 1 GiB TP4/PP2 -> TP2/PP4, then the real all-MiniLM-L6-v2 TP2 -> TP1; each
 ## prints its figures as its last line. RESHARD_ARGS adds flags to the first run.
 reshard-te: python-wheel
-	$(PY) examples/reshard-te/reshard_te.py $(RESHARD_ARGS)
+	$(PY) examples/reshard-te/reshard_te.py --repeat 3 $(RESHARD_ARGS)
 	$(PY) examples/reshard-te/reshard_te.py --model minilm --source tp2 --target tp1

@@ -25,6 +25,7 @@ import ctypes
 import json
 import os
 import signal
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -157,8 +158,15 @@ def run_worker(config: dict[str, Any]) -> None:
         backend.register(int(buffer.ctypes.data), buffer.nbytes)
         return {"address": int(buffer.ctypes.data)}
 
+    def clear(_: dict[str, Any]) -> dict[str, Any]:
+        for tensor in held.tensors.values():
+            tensor.view(np.uint8).fill(0)
+        return {}
+
     def raw(request: dict[str, Any]) -> dict[str, Any]:
-        local = allocate(request)["address"]
+        if not scratch or scratch[-1].nbytes != int(request["bytes"]):
+            allocate(request)
+        local = int(scratch[-1].ctypes.data)
         started = time.perf_counter()
         status = engine.transfer_sync_read(request["session"], local, int(request["address"]), int(request["bytes"]))
         seconds = time.perf_counter() - started
@@ -174,7 +182,7 @@ def run_worker(config: dict[str, Any]) -> None:
 
     worker = Worker(held.tensors, backend=backend, session=session, register=register,
                     handlers={"verify": verify, "set": set_fence, "corrupt": corrupt, "arm": arm,
-                              "allocate": allocate, "raw": raw, "release": release,
+                              "allocate": allocate, "raw": raw, "release": release, "clear": clear,
                               "pid": lambda _: {"pid": os.getpid()}},
                     worker_id=me, endpoint=session, **held.where)
     worker.serve(config["coordinator"], side=side)
@@ -234,22 +242,33 @@ def run_engine(args: argparse.Namespace, config: dict[str, Any]) -> dict[str, An
             result = coordinator.update(bound, mode=mode, options=options)
             coordinator.request_all([targets[0]], {"op": "corrupt"})
             coordinator.request_all(targets, {"op": "verify"})
-        else:
+            return summary(result, mode, None)
+        if not args.no_raw:
+            # The baseline: one contiguous read of the same byte count, target 0 <- source 0,
+            # into and out of buffers allocated (and touched) once.
+            size = sum(p.bytes for p in bound.pairs)
+            address = coordinator.request_all([sources[0]], {"op": "allocate", "bytes": size})[sources[0]]["address"]
+            raw_request = {"op": "raw", "bytes": size, "session": coordinator.peers[sources[0]].session,
+                           "address": address}
+        # Each repetition starts from zeroed targets, so each one moves (and verifies) every
+        # byte; update and baseline alternate, so drifting load hits both alike.
+        updates, raws = [], []
+        for repetition in range(args.repeat):
+            if repetition:
+                coordinator.request_all(targets, {"op": "clear"})
             result = coordinator.update(bound, mode=mode, options=options, verify="verify")
+            updates.append(result["seconds"])
+            if not args.no_raw:
+                raws.append(coordinator.request_all([targets[0]], raw_request)[targets[0]]["seconds"])
         for pair in result["pairs"]:
             progress(f"  {pair['source_worker_id']} -> {pair['target_worker_id']}: {pair['bytes']} B, "
                      f"{pair['segments']} ops, {pair['seconds']:.2f} s (wait {pair['wait_seconds']:.2f}, "
                      f"staging {pair['staging_seconds']:.2f})")
         progress(f"moved {result['bytes']} bytes in {result['segments']} engine operations "
-                 f"({result['runs']} runs, {result['staged_pieces']} staged pieces) in {result['seconds']:.2f} s")
-        raw = None
-        if not args.no_raw:
-            # The baseline: one contiguous read of the same byte count, target 0 <- source 0.
-            src = coordinator.request_all([sources[0]], {"op": "allocate", "bytes": result["bytes"]})[sources[0]]
-            session = coordinator.peers[sources[0]].session
-            raw = coordinator.request_all([targets[0]], {"op": "raw", "bytes": result["bytes"], "session": session,
-                                                         "address": src["address"]})[targets[0]]["seconds"]
-            coordinator.request_all([sources[0], targets[0]], {"op": "release"})
+                 f"({result['runs']} runs, {result['staged_pieces']} staged pieces); seconds per update "
+                 f"{[round(u, 3) for u in updates]}, per raw transfer {[round(r, 3) for r in raws]}")
+        result["seconds"] = statistics.median(updates)
+        raw = statistics.median(raws) if raws else None
         return summary(result, mode, raw)
     finally:
         coordinator.stop()
@@ -338,6 +357,8 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--batch-segments", type=int, default=transfer.DEFAULT_BATCH_SEGMENTS)
     parser.add_argument("--max-in-flight", type=int, default=transfer.DEFAULT_MAX_IN_FLIGHT)
     parser.add_argument("--no-raw", action="store_true", help="skip the raw-transfer baseline")
+    parser.add_argument("--repeat", type=int, default=1,
+                        help="updates (each from zeroed targets, each verified) and baselines; medians reported")
     parser.add_argument("--timeout", type=float, default=300.0, help="seconds to wait for any worker")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="reshard-te-") as workdir:
