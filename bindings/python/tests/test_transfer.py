@@ -290,3 +290,43 @@ def test_a_worker_runs_only_its_own_pairs() -> None:
     assert target.wrong() and not target.untouched()
     transfer.execute(bound, backend, sessions, mode="push", worker="src-d0p0t0")
     assert target.wrong() == []
+
+
+def test_a_delta_moves_only_the_changed_source_bytes() -> None:
+    """Changed source ranges (a delta) move exactly those bytes to where the full update
+    puts them: every target byte is then the new global tensor's, the others untouched."""
+    source, target = Instance("src", 2, 1), Instance("dst", 1, 1, fill=False)
+    bound, backend, sessions = update(source, target)
+    transfer.execute(bound, backend, sessions, mode="push")
+    assert target.wrong() == []
+    # Change a few words of two source tensors (in place) and name their byte ranges.
+    changed: dict[tuple[str, str], Any] = {}
+    moved = 0
+    saved = {name: GLOBAL[name].copy() for name in ("down", "qkv")}
+    for worker, name, words in (("src-d0p0t0", "down", [3, 4, 5, 40]), ("src-d0p0t1", "qkv", [0, 100])):
+        tensor = source.workers[worker][name]
+        flat = tensor.view(np.uint32).reshape(-1)
+        base = int(tensor.ctypes.data)
+        for w in words:
+            flat[w] ^= 0xFFFF
+        ranges = np.array(sorted({(base + 4 * w, base + 4 * w + 4) for w in words}), dtype=np.uint64)
+        # Adjacent ranges merged, as the delta's producer gives them.
+        merged: list[list[int]] = []
+        for a, b in ranges.tolist():
+            if merged and merged[-1][1] == a:
+                merged[-1][1] = b
+            else:
+                merged.append([a, b])
+        changed[(worker, "cpu")] = np.array(merged, dtype=np.uint64)
+        moved += 4 * len(words)
+        GLOBAL[name][source.boxes[(worker, name)]] = tensor  # the new global tensor
+    assert target.wrong() != []
+    try:
+        for mode in ("push", "pull"):
+            report = transfer.execute(bound, backend, sessions, mode=mode, changed=changed)
+            assert report.bytes == moved, mode
+            assert target.wrong() == []
+        # Nothing changed: nothing moves.
+        assert transfer.execute(bound, backend, sessions, changed={}).bytes == 0
+    finally:
+        GLOBAL.update(saved)

@@ -287,20 +287,54 @@ class _Op:
     pieces: Optional[list[tuple[int, int, int]]] = None
 
 
-def _ops(group: CopyGroup, push: bool, stage_below: int, max_segments: int) -> tuple[list[_Op], int]:
+Changed = Mapping[tuple[str, str], npt.NDArray[np.uint64]]
+
+
+def _select(source: U64, target: U64, length: U64, device: npt.NDArray[np.uint32],
+            devices: list[tuple[str, str]], worker: str, changed: Changed) -> tuple[U64, U64, U64, npt.NDArray[np.uint32]]:
+    """The parts of the segments whose source bytes lie in ``changed[(worker, device)]``
+    (sorted, disjoint [start, end) source address ranges, shape (k, 2))."""
+    keep: list[tuple[U64, U64, U64, npt.NDArray[np.uint32]]] = []
+    for index, (source_device, _) in enumerate(devices):
+        ranges = changed.get((worker, source_device))
+        if ranges is None or len(ranges) == 0:
+            continue
+        mine = np.flatnonzero(device == index)
+        s, t, n = source[mine], target[mine], length[mine]
+        first = np.searchsorted(ranges[:, 1], s, side="right")  # first range ending after s
+        last = np.searchsorted(ranges[:, 0], s + n, side="left")  # ranges starting before the end
+        count = np.maximum(last - first, 0)
+        which = np.repeat(np.arange(len(mine)), count)
+        k = np.repeat(first, count) + (np.arange(int(count.sum())) - np.repeat(np.cumsum(count) - count, count))
+        a = np.maximum(s[which], ranges[k, 0])
+        b = np.minimum(s[which] + n[which], ranges[k, 1])
+        keep.append((a, t[which] + (a - s[which]), b - a, np.full(len(a), index, dtype=np.uint32)))
+    if not keep:
+        empty = np.zeros(0, dtype=np.uint64)
+        return empty, empty, empty, np.zeros(0, dtype=np.uint32)
+    return (np.concatenate([k[0] for k in keep]), np.concatenate([k[1] for k in keep]),
+            np.concatenate([k[2] for k in keep]), np.concatenate([k[3] for k in keep]))
+
+
+def _ops(group: CopyGroup, push: bool, stage_below: int, max_segments: int,
+         changed: Optional[Changed] = None) -> tuple[list[_Op], int]:
     """The pair's operations and its merged run count. Runs contiguous on the remote side
-    become one staged operation when their mean length is below ``stage_below``."""
+    become one staged operation when their mean length is below ``stage_below``. With
+    ``changed``, only the changed source bytes are moved (a delta update)."""
     lowered = group.segments(max_segments)
-    n = len(lowered)
-    local: U64 = lowered.source if push else lowered.target
-    remote: U64 = lowered.target if push else lowered.source
-    length: U64 = lowered.length
+    source, target, length, device = lowered.source, lowered.target, lowered.length, lowered.device
+    if changed is not None:
+        source, target, length, device = _select(source, target, length, device, lowered.devices,
+                                                 group.source_worker_id, changed)
+    n = len(length)
+    local: U64 = source if push else target
+    remote: U64 = target if push else source
     if n == 0:
         return [], 0
     # Group boundaries: where the remote side (or the device pair) is not contiguous.
     starts = np.ones(n, dtype=bool)
     if n > 1:
-        starts[1:] = (remote[:-1] + length[:-1] != remote[1:]) | (lowered.device[:-1] != lowered.device[1:])
+        starts[1:] = (remote[:-1] + length[:-1] != remote[1:]) | (device[:-1] != device[1:])
     bounds = np.append(np.flatnonzero(starts), n)
     ops: list[_Op] = []
     loc, rem, lens = local.tolist(), remote.tolist(), length.tolist()
@@ -416,13 +450,17 @@ def execute(
     staging_bytes: int = DEFAULT_STAGING_BYTES,
     max_segments: int = 1 << 32,
     staging: Optional[Staging] = None,
+    changed: Optional[Changed] = None,
     source: Union[RuntimeBindingManifest, Fence, Sequence[Fence], None] = None,
     target: Union[RuntimeBindingManifest, Fence, Sequence[Fence], None] = None,
 ) -> UpdateReport:
     """Run the pairs of ``bound`` that ``worker`` executes in ``mode`` (every pair when
     ``worker`` is None) on ``backend``. ``sessions`` maps each remote worker id to its
     session name. With ``source`` / ``target`` (the live bindings or fences), the fences
-    are checked first (:func:`check_fences`). Returns the report, or raises
+    are checked first (:func:`check_fences`). With ``changed`` ((source worker id, device)
+    -> sorted disjoint [start, end) source address ranges, a (k, 2) uint64 array), only
+    those source bytes move: a delta update over the same bound plan, each changed byte
+    landing where the full update would put it. Returns the report, or raises
     ``transfer_failed`` / ``transfer_session_unknown`` / ``transfer_arguments_invalid``;
     it never returns after a failed batch."""
     if mode not in ("push", "pull"):
@@ -445,7 +483,7 @@ def execute(
     report = UpdateReport(mode=mode)
     started = time.perf_counter()
     staged = staging is not None or staging_bytes >= 2
-    lowered = [_ops(pair, push, stage_below if staged else 0, max_segments) for pair in pairs]
+    lowered = [_ops(pair, push, stage_below if staged else 0, max_segments, changed) for pair in pairs]
     # Without a staging buffer given, one sized to what the largest pair stages (two
     # halves), within staging_bytes.
     need = max((sum(op.length for op in ops if op.pieces is not None) for ops, _ in lowered), default=0)
@@ -479,7 +517,7 @@ def _run_pair(
     k-1 is finished (pull: scattered), at most ``max_in_flight`` batches in flight."""
     started = time.perf_counter()
     session = sessions[pair.target_worker_id if push else pair.source_worker_id]
-    result = PairReport(pair.source_worker_id, pair.target_worker_id, bytes=pair.bytes, runs=runs)
+    result = PairReport(pair.source_worker_id, pair.target_worker_id, bytes=sum(op.length for op in ops), runs=runs)
     rounds = list(_rounds(ops, staging.half if staging is not None else 0))
     in_flight: deque[tuple[int, list[_Op], int]] = deque()
     outstanding = [0] * len(rounds)
