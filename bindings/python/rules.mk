@@ -54,8 +54,9 @@ test-python: python-wheel
 		--testee "$(PY) -m weight_manifest.testee"
 
 ## A weight update on the Mooncake Transfer Engine (examples/reshard-te): 16 processes,
-## synthetic 1 GiB TP4/PP2 -> TP2/PP4, then the real all-MiniLM-L6-v2 TP2 -> TP1; each
+## synthetic 1 GiB TP4/PP2 -> TP2/PP4 (then a delta update of 1% of its blocks), then the
+## real all-MiniLM-L6-v2 TP2 -> TP1; each
 ## prints its figures as its last line. RESHARD_ARGS adds flags to the first run.
 reshard-te: python-wheel
-	$(PY) examples/reshard-te/reshard_te.py --repeat 3 $(RESHARD_ARGS)
+	$(PY) examples/reshard-te/reshard_te.py --repeat 3 --delta 1 $(RESHARD_ARGS)
 	$(PY) examples/reshard-te/reshard_te.py --model minilm --source tp2 --target tp1

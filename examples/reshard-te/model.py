@@ -84,12 +84,14 @@ def synthetic_tensors(size_bytes: int, experts: int = 0) -> list[Tensor]:
     """The synthetic model of about ``size_bytes`` (float32): LAYERS layers of hidden size
     H (a multiple of 64), each with qkv [3H, H], out [H, H], up [4H, H], down [H, 4H] and a
     norm [H]; with ``experts`` E, each layer also has E experts' w [2H, H] split over EP on
-    dim 0 of the stacked [E*2H, H]; and a [2H, H] embedding on the first stage."""
+    dim 0 of the stacked [E*2H, H]; and a [2H, H] embedding on the first stage. H is a
+    multiple of 256."""
     per_layer = 12 + (2 * experts)  # in units of H*H elements
-    # The smallest multiple of 64 that reaches size_bytes.
-    h = -(-int((size_bytes / 4 / (LAYERS * per_layer + 2)) ** 0.5) // 64) * 64
+    # The smallest multiple of 256 that reaches size_bytes: TP up to 4 then cuts rows at
+    # whole 64-element content blocks (other layouts work too, with cut blocks).
+    h = 256
     while 4 * h * h * (LAYERS * per_layer + 2) < size_bytes:
-        h += 64
+        h += 256
     tensors = [Tensor("embed.weight", (2 * h, h), 0, "tp", None, first=True)]
     for layer in range(LAYERS):
         base = f"layers.{layer}"
@@ -134,6 +136,29 @@ def expected(tensor: Tensor, offset: list[int], shape: list[int]) -> np.ndarray:
     return ((index * np.uint64(2654435761) + seed) & np.uint64(0xFFFFFFFF)).astype(np.uint32)
 
 
+def mutate(words: np.ndarray, tensor: Tensor, offset: list[int], fraction: float, block: int) -> int:
+    """A new generation of the weights: XOR every element of the blocks (rows of at most
+    ``block`` elements, as the content digest cuts them) picked by a hash of the tensor
+    and the block's global coordinate with probability ``fraction``; the same blocks on
+    every holder, so replicas agree. Returns the number of elements changed."""
+    if fraction <= 0:
+        return 0
+    shape = words.shape
+    rows = words.reshape(-1, shape[-1])
+    # Global row of each local row (1-D and 2-D tensors) and global block of each column.
+    first_row = offset[0] if len(shape) == 2 else 0
+    r = np.arange(first_row, first_row + rows.shape[0], dtype=np.uint64)[:, None]
+    j = (np.arange(offset[-1], offset[-1] + shape[-1], dtype=np.uint64) // np.uint64(block))[None, :]
+    seed = np.uint64(zlib.crc32(tensor.name.encode()))
+    mix = (r * np.uint64(0x9E3779B97F4A7C15)) ^ (j * np.uint64(0xC2B2AE3D27D4EB4F)) ^ seed
+    mix ^= mix >> np.uint64(31)
+    mix *= np.uint64(0xBF58476D1CE4E5B9)
+    mix ^= mix >> np.uint64(29)
+    picked = (mix % np.uint64(1_000_000)) < np.uint64(int(fraction * 1_000_000))
+    rows[picked] ^= np.uint32(0xA5A5A5A5)
+    return int(picked.sum())
+
+
 def descriptor(tensor: Tensor) -> wm.TensorDescriptor:
     return wm.TensorDescriptor(
         tensor_id=tensor.name, global_shape=tensor.shape, dtype="float32", itemsize=4,
@@ -166,13 +191,16 @@ def synthetic_shard(tensors: list[Tensor], layout: Layout, rank: wm.ParallelRank
 
 
 def synthetic_check(tensors: list[Tensor], layout: Layout, rank: wm.ParallelRank,
-                    held: dict[str, np.ndarray]) -> Optional[str]:
-    """None if every byte ``held`` is what it must be, else the first wrong tensor and index."""
+                    held: dict[str, np.ndarray], mutation: Optional[tuple[float, int]] = None) -> Optional[str]:
+    """None if every byte ``held`` is what it must be (after ``mutation``, the
+    (fraction, block) of :func:`mutate`), else the first wrong tensor and index."""
     for tensor in tensors:
         if tensor.name not in held:
             continue
         offset, shape = box(tensor, rank, layout)
         want = expected(tensor, offset, shape)
+        if mutation is not None:
+            mutate(want, tensor, offset, *mutation)
         have = held[tensor.name].view(np.uint32)
         if not np.array_equal(want, have):
             bad = np.argwhere(want != have)[0].tolist()

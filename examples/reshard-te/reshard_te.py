@@ -39,7 +39,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import model  # noqa: E402
 import weight_manifest as wm  # noqa: E402
-from weight_manifest import live, transfer  # noqa: E402
+from weight_manifest import content, live, transfer  # noqa: E402
 from weight_manifest.worker import Coordinator, Side, Worker  # noqa: E402
 
 FAULTS = ("kill-target", "short-buffer", "stale-generation", "changed-lease", "corrupt-byte")
@@ -79,10 +79,27 @@ class Held:
             self.tensors, self.where = shard["tensors"], shard["where"]
         self.where.update(rank=rank, instance_id=f"{side}-instance", lease_id=f"{side}-lease-1",
                           generation=config["generation"])
+        self.side = side
+        self.mutation: Optional[tuple[float, int]] = None
+
+    def mutate(self, fraction: float, block: int) -> int:
+        """The next weights generation (synthetic model): sources change their blocks,
+        targets learn what to expect. Returns the elements changed (on a target: the
+        elements it holds that the change touches, counted on a scratch copy)."""
+        self.mutation = (fraction, block)
+        changed = 0
+        for tensor in self.specs:
+            if tensor.name in self.tensors:
+                offset, _ = model.box(tensor, self.rank, self.layout)
+                words = self.tensors[tensor.name].view(np.uint32)
+                if self.side != "source":
+                    words = np.zeros_like(words)
+                changed += model.mutate(words, tensor, offset, fraction, block)
+        return changed
 
     def check(self) -> Optional[str]:
         if self.specs:
-            return model.synthetic_check(self.specs, self.layout, self.rank, self.tensors)
+            return model.synthetic_check(self.specs, self.layout, self.rank, self.tensors, self.mutation)
         for name, want in self.want.items():
             if not np.array_equal(want.view(np.uint8), self.tensors[name].view(np.uint8)):
                 return f"tensor {name} differs"
@@ -148,6 +165,9 @@ def run_worker(config: dict[str, Any]) -> None:
         held.tensors[name].view(np.uint8).reshape(-1)[7] ^= 0x5A
         return {"tensor": name}
 
+    def mutate(request: dict[str, Any]) -> dict[str, Any]:
+        return {"elements": held.mutate(float(request["fraction"]), int(request["block"]))}
+
     def arm(request: dict[str, Any]) -> dict[str, Any]:
         backend.kill_pid = int(request["pid"])
         return {}
@@ -182,7 +202,7 @@ def run_worker(config: dict[str, Any]) -> None:
 
     worker = Worker(held.tensors, backend=backend, session=session, register=register,
                     handlers={"verify": verify, "set": set_fence, "corrupt": corrupt, "arm": arm,
-                              "allocate": allocate, "raw": raw, "release": release, "clear": clear,
+                              "allocate": allocate, "raw": raw, "release": release, "clear": clear, "mutate": mutate,
                               "pid": lambda _: {"pid": os.getpid()}},
                     worker_id=me, endpoint=session, **held.where)
     worker.serve(config["coordinator"], side=side)
@@ -239,10 +259,10 @@ def run_engine(args: argparse.Namespace, config: dict[str, Any]) -> dict[str, An
         options = {"stage_below": args.stage_below, "batch_segments": args.batch_segments,
                    "max_in_flight": args.max_in_flight}
         if args.fault == "corrupt-byte":
-            result = coordinator.update(bound, mode=mode, options=options)
-            coordinator.request_all([targets[0]], {"op": "corrupt"})
-            coordinator.request_all(targets, {"op": "verify"})
-            return summary(result, mode, None)
+            # Between the transfer and the content check: the update must not verify.
+            corrupt = lambda: coordinator.request_all([targets[0]], {"op": "corrupt"})  # noqa: E731
+            coordinator.update(bound, mode=mode, options=options, verify="verify", after_transfer=corrupt)
+            raise failure("transfer_failed", "the corrupted update verified")
         if not args.no_raw:
             # The baseline: one contiguous read of the same byte count, target 0 <- source 0,
             # into and out of buffers allocated (and touched) once.
@@ -269,7 +289,21 @@ def run_engine(args: argparse.Namespace, config: dict[str, Any]) -> dict[str, An
                  f"{[round(u, 3) for u in updates]}, per raw transfer {[round(r, 3) for r in raws]}")
         result["seconds"] = statistics.median(updates)
         raw = statistics.median(raws) if raws else None
-        return summary(result, mode, raw)
+        out = summary(result, mode, raw)
+        out["verify_seconds"] = round(result["verify_seconds"], 4)
+        if args.delta:
+            # The next generation: sources snapshot their blocks, change args.delta % of
+            # them, and only the changed bytes move; content and bytes verified again.
+            coordinator.snapshot()
+            counts = coordinator.request_all([*sources, *targets],
+                                             {"op": "mutate", "fraction": args.delta / 100, "block": 64})
+            delta = coordinator.update(bound, mode=mode, options=options, verify="verify", delta=True)
+            out["delta_expected_bytes"] = 4 * sum(counts[t]["elements"] for t in targets)
+            progress(f"delta: {delta['bytes']} of {result['bytes']} bytes in {delta['segments']} operations, "
+                     f"{delta['seconds']:.2f} s")
+            out.update(delta_bytes=delta["bytes"], delta_fraction=round(delta["bytes"] / result["bytes"], 5),
+                       delta_seconds=round(delta["seconds"], 4))
+        return out
     finally:
         coordinator.stop()
         for me, process in processes.items():
@@ -307,19 +341,34 @@ def run_local(args: argparse.Namespace, config: dict[str, Any]) -> dict[str, Any
     if args.fault == "corrupt-byte":
         first = sides["target"][0]
         first.tensors[sorted(first.tensors)[0]].view(np.uint8).reshape(-1)[7] ^= 0x5A
+    # The content check, as the coordinator runs it: digests combined from each side's
+    # partials, tensor by tensor.
+    verify_started = time.perf_counter()
+    digests = {
+        side: content.digests(r for held, inventory in zip(sides[side], inventories[side])
+                              for r in content.partials(held.tensors, inventory))
+        for side in ("source", "target")
+    }
+    differ = content.compare(digests["source"], digests["target"])
+    if differ:
+        raise failure("transfer_verify_failed", f"after the update, tensor {differ[0]} differs on the targets "
+                      "from the sources' content digest; no target is ready")
+    verify_seconds = time.perf_counter() - verify_started
     for held in sides["target"]:
         problem = held.check()
         if problem is not None:
             raise failure("transfer_verify_failed", f"{worker_id('target', held.rank)}: {problem}; not ready")
     result = {"bytes": report.bytes, "segments": report.segments, "seconds": report.seconds,
-              "runs": sum(p.runs for p in report.pairs)}
+              "runs": sum(p.runs for p in report.pairs), "verify_seconds": verify_seconds}
     raw = None
     if not args.no_raw:
         a, b = np.ones(report.bytes, np.uint8), np.zeros(report.bytes, np.uint8)
         started = time.perf_counter()
         ctypes.memmove(b.ctypes.data, a.ctypes.data, report.bytes)
         raw = time.perf_counter() - started
-    return summary(result, mode, raw)
+    out = summary(result, mode, raw)
+    out["verify_seconds"] = round(verify_seconds, 4)
+    return out
 
 
 def summary(result: dict[str, Any], mode: str, raw: Optional[float]) -> dict[str, Any]:
@@ -357,6 +406,8 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--batch-segments", type=int, default=transfer.DEFAULT_BATCH_SEGMENTS)
     parser.add_argument("--max-in-flight", type=int, default=transfer.DEFAULT_MAX_IN_FLIGHT)
     parser.add_argument("--no-raw", action="store_true", help="skip the raw-transfer baseline")
+    parser.add_argument("--delta", type=float, default=0.0,
+                        help="then change this percentage of the blocks and run a delta update (synthetic)")
     parser.add_argument("--repeat", type=int, default=1,
                         help="updates (each from zeroed targets, each verified) and baselines; medians reported")
     parser.add_argument("--timeout", type=float, default=300.0, help="seconds to wait for any worker")

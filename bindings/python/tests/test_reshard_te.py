@@ -54,11 +54,11 @@ def engine() -> None:
 def test_tp4_pp2_to_tp2_pp4_moves_and_verifies_every_byte(mode: str) -> None:
     result = verified("--size-mib", "24", "--mode", mode)
     # The synthetic model is 8 layers of 12 H*H float32 words and an H norm, plus a 2 H*H
-    # embedding; its H is the smallest multiple of 64 reaching 24 MiB. The targets hold it
-    # once, except the norms, which each of the 2 TP ranks holds.
-    h = 64
+    # embedding; its H is the smallest multiple of 256 reaching 24 MiB. The targets hold
+    # it once, except the norms, which each of the 2 TP ranks holds.
+    h = 256
     while 4 * h * h * 98 < 24 << 20:
-        h += 64
+        h += 256
     assert result["bytes"] == 4 * (98 * h * h + 8 * h * 2)
     assert result["mode"] == mode and result["segments"] > 0 and result["raw_te_gib_per_s"] > 0
 
@@ -109,3 +109,21 @@ def test_each_fault_fails_the_update_naming_what_failed(fault: str, mode: str, c
         assert " -> target-" in last
     if code in ("transfer_worker_lost", "transfer_fence_mismatch", "transfer_verify_failed"):
         assert "target-dp0.pp0.tp0.ep0" in last or "/target/" in last
+
+
+def test_a_delta_update_moves_only_the_changed_blocks_and_verifies() -> None:
+    """After a verified full update, the sources change 1% of their 64-element blocks; the
+    delta moves those blocks' bytes only (the synthetic rows are whole blocks: H is a
+    multiple of 256), then the content digests and every target byte check again."""
+    result = verified("--size-mib", "24", "--delta", "1", "--mode", "push")
+    assert 0 < result["delta_bytes"] <= 0.015 * result["bytes"]
+    # Exactly the bytes of the targets' elements the change touched (each target counts
+    # them from the model's definition of the change, not from the delta).
+    assert result["delta_bytes"] == result["delta_expected_bytes"]
+
+
+def test_the_local_backend_catches_a_corrupted_byte_by_its_content_digest() -> None:
+    exit_code, result, stderr = run("--backend", "local", "--size-mib", "8", "--fault", "corrupt-byte")
+    assert exit_code == 1 and result is None
+    assert stderr.strip().splitlines()[-1].startswith("error: [transfer_verify_failed]")
+    assert "content digest" in stderr

@@ -27,7 +27,9 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Optional
 
-from . import live, transfer
+import numpy as np
+
+from . import content, live, transfer
 from ._analysis import bind_plan, plan
 from ._manifests import (
     PlacementManifest,
@@ -105,6 +107,7 @@ class Worker:
             backend.register(address, length)
         # Registered once, with the tensors, and reused by every update.
         self.staging = transfer.Staging(backend, staging_bytes) if staging_bytes >= 2 else None
+        self.snapshot: Optional[content.Snapshot] = None
 
     def inventory(self) -> dict[str, Any]:
         """The runtime inventory of what this worker holds now."""
@@ -123,6 +126,9 @@ class Worker:
                     f"worker {self.worker_id} holds {member} {mine.get(member)!r}, the bound plan "
                     f"was bound at {expected[member]!r}",
                 )
+        changed = None
+        if request.get("changed") is not None:
+            changed = {(str(w), str(d)): np.array(r, dtype=np.uint64).reshape(-1, 2) for w, d, r in request["changed"]}
         report = transfer.execute(
             bound,
             self.backend,
@@ -130,6 +136,7 @@ class Worker:
             mode=request["mode"],
             worker=self.worker_id,
             staging=self.staging,
+            changed=changed,
             **request.get("options", {}),
         )
         return {"report": report.to_dict()}
@@ -137,11 +144,24 @@ class Worker:
     def handle(self, request: dict[str, Any]) -> dict[str, Any]:
         """The reply to one request (errors become ``ok: false`` replies)."""
         op = request.get("op")
+        result: dict[str, Any]
         try:
             if op == "inventory":
                 result = {"inventory": self.inventory()}
             elif op == "execute":
                 result = self._execute(request)
+            elif op == "content":
+                result = {"partials": content.partials(self.tensors, self.inventory(),
+                                                       int(request.get("block_elements", content.DEFAULT_BLOCK_ELEMENTS)))}
+            elif op == "snapshot":
+                self.snapshot = content.Snapshot(self.tensors, self.inventory(),
+                                                 int(request.get("block_elements", content.DEFAULT_BLOCK_ELEMENTS)))
+                result = {}
+            elif op == "changed":
+                if self.snapshot is None:
+                    raise _error("transfer_arguments_invalid", f"worker {self.worker_id} has no snapshot to compare with")
+                ranges = self.snapshot.changed(self.tensors)
+                result = {"changed": [[w, d, r.tolist()] for (w, d), r in ranges.items()]}
             elif isinstance(op, str) and op in self.handlers:
                 result = self.handlers[op](request)
             else:
@@ -316,19 +336,37 @@ class Coordinator:
         transfer.check_fences(bound, live_sides[0], live_sides[1])
 
     def update(self, bound: BoundPlan, *, mode: str = "push", options: Optional[Mapping[str, Any]] = None,
-               verify: Optional[str] = None) -> dict[str, Any]:
+               verify: Optional[str] = None, verify_content: bool = True,
+               block_elements: int = content.DEFAULT_BLOCK_ELEMENTS, delta: bool = False,
+               after_transfer: Optional[Callable[[], Any]] = None) -> dict[str, Any]:
         """Run ``bound``: fences against the live bindings, every pair on its executing
-        worker, then (``verify``: a handler name) every target's check. Returns the
-        totals and the pairs' reports; raises on any failure, and then nothing is ready."""
+        worker, then the content check (``verify_content``, on by default: every target's
+        digests, combined from their partials, must equal the sources', tensor by tensor)
+        and, with ``verify`` (a handler name), each target's own check. With ``delta``,
+        only the source bytes changed since the sources' last :meth:`snapshot` move.
+        ``after_transfer`` runs between the transfer and the checks (a test's fault).
+        Returns the totals and the pairs' reports; raises on any failure, and then no
+        target is ready."""
         self.check_live(bound)
         started = time.perf_counter()
         sessions = {w: p.session for w, p in self.peers.items()}
         executing = self.workers("source" if mode == "push" else "target")
-        replies = self.request_all(executing, {"op": "execute", "bound_plan": bound.to_json(), "mode": mode,
-                                               "sessions": sessions, "options": dict(options or {})})
+        request: dict[str, Any] = {"op": "execute", "bound_plan": bound.to_json(), "mode": mode,
+                                   "sessions": sessions, "options": dict(options or {})}
+        if delta:
+            replies = self.request_all(self.workers("source"), {"op": "changed"})
+            request["changed"] = [entry for w in self.workers("source") for entry in replies[w]["changed"]]
+        replies = self.request_all(executing, request)
         seconds = time.perf_counter() - started
         pairs = [pair for w in executing for pair in replies[w]["report"]["pairs"]]
         workers = {w: replies[w]["report"] for w in executing}
+        if after_transfer is not None:
+            after_transfer()
+        verify_seconds = 0.0
+        if verify_content:
+            clock = time.perf_counter()
+            self.verify_content(block_elements)
+            verify_seconds = time.perf_counter() - clock
         if verify is not None:
             self.request_all(self.workers("target"), {"op": verify})
         return {
@@ -338,9 +376,35 @@ class Coordinator:
             "staged_pieces": sum(p["staged_pieces"] for p in pairs),
             "batches": sum(p["batches"] for p in pairs),
             "seconds": seconds,
+            "verify_seconds": verify_seconds,
             "pairs": pairs,
             "workers": {w: {k: r[k] for k in ("seconds", "prepare_seconds")} for w, r in workers.items()},
         }
+
+    def digests(self, side: str, block_elements: int = content.DEFAULT_BLOCK_ELEMENTS) -> dict[str, str]:
+        """Each tensor's content digest on ``side``, combined from its workers' partials."""
+        ids = self.workers(side)
+        replies = self.request_all(ids, {"op": "content", "block_elements": block_elements})
+        return content.digests((r for w in ids for r in replies[w]["partials"]), block_elements)
+
+    def verify_content(self, block_elements: int = content.DEFAULT_BLOCK_ELEMENTS) -> None:
+        """Raise ``transfer_verify_failed`` naming every tensor whose digest on the targets
+        is not the sources'."""
+        source, target = self.digests("source", block_elements), self.digests("target", block_elements)
+        differ = [n for n in content.compare(source, target) if n in target]
+        missing = [n for n in source if n not in target]
+        if differ or missing:
+            shown = ", ".join(differ[:5]) + (f" and {len(differ) - 5} more" if len(differ) > 5 else "")
+            raise _error(
+                "transfer_verify_failed",
+                (f"after the update, tensor {shown} differs on the targets from the sources' content digest"
+                 if differ else f"the targets hold no fragment of tensor {missing[0]}")
+                + "; no target is ready",
+            )
+
+    def snapshot(self, block_elements: int = content.DEFAULT_BLOCK_ELEMENTS) -> None:
+        """Every source records its fragments' block values: the base of a later delta."""
+        self.request_all(self.workers("source"), {"op": "snapshot", "block_elements": block_elements})
 
     def stop(self) -> None:
         """Tell every worker to stop and close the connections."""
