@@ -16,6 +16,7 @@
 //! - [`combine`]: partials of one tensor combined into its digest, replicas once, distinct
 //!   boxes partitioning the tensor;
 //! - [`blocks`]: the value of every whole block of a fragment (for delta updates);
+//! - [`manifest`]: the content manifest document (`schema/content.schema.json`).
 //!
 //! The construction protects against accidental corruption (bit flips, torn or skipped
 //! writes, data at the wrong offset), not against an adversary: XXH3 is not a
@@ -46,6 +47,7 @@
 pub mod blocks;
 pub mod combine;
 pub mod hash;
+pub mod manifest;
 pub mod partial;
 pub mod tensor;
 pub mod walk;
