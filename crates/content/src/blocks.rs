@@ -1,4 +1,4 @@
-//! The value of every whole block of a fragment (contract §19.5), for delta updates: two
+//! The value of every whole block of a fragment (contract §19.3), for delta updates: two
 //! generations' values at one (row, block) differ exactly when (up to hash collisions) the
 //! block's bytes do.
 

@@ -1,4 +1,4 @@
-//! The content manifest (`schema/content.schema.json`, contract §19.6): read strictly,
+//! The content manifest (`schema/content.schema.json`, contract §19.5): read strictly,
 //! written canonically, its fragments recombined, two manifests compared.
 
 use std::collections::BTreeMap;
