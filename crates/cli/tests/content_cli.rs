@@ -3,7 +3,11 @@
 //! all-MiniLM-L6-v2 checkpoint when it is available (TP1, TP2 and PP2 x TP2 digests equal;
 //! one flipped byte changes exactly the tensor holding it).
 
-#![allow(clippy::cast_possible_truncation, clippy::cast_precision_loss, clippy::cast_sign_loss)] // small test files
+#![allow(
+    clippy::cast_possible_truncation,
+    clippy::cast_precision_loss,
+    clippy::cast_sign_loss
+)] // small test files
 
 #[allow(dead_code)]
 mod cli_support;
