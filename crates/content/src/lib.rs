@@ -13,7 +13,7 @@
 //! - [`walk`]: the rows of a box inside a row-major buffer, and the blocks of a row piece;
 //! - [`partial`]: a fragment's [`Partial`] (the sum of its whole blocks and the pieces of the
 //!   blocks it holds only part of) and the digest of a whole tensor;
-//! - [`combine`]: partials of one tensor combined into its digest, replicas once, distinct
+//! - [`mod@combine`]: partials of one tensor combined into its digest, replicas once, distinct
 //!   boxes partitioning the tensor;
 //! - [`blocks`]: the value of every whole block of a fragment (for delta updates);
 //! - [`manifest`]: the content manifest document (`schema/content.schema.json`).

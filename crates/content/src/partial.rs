@@ -3,7 +3,7 @@
 //! The partial of a fragment is the sum of the values of the blocks wholly inside its box,
 //! plus an [`Edge`] for each row of the box and each block that the box holds only part
 //! of: the piece's coordinate and bytes, so that the partials of a partition can complete
-//! every block between them ([`crate::combine`]).
+//! every block between them ([`mod@crate::combine`]).
 
 use weight_manifest::error::Result;
 
