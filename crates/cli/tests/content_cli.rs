@@ -108,7 +108,21 @@ fn digest(dir: &Path, out: &str, extra: &[&str]) -> serde_json::Value {
     args.extend(["-o".to_owned(), s(&path).to_owned()]);
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     ok(&run(&args));
-    serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
+    let manifest = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
+    assert_schema_valid(&manifest);
+    manifest
+}
+
+/// Every content manifest written here is valid under the published schema.
+fn assert_schema_valid(manifest: &serde_json::Value) {
+    let text = weight_manifest::schema::published("content.schema.json").unwrap();
+    let schema: serde_json::Value = serde_json::from_str(text).unwrap();
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    let errors: Vec<String> = validator
+        .iter_errors(manifest)
+        .map(|e| e.to_string())
+        .collect();
+    assert!(errors.is_empty(), "{errors:?}");
 }
 
 fn compare(a: &Path, b: &Path) -> Output {
