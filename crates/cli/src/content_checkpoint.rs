@@ -176,7 +176,13 @@ fn build(
             Unit::Items("fragments"),
             |counter| {
                 for f in p.fragments() {
-                    let (_, tensor, bytes) = &tensors[f.tensor_id.as_str()];
+                    let (_, tensor, bytes) =
+                        tensors.get(f.tensor_id.as_str()).ok_or_else(|| {
+                            invalid(format!(
+                                "fragment {}: tensor {} is not in the checkpoint",
+                                f.placement_fragment_id, f.tensor_id
+                            ))
+                        })?;
                     let buffer = Buffer {
                         bytes,
                         shape: tensor.shape(),

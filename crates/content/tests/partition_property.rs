@@ -163,3 +163,57 @@ proptest! {
         prop_assert_ne!(digest_of(&case, &bytes), before);
     }
 }
+
+/// A u64 that is small, near a block or shape boundary, or huge.
+fn wild() -> impl Strategy<Value = u64> {
+    prop_oneof![
+        0_u64..12,
+        Just(u64::MAX),
+        Just(u64::MAX - 1),
+        Just(1_u64 << 63),
+        any::<u64>()
+    ]
+}
+
+proptest! {
+    #![proptest_config(Config { cases: 2000, rng_seed: RngSeed::Fixed(21), ..Config::default() })]
+
+    /// Arbitrary geometry, buffers and partials never panic: every call returns a value or
+    /// an error with a content code.
+    #[test]
+    fn hostile_input_never_panics(
+        shape in prop::collection::vec(wild(), 0..4),
+        itemsize in wild(),
+        block in wild(),
+        offset in prop::collection::vec(wild(), 0..4),
+        local in prop::collection::vec(wild(), 0..4),
+        bytes in prop::collection::vec(any::<u8>(), 0..64),
+        edges in prop::collection::vec((wild(), wild(), wild(), prop::collection::vec(any::<u8>(), 0..5)), 0..6),
+        sum in any::<u128>(),
+    ) {
+        let Ok(tensor) = Tensor::new("t", &shape, itemsize, block) else { return Ok(()) };
+        let code = |e: weight_manifest::Error| e.code().as_str().starts_with("content_");
+        if let Err(e) = partial::partial(&tensor, &offset, &local, &bytes) {
+            prop_assert!(code(e));
+        }
+        let buffer = Buffer { bytes: &bytes, shape: &local, offset: &offset };
+        if let Err(e) = partial::partial_in(&tensor, &offset, &local, buffer) {
+            prop_assert!(code(e));
+        }
+        let p = Partial {
+            sum: weight_manifest_content::Digest(sum),
+            edges: edges
+                .into_iter()
+                .map(|(row, block, start, bytes)| weight_manifest_content::Edge { row, block, start, bytes })
+                .collect(),
+        };
+        let f = Fragment { global_offset: &offset, local_shape: &local, partial: &p };
+        let whole_offset = vec![0; tensor.shape().len()];
+        let g = Fragment { global_offset: &whole_offset, local_shape: tensor.shape(), partial: &p };
+        for list in [vec![f], vec![g], vec![f, g], vec![g, g]] {
+            if let Err(e) = combine(&tensor, &list) {
+                prop_assert!(code(e));
+            }
+        }
+    }
+}
