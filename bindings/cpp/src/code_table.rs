@@ -320,6 +320,33 @@ pub enum WmCode {
     /// source holds; the message names the tensor, and the target is not ready. (added by
     /// this implementation)
     TransferVerifyFailed = 91,
+    /// `content_shape_invalid`: a content digest's tensor or fragment geometry is invalid:
+    /// an empty shape, a zero extent, itemsize or block_elements of 0, a box of another
+    /// rank or outside the tensor or its buffer, or a byte size above 2^64-1. (added by
+    /// this implementation)
+    ContentShapeInvalid = 92,
+    /// `content_buffer_invalid`: a buffer handed to the content digest does not hold the
+    /// bytes its shape says: its length is not the product of its shape and the itemsize.
+    /// (added by this implementation)
+    ContentBufferInvalid = 93,
+    /// `content_partition_invalid`: the partials combined into a tensor digest do not
+    /// partition the tensor: distinct boxes overlap or leave elements uncovered, or the
+    /// edge pieces of a block do not tile it exactly, or lie outside their fragment's box.
+    /// (added by this implementation)
+    ContentPartitionInvalid = 94,
+    /// `content_replica_mismatch`: two partials of the same box of one tensor (replicas)
+    /// differ, so at least one replica's bytes are not the others'. (added by this
+    /// implementation)
+    ContentReplicaMismatch = 95,
+    /// `content_manifest_invalid`: a content manifest is not a valid document: not an
+    /// object with exactly the content schema's members and types, a digest or hex string
+    /// in the wrong form, a fragment of an unknown tensor, or a duplicate tensor. (added by
+    /// this implementation)
+    ContentManifestInvalid = 96,
+    /// `content_digest_mismatch`: digests that must agree do not: a tensor's digest
+    /// recombined from its fragments' partials differs from the digest of the whole tensor.
+    /// (added by this implementation)
+    ContentDigestMismatch = 97,
     /// `invalid_argument`: a C argument is unusable (a required pointer is NULL, or a
     /// length is too large). Not a contract code: it never comes from a document.
     InvalidArgument = 1000,
@@ -423,6 +450,12 @@ impl WmCode {
             Code::TransferArgumentsInvalid => WmCode::TransferArgumentsInvalid,
             Code::TransferWorkerLost => WmCode::TransferWorkerLost,
             Code::TransferVerifyFailed => WmCode::TransferVerifyFailed,
+            Code::ContentShapeInvalid => WmCode::ContentShapeInvalid,
+            Code::ContentBufferInvalid => WmCode::ContentBufferInvalid,
+            Code::ContentPartitionInvalid => WmCode::ContentPartitionInvalid,
+            Code::ContentReplicaMismatch => WmCode::ContentReplicaMismatch,
+            Code::ContentManifestInvalid => WmCode::ContentManifestInvalid,
+            Code::ContentDigestMismatch => WmCode::ContentDigestMismatch,
             // `Code` is non-exhaustive: a code added after this table was generated
             // (the crate's tests and `codegen --check` catch that).
             _ => WmCode::InternalError,
@@ -525,6 +558,12 @@ impl WmCode {
             WmCode::TransferArgumentsInvalid => c"transfer_arguments_invalid",
             WmCode::TransferWorkerLost => c"transfer_worker_lost",
             WmCode::TransferVerifyFailed => c"transfer_verify_failed",
+            WmCode::ContentShapeInvalid => c"content_shape_invalid",
+            WmCode::ContentBufferInvalid => c"content_buffer_invalid",
+            WmCode::ContentPartitionInvalid => c"content_partition_invalid",
+            WmCode::ContentReplicaMismatch => c"content_replica_mismatch",
+            WmCode::ContentManifestInvalid => c"content_manifest_invalid",
+            WmCode::ContentDigestMismatch => c"content_digest_mismatch",
             WmCode::InvalidArgument => c"invalid_argument",
             WmCode::InternalError => c"internal_error",
         }

@@ -12,6 +12,7 @@ mod adapt;
 mod analysis;
 mod bulk;
 mod classes;
+mod content;
 mod convert;
 mod emit;
 mod errors;
@@ -106,6 +107,9 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(adapt::adapt_safetensors, m)?)?;
     m.add_function(wrap_pyfunction!(adapt::adapt_fragment_id, m)?)?;
     m.add_function(wrap_pyfunction!(tensor::tensor_facts, m)?)?;
+    m.add_function(wrap_pyfunction!(content::content_partial, m)?)?;
+    m.add_function(wrap_pyfunction!(content::content_combine, m)?)?;
+    m.add_function(wrap_pyfunction!(content::block_values, m)?)?;
     // ---- end of issue 18 ----
     Ok(())
 }

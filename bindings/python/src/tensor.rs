@@ -19,18 +19,18 @@ use crate::errors::to_py;
 
 /// What a tensor is, in the record's terms: strides in elements, the address of the first
 /// element (the view's first byte, offsets already applied).
-struct Facts {
-    address: u64,
-    device: String,
-    dtype: String,
-    itemsize: u64,
-    shape: Vec<i64>,
-    strides: Vec<i64>,
-    interface: &'static str,
+pub(crate) struct Facts {
+    pub(crate) address: u64,
+    pub(crate) device: String,
+    pub(crate) dtype: String,
+    pub(crate) itemsize: u64,
+    pub(crate) shape: Vec<i64>,
+    pub(crate) strides: Vec<i64>,
+    pub(crate) interface: &'static str,
 }
 
 /// The `unreadable` rejection: `live_tensor_unreadable` at `pointer`.
-fn unreadable(py: Python<'_>, pointer: Option<&str>, why: impl Into<String>) -> PyErr {
+pub(crate) fn unreadable(py: Python<'_>, pointer: Option<&str>, why: impl Into<String>) -> PyErr {
     let error =
         Error::new(Code::LiveTensorUnreadable, why).with_pointer(pointer.map(str::to_owned));
     to_py(py, &error)
@@ -38,7 +38,7 @@ fn unreadable(py: Python<'_>, pointer: Option<&str>, why: impl Into<String>) -> 
 
 /// Row-major contiguity with extent-1 axes ignored: every other axis steps by the product
 /// of the extents after it (§10.3 step 4.3.5 compares the same way).
-fn row_major_contiguous(shape: &[i64], strides: &[i64]) -> bool {
+pub(crate) fn row_major_contiguous(shape: &[i64], strides: &[i64]) -> bool {
     let mut expected: i64 = 1;
     for (&extent, &stride) in shape.iter().zip(strides).rev() {
         if extent != 1 && stride != expected {
@@ -62,22 +62,7 @@ pub(crate) fn tensor_facts<'py>(
     pointer: Option<&str>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let py = tensor.py();
-    let has_interface = tensor.hasattr(intern!(py, "__array_interface__"))?;
-    let facts = if tensor.hasattr(intern!(py, "__dlpack__"))? {
-        // An export can be refused (numpy will not export a read-only array through the
-        // legacy capsule); the array interface then reads the same memory.
-        match dlpack(tensor, pointer) {
-            Ok(facts) => facts,
-            Err(refused) if has_interface => {
-                array_interface(tensor, pointer).map_err(|_| refused)?
-            }
-            Err(refused) => return Err(refused),
-        }
-    } else if has_interface {
-        array_interface(tensor, pointer)?
-    } else {
-        buffer(tensor, pointer)?
-    };
+    let facts = read_facts(tensor, pointer)?;
     let dict = PyDict::new(py);
     dict.set_item("address", facts.address)?;
     dict.set_item("device", facts.device)?;
@@ -91,6 +76,28 @@ pub(crate) fn tensor_facts<'py>(
     )?;
     dict.set_item("interface", facts.interface)?;
     Ok(dict)
+}
+
+/// The facts of `tensor`: through DLPack, else `__array_interface__`, else the buffer
+/// protocol (the module docs).
+pub(crate) fn read_facts(tensor: &Bound<'_, PyAny>, pointer: Option<&str>) -> PyResult<Facts> {
+    let py = tensor.py();
+    let has_interface = tensor.hasattr(intern!(py, "__array_interface__"))?;
+    Ok(if tensor.hasattr(intern!(py, "__dlpack__"))? {
+        // An export can be refused (numpy will not export a read-only array through the
+        // legacy capsule); the array interface then reads the same memory.
+        match dlpack(tensor, pointer) {
+            Ok(facts) => facts,
+            Err(refused) if has_interface => {
+                array_interface(tensor, pointer).map_err(|_| refused)?
+            }
+            Err(refused) => return Err(refused),
+        }
+    } else if has_interface {
+        array_interface(tensor, pointer)?
+    } else {
+        buffer(tensor, pointer)?
+    })
 }
 
 // ---- DLPack ---------------------------------------------------------------------------

@@ -25,6 +25,12 @@ pub struct HeaderTensor {
     pub itemsize: u64,
     /// The shape: at least one dimension, each at least 1.
     pub shape: Vec<u64>,
+    /// The file holding the tensor's data (the `source` its header was parsed as: for a
+    /// checkpoint, the file name next to the index or the single file's name).
+    pub file: String,
+    /// The tensor's bytes [start, end) in the file's data section (after the 8-byte length
+    /// and the header), as the header states them.
+    pub data_offsets: (u64, u64),
 }
 
 /// The torch-style name and itemsize of a safetensors dtype, or `None` for a dtype whose
@@ -115,11 +121,14 @@ pub fn parse_header(text: &[u8], source: &str) -> Result<Vec<HeaderTensor>> {
             .map(|&extent| u64::try_from(extent))
             .collect::<Result<Vec<u64>, _>>()
             .map_err(|_| invalid(source, format!("tensor {name}: extent above 2^64-1")))?;
+        let (start, end) = info.data_offsets;
         tensors.push(HeaderTensor {
             name,
             dtype,
             itemsize,
             shape,
+            file: source.to_owned(),
+            data_offsets: (start as u64, end as u64),
         });
     }
     Ok(tensors)
@@ -140,6 +149,10 @@ mod tests {
         assert_eq!((tensors[0].dtype, tensors[0].itemsize), ("bfloat16", 2));
         assert_eq!((tensors[1].dtype, tensors[1].itemsize), ("float32", 4));
         assert_eq!(tensors[1].shape, vec![2]);
+        assert_eq!(
+            (tensors[1].file.as_str(), tensors[1].data_offsets),
+            ("m", (4, 12))
+        );
     }
 
     #[test]

@@ -47,6 +47,7 @@ impl Command {
             Command::Plan(args) => &args.format,
             Command::PlanBind(args) => &args.format,
             Command::Adapt(super::adapt::AdaptCommand::Safetensors(args)) => &args.format,
+            Command::Content(command) => command.format(),
             Command::Schema(_) | Command::Conformance(_) | Command::BenchData(_) => {
                 return Format::Text
             }
@@ -97,6 +98,9 @@ pub(crate) enum Command {
     /// A placement from a checkpoint's headers and a sharding rules file.
     #[command(subcommand)]
     Adapt(super::adapt::AdaptCommand),
+    /// Layout-independent content digests of tensors (contract §19).
+    #[command(subcommand)]
+    Content(super::content::ContentCommand),
     /// Write a generated benchmark workload (BENCHMARKS.md).
     #[command(hide = true)]
     BenchData(super::bench_data::BenchDataArgs),

@@ -167,6 +167,7 @@ pub(crate) fn run(command: Command, limits: &Limits, progress: Progress) -> Outc
             Ok(ExitCode::SUCCESS)
         }
         Command::Adapt(command) => super::adapt::run(command, limits, progress),
+        Command::Content(command) => super::content::run(command, limits, progress),
         Command::Coverage(args) => super::coverage::run(&args, limits, progress),
         Command::Plan(args) => super::plan::run(&args, limits, progress),
         Command::PlanBind(args) => super::plan_bind::run(&args, limits, progress),

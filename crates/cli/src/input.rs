@@ -120,6 +120,18 @@ impl<R: Read> Read for Counted<'_, R> {
     }
 }
 
+/// The whole file at `path`, mapped read-only (read into memory only when it cannot be
+/// mapped, an empty file for one): for checkpoint data, which is hashed in place.
+pub(crate) fn map_file(path: &std::path::Path) -> io::Result<Input> {
+    let mut file = File::open(path)?;
+    if let Some(map) = map(&file) {
+        return Ok(Input::Mapped(map));
+    }
+    let mut bytes = Vec::new();
+    file.read_to_end(&mut bytes)?;
+    Ok(Input::Read(bytes))
+}
+
 /// Maps `file` read-only; `None` when the system refuses (the caller then reads it).
 #[allow(unsafe_code)]
 fn map(file: &File) -> Option<memmap2::Mmap> {

@@ -10,6 +10,8 @@ mod adapt;
 mod args;
 mod bench_data;
 mod commands;
+mod content;
+mod content_checkpoint;
 mod coverage;
 mod input;
 mod limits;

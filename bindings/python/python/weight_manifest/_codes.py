@@ -96,6 +96,12 @@ ADDED_CODES: tuple[str, ...] = (
     "transfer_arguments_invalid",
     "transfer_worker_lost",
     "transfer_verify_failed",
+    "content_shape_invalid",
+    "content_buffer_invalid",
+    "content_partition_invalid",
+    "content_replica_mismatch",
+    "content_manifest_invalid",
+    "content_digest_mismatch",
 )
 
 CODES: tuple[str, ...] = CONTRACT_CODES + ADDED_CODES

@@ -1,7 +1,7 @@
 """Type stub of the Rust extension module (``bindings/python/src``)."""
 
 import os
-from typing import Any, Callable, Optional, TypedDict, TypeVar, Union
+from typing import Any, Callable, Optional, Sequence, TypedDict, TypeVar, Union
 
 import numpy as np
 import numpy.typing as npt
@@ -249,3 +249,45 @@ def adapt_safetensors(
 ) -> tuple[PlacementManifest, dict[str, Any]]: ...
 def adapt_fragment_id(tensor: str, rank: ParallelRank) -> str: ...
 def tensor_facts(tensor: Any, pointer: Optional[str] = None) -> dict[str, Any]: ...
+
+class ContentEdge(TypedDict):
+    block: int
+    bytes: str
+    row: int
+    start: int
+
+class ContentPartial(TypedDict):
+    sum: str
+    edges: list[ContentEdge]
+
+class ContentFragmentPartial(TypedDict):
+    global_offset: Sequence[int]
+    local_shape: Sequence[int]
+    partial: ContentPartial
+
+def content_partial(
+    tensor: Any,
+    tensor_id: str,
+    global_shape: Sequence[int],
+    global_offset: Sequence[int],
+    block_elements: int,
+) -> ContentPartial: ...
+def content_combine(
+    tensor_id: str,
+    global_shape: Sequence[int],
+    itemsize: int,
+    block_elements: int,
+    partials: list[ContentFragmentPartial],
+) -> str: ...
+def block_values(
+    tensor: Any,
+    tensor_id: str,
+    global_shape: Sequence[int],
+    global_offset: Sequence[int],
+    block_elements: int,
+) -> tuple[
+    npt.NDArray[np.uint64],
+    npt.NDArray[np.uint64],
+    npt.NDArray[np.uint64],
+    npt.NDArray[np.uint64],
+]: ...
