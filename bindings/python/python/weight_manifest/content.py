@@ -72,8 +72,11 @@ def digests(records: Iterable[Mapping[str, Any]], block_elements: int = DEFAULT_
     for name in sorted(by_tensor):
         group = by_tensor[name]
         first = group[0]
-        out[name] = _native.content_combine(name, first["global_shape"], first["itemsize"], block_elements,
-                                            [dict(r) for r in group])
+        fragments: list[_native.ContentFragmentPartial] = [
+            {"global_offset": r["global_offset"], "local_shape": r["local_shape"], "partial": r["partial"]}
+            for r in group
+        ]
+        out[name] = _native.content_combine(name, first["global_shape"], first["itemsize"], block_elements, fragments)
     return out
 
 

@@ -383,24 +383,34 @@ class Coordinator:
 
     def digests(self, side: str, block_elements: int = content.DEFAULT_BLOCK_ELEMENTS) -> dict[str, str]:
         """Each tensor's content digest on ``side``, combined from its workers' partials."""
+        return self._digests(side, block_elements)[0]
+
+    def _digests(self, side: str, block_elements: int) -> tuple[dict[str, str], dict[str, list[str]]]:
         ids = self.workers(side)
         replies = self.request_all(ids, {"op": "content", "block_elements": block_elements})
-        return content.digests((r for w in ids for r in replies[w]["partials"]), block_elements)
+        holders: dict[str, list[str]] = {}
+        for w in ids:
+            for record in replies[w]["partials"]:
+                holders.setdefault(record["tensor_id"], []).append(w)
+        return content.digests((r for w in ids for r in replies[w]["partials"]), block_elements), holders
 
     def verify_content(self, block_elements: int = content.DEFAULT_BLOCK_ELEMENTS) -> None:
         """Raise ``transfer_verify_failed`` naming every tensor whose digest on the targets
-        is not the sources'."""
-        source, target = self.digests("source", block_elements), self.digests("target", block_elements)
+        is not the sources' (and the target workers holding the first)."""
+        source = self.digests("source", block_elements)
+        target, holders = self._digests("target", block_elements)
         differ = [n for n in content.compare(source, target) if n in target]
         missing = [n for n in source if n not in target]
-        if differ or missing:
+        if differ:
             shown = ", ".join(differ[:5]) + (f" and {len(differ) - 5} more" if len(differ) > 5 else "")
             raise _error(
                 "transfer_verify_failed",
-                (f"after the update, tensor {shown} differs on the targets from the sources' content digest"
-                 if differ else f"the targets hold no fragment of tensor {missing[0]}")
-                + "; no target is ready",
+                f"after the update, tensor {shown} differs on the targets from the sources' content digest "
+                f"(held by {', '.join(holders[differ[0]])}); no target is ready",
             )
+        if missing:
+            raise _error("transfer_verify_failed",
+                         f"the targets hold no fragment of tensor {missing[0]}; no target is ready")
 
     def snapshot(self, block_elements: int = content.DEFAULT_BLOCK_ELEMENTS) -> None:
         """Every source records its fragments' block values: the base of a later delta."""
