@@ -24,20 +24,11 @@ import numpy as np
 import numpy.typing as npt
 
 from . import _native
-from ._native import ManifestError
+from ._errors import manifest_error as _error
 
 __all__ = ["DEFAULT_BLOCK_ELEMENTS", "Snapshot", "compare", "digests", "partials"]
 
 DEFAULT_BLOCK_ELEMENTS = 64
-
-
-def _error(code: str, message: str) -> ManifestError:
-    error = ManifestError(message)
-    error.code = code
-    error.path = None
-    error.line = error.column = error.offset = None
-    error.detail = None
-    return error
 
 
 def partials(tensors: Mapping[str, Any], inventory: Mapping[str, Any],

@@ -30,8 +30,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Optional
 
 from . import _native
+from ._errors import manifest_error as _error
 from ._manifests import PlacementManifest, RuntimeManifest
-from ._native import ManifestError
 from ._types import ParallelRank, PlacementFragment, TensorDescriptor
 
 __all__ = ["combine", "read_inventory", "runtime_inventory", "runtime_manifest"]
@@ -39,16 +39,6 @@ __all__ = ["combine", "read_inventory", "runtime_inventory", "runtime_manifest"]
 # The members that one instance's inventories share; generation is left to the core,
 # whose records each carry their own lease_generation (§10.3 step 4.4).
 _SHARED = ("model_id", "revision", "instance_id", "lease_id", "placement_id")
-
-
-def _error(code: str, message: str, path: Optional[str] = None) -> ManifestError:
-    """A ManifestError shaped like the core's (code, path; no JSON location, no detail)."""
-    error = ManifestError(message)
-    error.code = code
-    error.path = path
-    error.line = error.column = error.offset = None
-    error.detail = None
-    return error
 
 
 def _pointer(name: str) -> str:

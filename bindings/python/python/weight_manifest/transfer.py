@@ -40,8 +40,9 @@ from typing import Any, Optional, Protocol, Union
 import numpy as np
 import numpy.typing as npt
 
+from ._errors import manifest_error as _error
 from ._manifests import RuntimeBindingManifest
-from ._native import BoundPlan, CopyGroup, ManifestError
+from ._native import BoundPlan, CopyGroup
 
 __all__ = [
     "Backend",
@@ -63,16 +64,6 @@ DEFAULT_BATCH_SEGMENTS = 256
 DEFAULT_MAX_IN_FLIGHT = 4
 DEFAULT_STAGE_BELOW = 256 << 10
 DEFAULT_STAGING_BYTES = 64 << 20
-
-
-def _error(code: str, message: str, path: Optional[str] = None) -> ManifestError:
-    """A ManifestError shaped like the core's (code, path; no JSON location, no detail)."""
-    error = ManifestError(message)
-    error.code = code
-    error.path = path
-    error.line = error.column = error.offset = None
-    error.detail = None
-    return error
 
 
 # ---- fences ----------------------------------------------------------------------------

@@ -31,6 +31,7 @@ import numpy as np
 
 from . import content, live, transfer
 from ._analysis import bind_plan, plan
+from ._errors import manifest_error as _error
 from ._manifests import (
     PlacementManifest,
     RuntimeBindingManifest,
@@ -42,15 +43,6 @@ from ._native import BoundPlan, ManifestError, Plan
 __all__ = ["Coordinator", "Side", "Worker"]
 
 Handler = Callable[[dict[str, Any]], dict[str, Any]]
-
-
-def _error(code: str, message: str, path: Optional[str] = None) -> ManifestError:
-    error = ManifestError(message)
-    error.code = code
-    error.path = path
-    error.line = error.column = error.offset = None
-    error.detail = None
-    return error
 
 
 class _Lines:
