@@ -297,6 +297,78 @@ pub enum WmCode {
     /// model_id, revision, instance_id, lease_id or placement_id. (added by this
     /// implementation)
     LiveInventoryMismatch = 85,
+    /// `mooncake_resource_kind`: a Mooncake document's resource_kind is not model_weight.
+    /// (added by this implementation)
+    MooncakeResourceKind = 86,
+    /// `mooncake_topology_invalid`: a Mooncake ParallelTopology is not valid: no
+    /// participants, a repeated participant_id or parallel rank, or a participant
+    /// coordinate not below its axis size. (added by this implementation)
+    MooncakeTopologyInvalid = 87,
+    /// `mooncake_topology_id_mismatch`: a Mooncake topology's topology_id is not the id of
+    /// its contents. (added by this implementation)
+    MooncakeTopologyIdMismatch = 88,
+    /// `mooncake_axis_invalid`: a Mooncake tensor's parallel_axes are not valid: unknown
+    /// semantics or kind, a split on dp or pp, an EP split off dim 0, a repeated kind, two
+    /// splits on one dim, a split dim out of range or not the shard_dims, an expert_id with
+    /// an EP split. (added by this implementation)
+    MooncakeAxisInvalid = 89,
+    /// `mooncake_alias_group_invalid`: a Mooncake alias group has fewer than two names,
+    /// omits the fragment's own tensor, names an unknown tensor, or is not declared the
+    /// same by every fragment of its members. (added by this implementation)
+    MooncakeAliasGroupInvalid = 90,
+    /// `mooncake_participant_mismatch`: a Mooncake placement's parts are not the topology's
+    /// participants one to one (missing, unknown or repeated participant, a part rank other
+    /// than the participant's, a fragment rank other than its part's). (added by this
+    /// implementation)
+    MooncakeParticipantMismatch = 91,
+    /// `mooncake_unreferenced_tensor`: a Mooncake placement lists a tensor that no fragment
+    /// places. (added by this implementation)
+    MooncakeUnreferencedTensor = 92,
+    /// `mooncake_undeclared_axis`: a Mooncake tensor's fragments use an active parallel
+    /// axis that its parallel_axes do not declare (or vary across it independently of the
+    /// declared axes). (added by this implementation)
+    MooncakeUndeclaredAxis = 93,
+    /// `mooncake_replica_coverage`: a Mooncake tensor's owners are missing on a
+    /// replicated-axis participant, or placed on one the topology does not have. (added by
+    /// this implementation)
+    MooncakeReplicaCoverage = 94,
+    /// `mooncake_not_covered`: a Mooncake tensor is not exactly covered by the fragments of
+    /// one replica of one owner (a gap, an overlap between ranks, or an empty placement).
+    /// (added by this implementation)
+    MooncakeNotCovered = 95,
+    /// `mooncake_split_participation`: a Mooncake tensor's split axes are not held by every
+    /// participant of their axis range, or are held by others. (added by this
+    /// implementation)
+    MooncakeSplitParticipation = 96,
+    /// `mooncake_split_geometry`: a Mooncake tensor's split-axis ranks do not form a
+    /// Cartesian grid, or their boxes do not partition the split dimension in rank order.
+    /// (added by this implementation)
+    MooncakeSplitGeometry = 97,
+    /// `mooncake_storage_key`: a Mooncake storage manifest's manifest_key is not
+    /// {group_id}/manifest, or a fragment's object_key is not under {group_id}/payload/.
+    /// (added by this implementation)
+    MooncakeStorageKey = 98,
+    /// `mooncake_storage_duplicate_geometry`: a Mooncake storage manifest has two fragments
+    /// of one tensor with the same box. (added by this implementation)
+    MooncakeStorageDuplicateGeometry = 99,
+    /// `mooncake_storage_not_covered`: a Mooncake storage manifest does not cover a tensor
+    /// exactly once. (added by this implementation)
+    MooncakeStorageNotCovered = 100,
+    /// `mooncake_storage_alias`: a Mooncake storage manifest's alias groups name unknown
+    /// tensors, are incomplete for a box, or join tensors with different descriptors.
+    /// (added by this implementation)
+    MooncakeStorageAlias = 101,
+    /// `mooncake_storage_object_overlap`: two fragments of a Mooncake storage manifest
+    /// overlap in one stored object. (added by this implementation)
+    MooncakeStorageObjectOverlap = 102,
+    /// `mooncake_export_unsupported`: a placement of this project cannot be written as a
+    /// Mooncake placement (the message names what Mooncake cannot express). (added by this
+    /// implementation)
+    MooncakeExportUnsupported = 103,
+    /// `mooncake_export_override_invalid`: an override given to the Mooncake export does
+    /// not fit the placement (a participant, size or axis that contradicts it). (added by
+    /// this implementation)
+    MooncakeExportOverrideInvalid = 104,
     /// `invalid_argument`: a C argument is unusable (a required pointer is NULL, or a
     /// length is too large). Not a contract code: it never comes from a document.
     InvalidArgument = 1000,
@@ -394,6 +466,25 @@ impl WmCode {
             Code::LiveFragmentAmbiguous => WmCode::LiveFragmentAmbiguous,
             Code::LiveArgumentsInvalid => WmCode::LiveArgumentsInvalid,
             Code::LiveInventoryMismatch => WmCode::LiveInventoryMismatch,
+            Code::MooncakeResourceKind => WmCode::MooncakeResourceKind,
+            Code::MooncakeTopologyInvalid => WmCode::MooncakeTopologyInvalid,
+            Code::MooncakeTopologyIdMismatch => WmCode::MooncakeTopologyIdMismatch,
+            Code::MooncakeAxisInvalid => WmCode::MooncakeAxisInvalid,
+            Code::MooncakeAliasGroupInvalid => WmCode::MooncakeAliasGroupInvalid,
+            Code::MooncakeParticipantMismatch => WmCode::MooncakeParticipantMismatch,
+            Code::MooncakeUnreferencedTensor => WmCode::MooncakeUnreferencedTensor,
+            Code::MooncakeUndeclaredAxis => WmCode::MooncakeUndeclaredAxis,
+            Code::MooncakeReplicaCoverage => WmCode::MooncakeReplicaCoverage,
+            Code::MooncakeNotCovered => WmCode::MooncakeNotCovered,
+            Code::MooncakeSplitParticipation => WmCode::MooncakeSplitParticipation,
+            Code::MooncakeSplitGeometry => WmCode::MooncakeSplitGeometry,
+            Code::MooncakeStorageKey => WmCode::MooncakeStorageKey,
+            Code::MooncakeStorageDuplicateGeometry => WmCode::MooncakeStorageDuplicateGeometry,
+            Code::MooncakeStorageNotCovered => WmCode::MooncakeStorageNotCovered,
+            Code::MooncakeStorageAlias => WmCode::MooncakeStorageAlias,
+            Code::MooncakeStorageObjectOverlap => WmCode::MooncakeStorageObjectOverlap,
+            Code::MooncakeExportUnsupported => WmCode::MooncakeExportUnsupported,
+            Code::MooncakeExportOverrideInvalid => WmCode::MooncakeExportOverrideInvalid,
             // `Code` is non-exhaustive: a code added after this table was generated
             // (the crate's tests and `codegen --check` catch that).
             _ => WmCode::InternalError,
@@ -490,6 +581,25 @@ impl WmCode {
             WmCode::LiveFragmentAmbiguous => c"live_fragment_ambiguous",
             WmCode::LiveArgumentsInvalid => c"live_arguments_invalid",
             WmCode::LiveInventoryMismatch => c"live_inventory_mismatch",
+            WmCode::MooncakeResourceKind => c"mooncake_resource_kind",
+            WmCode::MooncakeTopologyInvalid => c"mooncake_topology_invalid",
+            WmCode::MooncakeTopologyIdMismatch => c"mooncake_topology_id_mismatch",
+            WmCode::MooncakeAxisInvalid => c"mooncake_axis_invalid",
+            WmCode::MooncakeAliasGroupInvalid => c"mooncake_alias_group_invalid",
+            WmCode::MooncakeParticipantMismatch => c"mooncake_participant_mismatch",
+            WmCode::MooncakeUnreferencedTensor => c"mooncake_unreferenced_tensor",
+            WmCode::MooncakeUndeclaredAxis => c"mooncake_undeclared_axis",
+            WmCode::MooncakeReplicaCoverage => c"mooncake_replica_coverage",
+            WmCode::MooncakeNotCovered => c"mooncake_not_covered",
+            WmCode::MooncakeSplitParticipation => c"mooncake_split_participation",
+            WmCode::MooncakeSplitGeometry => c"mooncake_split_geometry",
+            WmCode::MooncakeStorageKey => c"mooncake_storage_key",
+            WmCode::MooncakeStorageDuplicateGeometry => c"mooncake_storage_duplicate_geometry",
+            WmCode::MooncakeStorageNotCovered => c"mooncake_storage_not_covered",
+            WmCode::MooncakeStorageAlias => c"mooncake_storage_alias",
+            WmCode::MooncakeStorageObjectOverlap => c"mooncake_storage_object_overlap",
+            WmCode::MooncakeExportUnsupported => c"mooncake_export_unsupported",
+            WmCode::MooncakeExportOverrideInvalid => c"mooncake_export_override_invalid",
             WmCode::InvalidArgument => c"invalid_argument",
             WmCode::InternalError => c"internal_error",
         }
