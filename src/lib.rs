@@ -40,6 +40,7 @@ pub mod detail;
 pub mod error;
 pub mod inventory;
 pub mod limits;
+pub mod mooncake;
 mod options;
 pub mod path;
 pub mod plan;
