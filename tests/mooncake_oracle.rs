@@ -6,7 +6,9 @@
 //! message maps to, and the pointer where the case records one.
 
 use serde_json::Value;
-use weight_manifest::mooncake::{generated_fragment_id, MooncakePlacement};
+use weight_manifest::mooncake::{
+    generated_fragment_id, MooncakePlacement, MooncakeStorageManifest,
+};
 
 fn corpus(name: &str) -> Value {
     let path = format!(
@@ -100,5 +102,65 @@ fn placement_cases_match_upstream() {
     assert!(
         accepted >= 50 && rejected >= 150 && pointers >= 100 && ids >= 500,
         "{accepted} {rejected} {pointers} {ids}"
+    );
+}
+
+#[test]
+fn storage_cases_match_upstream() {
+    let doc = corpus("storage.json");
+    let cases = doc["cases"].as_array().expect("cases");
+    let (mut accepted, mut rejected, mut pointers) = (0, 0, 0);
+    let mut failures = Vec::new();
+    for case in cases {
+        let id = str_of(case, "id");
+        let expect = &case["expect"];
+        let got = MooncakeStorageManifest::from_json(str_of(case, "input").as_bytes());
+        match (expect["ok"].as_bool() == Some(true), got) {
+            (true, Ok(m)) => {
+                accepted += 1;
+                if m.to_json() != str_of(expect, "text") {
+                    failures.push(format!(
+                        "{id}: text differs:\n{}\n{}",
+                        m.to_json(),
+                        str_of(expect, "text")
+                    ));
+                }
+                if m.digest() != str_of(expect, "digest") {
+                    failures.push(format!("{id}: digest differs"));
+                }
+            }
+            (true, Err(e)) => failures.push(format!("{id}: upstream accepts, we reject: {e}")),
+            (false, Ok(_)) => failures.push(format!(
+                "{id}: upstream rejects ({}), we accept",
+                str_of(expect, "code")
+            )),
+            (false, Err(e)) => {
+                rejected += 1;
+                if e.code().as_str() != str_of(expect, "code") {
+                    failures.push(format!(
+                        "{id}: code {} != {} (upstream: {}; ours: {e})",
+                        e.code(),
+                        str_of(expect, "code"),
+                        str_of(expect, "upstream_message")
+                    ));
+                }
+                if let Some(pointer) = expect.get("pointer").and_then(Value::as_str) {
+                    pointers += 1;
+                    if e.path() != Some(pointer) {
+                        failures.push(format!("{id}: pointer {:?} != {pointer:?}", e.path()));
+                    }
+                }
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} failures:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+    assert!(
+        accepted >= 15 && rejected >= 100 && pointers >= 80,
+        "{accepted} {rejected} {pointers}"
     );
 }

@@ -82,20 +82,7 @@ impl MooncakePlacement {
     ///
     /// As [`MooncakePlacement::from_json`], without the reader's.
     pub fn from_value(tree: &Value<'_>) -> Result<Self> {
-        let mut by_id: HashMap<String, usize> = HashMap::new();
-        let mut check = |part: &DraftPart, tensors: &[Tensor]| {
-            if by_id.len() != tensors.len() {
-                by_id = tensors
-                    .iter()
-                    .enumerate()
-                    .map(|(i, t)| (t.tensor_id.clone(), i))
-                    .collect();
-            }
-            let view: HashMap<&str, usize> = by_id.iter().map(|(k, &v)| (k.as_str(), v)).collect();
-            check_part(part, tensors, &view)
-        };
-        let draft = read_placement(tree, &mut check)?;
-        assemble(draft)
+        assemble(read_placement(tree)?)
     }
 
     /// Builds a placement from values, as upstream's `from_fragments` does, and validates

@@ -2,12 +2,15 @@
 //! exact key sets and value checks, member by member in upstream's order, into a
 //! [`Draft`] that still remembers where each tensor and fragment was written.
 
+use std::collections::HashMap;
+
 use crate::error::{Code, Error, Result};
 use crate::path::Path;
 use crate::value::Value;
 
 use super::descriptor::{read_tensor, Order};
 use super::fields::{exact, int, ints, member, object, opt_int, seq, string};
+use super::fragments::check_part;
 use super::model::{Fragment, Participant, Rank, Tensor, Topology};
 use super::topology::check_topology;
 
@@ -234,12 +237,9 @@ pub(crate) fn check_aliases(
     Ok(aliases)
 }
 
-/// Reads the document tree into a draft; the part-local rules run in `check_part` as each
-/// part is read, as upstream builds each `WeightPlacementPart` in turn.
-pub(crate) fn read_placement(
-    value: &Value<'_>,
-    check_part: &mut dyn FnMut(&DraftPart, &[Tensor]) -> Result<()>,
-) -> Result<Draft> {
+/// Reads the document tree into a draft; the part-local rules run as each part is read,
+/// as upstream builds each `WeightPlacementPart` in turn.
+pub(crate) fn read_placement(value: &Value<'_>) -> Result<Draft> {
     let root = Path::Root;
     let obj = exact(value, &TOP, "placement manifest", &root)?;
     let kind_path = root.key("resource_kind");
@@ -291,6 +291,7 @@ pub(crate) fn read_placement(
         ));
     }
 
+    let by_id: HashMap<&str, usize> = ids.iter().map(|&(id, i)| (id, i)).collect();
     let parts_path = root.key("parts");
     let items = seq(member(obj, "parts"), "placement parts", &parts_path)?;
     let mut parts = Vec::with_capacity(items.len());
@@ -328,7 +329,7 @@ pub(crate) fn read_placement(
             fragments,
             at: p,
         };
-        check_part(&draft, &tensors)?;
+        check_part(&draft, &tensors, &by_id)?;
         parts.push(draft);
     }
     Ok(Draft {
