@@ -39,7 +39,7 @@ fn axis_invalid(message: impl Into<String>, path: &Path<'_>) -> Error {
 }
 
 /// Reads one axis (`mooncake.reshard.weight.serde` `_axis_from_wire`).
-fn read_axis(value: &Value<'_>, index: usize, path: &Path<'_>) -> Result<Axis> {
+pub(crate) fn read_axis(value: &Value<'_>, index: usize, path: &Path<'_>) -> Result<Axis> {
     let label = format!("placement tensor parallel axis {index}");
     let obj = object(value, &label, path)?;
     let semantics_path = path.key("semantics");

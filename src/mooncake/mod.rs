@@ -9,11 +9,13 @@
 //! `topology_id`, `sha256:` fragment ids) and its own rules (docs/contract.md §19).
 
 mod boxes;
+mod convert;
 mod cover;
 mod descriptor;
 mod fields;
 mod fragments;
 mod model;
+mod overrides;
 mod placement;
 mod read;
 mod storage;
@@ -21,6 +23,7 @@ mod storage_write;
 mod topology;
 mod write;
 
+pub use convert::{export, import, ExportOptions, Imported};
 pub use model::{Axis, AxisKind, Fragment, Part, Participant, Rank, Semantics, Tensor, Topology};
 pub use placement::{generated_fragment_id, MooncakeInput, MooncakePlacement};
 pub use storage::{MooncakeStorageManifest, StoredFragment};

@@ -47,6 +47,7 @@ impl Command {
             Command::Plan(args) => &args.format,
             Command::PlanBind(args) => &args.format,
             Command::Adapt(super::adapt::AdaptCommand::Safetensors(args)) => &args.format,
+            Command::Mooncake(command) => command.format(),
             Command::Schema(_) | Command::Conformance(_) | Command::BenchData(_) => {
                 return Format::Text
             }
@@ -97,6 +98,9 @@ pub(crate) enum Command {
     /// A placement from a checkpoint's headers and a sharding rules file.
     #[command(subcommand)]
     Adapt(super::adapt::AdaptCommand),
+    /// Mooncake's released formats (mooncake.reshard 0.3.13): export, import, validate.
+    #[command(subcommand)]
+    Mooncake(super::mooncake::MooncakeCommand),
     /// Write a generated benchmark workload (BENCHMARKS.md).
     #[command(hide = true)]
     BenchData(super::bench_data::BenchDataArgs),

@@ -13,6 +13,7 @@ mod commands;
 mod coverage;
 mod input;
 mod limits;
+mod mooncake;
 mod output;
 mod plan;
 mod plan_bind;
