@@ -164,3 +164,135 @@ fn storage_cases_match_upstream() {
         "{accepted} {rejected} {pointers}"
     );
 }
+
+/// Both directions on every placement upstream accepted: importing keeps its fragments
+/// (ids, tensors, boxes, ranks, aliases), unless our contract rejects the placement (a
+/// replicated tensor or a non-shard dim cut into several boxes: rules of ours, never a
+/// Mooncake code); exporting the import with upstream's topology, names, generation, set
+/// id and axes given writes upstream's bytes again; exporting with the axes inferred does
+/// too for every placement built by upstream's constructors, and for the accepted mutants
+/// differs at most in the axes (upstream also accepts `ownership` where the tensor is on
+/// every rank, which the export calls `replicated`). Staged placements are left out of the
+/// export: ours drops pipeline_stage_id.
+#[test]
+fn conversion_both_ways_gives_upstream_bytes() {
+    use weight_manifest::mooncake::{export, import, AxisKind, ExportOptions};
+    let doc = corpus("placement.json");
+    let (mut checked, mut inferred, mut not_ours, mut axes_differ) = (0, 0, 0, 0);
+    let mut failures = Vec::new();
+    for case in doc["cases"].as_array().expect("cases") {
+        if case["expect"]["ok"].as_bool() != Some(true) {
+            continue;
+        }
+        let id = str_of(case, "id");
+        let expected = str_of(&case["expect"], "canonical");
+        let m = MooncakePlacement::from_json(str_of(case, "input").as_bytes()).expect("accepted");
+        let staged = m.fragments().any(|f| f.pipeline_stage_id.is_some());
+        let imported = match import(&m) {
+            Ok(i) => i,
+            Err(e) if !e.code().as_str().starts_with("mooncake_") => {
+                not_ours += 1;
+                continue;
+            }
+            Err(e) => {
+                failures.push(format!("{id}: import: {e}"));
+                continue;
+            }
+        };
+        let ours: Vec<_> = imported
+            .placement
+            .fragments()
+            .iter()
+            .map(|f| {
+                (
+                    &f.placement_fragment_id,
+                    &f.tensor_id,
+                    &f.global_offset,
+                    &f.local_shape,
+                    f.nbytes,
+                    &f.aliases,
+                    (f.rank.dp, f.rank.tp, f.rank.pp, f.rank.ep),
+                )
+            })
+            .collect();
+        let mut theirs: Vec<_> = m
+            .fragments()
+            .map(|f| {
+                (
+                    &f.placement_fragment_id,
+                    &f.tensor_id,
+                    &f.global_offset,
+                    &f.local_shape,
+                    f.nbytes,
+                    &f.aliases,
+                    (f.rank.dp, f.rank.tp, f.rank.pp, f.rank.ep),
+                )
+            })
+            .collect();
+        theirs.sort_by(|a, b| a.0.cmp(b.0));
+        if ours != theirs {
+            failures.push(format!("{id}: imported fragments differ"));
+        }
+        let t = m.topology();
+        let mut options = ExportOptions {
+            weight_generation: Some(m.weight_generation()),
+            placement_set_id: Some(m.placement_set_id().to_owned()),
+            participants: Some(t.participants.clone()),
+            ..ExportOptions::default()
+        };
+        for k in AxisKind::ALL {
+            options.sizes.insert(k, t.size(k));
+        }
+        let inferred_options = options.clone();
+        options.parallel_axes = m
+            .tensors()
+            .iter()
+            .map(|t| (t.tensor_id.clone(), t.parallel_axes.clone()))
+            .collect();
+        if staged {
+            continue;
+        }
+        checked += 1;
+        match export(&imported.placement, &options) {
+            Ok(e) if e.to_json() == expected => {}
+            Ok(_) => failures.push(format!(
+                "{id}: export with upstream's axes writes other bytes"
+            )),
+            Err(e) => failures.push(format!("{id}: export with upstream's axes: {e}")),
+        }
+        match export(&imported.placement, &inferred_options) {
+            Ok(e) if e.to_json() == expected => inferred += 1,
+            Ok(e) if id.starts_with("ok/mutant/") => {
+                let without_axes = |text: &str| {
+                    let mut v: Value = serde_json::from_str(text).expect("JSON");
+                    for t in v["tensors"].as_array_mut().expect("tensors") {
+                        t["parallel_axes"] = Value::Null;
+                    }
+                    v["placement_id"] = Value::Null;
+                    v
+                };
+                if without_axes(&e.to_json()) == without_axes(expected) {
+                    axes_differ += 1;
+                } else {
+                    failures.push(format!(
+                        "{id}: export with inferred axes differs beyond the axes"
+                    ));
+                }
+            }
+            Ok(_) => failures.push(format!(
+                "{id}: export with inferred axes writes other bytes"
+            )),
+            Err(e) => failures.push(format!("{id}: export with inferred axes: {e}")),
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} failures:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+    assert!(
+        checked >= 50 && inferred + axes_differ == checked && axes_differ <= 8 && not_ours <= 12,
+        "{checked} {inferred} {axes_differ} {not_ours}"
+    );
+}

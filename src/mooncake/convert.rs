@@ -104,12 +104,11 @@ fn infer_axes(
     for &d in &shard_dims {
         let Ok(di) = usize::try_from(d) else { continue };
         let offset = |x: &(Rank, &PlacementFragment)| x.1.global_offset.get(di).copied();
+        // k splits d when it has several values and, among the fragments of one dp and pp
+        // (the axes that never split), a box's start on d tells its k coordinate.
         let splits = |k: AxisKind| {
-            let n = distinct(&ranks, |x| x.0.get(k)).len();
-            n > 1
-                && n == distinct(&ranks, offset).len()
-                && determined(&ranks, |x| x.0.get(k), offset)
-                && determined(&ranks, offset, |x| x.0.get(k))
+            distinct(&ranks, |x| x.0.get(k)).len() > 1
+                && determined(&ranks, |x| (x.0.dp, x.0.pp, offset(x)), |x| x.0.get(k))
         };
         let kind = [AxisKind::Tp, AxisKind::Ep]
             .into_iter()
