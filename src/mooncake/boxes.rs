@@ -17,29 +17,68 @@ fn intersect(a: BoxRef<'_>, b: BoxRef<'_>) -> bool {
         })
 }
 
+/// The search compared more pairs than its budget allows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct OverBudget;
+
 /// The positions (in `boxes`) of two intersecting boxes, if any; the boxes all have the
-/// same length. A sweep along dimension 0 keeps only the boxes still open.
-pub(crate) fn overlapping_pair(boxes: &[BoxRef<'_>]) -> Option<(usize, usize)> {
+/// same length. A sweep keeps only the boxes still open along the dimension with the most
+/// distinct intervals (so a split on any one dimension sweeps in linear time); it compares
+/// at most `work_per_box` pairs per box (`Limits::max_geometry_work`), so that boxes
+/// stacked along one dimension and apart on another cannot make it quadratic.
+pub(crate) fn overlapping_pair(
+    boxes: &[BoxRef<'_>],
+    work_per_box: u64,
+) -> Result<Option<(usize, usize)>, OverBudget> {
     if boxes.len() < 2 {
-        return None;
+        return Ok(None);
     }
-    let begin = |b: BoxRef<'_>| b.0.first().copied().map_or(0, u128::from);
-    let end = |b: BoxRef<'_>| match (b.0.first(), b.1.first()) {
-        (Some(&o), Some(&e)) => u128::from(o) + u128::from(e),
-        _ => u128::MAX,
+    let budget = work_per_box.saturating_mul(boxes.len() as u64);
+    let mut spent = 0u64;
+    let ndim = boxes.first().map_or(0, |b| b.0.len());
+    let interval = |b: BoxRef<'_>, d: usize| match (b.0.get(d), b.1.get(d)) {
+        (Some(&o), Some(&e)) => (u128::from(o), u128::from(o) + u128::from(e)),
+        _ => (0, u128::MAX),
     };
+    let mut sweep = 0;
+    let mut most = 0;
+    for d in 0..ndim {
+        let mut spans: Vec<(u128, u128)> = boxes.iter().map(|&b| interval(b, d)).collect();
+        spans.sort_unstable();
+        spans.dedup();
+        if spans.len() > most {
+            (sweep, most) = (d, spans.len());
+        }
+    }
+    let begin = |b: BoxRef<'_>| interval(b, sweep).0;
+    let end = |b: BoxRef<'_>| interval(b, sweep).1;
     let mut order: Vec<usize> = (0..boxes.len()).collect();
     order.sort_by_key(|&i| begin(boxes[i]));
     let mut active: Vec<usize> = Vec::new();
     for i in order {
         let start = begin(boxes[i]);
         active.retain(|&j| end(boxes[j]) > start);
+        spent = spent.saturating_add(active.len() as u64);
+        if spent > budget {
+            return Err(OverBudget);
+        }
         if let Some(&j) = active.iter().find(|&&j| intersect(boxes[j], boxes[i])) {
-            return Some((j.min(i), j.max(i)));
+            return Ok(Some((j.min(i), j.max(i))));
         }
         active.push(i);
     }
-    None
+    Ok(None)
+}
+
+/// The `limit_exceeded` error of a search over budget, at `pointer`.
+pub(crate) fn over_budget(work_per_box: u64, pointer: String) -> crate::error::Error {
+    crate::error::Error::new(
+        crate::error::Code::LimitExceeded,
+        format!(
+            "box overlap search exceeds max_geometry_work ({work_per_box} comparisons per box)"
+        ),
+    )
+    .with_pointer(Some(pointer))
 }
 
 /// The number of elements of `shape`, if it fits in u128.
@@ -51,9 +90,13 @@ pub(crate) fn volume(shape: &[u64]) -> Option<u128> {
 
 /// Whether `boxes` cover a tensor of `shape` exactly: at least one, each inside, volumes
 /// adding up to the tensor's, none intersecting another.
-pub(crate) fn exactly_cover(shape: &[u64], boxes: &[BoxRef<'_>]) -> bool {
+pub(crate) fn exactly_cover(
+    shape: &[u64],
+    boxes: &[BoxRef<'_>],
+    work_per_box: u64,
+) -> Result<bool, OverBudget> {
     if boxes.is_empty() {
-        return false;
+        return Ok(false);
     }
     let inside = |b: BoxRef<'_>| {
         b.0.len() == shape.len()
@@ -65,17 +108,17 @@ pub(crate) fn exactly_cover(shape: &[u64], boxes: &[BoxRef<'_>]) -> bool {
                 .all(|((&o, &e), &s)| u128::from(o) + u128::from(e) <= u128::from(s))
     };
     if !boxes.iter().all(|&b| inside(b)) {
-        return false;
+        return Ok(false);
     }
     let mut total = 0u128;
     for &(_, extents) in boxes {
         match volume(extents).and_then(|v| total.checked_add(v)) {
             Some(t) => total = t,
-            None => return false,
+            None => return Ok(false),
         }
     }
     if volume(shape) != Some(total) {
-        return false;
+        return Ok(false);
     }
-    overlapping_pair(boxes).is_none()
+    Ok(overlapping_pair(boxes, work_per_box)?.is_none())
 }

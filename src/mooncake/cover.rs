@@ -10,7 +10,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use crate::error::{Code, Error, Result};
 
-use super::boxes::{exactly_cover, BoxRef};
+use super::boxes::{exactly_cover, over_budget, BoxRef};
 use super::model::{AxisKind, Fragment, Rank, Semantics, Tensor, Topology};
 
 fn fail(code: Code, message: String, tensor_at: usize) -> Error {
@@ -27,6 +27,7 @@ pub(crate) fn check_cover(
     at: usize,
     frags: &[&Fragment],
     topo: &Topology,
+    work: u64,
 ) -> Result<()> {
     let id = &t.tensor_id;
     check_undeclared(t, at, frags, topo)?;
@@ -64,7 +65,9 @@ pub(crate) fn check_cover(
                 .iter()
                 .map(|f| (f.global_offset.as_slice(), f.local_shape.as_slice()))
                 .collect();
-            if !exactly_cover(&t.global_shape, &boxes) {
+            let covered = exactly_cover(&t.global_shape, &boxes, work)
+                .map_err(|_| over_budget(work, format!("/tensors/{at}")))?;
+            if !covered {
                 return Err(fail(
                     Code::MooncakeNotCovered,
                     format!("global placement tensor is not fully covered: {id}"),

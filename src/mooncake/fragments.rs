@@ -7,7 +7,7 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 
 use crate::error::{Code, Error, Result};
 
-use super::boxes::{overlapping_pair, volume, BoxRef};
+use super::boxes::{over_budget, overlapping_pair, volume, BoxRef};
 use super::model::{Fragment, Tensor};
 use super::read::DraftPart;
 
@@ -67,6 +67,7 @@ pub(crate) fn check_part(
     part: &DraftPart,
     tensors: &[Tensor],
     by_id: &HashMap<&str, usize>,
+    work: u64,
 ) -> Result<()> {
     let p = part.at;
     let mut unknown: Vec<(&str, usize)> = part
@@ -149,7 +150,9 @@ pub(crate) fn check_part(
             .iter()
             .map(|x| (x.0.global_offset.as_slice(), x.0.local_shape.as_slice()))
             .collect();
-        if let Some((a, b)) = overlapping_pair(&boxes) {
+        let found =
+            overlapping_pair(&boxes, work).map_err(|_| over_budget(work, format!("/parts/{p}")))?;
+        if let Some((a, b)) = found {
             let (first, second) = (group[a], group[b]);
             return Err(at(
                 Code::FragmentOverlap,

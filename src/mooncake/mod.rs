@@ -20,6 +20,8 @@ mod placement;
 mod read;
 mod storage;
 mod storage_write;
+#[cfg(test)]
+mod tests;
 mod topology;
 mod write;
 

@@ -73,16 +73,16 @@ impl MooncakePlacement {
     /// As [`MooncakePlacement::from_json`].
     pub fn from_json_with(text: &[u8], limits: &Limits) -> Result<Self> {
         let tree = reader::read(text, "placement manifest", limits)?;
-        Self::from_value(&tree)
+        assemble(read_placement(&tree, limits)?)
     }
 
-    /// Validates a document tree read by [`crate::reader`].
+    /// Validates a document tree read by [`crate::reader`], under the default [`Limits`].
     ///
     /// # Errors
     ///
     /// As [`MooncakePlacement::from_json`], without the reader's.
     pub fn from_value(tree: &Value<'_>) -> Result<Self> {
-        assemble(read_placement(tree)?)
+        assemble(read_placement(tree, &Limits::default())?)
     }
 
     /// Builds a placement from values, as upstream's `from_fragments` does, and validates
@@ -150,8 +150,9 @@ impl MooncakePlacement {
             .enumerate()
             .map(|(i, t)| (t.tensor_id.as_str(), i))
             .collect();
+        let work = Limits::default().max_geometry_work;
         for part in &parts {
-            check_part(part, &tensors, &by_id)?;
+            check_part(part, &tensors, &by_id, work)?;
         }
         let draft = Draft {
             resource_id: input.resource_id,
@@ -163,6 +164,7 @@ impl MooncakePlacement {
             topology_id,
             tensors,
             parts: std::mem::take(&mut parts),
+            work,
         };
         for (k, v) in [
             ("resource_id", &draft.resource_id),
@@ -257,6 +259,7 @@ fn assemble(draft: Draft) -> Result<MooncakePlacement> {
         topology_id,
         tensors,
         parts,
+        work,
     } = draft;
     let referenced: HashSet<&str> = parts
         .iter()
@@ -313,7 +316,7 @@ fn assemble(draft: Draft) -> Result<MooncakePlacement> {
             .get(t.tensor_id.as_str())
             .map(Vec::as_slice)
             .unwrap_or_default();
-        check_cover(t, i, frags, &topology)?;
+        check_cover(t, i, frags, &topology, work)?;
     }
     drop(all);
     drop(by_tensor);

@@ -5,6 +5,7 @@
 use std::collections::HashMap;
 
 use crate::error::{Code, Error, Result};
+use crate::limits::Limits;
 use crate::path::Path;
 use crate::value::Value;
 
@@ -36,6 +37,8 @@ pub(crate) struct Draft {
     /// In document order.
     pub(crate) tensors: Vec<Tensor>,
     pub(crate) parts: Vec<DraftPart>,
+    /// `Limits::max_geometry_work`, for the rules of the whole placement.
+    pub(crate) work: u64,
 }
 
 const TOP: [&str; 9] = [
@@ -239,7 +242,7 @@ pub(crate) fn check_aliases(
 
 /// Reads the document tree into a draft; the part-local rules run as each part is read,
 /// as upstream builds each `WeightPlacementPart` in turn.
-pub(crate) fn read_placement(value: &Value<'_>) -> Result<Draft> {
+pub(crate) fn read_placement(value: &Value<'_>, limits: &Limits) -> Result<Draft> {
     let root = Path::Root;
     let obj = exact(value, &TOP, "placement manifest", &root)?;
     let kind_path = root.key("resource_kind");
@@ -268,8 +271,12 @@ pub(crate) fn read_placement(value: &Value<'_>) -> Result<Draft> {
 
     let tensors_path = root.key("tensors");
     let items = seq(member(obj, "tensors"), "placement tensors", &tensors_path)?;
+    limits.check_tensors(items.len(), &tensors_path)?;
     let mut tensors = Vec::with_capacity(items.len());
     for (i, item) in items.iter().enumerate() {
+        if let Some(shape) = item.as_object().and_then(|o| o.get("global_shape")) {
+            limits.check_dims(shape, &tensors_path.index(i).key("global_shape"))?;
+        }
         tensors.push(read_tensor(
             item,
             &format!("placement tensor {i}"),
@@ -292,6 +299,7 @@ pub(crate) fn read_placement(value: &Value<'_>) -> Result<Draft> {
     }
 
     let by_id: HashMap<&str, usize> = ids.iter().map(|&(id, i)| (id, i)).collect();
+    let mut total = 0usize;
     let parts_path = root.key("parts");
     let items = seq(member(obj, "parts"), "placement parts", &parts_path)?;
     let mut parts = Vec::with_capacity(items.len());
@@ -319,6 +327,8 @@ pub(crate) fn read_placement(value: &Value<'_>) -> Result<Draft> {
             "placement part fragments",
             &list_path,
         )?;
+        total = total.saturating_add(list.len());
+        limits.check_fragments(total, &list_path)?;
         let mut fragments = Vec::with_capacity(list.len());
         for (f, v) in list.iter().enumerate() {
             fragments.push((read_fragment(v, f, &list_path.index(f))?, f));
@@ -329,7 +339,7 @@ pub(crate) fn read_placement(value: &Value<'_>) -> Result<Draft> {
             fragments,
             at: p,
         };
-        check_part(&draft, &tensors, &by_id)?;
+        check_part(&draft, &tensors, &by_id, limits.max_geometry_work)?;
         parts.push(draft);
     }
     Ok(Draft {
@@ -342,5 +352,6 @@ pub(crate) fn read_placement(value: &Value<'_>) -> Result<Draft> {
         topology_id,
         tensors,
         parts,
+        work: limits.max_geometry_work,
     })
 }

@@ -10,7 +10,7 @@ use crate::path::Path;
 use crate::reader;
 use crate::value::Value;
 
-use super::boxes::{overlapping_pair, volume, BoxRef};
+use super::boxes::{over_budget, overlapping_pair, volume, BoxRef};
 use super::descriptor::{read_tensor, Order};
 use super::fields::{exact, int, ints, member, seq, string};
 use super::fragments::check_geometry;
@@ -172,8 +172,19 @@ impl MooncakeStorageManifest {
     /// `duplicate_tensor_id`, `duplicate_fragment_id`, `unknown_tensor_id` and the geometry
     /// codes for the rules this project shares), each with a message and a JSON pointer.
     pub fn from_json(text: &[u8]) -> Result<Self> {
-        let tree = reader::read(text, "weight manifest", &Limits::default())?;
-        Self::from_value(&tree)
+        Self::from_json_with(text, &Limits::default())
+    }
+
+    /// As [`MooncakeStorageManifest::from_json`], under `limits`.
+    ///
+    /// # Errors
+    ///
+    /// As [`MooncakeStorageManifest::from_json`].
+    pub fn from_json_with(text: &[u8], limits: &Limits) -> Result<Self> {
+        let tree = reader::read(text, "weight manifest", limits)?;
+        let manifest = Self::read(&tree, limits)?;
+        manifest.check(limits.max_geometry_work)?;
+        Ok(manifest)
     }
 
     /// Validates a document tree read by [`crate::reader`].
@@ -182,6 +193,13 @@ impl MooncakeStorageManifest {
     ///
     /// As [`MooncakeStorageManifest::from_json`], without the reader's.
     pub fn from_value(tree: &Value<'_>) -> Result<Self> {
+        let manifest = Self::read(tree, &Limits::default())?;
+        manifest.validate()?;
+        Ok(manifest)
+    }
+
+    /// The members, each checked as upstream reads it, before the manifest's rules.
+    fn read(tree: &Value<'_>, limits: &Limits) -> Result<Self> {
         let root = Path::Root;
         let obj = exact(tree, &TOP, "weight manifest", &root)?;
         if !matches!(member(obj, "resource_kind"), Value::Str(s) if s == "model_weight") {
@@ -197,8 +215,12 @@ impl MooncakeStorageManifest {
             "WeightManifest tensors",
             &tensors_path,
         )?;
+        limits.check_tensors(items.len(), &tensors_path)?;
         let mut tensors = Vec::with_capacity(items.len());
         for (i, item) in items.iter().enumerate() {
+            if let Some(shape) = item.as_object().and_then(|o| o.get("global_shape")) {
+                limits.check_dims(shape, &tensors_path.index(i).key("global_shape"))?;
+            }
             tensors.push(read_tensor(
                 item,
                 "tensor descriptor",
@@ -212,6 +234,7 @@ impl MooncakeStorageManifest {
             "WeightManifest fragments",
             &fragments_path,
         )?;
+        limits.check_fragments(items.len(), &fragments_path)?;
         let mut fragments = Vec::with_capacity(items.len());
         for (i, item) in items.iter().enumerate() {
             fragments.push(read_fragment(item, &fragments_path.index(i))?);
@@ -240,7 +263,6 @@ impl MooncakeStorageManifest {
             fragments,
             created_at,
         };
-        manifest.validate()?;
         Ok(manifest)
     }
 
@@ -250,6 +272,11 @@ impl MooncakeStorageManifest {
     ///
     /// As [`MooncakeStorageManifest::from_json`]; pointers refer to the manifest's text.
     pub fn validate(&self) -> Result<()> {
+        self.check(Limits::default().max_geometry_work)
+    }
+
+    /// The rules, in upstream's order, with `work` comparisons per box for overlaps.
+    fn check(&self, work: u64) -> Result<()> {
         for (k, v) in [
             ("namespace", &self.namespace),
             ("resource_id", &self.resource_id),
@@ -283,7 +310,7 @@ impl MooncakeStorageManifest {
         }
         let by_id = self.check_fragments()?;
         self.check_aliases(&by_id)?;
-        self.check_coverage()?;
+        self.check_coverage(work)?;
         self.check_object_ranges()
     }
 
@@ -403,7 +430,7 @@ impl MooncakeStorageManifest {
     }
 
     /// No two fragments of a tensor with one box; each tensor covered exactly once.
-    fn check_coverage(&self) -> Result<()> {
+    fn check_coverage(&self, work: u64) -> Result<()> {
         let mut seen = HashSet::with_capacity(self.fragments.len());
         let mut by_tensor: HashMap<&str, Vec<usize>> = HashMap::new();
         for (i, f) in self.fragments.iter().enumerate() {
@@ -437,10 +464,9 @@ impl MooncakeStorageManifest {
             let total = boxes
                 .iter()
                 .try_fold(0u128, |acc, b| volume(b.1).and_then(|v| acc.checked_add(v)));
-            if total.is_none()
-                || total != volume(&t.global_shape)
-                || overlapping_pair(&boxes).is_some()
-            {
+            let overlap = overlapping_pair(&boxes, work)
+                .map_err(|_| over_budget(work, format!("/tensors/{i}")))?;
+            if total.is_none() || total != volume(&t.global_shape) || overlap.is_some() {
                 return Err(rule(
                     Code::MooncakeStorageNotCovered,
                     format!("tensor is not fully covered: {}", t.tensor_id),
