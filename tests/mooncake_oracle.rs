@@ -296,3 +296,158 @@ fn conversion_both_ways_gives_upstream_bytes() {
         "{checked} {inferred} {axes_differ} {not_ours}"
     );
 }
+
+/// Plans between two layouts of one model (tests/mooncake/corpus/plans.json, recorded from
+/// upstream's `plan_placement_transfer`): both Mooncake placements imported, planned by
+/// this project's planner with Mooncake's replica choice, give upstream's regions one to
+/// one: tensor, source and target fragment, overlap offset and shape, base offsets, inner
+/// bytes, outer loop counts and strides.
+#[test]
+fn plans_with_mooncakes_replica_choice_equal_upstreams_regions() {
+    use weight_manifest::mooncake::{import, MooncakeReplicas};
+    use weight_manifest::{plan_with_choice, PlanLimits, ReplicaChoice};
+    let doc = corpus("plans.json");
+    let layouts = &doc["layouts"];
+    let read = |name: &str| {
+        MooncakePlacement::from_json(str_of(layouts, name).as_bytes()).expect("layout")
+    };
+    let ints = |v: &Value| -> Vec<u64> {
+        v.as_array()
+            .expect("list")
+            .iter()
+            .map(|n| n.as_u64().expect("u64"))
+            .collect()
+    };
+    let (mut plans, mut regions, mut choice_matters) = (0, 0, 0);
+    let mut failures = Vec::new();
+    for case in doc["cases"].as_array().expect("cases") {
+        let id = str_of(case, "id");
+        let (source, target) = (read(str_of(case, "source")), read(str_of(case, "target")));
+        let choice = MooncakeReplicas::new(&source);
+        let (ours_s, ours_t) = (
+            import(&source).expect("import").placement,
+            import(&target).expect("import").placement,
+        );
+        let limits = PlanLimits {
+            max_regions: 1 << 24,
+            max_segments: 1 << 30,
+            ..PlanLimits::default()
+        };
+        let plan = plan_with_choice(&ours_s, &ours_t, &limits, ReplicaChoice::Mooncake(&choice))
+            .expect("plan");
+        let balanced =
+            plan_with_choice(&ours_s, &ours_t, &limits, ReplicaChoice::Balanced).expect("plan");
+        let sources = |p: &weight_manifest::Plan| {
+            let mut v: Vec<(String, String)> = p
+                .regions()
+                .iter()
+                .map(|r| (r.target_fragment_id.clone(), r.source_fragment_id.clone()))
+                .collect();
+            v.sort();
+            v
+        };
+        if sources(&balanced) != sources(&plan) {
+            choice_matters += 1;
+        }
+        type Row = (
+            String,
+            String,
+            String,
+            Vec<u64>,
+            Vec<u64>,
+            u64,
+            u64,
+            u64,
+            Vec<u64>,
+            Vec<u64>,
+            Vec<u64>,
+        );
+        let mut ours: Vec<Row> = plan
+            .regions()
+            .iter()
+            .map(|r| {
+                (
+                    r.tensor_id.clone(),
+                    r.target_fragment_id.clone(),
+                    r.source_fragment_id.clone(),
+                    r.global_offset.clone(),
+                    r.shape.clone(),
+                    r.source_offset,
+                    r.target_offset,
+                    r.run_bytes,
+                    r.loops.iter().map(|l| l.count).collect(),
+                    r.loops.iter().map(|l| l.source_stride).collect(),
+                    r.loops.iter().map(|l| l.target_stride).collect(),
+                )
+            })
+            .collect();
+        let mut theirs: Vec<Row> = case["regions"]
+            .as_array()
+            .expect("regions")
+            .iter()
+            .map(|r| {
+                (
+                    str_of(r, "tensor_id").to_owned(),
+                    str_of(r, "target_fragment_id").to_owned(),
+                    str_of(r, "source_fragment_id").to_owned(),
+                    ints(&r["overlap_offset"]),
+                    ints(&r["overlap_shape"]),
+                    r["source_base_offset"].as_u64().expect("u64"),
+                    r["target_base_offset"].as_u64().expect("u64"),
+                    r["inner_bytes"].as_u64().expect("u64"),
+                    ints(&r["outer_loop_counts"]),
+                    ints(&r["source_strides"]),
+                    ints(&r["target_strides"]),
+                )
+            })
+            .collect();
+        ours.sort();
+        theirs.sort();
+        plans += 1;
+        regions += theirs.len();
+        if ours != theirs {
+            let first = ours.iter().zip(&theirs).position(|(a, b)| a != b);
+            failures.push(format!(
+                "{id}: {} regions, upstream {}; first difference at {first:?}: ours {:?} upstream {:?}",
+                ours.len(),
+                theirs.len(),
+                first.and_then(|i| ours.get(i)),
+                first.and_then(|i| theirs.get(i))
+            ));
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} failures:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+    // The default (load-balanced) choice reads other replicas in many of these plans: the
+    // comparison above is not satisfied by any choice.
+    assert!(
+        plans >= 30 && regions >= 4000 && choice_matters >= 10,
+        "{plans} {regions} {choice_matters}"
+    );
+}
+
+/// Every placement upstream accepted validates against the published schema
+/// `mooncake-placement.schema.json`, in the form upstream writes it.
+#[test]
+fn accepted_placements_validate_against_the_published_schema() {
+    let schema: Value = serde_json::from_str(
+        weight_manifest::schema::published("mooncake-placement.schema.json").expect("published"),
+    )
+    .expect("JSON");
+    let validator = jsonschema::validator_for(&schema).expect("schema");
+    let mut checked = 0;
+    for case in corpus("placement.json")["cases"].as_array().expect("cases") {
+        if case["expect"]["ok"].as_bool() == Some(true) {
+            let doc: Value =
+                serde_json::from_str(str_of(&case["expect"], "canonical")).expect("JSON");
+            let errors: Vec<String> = validator.iter_errors(&doc).map(|e| e.to_string()).collect();
+            assert!(errors.is_empty(), "{}: {errors:?}", str_of(case, "id"));
+            checked += 1;
+        }
+    }
+    assert!(checked >= 50, "{checked}");
+}

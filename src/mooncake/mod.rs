@@ -9,6 +9,7 @@
 //! `topology_id`, `sha256:` fragment ids) and its own rules (docs/contract.md §19).
 
 mod boxes;
+mod choice;
 mod convert;
 mod cover;
 mod descriptor;
@@ -25,6 +26,7 @@ mod tests;
 mod topology;
 mod write;
 
+pub use choice::MooncakeReplicas;
 pub use convert::{export, import, ExportOptions, Imported};
 pub use model::{Axis, AxisKind, Fragment, Part, Participant, Rank, Semantics, Tensor, Topology};
 pub use placement::{generated_fragment_id, MooncakeInput, MooncakePlacement};

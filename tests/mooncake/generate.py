@@ -858,6 +858,66 @@ def cases_storage():
         m("object-adjacent-ok", lambda x: x["fragments"][1].update(object_key=x["fragments"][0]["object_key"], object_offset=x["fragments"][0]["nbytes"]))
 
 
+# ------------------------------------------------------------------------------------------
+# Plans: upstream's plan_placement_transfer between two layouts of one model
+
+def layout(sizes, name):
+    """One small MoE-like model under `sizes`: fixed shapes, so any two layouts plan."""
+    tp, pp, ep, dp = sizes["tp"], sizes["pp"], sizes["ep"], sizes["dp"]
+    rep = [("replicated", "dp")] if dp > 1 else []
+    tensors = []
+    for l in range(4):
+        own = [("ownership", "pp")] if pp > 1 else []
+        owner = {"pp": l * pp // 4} if pp > 1 else {}
+        tp_split = lambda d: [("split", "tp", d)] if tp > 1 else []  # noqa: E731
+        tp_rep = [("replicated", "tp")] if tp > 1 else []
+        ep_rep = [("replicated", "ep")] if ep > 1 else []
+        tensors.append((f"l{l}.qkv", [16, 8], 2, rep + own + ep_rep + tp_split(0), owner, {"layer": l}))
+        tensors.append((f"l{l}.out", [8, 16], 2, rep + own + ep_rep + tp_split(1), owner, {"layer": l}))
+        tensors.append((f"l{l}.norm", [8], 4, rep + own + ep_rep + tp_rep, owner, {"layer": l}))
+        for e in range(4):
+            eown = [("ownership", "ep")] if ep > 1 else []
+            eo = dict(owner, **({"ep": e % ep} if ep > 1 else {}))
+            tensors.append((f"l{l}.e{e}.w", [4, 8], 2, rep + own + eown + tp_split(1), eo, {"layer": l, "expert": e}))
+    return build(name, sizes, tensors, resource="moe", revision="r", generation=1)
+
+
+PLANS: dict[str, dict] = {}
+LAYOUTS: dict[str, str] = {}
+
+
+def region_of(r):
+    return {
+        "tensor_id": r.tensor_id,
+        "source_fragment_id": r.source.placement_fragment_id,
+        "target_fragment_id": r.target.placement_fragment_id,
+        "overlap_offset": list(r.overlap_offset),
+        "overlap_shape": list(r.overlap_shape),
+        "source_base_offset": r.source_base_offset,
+        "target_base_offset": r.target_base_offset,
+        "inner_bytes": r.inner_bytes,
+        "outer_loop_counts": list(r.outer_loop_counts),
+        "source_strides": list(r.source_strides),
+        "target_strides": list(r.target_strides),
+    }
+
+
+def cases_plans():
+    grid = [one({"tp": 2}), one({"tp": 4}), one({"tp": 2, "dp": 2}), one({"tp": 4, "dp": 2}), one({"pp": 2, "tp": 2}),
+            one({"ep": 2, "tp": 2}), one({"ep": 4, "dp": 2}), {"tp": 2, "pp": 2, "ep": 2, "dp": 2}, one({"dp": 3, "tp": 2}),
+            one({"pp": 4, "ep": 2, "dp": 2})]
+    layouts = [layout(s, "tp{tp}-pp{pp}-ep{ep}-dp{dp}".format(**s)) for s in grid]
+    limits = mw.PlanningLimits(max_transfer_regions=10**7, max_segments_per_region=10**7, max_total_lowered_segments=10**8)
+    for name, p in layouts:
+        LAYOUTS[name] = mw.weight_placement_to_json(p)
+    # Each layout to the next three (a ring over every kind of change: tp, dp, pp, ep).
+    for i, (a, pa) in enumerate(layouts):
+        for step in (1, 2, 5):
+            b, pb = layouts[(i + step) % len(layouts)]
+            plan = mw.plan_placement_transfer(pa, pb, planning_limits=limits)
+            PLANS[f"{a}->{b}"] = {"source": a, "target": b, "regions": [region_of(r) for r in plan.operations]}
+
+
 def generate() -> dict[str, str]:
     placements = bases()
     cases_accepted(placements)
@@ -889,7 +949,12 @@ def generate() -> dict[str, str]:
                         "counts": {k: len(v) for k, v in sorted(scodes.items())},
                         "cases": [dict(id=cid, **case) for cid, case in sorted(STORAGE.items())]},
                        indent=1, ensure_ascii=False, sort_keys=True) + "\n"
-    return {"placement.json": text, "storage.json": stext}
+    cases_plans()
+    ptext = json.dumps({"upstream": "mooncake-transfer-engine-non-cuda==0.3.13.post1 plan_placement_transfer",
+                        "layouts": LAYOUTS,
+                        "cases": [dict(id=cid, **case) for cid, case in sorted(PLANS.items())]},
+                       indent=None, ensure_ascii=False, sort_keys=True, separators=(",", ":")) + "\n"
+    return {"placement.json": text, "storage.json": stext, "plans.json": ptext}
 
 
 def main() -> int:
@@ -909,7 +974,8 @@ def main() -> int:
     if bad:
         print("tests/mooncake/generate.py --check: would change: " + ", ".join(bad), file=sys.stderr)
         return 1
-    print(f"mooncake corpus: {len(CASES)} placement cases, {len(STORAGE)} storage cases")
+    print(f"mooncake corpus: {len(CASES)} placement cases, {len(STORAGE)} storage cases, "
+          f"{len(PLANS)} plans ({sum(len(c['regions']) for c in PLANS.values())} regions)")
     return 0
 
 
