@@ -306,6 +306,19 @@ fn conversion_both_ways_gives_upstream_bytes() {
 fn plans_with_mooncakes_replica_choice_equal_upstreams_regions() {
     use weight_manifest::mooncake::{import, MooncakeReplicas};
     use weight_manifest::{plan_with_choice, PlanLimits, ReplicaChoice};
+    type Row = (
+        String,
+        String,
+        String,
+        Vec<u64>,
+        Vec<u64>,
+        u64,
+        u64,
+        u64,
+        Vec<u64>,
+        Vec<u64>,
+        Vec<u64>,
+    );
     let doc = corpus("plans.json");
     let layouts = &doc["layouts"];
     let read = |name: &str| {
@@ -349,19 +362,6 @@ fn plans_with_mooncakes_replica_choice_equal_upstreams_regions() {
         if sources(&balanced) != sources(&plan) {
             choice_matters += 1;
         }
-        type Row = (
-            String,
-            String,
-            String,
-            Vec<u64>,
-            Vec<u64>,
-            u64,
-            u64,
-            u64,
-            Vec<u64>,
-            Vec<u64>,
-            Vec<u64>,
-        );
         let mut ours: Vec<Row> = plan
             .regions()
             .iter()
