@@ -298,8 +298,9 @@ fn conversion_both_ways_gives_upstream_bytes() {
 }
 
 /// Plans between two layouts of one model (tests/mooncake/corpus/plans.json, recorded from
-/// upstream's `plan_placement_transfer`): both Mooncake placements imported, planned by
-/// this project's planner with Mooncake's replica choice, give upstream's regions one to
+/// upstream's `plan_placement_transfer`, and from a Store manifest of the model by its
+/// `plan_stored_transfer_to_target_placement`): both Mooncake documents imported, planned
+/// by this project's planner with Mooncake's replica choice, give upstream's regions one to
 /// one: tensor, source and target fragment, overlap offset and shape, base offsets, inner
 /// bytes, outer loop counts and strides.
 #[test]
@@ -331,25 +332,41 @@ fn plans_with_mooncakes_replica_choice_equal_upstreams_regions() {
             .map(|n| n.as_u64().expect("u64"))
             .collect()
     };
-    let (mut plans, mut regions, mut choice_matters) = (0, 0, 0);
+    let (mut plans, mut regions, mut choice_matters, mut stored) = (0, 0, 0, 0);
     let mut failures = Vec::new();
     for case in doc["cases"].as_array().expect("cases") {
         let id = str_of(case, "id");
-        let (source, target) = (read(str_of(case, "source")), read(str_of(case, "target")));
-        let choice = MooncakeReplicas::new(&source);
-        let (ours_s, ours_t) = (
-            import(&source).expect("import").placement,
-            import(&target).expect("import").placement,
-        );
+        let target = read(str_of(case, "target"));
+        let ours_t = import(&target).expect("import").placement;
+        // A Store manifest as the source: one holder per tile, any choice reads it.
+        let (ours_s, choice) = if str_of(case, "source") == "stored" {
+            let stored = MooncakeStorageManifest::from_json(str_of(layouts, "stored").as_bytes())
+                .expect("stored");
+            (
+                weight_manifest::mooncake::import_storage(&stored)
+                    .expect("import")
+                    .placement,
+                None,
+            )
+        } else {
+            let source = read(str_of(case, "source"));
+            (
+                import(&source).expect("import").placement,
+                Some(MooncakeReplicas::new(&source)),
+            )
+        };
         let limits = PlanLimits {
             max_regions: 1 << 24,
             max_segments: 1 << 30,
             ..PlanLimits::default()
         };
-        let plan = plan_with_choice(&ours_s, &ours_t, &limits, ReplicaChoice::Mooncake(&choice))
-            .expect("plan");
+        let mode = choice
+            .as_ref()
+            .map_or(ReplicaChoice::Balanced, ReplicaChoice::Mooncake);
+        let plan = plan_with_choice(&ours_s, &ours_t, &limits, mode).expect("plan");
         let balanced =
             plan_with_choice(&ours_s, &ours_t, &limits, ReplicaChoice::Balanced).expect("plan");
+        stored += usize::from(choice.is_none());
         let sources = |p: &weight_manifest::Plan| {
             let mut v: Vec<(String, String)> = p
                 .regions()

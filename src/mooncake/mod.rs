@@ -21,6 +21,7 @@ mod placement;
 mod read;
 mod storage;
 mod storage_write;
+mod stored;
 #[cfg(test)]
 mod tests;
 mod topology;
@@ -31,3 +32,4 @@ pub use convert::{export, import, ExportOptions, Imported};
 pub use model::{Axis, AxisKind, Fragment, Part, Participant, Rank, Semantics, Tensor, Topology};
 pub use placement::{generated_fragment_id, MooncakeInput, MooncakePlacement};
 pub use storage::{MooncakeStorageManifest, StoredFragment};
+pub use stored::import_storage;

@@ -8,7 +8,8 @@ use std::process::ExitCode;
 use clap::{Args, Subcommand};
 use serde_json::json;
 use weight_manifest::mooncake::{
-    export, import, AxisKind, ExportOptions, MooncakePlacement, MooncakeStorageManifest,
+    export, import, import_storage, AxisKind, ExportOptions, MooncakePlacement,
+    MooncakeStorageManifest,
 };
 use weight_manifest::{reader, Limits, Options, Placement};
 
@@ -23,8 +24,9 @@ pub(crate) enum MooncakeCommand {
     /// Write a placement of this project as a Mooncake WeightPlacementManifest
     /// (`weight_placement_from_json` reads it), inferring topology, participants and axes.
     Export(ExportArgs),
-    /// Read a Mooncake WeightPlacementManifest as this project's canonical placement; what
-    /// it has no place for is listed on standard error.
+    /// Read a Mooncake WeightPlacementManifest (or a Store WeightManifest, every fragment on
+    /// rank 0) as this project's canonical placement; what it has no place for is listed on
+    /// standard error.
     Import {
         #[command(flatten)]
         input: super::args::Input,
@@ -84,7 +86,12 @@ pub(crate) fn run(command: &MooncakeCommand, limits: &Limits, progress: &Progres
             let text = read_input(&input.file, limits.max_document_bytes, progress, label)?;
             let format = input.format.format;
             let result = progress.reading(label, text.len(), || {
-                MooncakePlacement::from_json_with(&text, limits).and_then(|m| import(&m))
+                if super::plan::is_mooncake_store(&text) {
+                    MooncakeStorageManifest::from_json_with(&text, limits)
+                        .and_then(|m| import_storage(&m))
+                } else {
+                    MooncakePlacement::from_json_with(&text, limits).and_then(|m| import(&m))
+                }
             });
             let imported = match result {
                 Err(e) => return Ok(rejection(&e, format)),
@@ -120,23 +127,25 @@ pub(crate) fn run(command: &MooncakeCommand, limits: &Limits, progress: &Progres
                 Some(o) if o.get("namespace").is_some() && o.get("parts").is_none()
             );
             if storage {
-                return Ok(match MooncakeStorageManifest::from_json(&text) {
-                    Err(e) => rejection(&e, format),
-                    Ok(m) => {
-                        let (digest, tensors, fragments) =
-                            (m.digest(), m.tensors.len(), m.fragments.len());
-                        if format == Format::Json {
-                            json_success(
-                                json!({"document": "storage manifest", "manifest_digest": digest, "tensors": tensors, "fragments": fragments}),
-                            );
-                        } else {
-                            println!("storage manifest {}", m.manifest_key);
-                            println!("manifest_digest: {digest}");
-                            println!("tensors: {tensors}, fragments: {fragments}");
+                return Ok(
+                    match MooncakeStorageManifest::from_json_with(&text, limits) {
+                        Err(e) => rejection(&e, format),
+                        Ok(m) => {
+                            let (digest, tensors, fragments) =
+                                (m.digest(), m.tensors.len(), m.fragments.len());
+                            if format == Format::Json {
+                                json_success(
+                                    json!({"document": "storage manifest", "manifest_digest": digest, "tensors": tensors, "fragments": fragments}),
+                                );
+                            } else {
+                                println!("storage manifest {}", m.manifest_key);
+                                println!("manifest_digest: {digest}");
+                                println!("tensors: {tensors}, fragments: {fragments}");
+                            }
+                            ExitCode::SUCCESS
                         }
-                        ExitCode::SUCCESS
-                    }
-                });
+                    },
+                );
             }
             let result = progress.reading(label, text.len(), || {
                 MooncakePlacement::from_json_with(&text, limits)

@@ -6,7 +6,8 @@ use std::process::ExitCode;
 use clap::{Args, ValueEnum};
 use serde_json::{json, Value as Json};
 use weight_manifest::mooncake::{
-    export, import, ExportOptions, MooncakePlacement, MooncakeReplicas,
+    export, import, import_storage, ExportOptions, MooncakePlacement, MooncakeReplicas,
+    MooncakeStorageManifest,
 };
 use weight_manifest::plan::{
     plan_with_progress, PlanStats, DEFAULT_MAX_REGIONS, DEFAULT_MAX_SEGMENTS,
@@ -57,22 +58,36 @@ pub(crate) enum Choice {
     Mooncake,
 }
 
-/// Whether `text` is a Mooncake placement (contract §19): it has a `placement_set_id` key,
-/// which our placement never has (a string holding those characters escapes its quotes).
-fn is_mooncake(text: &[u8]) -> bool {
-    let key = b"\"placement_set_id\"";
+/// Whether `text` has the member name `key` (quotes included): a string holding those
+/// characters escapes its quotes, so only a member name matches.
+pub(crate) fn has_key(text: &[u8], key: &[u8]) -> bool {
     text.windows(key.len())
         .enumerate()
         .any(|(i, w)| w == key && (i == 0 || text[i - 1] != b'\\'))
 }
 
-/// A placement of either format: ours, and Mooncake's when it was one.
+/// Whether `text` is a Mooncake placement (contract §19): it has a `placement_set_id` key,
+/// which our placement never has.
+fn is_mooncake(text: &[u8]) -> bool {
+    has_key(text, b"\"placement_set_id\"")
+}
+
+/// Whether `text` is a Mooncake Store manifest: it has a `manifest_key` key.
+pub(crate) fn is_mooncake_store(text: &[u8]) -> bool {
+    has_key(text, b"\"manifest_key\"")
+}
+
+/// A placement of any format: ours, a Mooncake placement (also returned) or a Mooncake
+/// Store manifest (each stored fragment on rank 0: the source of a load from the Store).
 fn read_placement(
     text: &[u8],
     options: &Options<'_>,
     limits: &Limits,
 ) -> Result<(Placement, Option<MooncakePlacement>), Error> {
-    if is_mooncake(text) {
+    if is_mooncake_store(text) {
+        let m = MooncakeStorageManifest::from_json_with(text, limits)?;
+        Ok((import_storage(&m)?.placement, None))
+    } else if is_mooncake(text) {
         let m = MooncakePlacement::from_json_with(text, limits)?;
         Ok((import(&m)?.placement, Some(m)))
     } else {
