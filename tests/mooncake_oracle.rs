@@ -442,8 +442,8 @@ fn plans_with_mooncakes_replica_choice_equal_upstreams_regions() {
     // The default (load-balanced) choice reads other replicas in many of these plans: the
     // comparison above is not satisfied by any choice.
     assert!(
-        plans >= 30 && regions >= 4000 && choice_matters >= 10,
-        "{plans} {regions} {choice_matters}"
+        plans >= 40 && regions >= 6000 && choice_matters >= 10 && stored >= 10,
+        "{plans} {regions} {choice_matters} {stored}"
     );
 }
 
