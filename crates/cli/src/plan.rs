@@ -155,7 +155,8 @@ pub(crate) fn run(
             let (target, _) = progress.reading(TARGET, target_text.len(), || {
                 read_placement(&target_text, &options, document_limits)
             })?;
-            if args.replica_choice == Choice::Mooncake {
+            // A Store source holds each tile once: every choice reads the same fragment.
+            if args.replica_choice == Choice::Mooncake && !is_mooncake_store(&source_text) {
                 // Mooncake's choice needs the source's axes: its own, or the export's.
                 let m = match source_mooncake {
                     Some(m) => m,

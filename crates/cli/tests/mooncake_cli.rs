@@ -189,3 +189,60 @@ fn export_rejections_have_codes_and_usage_errors_exit_2() {
         stderr(&out)
     );
 }
+
+#[test]
+fn plan_reads_mooncake_documents_and_reproduces_upstreams_choice() {
+    let text = std::fs::read_to_string(format!("{ROOT}/tests/mooncake/corpus/plans.json")).unwrap();
+    let doc: Value = serde_json::from_str(&text).unwrap();
+    let cases = doc["cases"].as_array().unwrap();
+    for id in [
+        "tp2-pp1-ep1-dp2->tp4-pp1-ep1-dp2",
+        "stored->tp2-pp2-ep2-dp2",
+    ] {
+        let case = cases
+            .iter()
+            .find(|c| c["id"] == id)
+            .unwrap_or_else(|| panic!("{id}"));
+        let layout = |name: &Value| {
+            doc["layouts"][name.as_str().unwrap()]
+                .as_str()
+                .unwrap()
+                .to_owned()
+        };
+        let source = scratch("mooncake-plan", "source.json", layout(&case["source"]));
+        let target = scratch("mooncake-plan", "target.json", layout(&case["target"]));
+        let (code, json) = json_out(&[
+            "plan",
+            &source,
+            &target,
+            "--replica-choice",
+            "mooncake",
+            "--format",
+            "json",
+        ]);
+        assert_eq!(code, Some(0), "{id}: {json}");
+        let plan: Value = serde_json::from_str(json["plan"].as_str().unwrap()).unwrap();
+        let pairs = |regions: &Value, target: &str, source: &str| {
+            let mut v: Vec<(String, String)> = regions
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|r| {
+                    (
+                        r[target].as_str().unwrap().to_owned(),
+                        r[source].as_str().unwrap().to_owned(),
+                    )
+                })
+                .collect();
+            v.sort();
+            v
+        };
+        assert_eq!(
+            pairs(&plan["regions"], "target_fragment_id", "source_fragment_id"),
+            pairs(&case["regions"], "target_fragment_id", "source_fragment_id"),
+            "{id}"
+        );
+    }
+    let out = run(&["plan", "a.json", "b.json", "--replica-choice", "nearest"]);
+    assert_eq!(out.status.code(), Some(2));
+}
