@@ -73,7 +73,10 @@ impl MooncakePlacement {
     /// As [`MooncakePlacement::from_json`].
     pub fn from_json_with(text: &[u8], limits: &Limits) -> Result<Self> {
         let tree = reader::read(text, "placement manifest", limits)?;
-        assemble(read_placement(&tree, limits)?)
+        let draft = read_placement(&tree, limits)?;
+        // The tree is larger than the draft: its memory is reused by the rules that follow.
+        drop(tree);
+        assemble(draft)
     }
 
     /// Validates a document tree read by [`crate::reader`], under the default [`Limits`].
