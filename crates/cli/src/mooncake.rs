@@ -51,7 +51,7 @@ pub(crate) struct ExportArgs {
     #[arg(long = "size", value_name = "AXIS=N")]
     pub sizes: Vec<String>,
     /// A JSON file of overrides: weight_generation, placement_set_id, sizes,
-    /// participants ([{participant_id, rank}]) and parallel_axes ({tensor_id: [axes]}).
+    /// participants (a list of `{participant_id, rank}`) and parallel_axes (`{tensor_id: axes}`).
     #[arg(long)]
     pub overrides: Option<PathBuf>,
     #[command(flatten)]
