@@ -8,8 +8,8 @@ use std::process::ExitCode;
 use clap::{Args, Subcommand};
 use serde_json::json;
 use weight_manifest::mooncake::{
-    export, import, import_storage, AxisKind, ExportOptions, MooncakePlacement,
-    MooncakeStorageManifest,
+    export, generated_fragment_id, import, import_storage, AxisKind, ExportOptions,
+    MooncakePlacement, MooncakeStorageManifest,
 };
 use weight_manifest::{reader, Limits, Options, Placement};
 
@@ -154,6 +154,12 @@ pub(crate) fn run(command: &MooncakeCommand, limits: &Limits, progress: &Progres
                 Err(e) => rejection(&e, format),
                 Ok(m) => {
                     let fragments = m.fragments().count();
+                    // Readers take any fragment id; say how many are the ones upstream's
+                    // constructors generate from the contents.
+                    let generated = m
+                        .fragments()
+                        .filter(|f| generated_fragment_id(f) == f.placement_fragment_id)
+                        .count();
                     if format == Format::Json {
                         json_success(json!({
                             "document": "placement",
@@ -163,6 +169,7 @@ pub(crate) fn run(command: &MooncakeCommand, limits: &Limits, progress: &Progres
                             "tensors": m.tensors().len(),
                             "fragments": fragments,
                             "participants": m.parts().len(),
+                            "generated_fragment_ids": generated,
                         }));
                     } else {
                         println!("placement_id: {}", m.placement_id());
@@ -174,6 +181,7 @@ pub(crate) fn run(command: &MooncakeCommand, limits: &Limits, progress: &Progres
                             fragments,
                             m.parts().len()
                         );
+                        println!("fragment ids generated from their contents: {generated} of {fragments}");
                     }
                     leave_to_exit(m);
                     ExitCode::SUCCESS

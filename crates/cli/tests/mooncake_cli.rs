@@ -59,6 +59,9 @@ fn validate_reports_upstreams_ids_and_codes() {
     let (code, json) = json_out(&["mooncake", "validate", "--format", "json", &file]);
     assert_eq!(code, Some(0));
     assert_eq!(json["topology_id"], ok["expect"]["topology_id"]);
+    // Built by upstream's constructors: every id is the one generated from the contents.
+    assert_eq!(json["generated_fragment_ids"], json["fragments"]);
+    assert!(json["fragments"].as_u64().unwrap() > 0);
 
     for id in [
         "reject/tp2/topology-rank-range-tp",
