@@ -6,7 +6,7 @@
 //!
 //! This is upstream's format, not this project's contract: its own schema
 //! (`schema/mooncake-placement.schema.json`), its own identities (`placement_id`,
-//! `topology_id`, `sha256:` fragment ids) and its own rules (docs/contract.md §19).
+//! `topology_id`, `sha256:` fragment ids) and its own rules (docs/contract.md §20).
 
 mod boxes;
 mod choice;

@@ -66,7 +66,7 @@ pub(crate) fn has_key(text: &[u8], key: &[u8]) -> bool {
         .any(|(i, w)| w == key && (i == 0 || text[i - 1] != b'\\'))
 }
 
-/// Whether `text` is a Mooncake placement (contract §19): it has a `placement_set_id` key,
+/// Whether `text` is a Mooncake placement (contract §20): it has a `placement_set_id` key,
 /// which our placement never has.
 fn is_mooncake(text: &[u8]) -> bool {
     has_key(text, b"\"placement_set_id\"")
