@@ -5,11 +5,13 @@ CARGO ?= cargo
 BIN := target/release/weight-manifest
 EXAMPLE := examples/moe-ep-pp
 
-.PHONY: example test test-rust conformance checks rust-consumer fuzz-smoke
+.PHONY: example test test-rust conformance checks rust-consumer fuzz-smoke mooncake-oracle
 
 # Each binding adds its own targets to TEST_TARGETS in bindings/<name>/rules.mk.
 TEST_TARGETS := checks test-rust rust-consumer conformance
 -include $(sort $(wildcard bindings/*/rules.mk))
+# Upstream Mooncake's own code as the oracle (needs the venv with its wheel).
+TEST_TARGETS += mooncake-oracle
 # Last: a short fuzz smoke of every target (scripts/fuzz.sh; FUZZ_SECONDS per target).
 TEST_TARGETS += fuzz-smoke
 FUZZ_SECONDS ?= 30
@@ -52,6 +54,14 @@ rust-consumer:
 conformance:
 	$(CARGO) build -q
 	target/debug/weight-manifest conformance run --dir tests/conformance
+
+## The Mooncake oracle (tests/mooncake/): the corpus regenerated with upstream's wheel must
+## equal the recorded one (tests/mooncake_oracle.rs runs it in test-rust), and the
+## DeepSeek-V3-like placement must go through upstream's reader and back (about 40 s).
+mooncake-oracle: python-venv
+	$(PY) tests/mooncake/generate.py --check
+	$(CARGO) build -q
+	$(PY) tests/mooncake/deepseek_check.py $${CARGO_TARGET_DIR:-target}/debug/weight-manifest
 
 fuzz-smoke:
 	scripts/fuzz.sh smoke $(FUZZ_SECONDS)

@@ -7,14 +7,15 @@
 #                                          as W workers of N/W each over one corpus (default 1)
 #   scripts/fuzz.sh list                   the targets
 #
-# Corpora are seeded from the conformance fixtures (tests/conformance) and, for the
+# Corpora are seeded from the conformance fixtures (tests/conformance), the Mooncake
+# oracle corpus (tests/mooncake/corpus, target mooncake) and, for the
 # placement and plan targets, the hostile box family (scripts/slab_family.py) into
 # fuzz/corpus/TARGET; findings land in fuzz/artifacts/TARGET and fail the run. A finding
 # becomes a regression fixture in tests/conformance (generate.py) once fixed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-TARGETS=(placement_parse placement_inventory runtime_inventory binding_inventory runtime_parse binding_parse canonical plan plan_bind adapt_rules safetensors_header)
+TARGETS=(placement_parse placement_inventory runtime_inventory binding_inventory runtime_parse binding_parse canonical plan plan_bind adapt_rules safetensors_header mooncake)
 
 need_cargo_fuzz() {
   if ! cargo fuzz --version >/dev/null 2>&1; then
@@ -44,6 +45,7 @@ ops = {
     # Seeded below from their own example files, not from fixtures.
     "adapt_rules": set(),
     "safetensors_header": set(),
+    "mooncake": set(),
 }[target]
 for path in sorted(pathlib.Path("tests/conformance").glob("*/*.json")):
     fixture = json.loads(path.read_text())
@@ -78,6 +80,18 @@ PY
       ;;
     adapt_rules)
       cp examples/rules/*.json "$dir/"
+      ;;
+    mooncake)
+      # Every input of the Mooncake oracle corpus that fits -max_len.
+      python3 - "$dir" <<'PY'
+import hashlib, json, pathlib, sys
+out = pathlib.Path(sys.argv[1])
+for name in ("placement.json", "storage.json"):
+    for case in json.loads(pathlib.Path("tests/mooncake/corpus", name).read_text())["cases"]:
+        data = case["input"].encode("utf-8")
+        if len(data) <= 65536:
+            (out / hashlib.sha1(data).hexdigest()).write_bytes(data)
+PY
       ;;
     safetensors_header)
       # The real MiniLM header alone, and as a file with its 8-byte length prefix.

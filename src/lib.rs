@@ -40,6 +40,7 @@ pub mod detail;
 pub mod error;
 pub mod inventory;
 pub mod limits;
+pub mod mooncake;
 mod options;
 pub mod path;
 pub mod plan;
@@ -73,7 +74,7 @@ pub use limits::{LimitSettingError, Limits};
 pub use model::{Binding, Owner, Placement, Runtime};
 pub use options::{AddressSemantics, Options, OwnerResolver};
 pub use path::Path;
-pub use plan::{plan, Plan, PlanLimits};
+pub use plan::{plan, plan_with_choice, Plan, PlanLimits, ReplicaChoice};
 pub use plan_bind::{bind_plan, BoundPlan, Fences};
 pub use project::{
     placement_fragment_id, project_binding, project_binding_value, project_placement,

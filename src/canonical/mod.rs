@@ -28,6 +28,7 @@ use std::fmt;
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 
+pub(crate) use escape::{write_str, write_u64};
 pub use value::encode_value;
 pub use writer::Canonical;
 pub(crate) use writer::{Hole, Raw};

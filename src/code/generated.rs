@@ -337,6 +337,78 @@ pub enum Code {
     /// recombined from its fragments' partials differs from the digest of the whole tensor.
     /// (added by this implementation)
     ContentDigestMismatch,
+    /// `mooncake_resource_kind`: a Mooncake document's resource_kind is not model_weight.
+    /// (added by this implementation)
+    MooncakeResourceKind,
+    /// `mooncake_topology_invalid`: a Mooncake ParallelTopology is not valid: no
+    /// participants, a repeated participant_id or parallel rank, or a participant
+    /// coordinate not below its axis size. (added by this implementation)
+    MooncakeTopologyInvalid,
+    /// `mooncake_topology_id_mismatch`: a Mooncake topology's topology_id is not the id of
+    /// its contents. (added by this implementation)
+    MooncakeTopologyIdMismatch,
+    /// `mooncake_axis_invalid`: a Mooncake tensor's parallel_axes are not valid: unknown
+    /// semantics or kind, a split on dp or pp, an EP split off dim 0, a repeated kind, two
+    /// splits on one dim, a split dim out of range or not the shard_dims, an expert_id with
+    /// an EP split. (added by this implementation)
+    MooncakeAxisInvalid,
+    /// `mooncake_alias_group_invalid`: a Mooncake alias group has fewer than two names,
+    /// omits the fragment's own tensor, names an unknown tensor, or is not declared the
+    /// same by every fragment of its members. (added by this implementation)
+    MooncakeAliasGroupInvalid,
+    /// `mooncake_participant_mismatch`: a Mooncake placement's parts are not the topology's
+    /// participants one to one (missing, unknown or repeated participant, a part rank other
+    /// than the participant's, a fragment rank other than its part's). (added by this
+    /// implementation)
+    MooncakeParticipantMismatch,
+    /// `mooncake_unreferenced_tensor`: a Mooncake placement lists a tensor that no fragment
+    /// places. (added by this implementation)
+    MooncakeUnreferencedTensor,
+    /// `mooncake_undeclared_axis`: a Mooncake tensor's fragments use an active parallel
+    /// axis that its parallel_axes do not declare (or vary across it independently of the
+    /// declared axes). (added by this implementation)
+    MooncakeUndeclaredAxis,
+    /// `mooncake_replica_coverage`: a Mooncake tensor's owners are missing on a
+    /// replicated-axis participant, or placed on one the topology does not have. (added by
+    /// this implementation)
+    MooncakeReplicaCoverage,
+    /// `mooncake_not_covered`: a Mooncake tensor is not exactly covered by the fragments of
+    /// one replica of one owner (a gap, an overlap between ranks, or an empty placement).
+    /// (added by this implementation)
+    MooncakeNotCovered,
+    /// `mooncake_split_participation`: a Mooncake tensor's split axes are not held by every
+    /// participant of their axis range, or are held by others. (added by this
+    /// implementation)
+    MooncakeSplitParticipation,
+    /// `mooncake_split_geometry`: a Mooncake tensor's split-axis ranks do not form a
+    /// Cartesian grid, or their boxes do not partition the split dimension in rank order.
+    /// (added by this implementation)
+    MooncakeSplitGeometry,
+    /// `mooncake_storage_key`: a Mooncake storage manifest's manifest_key is not
+    /// {group_id}/manifest, or a fragment's object_key is not under {group_id}/payload/.
+    /// (added by this implementation)
+    MooncakeStorageKey,
+    /// `mooncake_storage_duplicate_geometry`: a Mooncake storage manifest has two fragments
+    /// of one tensor with the same box. (added by this implementation)
+    MooncakeStorageDuplicateGeometry,
+    /// `mooncake_storage_not_covered`: a Mooncake storage manifest does not cover a tensor
+    /// exactly once. (added by this implementation)
+    MooncakeStorageNotCovered,
+    /// `mooncake_storage_alias`: a Mooncake storage manifest's alias groups name unknown
+    /// tensors, are incomplete for a box, or join tensors with different descriptors.
+    /// (added by this implementation)
+    MooncakeStorageAlias,
+    /// `mooncake_storage_object_overlap`: two fragments of a Mooncake storage manifest
+    /// overlap in one stored object. (added by this implementation)
+    MooncakeStorageObjectOverlap,
+    /// `mooncake_export_unsupported`: a placement of this project cannot be written as a
+    /// Mooncake placement (the message names what Mooncake cannot express). (added by this
+    /// implementation)
+    MooncakeExportUnsupported,
+    /// `mooncake_export_override_invalid`: an override given to the Mooncake export does
+    /// not fit the placement (a participant, size or axis that contradicts it). (added by
+    /// this implementation)
+    MooncakeExportOverrideInvalid,
 }
 
 impl Code {
@@ -440,6 +512,25 @@ impl Code {
         Code::ContentReplicaMismatch,
         Code::ContentManifestInvalid,
         Code::ContentDigestMismatch,
+        Code::MooncakeResourceKind,
+        Code::MooncakeTopologyInvalid,
+        Code::MooncakeTopologyIdMismatch,
+        Code::MooncakeAxisInvalid,
+        Code::MooncakeAliasGroupInvalid,
+        Code::MooncakeParticipantMismatch,
+        Code::MooncakeUnreferencedTensor,
+        Code::MooncakeUndeclaredAxis,
+        Code::MooncakeReplicaCoverage,
+        Code::MooncakeNotCovered,
+        Code::MooncakeSplitParticipation,
+        Code::MooncakeSplitGeometry,
+        Code::MooncakeStorageKey,
+        Code::MooncakeStorageDuplicateGeometry,
+        Code::MooncakeStorageNotCovered,
+        Code::MooncakeStorageAlias,
+        Code::MooncakeStorageObjectOverlap,
+        Code::MooncakeExportUnsupported,
+        Code::MooncakeExportOverrideInvalid,
     ];
 
     /// The snake_case spelling used on the wire and in fixtures.
@@ -542,6 +633,25 @@ impl Code {
             Code::ContentReplicaMismatch => "content_replica_mismatch",
             Code::ContentManifestInvalid => "content_manifest_invalid",
             Code::ContentDigestMismatch => "content_digest_mismatch",
+            Code::MooncakeResourceKind => "mooncake_resource_kind",
+            Code::MooncakeTopologyInvalid => "mooncake_topology_invalid",
+            Code::MooncakeTopologyIdMismatch => "mooncake_topology_id_mismatch",
+            Code::MooncakeAxisInvalid => "mooncake_axis_invalid",
+            Code::MooncakeAliasGroupInvalid => "mooncake_alias_group_invalid",
+            Code::MooncakeParticipantMismatch => "mooncake_participant_mismatch",
+            Code::MooncakeUnreferencedTensor => "mooncake_unreferenced_tensor",
+            Code::MooncakeUndeclaredAxis => "mooncake_undeclared_axis",
+            Code::MooncakeReplicaCoverage => "mooncake_replica_coverage",
+            Code::MooncakeNotCovered => "mooncake_not_covered",
+            Code::MooncakeSplitParticipation => "mooncake_split_participation",
+            Code::MooncakeSplitGeometry => "mooncake_split_geometry",
+            Code::MooncakeStorageKey => "mooncake_storage_key",
+            Code::MooncakeStorageDuplicateGeometry => "mooncake_storage_duplicate_geometry",
+            Code::MooncakeStorageNotCovered => "mooncake_storage_not_covered",
+            Code::MooncakeStorageAlias => "mooncake_storage_alias",
+            Code::MooncakeStorageObjectOverlap => "mooncake_storage_object_overlap",
+            Code::MooncakeExportUnsupported => "mooncake_export_unsupported",
+            Code::MooncakeExportOverrideInvalid => "mooncake_export_override_invalid",
         }
     }
 

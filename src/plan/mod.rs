@@ -46,6 +46,7 @@ use crate::model::Placement;
 use crate::wire::{ParallelRank, PlanRegion, ReshardPlan};
 
 pub use limits::{PlanLimits, DEFAULT_MAX_REGIONS, DEFAULT_MAX_SEGMENTS};
+pub use replica::ReplicaChoice;
 
 /// A reshard plan: its canonical text, its plan_id and its statistics. The typed wire
 /// value is read from the text on first use ([`Plan::as_wire`], [`Plan::regions`]).
@@ -110,7 +111,23 @@ pub fn plan_with_progress(
     mut walked: impl FnMut(usize, usize),
 ) -> Result<Plan> {
     crate::geometry::work::with_per_box(limits.max_geometry_work, || {
-        plan_within(source, target, limits, &mut walked)
+        plan_within(source, target, limits, &mut walked, ReplicaChoice::Balanced)
+    })
+}
+
+/// [`plan`] with the replica choice `choice` ([`ReplicaChoice::Balanced`] is [`plan`]).
+///
+/// # Errors
+///
+/// As [`plan`].
+pub fn plan_with_choice(
+    source: &Placement,
+    target: &Placement,
+    limits: &PlanLimits,
+    choice: ReplicaChoice<'_>,
+) -> Result<Plan> {
+    crate::geometry::work::with_per_box(limits.max_geometry_work, || {
+        plan_within(source, target, limits, &mut |_, _| {}, choice)
     })
 }
 
@@ -120,8 +137,14 @@ fn plan_within(
     target: &Placement,
     limits: &PlanLimits,
     walked: &mut impl FnMut(usize, usize),
+    choice: ReplicaChoice<'_>,
 ) -> Result<Plan> {
     let walk = walk::Walk::prepare(source, target)?;
+    // Mooncake reads a target's tiles from one source DP replica, chosen by the target's dp.
+    let source_dp = |dp: u64| match choice {
+        ReplicaChoice::Balanced => dp,
+        ReplicaChoice::Mooncake(m) => m.source_dp(dp).unwrap_or(dp),
+    };
     // Count first, keeping the overlaps compactly (bounded by the limits): nothing is
     // built until every limit has held.
     let mut budget = limits::Budget::new(*limits);
@@ -139,6 +162,7 @@ fn plan_within(
             Ok(())
         },
         walked,
+        &source_dp,
     )?;
 
     let (sources, targets) = (source.fragments(), target.fragments());
@@ -147,7 +171,17 @@ fn plan_within(
     let mut bytes = 0u128;
     for overlap in pending.iter() {
         let target = &targets[overlap.target];
-        let chosen = loads.choose(sources, overlap.replicas, target.rank.dp, overlap.nbytes);
+        let mooncake = match choice {
+            ReplicaChoice::Balanced => None,
+            ReplicaChoice::Mooncake(m) => m.choose(sources, overlap.replicas, target.rank.dp),
+        };
+        let chosen = match mooncake {
+            Some(chosen) => {
+                loads.charge(sources, chosen, overlap.nbytes);
+                chosen
+            }
+            None => loads.choose(sources, overlap.replicas, target.rank.dp, overlap.nbytes),
+        };
         bytes += u128::from(overlap.nbytes);
         writer.region(&wire::RegionView {
             global_offset: overlap.global_offset,

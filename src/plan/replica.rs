@@ -6,10 +6,23 @@
 //! is deterministic.
 
 use crate::coverage::group::rank_key;
+use crate::mooncake::MooncakeReplicas;
 use crate::validate::fxhash::FxHashMap;
 use crate::wire::{ParallelRank, PlacementFragment};
 
 type RankKey = (u64, u64, u64, u64);
+
+/// How a region picks, among the source fragments holding its tile, the one it reads.
+#[derive(Clone, Copy, Debug, Default)]
+pub enum ReplicaChoice<'a> {
+    /// This planner's default: the target's own DP rank if any, then the least loaded
+    /// source rank so far (module documentation).
+    #[default]
+    Balanced,
+    /// Mooncake's choice ([`MooncakeReplicas`]), so that regions compare one to one with
+    /// upstream's `plan_placement_transfer`.
+    Mooncake(&'a MooncakeReplicas),
+}
 
 /// Bytes and regions read from each source rank so far.
 #[derive(Default)]
@@ -40,13 +53,18 @@ impl Loads {
             .filter(|&i| !same_dp || fragments[i].rank.dp == target_dp)
             .min_by_key(|&i| load(i))
             .unwrap_or(replicas[0]);
+        self.charge(fragments, chosen, nbytes);
+        chosen
+    }
+
+    /// Charges `nbytes` to the rank of fragment `chosen`.
+    pub(crate) fn charge(&mut self, fragments: &[PlacementFragment], chosen: usize, nbytes: u64) {
         let entry = self
             .by_rank
             .entry(rank_key(&fragments[chosen].rank))
             .or_insert((0, 0));
         entry.0 = entry.0.saturating_add(1);
         entry.1 = entry.1.saturating_add(u128::from(nbytes));
-        chosen
     }
 
     /// (rank, regions, bytes) per source rank read from, in rank order.

@@ -79,6 +79,7 @@ impl<'p> Walk<'p> {
         &'w self,
         visit: &mut dyn FnMut(&Overlap<'w, '_>) -> Result<()>,
         walked: &mut impl FnMut(usize, usize),
+        source_dp: &dyn Fn(u64) -> u64,
     ) -> Result<()> {
         let (sources, targets) = (self.source.fragments(), self.target.fragments());
         let mut hits: Vec<usize> = Vec::new();
@@ -90,7 +91,9 @@ impl<'p> Walk<'p> {
             let mut budget = Work::for_boxes(work.sources.saturating_add(targets_of.len()));
             for &t in targets_of {
                 let fragment = &targets[t];
-                let cover = work.covers.for_target(fragment.rank.dp, &mut turn);
+                let cover = work
+                    .covers
+                    .for_target(source_dp(fragment.rank.dp), &mut turn);
                 let frame = crate::geometry::BoxRef {
                     offset: &fragment.global_offset,
                     extent: &fragment.local_shape,

@@ -944,6 +944,312 @@ pub struct InventoryRank {
     ///Tensor-parallel rank coordinate.
     pub tp: u64,
 }
+///How one parallel axis places a tensor: `split` (the ranks of a tp or ep axis partition dimension dim; ep only dim 0), `replicated` (each rank holds the whole tensor) or `ownership` (only the ranks that hold fragments own it). Emitted sorted by kind in the order dp, pp, ep, tp; a kind at most once.
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Eq, Hash, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct MooncakeAxis {
+    ///The split dimension; present exactly when semantics is split.
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub dim: ::std::option::Option<u64>,
+    ///The axis.
+    pub kind: MooncakeAxisKind,
+    ///The axis semantics.
+    pub semantics: MooncakeAxisSemantics,
+}
+///The axis.
+#[derive(
+    ::serde::Deserialize,
+    ::serde::Serialize,
+    Clone,
+    Copy,
+    Debug,
+    Eq,
+    Hash,
+    Ord,
+    PartialEq,
+    PartialOrd
+)]
+pub enum MooncakeAxisKind {
+    #[serde(rename = "dp")]
+    Dp,
+    #[serde(rename = "ep")]
+    Ep,
+    #[serde(rename = "pp")]
+    Pp,
+    #[serde(rename = "tp")]
+    Tp,
+}
+impl ::std::fmt::Display for MooncakeAxisKind {
+    fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+        match *self {
+            Self::Dp => f.write_str("dp"),
+            Self::Ep => f.write_str("ep"),
+            Self::Pp => f.write_str("pp"),
+            Self::Tp => f.write_str("tp"),
+        }
+    }
+}
+impl ::std::str::FromStr for MooncakeAxisKind {
+    type Err = self::error::ConversionError;
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        match value {
+            "dp" => Ok(Self::Dp),
+            "ep" => Ok(Self::Ep),
+            "pp" => Ok(Self::Pp),
+            "tp" => Ok(Self::Tp),
+            _ => Err("invalid value".into()),
+        }
+    }
+}
+impl ::std::convert::TryFrom<&str> for MooncakeAxisKind {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl ::std::convert::TryFrom<::std::string::String> for MooncakeAxisKind {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+///The axis semantics.
+#[derive(
+    ::serde::Deserialize,
+    ::serde::Serialize,
+    Clone,
+    Copy,
+    Debug,
+    Eq,
+    Hash,
+    Ord,
+    PartialEq,
+    PartialOrd
+)]
+pub enum MooncakeAxisSemantics {
+    #[serde(rename = "ownership")]
+    Ownership,
+    #[serde(rename = "replicated")]
+    Replicated,
+    #[serde(rename = "split")]
+    Split,
+}
+impl ::std::fmt::Display for MooncakeAxisSemantics {
+    fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+        match *self {
+            Self::Ownership => f.write_str("ownership"),
+            Self::Replicated => f.write_str("replicated"),
+            Self::Split => f.write_str("split"),
+        }
+    }
+}
+impl ::std::str::FromStr for MooncakeAxisSemantics {
+    type Err = self::error::ConversionError;
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        match value {
+            "ownership" => Ok(Self::Ownership),
+            "replicated" => Ok(Self::Replicated),
+            "split" => Ok(Self::Split),
+            _ => Err("invalid value".into()),
+        }
+    }
+}
+impl ::std::convert::TryFrom<&str> for MooncakeAxisSemantics {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl ::std::convert::TryFrom<::std::string::String> for MooncakeAxisSemantics {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+///One named participant of the topology and its coordinates.
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Eq, Hash, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct MooncakeParticipant {
+    ///The participant's name, unique in the topology.
+    pub participant_id: ::std::string::String,
+    ///Its coordinates, each below its axis size; unique in the topology.
+    pub rank: MooncakeRank,
+}
+///A logical box of a tensor held by one rank (Mooncake's PlacementFragment). A generated placement_fragment_id is `sha256:` + SHA-256 of the canonical encoding of this object without placement_fragment_id and with `"schema":"weight-placement-fragment"`; readers take any non-empty id.
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Eq, Hash, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct MooncakePlacementFragment {
+    ///Empty, or at least two tensor ids including the own one, sorted.
+    pub aliases: ::std::vec::Vec<::std::string::String>,
+    ///Offset of the box in the tensor.
+    pub global_offset: ::std::vec::Vec<u64>,
+    ///Extents of the box.
+    pub local_shape: ::std::vec::Vec<u64>,
+    ///Product of local_shape times itemsize.
+    pub nbytes: u64,
+    ///Virtual pipeline stage; absent when not assigned (never null).
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub pipeline_stage_id: ::std::option::Option<u64>,
+    ///The fragment's id, unique in the placement.
+    pub placement_fragment_id: ::std::string::String,
+    ///The holder; equal to its part's rank.
+    pub rank: MooncakeRank,
+    ///The tensor.
+    pub tensor_id: ::std::string::String,
+}
+///Mooncake's WeightPlacementManifest wire form as released in mooncake.reshard 0.3.13 (upstream's format, not this project's contract; docs/contract.md 'The Mooncake format'): one complete, address-free placement of a model-weight generation over a TP/PP/EP/DP topology, one part per participant. Every key is required, no other key is allowed; the canonical text is JSON with sorted keys, no whitespace and ASCII escapes. placement_id is `sha256:` + SHA-256 of the canonical encoding of this object without placement_id and resource_kind and with `"schema":"complete-weight-placement"`; the digest is the SHA-256 of the canonical text.
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Eq, Hash, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct MooncakePlacementManifest {
+    ///One part per topology participant, emitted sorted by participant_id.
+    pub parts: ::std::vec::Vec<MooncakePlacementPart>,
+    ///`sha256:` + the hex digest of the identity payload (see the document's description); must equal the recomputed id.
+    pub placement_id: ::std::string::String,
+    ///The set of placements this one belongs to (Mooncake's name; this project's placement has no place for it).
+    pub placement_set_id: ::std::string::String,
+    ///The resource placed: the model (this project's model_id).
+    pub resource_id: ::std::string::String,
+    ///Always `model_weight`.
+    pub resource_kind: MooncakePlacementManifestResourceKind,
+    ///Revision of the weights.
+    pub revision: ::std::string::String,
+    ///Every placed tensor once, emitted sorted by tensor_id; each is placed by at least one fragment.
+    pub tensors: ::std::vec::Vec<MooncakeTensorDescriptor>,
+    ///The parallel topology and its participants.
+    pub topology: MooncakeTopology,
+    ///Generation of the weights.
+    pub weight_generation: u64,
+}
+///Always `model_weight`.
+#[derive(
+    ::serde::Deserialize,
+    ::serde::Serialize,
+    Clone,
+    Copy,
+    Debug,
+    Eq,
+    Hash,
+    Ord,
+    PartialEq,
+    PartialOrd
+)]
+pub enum MooncakePlacementManifestResourceKind {
+    #[serde(rename = "model_weight")]
+    ModelWeight,
+}
+impl ::std::fmt::Display for MooncakePlacementManifestResourceKind {
+    fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+        match *self {
+            Self::ModelWeight => f.write_str("model_weight"),
+        }
+    }
+}
+impl ::std::str::FromStr for MooncakePlacementManifestResourceKind {
+    type Err = self::error::ConversionError;
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        match value {
+            "model_weight" => Ok(Self::ModelWeight),
+            _ => Err("invalid value".into()),
+        }
+    }
+}
+impl ::std::convert::TryFrom<&str> for MooncakePlacementManifestResourceKind {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl ::std::convert::TryFrom<::std::string::String>
+for MooncakePlacementManifestResourceKind {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+///One participant's fragments.
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Eq, Hash, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct MooncakePlacementPart {
+    ///The participant's fragments, emitted sorted by placement_fragment_id.
+    pub fragments: ::std::vec::Vec<MooncakePlacementFragment>,
+    ///A topology participant.
+    pub participant_id: ::std::string::String,
+    ///That participant's rank.
+    pub rank: MooncakeRank,
+}
+///A participant's TP/PP/EP/DP coordinates (Mooncake's ParallelRank).
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Eq, Hash, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct MooncakeRank {
+    ///Data-parallel coordinate.
+    pub dp: u64,
+    ///Expert-parallel coordinate.
+    pub ep: u64,
+    ///Pipeline-parallel coordinate.
+    pub pp: u64,
+    ///Tensor-parallel coordinate.
+    pub tp: u64,
+}
+///A logical tensor (Mooncake's TensorDescriptor).
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Eq, Hash, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct MooncakeTensorDescriptor {
+    ///Element type name.
+    pub dtype: ::std::string::String,
+    ///Expert index, or null; not with an EP split.
+    #[serde(deserialize_with = "::std::option::Option::deserialize")]
+    pub expert_id: ::std::option::Option<u64>,
+    ///Extents of the whole tensor.
+    pub global_shape: ::std::vec::Vec<u64>,
+    ///Bytes per element.
+    pub itemsize: u64,
+    ///Layer index, or null.
+    #[serde(deserialize_with = "::std::option::Option::deserialize")]
+    pub layer_id: ::std::option::Option<u64>,
+    ///Opaque layout identity.
+    pub layout_fingerprint: ::std::string::String,
+    ///The axis semantics; the split dims, sorted, are exactly shard_dims.
+    pub parallel_axes: ::std::vec::Vec<MooncakeAxis>,
+    ///Sorted, distinct dimensions below the shape's rank.
+    pub shard_dims: ::std::vec::Vec<u64>,
+    ///The tensor's name.
+    pub tensor_id: ::std::string::String,
+}
+///The axis sizes and the participants (Mooncake's ParallelTopology). topology_id is `sha256:` + SHA-256 of the canonical encoding of this object without topology_id and with `"schema":"weight-parallel-topology"`.
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Eq, Hash, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct MooncakeTopology {
+    ///Data-parallel size.
+    pub dp_size: u64,
+    ///Expert-parallel size.
+    pub ep_size: u64,
+    ///At least one participant, emitted sorted by participant_id.
+    pub participants: ::std::vec::Vec<MooncakeParticipant>,
+    ///Pipeline-parallel size.
+    pub pp_size: u64,
+    ///The topology's id; must equal the recomputed one.
+    pub topology_id: ::std::string::String,
+    ///Tensor-parallel size.
+    pub tp_size: u64,
+}
 ///Routing coordinates of the rank that owns a fragment (contract §2.1). A rank carries no group sizes and is not checked against a topology. Keys are emitted in sorted order: dp, ep, pp, tp.
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Eq, Hash, PartialEq)]
 #[serde(deny_unknown_fields)]

@@ -51,6 +51,8 @@ pub mod key {
     pub const DOCUMENT: &str = "document";
     /// The member `dp`.
     pub const DP: &str = "dp";
+    /// The member `dp_size`.
+    pub const DP_SIZE: &str = "dp_size";
     /// The member `dtype`.
     pub const DTYPE: &str = "dtype";
     /// The member `edges`.
@@ -59,6 +61,8 @@ pub mod key {
     pub const ENDPOINT: &str = "endpoint";
     /// The member `ep`.
     pub const EP: &str = "ep";
+    /// The member `ep_size`.
+    pub const EP_SIZE: &str = "ep_size";
     /// The member `expect`.
     pub const EXPECT: &str = "expect";
     /// The member `expert_id`.
@@ -83,6 +87,8 @@ pub mod key {
     pub const IS_CONTIGUOUS: &str = "is_contiguous";
     /// The member `itemsize`.
     pub const ITEMSIZE: &str = "itemsize";
+    /// The member `kind`.
+    pub const KIND: &str = "kind";
     /// The member `layer_id`.
     pub const LAYER_ID: &str = "layer_id";
     /// The member `layers`.
@@ -119,12 +125,22 @@ pub mod key {
     pub const OWN_BY_EXPERT: &str = "own_by_expert";
     /// The member `pairs`.
     pub const PAIRS: &str = "pairs";
+    /// The member `parallel_axes`.
+    pub const PARALLEL_AXES: &str = "parallel_axes";
     /// The member `partial`.
     pub const PARTIAL: &str = "partial";
+    /// The member `participant_id`.
+    pub const PARTICIPANT_ID: &str = "participant_id";
+    /// The member `participants`.
+    pub const PARTICIPANTS: &str = "participants";
     /// The member `partition_dim`.
     pub const PARTITION_DIM: &str = "partition_dim";
+    /// The member `parts`.
+    pub const PARTS: &str = "parts";
     /// The member `path`.
     pub const PATH: &str = "path";
+    /// The member `pipeline_stage_id`.
+    pub const PIPELINE_STAGE_ID: &str = "pipeline_stage_id";
     /// The member `placement`.
     pub const PLACEMENT: &str = "placement";
     /// The member `placement_digest`.
@@ -133,12 +149,16 @@ pub mod key {
     pub const PLACEMENT_FRAGMENT_ID: &str = "placement_fragment_id";
     /// The member `placement_id`.
     pub const PLACEMENT_ID: &str = "placement_id";
+    /// The member `placement_set_id`.
+    pub const PLACEMENT_SET_ID: &str = "placement_set_id";
     /// The member `plan`.
     pub const PLAN: &str = "plan";
     /// The member `plan_id`.
     pub const PLAN_ID: &str = "plan_id";
     /// The member `pp`.
     pub const PP: &str = "pp";
+    /// The member `pp_size`.
+    pub const PP_SIZE: &str = "pp_size";
     /// The member `rank`.
     pub const RANK: &str = "rank";
     /// The member `regions`.
@@ -149,6 +169,10 @@ pub mod key {
     pub const REPORT: &str = "report";
     /// The member `require_complete`.
     pub const REQUIRE_COMPLETE: &str = "require_complete";
+    /// The member `resource_id`.
+    pub const RESOURCE_ID: &str = "resource_id";
+    /// The member `resource_kind`.
+    pub const RESOURCE_KIND: &str = "resource_kind";
     /// The member `revision`.
     pub const REVISION: &str = "revision";
     /// The member `row`.
@@ -161,6 +185,8 @@ pub mod key {
     pub const RUNTIME: &str = "runtime";
     /// The member `schema`.
     pub const SCHEMA: &str = "schema";
+    /// The member `semantics`.
+    pub const SEMANTICS: &str = "semantics";
     /// The member `shape`.
     pub const SHAPE: &str = "shape";
     /// The member `shard_dims`.
@@ -223,12 +249,20 @@ pub mod key {
     pub const TENSORS_COMPLETE: &str = "tensors_complete";
     /// The member `tensors_with_gaps`.
     pub const TENSORS_WITH_GAPS: &str = "tensors_with_gaps";
+    /// The member `topology`.
+    pub const TOPOLOGY: &str = "topology";
+    /// The member `topology_id`.
+    pub const TOPOLOGY_ID: &str = "topology_id";
     /// The member `tp`.
     pub const TP: &str = "tp";
+    /// The member `tp_size`.
+    pub const TP_SIZE: &str = "tp_size";
     /// The member `uncovered_coordinate`.
     pub const UNCOVERED_COORDINATE: &str = "uncovered_coordinate";
     /// The member `uncovered_elements`.
     pub const UNCOVERED_ELEMENTS: &str = "uncovered_elements";
+    /// The member `weight_generation`.
+    pub const WEIGHT_GENERATION: &str = "weight_generation";
     /// The member `worker_id`.
     pub const WORKER_ID: &str = "worker_id";
 }
@@ -561,6 +595,102 @@ impl FixtureInput {
 impl InventoryRank {
     /// The members of a `InventoryRank`, in code point order.
     pub const FIELDS: &'static [&'static str] = &[key::DP, key::EP, key::PP, key::TP];
+    /// The members the schema requires, in code point order.
+    pub const REQUIRED: &'static [&'static str] = Self::FIELDS;
+}
+impl MooncakeAxis {
+    /// The members of a `MooncakeAxis`, in code point order.
+    pub const FIELDS: &'static [&'static str] = &[key::DIM, key::KIND, key::SEMANTICS];
+    /// The members the schema requires, in code point order.
+    pub const REQUIRED: &'static [&'static str] = &[key::KIND, key::SEMANTICS];
+}
+impl MooncakeParticipant {
+    /// The members of a `MooncakeParticipant`, in code point order.
+    pub const FIELDS: &'static [&'static str] = &[key::PARTICIPANT_ID, key::RANK];
+    /// The members the schema requires, in code point order.
+    pub const REQUIRED: &'static [&'static str] = Self::FIELDS;
+}
+impl MooncakePlacementFragment {
+    /// The members of a `MooncakePlacementFragment`, in code point order.
+    pub const FIELDS: &'static [&'static str] = &[
+        key::ALIASES,
+        key::GLOBAL_OFFSET,
+        key::LOCAL_SHAPE,
+        key::NBYTES,
+        key::PIPELINE_STAGE_ID,
+        key::PLACEMENT_FRAGMENT_ID,
+        key::RANK,
+        key::TENSOR_ID,
+    ];
+    /// The members the schema requires, in code point order.
+    pub const REQUIRED: &'static [&'static str] = &[
+        key::ALIASES,
+        key::GLOBAL_OFFSET,
+        key::LOCAL_SHAPE,
+        key::NBYTES,
+        key::PLACEMENT_FRAGMENT_ID,
+        key::RANK,
+        key::TENSOR_ID,
+    ];
+}
+impl MooncakePlacementManifest {
+    /// The members of a `MooncakePlacementManifest`, in code point order.
+    pub const FIELDS: &'static [&'static str] = &[
+        key::PARTS,
+        key::PLACEMENT_ID,
+        key::PLACEMENT_SET_ID,
+        key::RESOURCE_ID,
+        key::RESOURCE_KIND,
+        key::REVISION,
+        key::TENSORS,
+        key::TOPOLOGY,
+        key::WEIGHT_GENERATION,
+    ];
+    /// The members the schema requires, in code point order.
+    pub const REQUIRED: &'static [&'static str] = Self::FIELDS;
+}
+impl MooncakePlacementPart {
+    /// The members of a `MooncakePlacementPart`, in code point order.
+    pub const FIELDS: &'static [&'static str] = &[
+        key::FRAGMENTS,
+        key::PARTICIPANT_ID,
+        key::RANK,
+    ];
+    /// The members the schema requires, in code point order.
+    pub const REQUIRED: &'static [&'static str] = Self::FIELDS;
+}
+impl MooncakeRank {
+    /// The members of a `MooncakeRank`, in code point order.
+    pub const FIELDS: &'static [&'static str] = &[key::DP, key::EP, key::PP, key::TP];
+    /// The members the schema requires, in code point order.
+    pub const REQUIRED: &'static [&'static str] = Self::FIELDS;
+}
+impl MooncakeTensorDescriptor {
+    /// The members of a `MooncakeTensorDescriptor`, in code point order.
+    pub const FIELDS: &'static [&'static str] = &[
+        key::DTYPE,
+        key::EXPERT_ID,
+        key::GLOBAL_SHAPE,
+        key::ITEMSIZE,
+        key::LAYER_ID,
+        key::LAYOUT_FINGERPRINT,
+        key::PARALLEL_AXES,
+        key::SHARD_DIMS,
+        key::TENSOR_ID,
+    ];
+    /// The members the schema requires, in code point order.
+    pub const REQUIRED: &'static [&'static str] = Self::FIELDS;
+}
+impl MooncakeTopology {
+    /// The members of a `MooncakeTopology`, in code point order.
+    pub const FIELDS: &'static [&'static str] = &[
+        key::DP_SIZE,
+        key::EP_SIZE,
+        key::PARTICIPANTS,
+        key::PP_SIZE,
+        key::TOPOLOGY_ID,
+        key::TP_SIZE,
+    ];
     /// The members the schema requires, in code point order.
     pub const REQUIRED: &'static [&'static str] = Self::FIELDS;
 }
@@ -910,6 +1040,38 @@ impl Canonical for FixtureOp {
                 Self::Coverage => b"\"coverage\"",
                 Self::Plan => b"\"plan\"",
                 Self::PlanBind => b"\"plan.bind\"",
+            },
+        );
+    }
+}
+impl Canonical for MooncakeAxisKind {
+    fn write_canonical<S: Sink + ?Sized>(&self, out: &mut S) {
+        out.put(
+            match self {
+                Self::Dp => b"\"dp\"",
+                Self::Ep => b"\"ep\"",
+                Self::Pp => b"\"pp\"",
+                Self::Tp => b"\"tp\"",
+            },
+        );
+    }
+}
+impl Canonical for MooncakeAxisSemantics {
+    fn write_canonical<S: Sink + ?Sized>(&self, out: &mut S) {
+        out.put(
+            match self {
+                Self::Ownership => b"\"ownership\"",
+                Self::Replicated => b"\"replicated\"",
+                Self::Split => b"\"split\"",
+            },
+        );
+    }
+}
+impl Canonical for MooncakePlacementManifestResourceKind {
+    fn write_canonical<S: Sink + ?Sized>(&self, out: &mut S) {
+        out.put(
+            match self {
+                Self::ModelWeight => b"\"model_weight\"",
             },
         );
     }
@@ -1413,6 +1575,83 @@ pub(crate) fn write_inventory_rank<S: Sink + ?Sized>(
     pp.write_canonical(out);
     out.put(b",\"tp\":");
     tp.write_canonical(out);
+    out.put(b"}");
+}
+impl Canonical for MooncakeParticipant {
+    fn write_canonical<S: Sink + ?Sized>(&self, out: &mut S) {
+        write_mooncake_participant(out, &self.participant_id, &self.rank);
+    }
+}
+/// Writes the canonical encoding (contract §5) of a `MooncakeParticipant` with these members.
+pub(crate) fn write_mooncake_participant<S: Sink + ?Sized>(
+    out: &mut S,
+    participant_id: &(impl Canonical + ?Sized),
+    rank: &(impl Canonical + ?Sized),
+) {
+    out.put(b"{\"participant_id\":");
+    participant_id.write_canonical(out);
+    out.put(b",\"rank\":");
+    rank.write_canonical(out);
+    out.put(b"}");
+}
+impl Canonical for MooncakeRank {
+    fn write_canonical<S: Sink + ?Sized>(&self, out: &mut S) {
+        write_mooncake_rank(out, &self.dp, &self.ep, &self.pp, &self.tp);
+    }
+}
+/// Writes the canonical encoding (contract §5) of a `MooncakeRank` with these members.
+pub(crate) fn write_mooncake_rank<S: Sink + ?Sized>(
+    out: &mut S,
+    dp: &(impl Canonical + ?Sized),
+    ep: &(impl Canonical + ?Sized),
+    pp: &(impl Canonical + ?Sized),
+    tp: &(impl Canonical + ?Sized),
+) {
+    out.put(b"{\"dp\":");
+    dp.write_canonical(out);
+    out.put(b",\"ep\":");
+    ep.write_canonical(out);
+    out.put(b",\"pp\":");
+    pp.write_canonical(out);
+    out.put(b",\"tp\":");
+    tp.write_canonical(out);
+    out.put(b"}");
+}
+impl Canonical for MooncakeTopology {
+    fn write_canonical<S: Sink + ?Sized>(&self, out: &mut S) {
+        write_mooncake_topology(
+            out,
+            &self.dp_size,
+            &self.ep_size,
+            &self.participants,
+            &self.pp_size,
+            &self.topology_id,
+            &self.tp_size,
+        );
+    }
+}
+/// Writes the canonical encoding (contract §5) of a `MooncakeTopology` with these members.
+pub(crate) fn write_mooncake_topology<S: Sink + ?Sized>(
+    out: &mut S,
+    dp_size: &(impl Canonical + ?Sized),
+    ep_size: &(impl Canonical + ?Sized),
+    participants: &(impl Canonical + ?Sized),
+    pp_size: &(impl Canonical + ?Sized),
+    topology_id: &(impl Canonical + ?Sized),
+    tp_size: &(impl Canonical + ?Sized),
+) {
+    out.put(b"{\"dp_size\":");
+    dp_size.write_canonical(out);
+    out.put(b",\"ep_size\":");
+    ep_size.write_canonical(out);
+    out.put(b",\"participants\":");
+    participants.write_canonical(out);
+    out.put(b",\"pp_size\":");
+    pp_size.write_canonical(out);
+    out.put(b",\"topology_id\":");
+    topology_id.write_canonical(out);
+    out.put(b",\"tp_size\":");
+    tp_size.write_canonical(out);
     out.put(b"}");
 }
 impl Canonical for ParallelRank {

@@ -347,6 +347,78 @@ pub enum WmCode {
     /// recombined from its fragments' partials differs from the digest of the whole tensor.
     /// (added by this implementation)
     ContentDigestMismatch = 97,
+    /// `mooncake_resource_kind`: a Mooncake document's resource_kind is not model_weight.
+    /// (added by this implementation)
+    MooncakeResourceKind = 98,
+    /// `mooncake_topology_invalid`: a Mooncake ParallelTopology is not valid: no
+    /// participants, a repeated participant_id or parallel rank, or a participant
+    /// coordinate not below its axis size. (added by this implementation)
+    MooncakeTopologyInvalid = 99,
+    /// `mooncake_topology_id_mismatch`: a Mooncake topology's topology_id is not the id of
+    /// its contents. (added by this implementation)
+    MooncakeTopologyIdMismatch = 100,
+    /// `mooncake_axis_invalid`: a Mooncake tensor's parallel_axes are not valid: unknown
+    /// semantics or kind, a split on dp or pp, an EP split off dim 0, a repeated kind, two
+    /// splits on one dim, a split dim out of range or not the shard_dims, an expert_id with
+    /// an EP split. (added by this implementation)
+    MooncakeAxisInvalid = 101,
+    /// `mooncake_alias_group_invalid`: a Mooncake alias group has fewer than two names,
+    /// omits the fragment's own tensor, names an unknown tensor, or is not declared the
+    /// same by every fragment of its members. (added by this implementation)
+    MooncakeAliasGroupInvalid = 102,
+    /// `mooncake_participant_mismatch`: a Mooncake placement's parts are not the topology's
+    /// participants one to one (missing, unknown or repeated participant, a part rank other
+    /// than the participant's, a fragment rank other than its part's). (added by this
+    /// implementation)
+    MooncakeParticipantMismatch = 103,
+    /// `mooncake_unreferenced_tensor`: a Mooncake placement lists a tensor that no fragment
+    /// places. (added by this implementation)
+    MooncakeUnreferencedTensor = 104,
+    /// `mooncake_undeclared_axis`: a Mooncake tensor's fragments use an active parallel
+    /// axis that its parallel_axes do not declare (or vary across it independently of the
+    /// declared axes). (added by this implementation)
+    MooncakeUndeclaredAxis = 105,
+    /// `mooncake_replica_coverage`: a Mooncake tensor's owners are missing on a
+    /// replicated-axis participant, or placed on one the topology does not have. (added by
+    /// this implementation)
+    MooncakeReplicaCoverage = 106,
+    /// `mooncake_not_covered`: a Mooncake tensor is not exactly covered by the fragments of
+    /// one replica of one owner (a gap, an overlap between ranks, or an empty placement).
+    /// (added by this implementation)
+    MooncakeNotCovered = 107,
+    /// `mooncake_split_participation`: a Mooncake tensor's split axes are not held by every
+    /// participant of their axis range, or are held by others. (added by this
+    /// implementation)
+    MooncakeSplitParticipation = 108,
+    /// `mooncake_split_geometry`: a Mooncake tensor's split-axis ranks do not form a
+    /// Cartesian grid, or their boxes do not partition the split dimension in rank order.
+    /// (added by this implementation)
+    MooncakeSplitGeometry = 109,
+    /// `mooncake_storage_key`: a Mooncake storage manifest's manifest_key is not
+    /// {group_id}/manifest, or a fragment's object_key is not under {group_id}/payload/.
+    /// (added by this implementation)
+    MooncakeStorageKey = 110,
+    /// `mooncake_storage_duplicate_geometry`: a Mooncake storage manifest has two fragments
+    /// of one tensor with the same box. (added by this implementation)
+    MooncakeStorageDuplicateGeometry = 111,
+    /// `mooncake_storage_not_covered`: a Mooncake storage manifest does not cover a tensor
+    /// exactly once. (added by this implementation)
+    MooncakeStorageNotCovered = 112,
+    /// `mooncake_storage_alias`: a Mooncake storage manifest's alias groups name unknown
+    /// tensors, are incomplete for a box, or join tensors with different descriptors.
+    /// (added by this implementation)
+    MooncakeStorageAlias = 113,
+    /// `mooncake_storage_object_overlap`: two fragments of a Mooncake storage manifest
+    /// overlap in one stored object. (added by this implementation)
+    MooncakeStorageObjectOverlap = 114,
+    /// `mooncake_export_unsupported`: a placement of this project cannot be written as a
+    /// Mooncake placement (the message names what Mooncake cannot express). (added by this
+    /// implementation)
+    MooncakeExportUnsupported = 115,
+    /// `mooncake_export_override_invalid`: an override given to the Mooncake export does
+    /// not fit the placement (a participant, size or axis that contradicts it). (added by
+    /// this implementation)
+    MooncakeExportOverrideInvalid = 116,
     /// `invalid_argument`: a C argument is unusable (a required pointer is NULL, or a
     /// length is too large). Not a contract code: it never comes from a document.
     InvalidArgument = 1000,
@@ -456,6 +528,25 @@ impl WmCode {
             Code::ContentReplicaMismatch => WmCode::ContentReplicaMismatch,
             Code::ContentManifestInvalid => WmCode::ContentManifestInvalid,
             Code::ContentDigestMismatch => WmCode::ContentDigestMismatch,
+            Code::MooncakeResourceKind => WmCode::MooncakeResourceKind,
+            Code::MooncakeTopologyInvalid => WmCode::MooncakeTopologyInvalid,
+            Code::MooncakeTopologyIdMismatch => WmCode::MooncakeTopologyIdMismatch,
+            Code::MooncakeAxisInvalid => WmCode::MooncakeAxisInvalid,
+            Code::MooncakeAliasGroupInvalid => WmCode::MooncakeAliasGroupInvalid,
+            Code::MooncakeParticipantMismatch => WmCode::MooncakeParticipantMismatch,
+            Code::MooncakeUnreferencedTensor => WmCode::MooncakeUnreferencedTensor,
+            Code::MooncakeUndeclaredAxis => WmCode::MooncakeUndeclaredAxis,
+            Code::MooncakeReplicaCoverage => WmCode::MooncakeReplicaCoverage,
+            Code::MooncakeNotCovered => WmCode::MooncakeNotCovered,
+            Code::MooncakeSplitParticipation => WmCode::MooncakeSplitParticipation,
+            Code::MooncakeSplitGeometry => WmCode::MooncakeSplitGeometry,
+            Code::MooncakeStorageKey => WmCode::MooncakeStorageKey,
+            Code::MooncakeStorageDuplicateGeometry => WmCode::MooncakeStorageDuplicateGeometry,
+            Code::MooncakeStorageNotCovered => WmCode::MooncakeStorageNotCovered,
+            Code::MooncakeStorageAlias => WmCode::MooncakeStorageAlias,
+            Code::MooncakeStorageObjectOverlap => WmCode::MooncakeStorageObjectOverlap,
+            Code::MooncakeExportUnsupported => WmCode::MooncakeExportUnsupported,
+            Code::MooncakeExportOverrideInvalid => WmCode::MooncakeExportOverrideInvalid,
             // `Code` is non-exhaustive: a code added after this table was generated
             // (the crate's tests and `codegen --check` catch that).
             _ => WmCode::InternalError,
@@ -564,6 +655,25 @@ impl WmCode {
             WmCode::ContentReplicaMismatch => c"content_replica_mismatch",
             WmCode::ContentManifestInvalid => c"content_manifest_invalid",
             WmCode::ContentDigestMismatch => c"content_digest_mismatch",
+            WmCode::MooncakeResourceKind => c"mooncake_resource_kind",
+            WmCode::MooncakeTopologyInvalid => c"mooncake_topology_invalid",
+            WmCode::MooncakeTopologyIdMismatch => c"mooncake_topology_id_mismatch",
+            WmCode::MooncakeAxisInvalid => c"mooncake_axis_invalid",
+            WmCode::MooncakeAliasGroupInvalid => c"mooncake_alias_group_invalid",
+            WmCode::MooncakeParticipantMismatch => c"mooncake_participant_mismatch",
+            WmCode::MooncakeUnreferencedTensor => c"mooncake_unreferenced_tensor",
+            WmCode::MooncakeUndeclaredAxis => c"mooncake_undeclared_axis",
+            WmCode::MooncakeReplicaCoverage => c"mooncake_replica_coverage",
+            WmCode::MooncakeNotCovered => c"mooncake_not_covered",
+            WmCode::MooncakeSplitParticipation => c"mooncake_split_participation",
+            WmCode::MooncakeSplitGeometry => c"mooncake_split_geometry",
+            WmCode::MooncakeStorageKey => c"mooncake_storage_key",
+            WmCode::MooncakeStorageDuplicateGeometry => c"mooncake_storage_duplicate_geometry",
+            WmCode::MooncakeStorageNotCovered => c"mooncake_storage_not_covered",
+            WmCode::MooncakeStorageAlias => c"mooncake_storage_alias",
+            WmCode::MooncakeStorageObjectOverlap => c"mooncake_storage_object_overlap",
+            WmCode::MooncakeExportUnsupported => c"mooncake_export_unsupported",
+            WmCode::MooncakeExportOverrideInvalid => c"mooncake_export_override_invalid",
             WmCode::InvalidArgument => c"invalid_argument",
             WmCode::InternalError => c"internal_error",
         }

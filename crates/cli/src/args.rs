@@ -48,6 +48,7 @@ impl Command {
             Command::PlanBind(args) => &args.format,
             Command::Adapt(super::adapt::AdaptCommand::Safetensors(args)) => &args.format,
             Command::Content(command) => command.format(),
+            Command::Mooncake(command) => command.format(),
             Command::Schema(_) | Command::Conformance(_) | Command::BenchData(_) => {
                 return Format::Text
             }
@@ -101,6 +102,9 @@ pub(crate) enum Command {
     /// Layout-independent content digests of tensors (contract §19).
     #[command(subcommand)]
     Content(super::content::ContentCommand),
+    /// Mooncake's released formats (mooncake.reshard 0.3.13): export, import, validate.
+    #[command(subcommand)]
+    Mooncake(super::mooncake::MooncakeCommand),
     /// Write a generated benchmark workload (BENCHMARKS.md).
     #[command(hide = true)]
     BenchData(super::bench_data::BenchDataArgs),

@@ -170,6 +170,7 @@ pub(crate) fn run(command: Command, limits: &Limits, progress: Progress) -> Outc
         Command::Content(command) => super::content::run(command, limits, progress),
         Command::Coverage(args) => super::coverage::run(&args, limits, progress),
         Command::Plan(args) => super::plan::run(&args, limits, progress),
+        Command::Mooncake(command) => super::mooncake::run(&command, limits, progress),
         Command::PlanBind(args) => super::plan_bind::run(&args, limits, progress),
         Command::Conformance(ConformanceCommand::Testee) => {
             conformance::serve(std::io::stdin().lock(), std::io::stdout().lock())

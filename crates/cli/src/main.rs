@@ -15,6 +15,7 @@ mod content_checkpoint;
 mod coverage;
 mod input;
 mod limits;
+mod mooncake;
 mod output;
 mod plan;
 mod plan_bind;

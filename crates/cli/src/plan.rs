@@ -3,12 +3,16 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::Args;
+use clap::{Args, ValueEnum};
 use serde_json::{json, Value as Json};
+use weight_manifest::mooncake::{
+    export, import, import_storage, ExportOptions, MooncakePlacement, MooncakeReplicas,
+    MooncakeStorageManifest,
+};
 use weight_manifest::plan::{
     plan_with_progress, PlanStats, DEFAULT_MAX_REGIONS, DEFAULT_MAX_SEGMENTS,
 };
-use weight_manifest::{Limits, Placement, PlanLimits};
+use weight_manifest::{Error, Limits, Placement, PlanLimits, ReplicaChoice};
 
 use super::args::{Format, FormatArg};
 use super::input::read_input;
@@ -33,11 +37,62 @@ pub(crate) struct PlanArgs {
     /// error in text format).
     #[arg(long)]
     pub stats: bool,
+    /// Which source replica a region reads: `balanced` (the target's own dp, then the least
+    /// loaded rank) or `mooncake` (upstream's choice: source replica sorted(dp)[d % n], the
+    /// lowest rank; regions then equal upstream's plan_placement_transfer).
+    #[arg(long, value_enum, default_value_t = Choice::Balanced)]
+    pub replica_choice: Choice,
     /// Write the plan (canonical JSON) to this file (atomically) instead of standard output.
     #[arg(short = 'o', long = "output")]
     pub output: Option<PathBuf>,
     #[command(flatten)]
     pub format: FormatArg,
+}
+
+/// The replica choice of the command line.
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum Choice {
+    /// Load-balanced (the default).
+    Balanced,
+    /// Mooncake's `plan_placement_transfer` choice.
+    Mooncake,
+}
+
+/// Whether `text` has the member name `key` (quotes included): a string holding those
+/// characters escapes its quotes, so only a member name matches.
+pub(crate) fn has_key(text: &[u8], key: &[u8]) -> bool {
+    text.windows(key.len())
+        .enumerate()
+        .any(|(i, w)| w == key && (i == 0 || text[i - 1] != b'\\'))
+}
+
+/// Whether `text` is a Mooncake placement (contract §20): it has a `placement_set_id` key,
+/// which our placement never has.
+fn is_mooncake(text: &[u8]) -> bool {
+    has_key(text, b"\"placement_set_id\"")
+}
+
+/// Whether `text` is a Mooncake Store manifest: it has a `manifest_key` key.
+pub(crate) fn is_mooncake_store(text: &[u8]) -> bool {
+    has_key(text, b"\"manifest_key\"")
+}
+
+/// A placement of any format: ours, a Mooncake placement (also returned) or a Mooncake
+/// Store manifest (each stored fragment on rank 0: the source of a load from the Store).
+fn read_placement(
+    text: &[u8],
+    options: &Options<'_>,
+    limits: &Limits,
+) -> Result<(Placement, Option<MooncakePlacement>), Error> {
+    if is_mooncake_store(text) {
+        let m = MooncakeStorageManifest::from_json_with(text, limits)?;
+        Ok((import_storage(&m)?.placement, None))
+    } else if is_mooncake(text) {
+        let m = MooncakePlacement::from_json_with(text, limits)?;
+        Ok((import(&m)?.placement, Some(m)))
+    } else {
+        Ok((Placement::from_json(text, options)?, None))
+    }
 }
 
 /// A u128 as a JSON number when it fits in a u64, else as a decimal string.
@@ -94,12 +149,31 @@ pub(crate) fn run(
     let options = Options::default().with_limits(*document_limits);
     let result = progress
         .reading(SOURCE, source_text.len(), || {
-            Placement::from_json(&source_text, &options)
+            read_placement(&source_text, &options, document_limits)
         })
-        .and_then(|source| {
-            let target = progress.reading(TARGET, target_text.len(), || {
-                Placement::from_json(&target_text, &options)
+        .and_then(|(source, source_mooncake)| {
+            let (target, _) = progress.reading(TARGET, target_text.len(), || {
+                read_placement(&target_text, &options, document_limits)
             })?;
+            // A Store source holds each tile once: every choice reads the same fragment.
+            if args.replica_choice == Choice::Mooncake && !is_mooncake_store(&source_text) {
+                // Mooncake's choice needs the source's axes: its own, or the export's.
+                let m = match source_mooncake {
+                    Some(m) => m,
+                    None => export(&source, &ExportOptions::default())?,
+                };
+                let replicas = MooncakeReplicas::new(&m);
+                let plan = progress.phase("planning", || {
+                    weight_manifest::plan_with_choice(
+                        &source,
+                        &target,
+                        &limits,
+                        ReplicaChoice::Mooncake(&replicas),
+                    )
+                });
+                leave_to_exit((source, target, m));
+                return plan;
+            }
             let plan = progress.counted("planning", None, Unit::Items("tensors"), |counter| {
                 plan_with_progress(&source, &target, &limits, |done, total| {
                     counter.set_total(total as u64);

@@ -1,0 +1,251 @@
+//! `weight-manifest mooncake export|import|validate`: exit codes, error rendering and the
+//! values upstream recorded in the Mooncake oracle corpus (tests/mooncake/corpus/).
+
+mod cli_support;
+
+use cli_support::{run, scratch, stderr, stdout};
+use serde_json::Value;
+
+const ROOT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
+
+fn corpus(name: &str) -> Vec<Value> {
+    let text = std::fs::read_to_string(format!("{ROOT}/tests/mooncake/corpus/{name}")).unwrap();
+    let doc: Value = serde_json::from_str(&text).unwrap();
+    doc["cases"].as_array().unwrap().clone()
+}
+
+fn case(cases: &[Value], id: &str) -> Value {
+    cases
+        .iter()
+        .find(|c| c["id"] == id)
+        .cloned()
+        .unwrap_or_else(|| panic!("no case {id}"))
+}
+
+fn json_out(args: &[&str]) -> (Option<i32>, Value) {
+    let out = run(args);
+    (
+        out.status.code(),
+        serde_json::from_str(&stdout(&out)).unwrap(),
+    )
+}
+
+#[test]
+fn validate_reports_upstreams_ids_and_codes() {
+    let cases = corpus("placement.json");
+    let ok = case(&cases, "ok/dp2-pp2-ep2-tp2");
+    let file = scratch(
+        "mooncake-validate",
+        "ok.json",
+        ok["input"].as_str().unwrap(),
+    );
+    let out = run(&["mooncake", "validate", &file]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(
+        text.contains(&format!(
+            "placement_id: {}",
+            ok["expect"]["placement_id"].as_str().unwrap()
+        )),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!(
+            "digest: {}",
+            ok["expect"]["digest"].as_str().unwrap()
+        )),
+        "{text}"
+    );
+    let (code, json) = json_out(&["mooncake", "validate", "--format", "json", &file]);
+    assert_eq!(code, Some(0));
+    assert_eq!(json["topology_id"], ok["expect"]["topology_id"]);
+    // Built by upstream's constructors: every id is the one generated from the contents.
+    assert_eq!(json["generated_fragment_ids"], json["fragments"]);
+    assert!(json["fragments"].as_u64().unwrap() > 0);
+
+    for id in [
+        "reject/tp2/topology-rank-range-tp",
+        "reject/tp2/fragment-nbytes-wrong",
+        "rules/split-partial-range",
+    ] {
+        let bad = case(&cases, id);
+        let file = scratch(
+            "mooncake-validate",
+            "bad.json",
+            bad["input"].as_str().unwrap(),
+        );
+        let out = run(&["mooncake", "validate", &file]);
+        assert_eq!(out.status.code(), Some(1), "{id}");
+        let expect = &bad["expect"];
+        let line = stderr(&out);
+        let code = expect["code"].as_str().unwrap();
+        let pointer = expect["pointer"].as_str().unwrap();
+        assert!(
+            line.starts_with(&format!("error[{code}]: ")),
+            "{id}: {line}"
+        );
+        assert!(
+            line.trim_end().ends_with(&format!(" at {pointer}")),
+            "{id}: {line}"
+        );
+        let (exit, json) = json_out(&["mooncake", "validate", "--format", "json", &file]);
+        assert_eq!(exit, Some(1));
+        assert_eq!(json["ok"], false);
+        assert_eq!(json["error"]["code"], code);
+        assert_eq!(json["error"]["path"], pointer);
+    }
+    let out = run(&["mooncake", "validate", "/nonexistent/file.json"]);
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn validate_reads_store_manifests() {
+    let cases = corpus("storage.json");
+    let ok = case(&cases, "ok/unicode");
+    let file = scratch("mooncake-storage", "ok.json", ok["input"].as_str().unwrap());
+    let (code, json) = json_out(&["mooncake", "validate", "--format", "json", &file]);
+    assert_eq!(code, Some(0));
+    assert_eq!(json["document"], "storage manifest");
+    assert_eq!(json["manifest_digest"], ok["expect"]["digest"]);
+    let bad = case(&cases, "reject/small/object-overlap-same");
+    let file = scratch(
+        "mooncake-storage",
+        "bad.json",
+        bad["input"].as_str().unwrap(),
+    );
+    let (code, json) = json_out(&["mooncake", "validate", "--format", "json", &file]);
+    assert_eq!(code, Some(1));
+    assert_eq!(json["error"]["code"], "mooncake_storage_object_overlap");
+    assert_eq!(json["error"]["path"], bad["expect"]["pointer"]);
+}
+
+#[test]
+fn export_then_import_gives_back_the_placement() {
+    let placement = format!("{ROOT}/examples/moe-ep-pp/placement.json");
+    let exported = scratch("mooncake-export", "mooncake.json", "");
+    let out = run(&[
+        "mooncake",
+        "export",
+        &placement,
+        "--weight-generation",
+        "9",
+        "-o",
+        &exported,
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let wire: Value = serde_json::from_str(&std::fs::read_to_string(&exported).unwrap()).unwrap();
+    assert_eq!(wire["weight_generation"], 9);
+    assert_eq!(wire["resource_kind"], "model_weight");
+    assert_eq!(
+        run(&["mooncake", "validate", &exported]).status.code(),
+        Some(0)
+    );
+
+    let back = scratch("mooncake-export", "back.json", "");
+    let out = run(&["mooncake", "import", &exported, "-o", &back]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("dropped: weight_generation: 9"),
+        "{}",
+        stderr(&out)
+    );
+    let canonical = stdout(&run(&["placement", "canonicalize", &placement]));
+    assert_eq!(std::fs::read_to_string(&back).unwrap(), canonical);
+    let (code, json) = json_out(&["mooncake", "import", "--format", "json", &exported]);
+    assert_eq!(code, Some(0));
+    assert_eq!(json["canonical"].as_str(), Some(canonical.as_str()));
+    assert!(json["dropped"].as_array().unwrap().len() >= 4);
+}
+
+#[test]
+fn export_rejections_have_codes_and_usage_errors_exit_2() {
+    let placement = format!("{ROOT}/examples/moe-ep-pp/placement.json");
+    // A tp size below the placement's coordinates: Mooncake's topology rule.
+    let (code, json) = json_out(&[
+        "mooncake", "export", &placement, "--size", "tp=1", "--format", "json",
+    ]);
+    assert_eq!(code, Some(1));
+    assert_eq!(json["error"]["code"], "mooncake_export_unsupported");
+    let overrides = scratch("mooncake-export", "overrides.json", r#"{"world_size": 4}"#);
+    let (code, json) = json_out(&[
+        "mooncake",
+        "export",
+        &placement,
+        "--overrides",
+        &overrides,
+        "--format",
+        "json",
+    ]);
+    assert_eq!(code, Some(1));
+    assert_eq!(json["error"]["code"], "mooncake_export_override_invalid");
+    assert_eq!(json["error"]["path"], "/world_size");
+    let out = run(&["mooncake", "export", &placement, "--size", "cp=2"]);
+    assert_eq!(out.status.code(), Some(2));
+    // Our placement given to import: Mooncake's reader rejects it.
+    let out = run(&["mooncake", "import", &placement]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).starts_with(
+            "error[fields_mismatch]: placement manifest schema fields do not match contract at /"
+        ),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn plan_reads_mooncake_documents_and_reproduces_upstreams_choice() {
+    let text = std::fs::read_to_string(format!("{ROOT}/tests/mooncake/corpus/plans.json")).unwrap();
+    let doc: Value = serde_json::from_str(&text).unwrap();
+    let cases = doc["cases"].as_array().unwrap();
+    for id in [
+        "tp2-pp1-ep1-dp2->tp4-pp1-ep1-dp2",
+        "stored->tp2-pp2-ep2-dp2",
+    ] {
+        let case = cases
+            .iter()
+            .find(|c| c["id"] == id)
+            .unwrap_or_else(|| panic!("{id}"));
+        let layout = |name: &Value| {
+            doc["layouts"][name.as_str().unwrap()]
+                .as_str()
+                .unwrap()
+                .to_owned()
+        };
+        let source = scratch("mooncake-plan", "source.json", layout(&case["source"]));
+        let target = scratch("mooncake-plan", "target.json", layout(&case["target"]));
+        let (code, json) = json_out(&[
+            "plan",
+            &source,
+            &target,
+            "--replica-choice",
+            "mooncake",
+            "--format",
+            "json",
+        ]);
+        assert_eq!(code, Some(0), "{id}: {json}");
+        let plan: Value = serde_json::from_str(json["plan"].as_str().unwrap()).unwrap();
+        let pairs = |regions: &Value, target: &str, source: &str| {
+            let mut v: Vec<(String, String)> = regions
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|r| {
+                    (
+                        r[target].as_str().unwrap().to_owned(),
+                        r[source].as_str().unwrap().to_owned(),
+                    )
+                })
+                .collect();
+            v.sort();
+            v
+        };
+        assert_eq!(
+            pairs(&plan["regions"], "target_fragment_id", "source_fragment_id"),
+            pairs(&case["regions"], "target_fragment_id", "source_fragment_id"),
+            "{id}"
+        );
+    }
+    let out = run(&["plan", "a.json", "b.json", "--replica-choice", "nearest"]);
+    assert_eq!(out.status.code(), Some(2));
+}

@@ -1,0 +1,28 @@
+//! Mooncake's readers (placement and Store manifest) on any bytes: never panic; an accepted
+//! document re-emits to a fixed point whose SHA-256 is its digest; a placement's import
+//! and the export of that import never panic, and an export reads back as Mooncake's.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use weight_manifest::mooncake::{export, import, ExportOptions, MooncakePlacement, MooncakeStorageManifest};
+
+fuzz_target!(|data: &[u8]| {
+    if let Ok(placement) = MooncakePlacement::from_json(data) {
+        let text = placement.to_json();
+        let again = MooncakePlacement::from_json(text.as_bytes()).expect("emitted placement must parse");
+        assert_eq!(again, placement);
+        assert_eq!(again.to_json(), text, "emission is a fixed point");
+        assert_eq!(weight_manifest::canonical::sha256_hex(text.as_bytes()), placement.digest());
+        if let Ok(imported) = import(&placement) {
+            if let Ok(exported) = export(&imported.placement, &ExportOptions::default()) {
+                MooncakePlacement::from_json(exported.to_json().as_bytes()).expect("an export must read back");
+            }
+        }
+    }
+    if let Ok(manifest) = MooncakeStorageManifest::from_json(data) {
+        let text = manifest.to_json();
+        let again = MooncakeStorageManifest::from_json(text.as_bytes()).expect("emitted manifest must parse");
+        assert_eq!(again, manifest);
+        assert_eq!(again.to_json(), text, "emission is a fixed point");
+    }
+});

@@ -1,0 +1,35 @@
+//! Mooncake's released formats (`mooncake.reshard` 0.3.13, the PyPI wheel
+//! `mooncake-transfer-engine-non-cuda`), natively: the placement
+//! ([`MooncakePlacement`], upstream's `WeightPlacementManifest`) read strictly, validated
+//! by upstream's rules under this project's codes and written back byte for byte; and the
+//! Store's manifest ([`MooncakeStorageManifest`], upstream's `WeightManifest`).
+//!
+//! This is upstream's format, not this project's contract: its own schema
+//! (`schema/mooncake-placement.schema.json`), its own identities (`placement_id`,
+//! `topology_id`, `sha256:` fragment ids) and its own rules (docs/contract.md §20).
+
+mod boxes;
+mod choice;
+mod convert;
+mod cover;
+mod descriptor;
+mod fields;
+mod fragments;
+mod model;
+mod overrides;
+mod placement;
+mod read;
+mod storage;
+mod storage_write;
+mod stored;
+#[cfg(test)]
+mod tests;
+mod topology;
+mod write;
+
+pub use choice::MooncakeReplicas;
+pub use convert::{export, import, ExportOptions, Imported};
+pub use model::{Axis, AxisKind, Fragment, Part, Participant, Rank, Semantics, Tensor, Topology};
+pub use placement::{generated_fragment_id, MooncakeInput, MooncakePlacement};
+pub use storage::{MooncakeStorageManifest, StoredFragment};
+pub use stored::import_storage;

@@ -1,0 +1,522 @@
+//! [`MooncakeStorageManifest`]: Mooncake Store's `WeightManifest` of `StoredFragment`s
+//! (`mooncake.reshard.weight.storage_manifest`), read strictly, validated as upstream
+//! validates it, and written back byte for byte (raw UTF-8, unlike the placement).
+
+use std::collections::{HashMap, HashSet};
+
+use crate::error::{Code, Error, Result};
+use crate::limits::Limits;
+use crate::path::Path;
+use crate::reader;
+use crate::value::Value;
+
+use super::boxes::{over_budget, overlapping_pair, volume, BoxRef};
+use super::descriptor::{read_tensor, Order};
+use super::fields::{exact, int, ints, member, seq, string};
+use super::fragments::check_geometry;
+use super::model::Tensor;
+use super::read::check_aliases;
+use super::storage_write;
+
+/// One stored box of a tensor: where its bytes sit in a Store object.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StoredFragment {
+    /// The fragment's id, unique in the manifest.
+    pub fragment_id: String,
+    /// The tensor.
+    pub tensor_id: String,
+    /// Offset of the box.
+    pub global_offset: Vec<u64>,
+    /// Extents of the box.
+    pub local_shape: Vec<u64>,
+    /// The Store object holding the bytes, under `{group_id}/payload/`.
+    pub object_key: String,
+    /// Byte offset of the box in the object.
+    pub object_offset: u64,
+    /// Bytes of the box.
+    pub nbytes: u64,
+    /// Empty, or at least two tensor ids including the own one, sorted.
+    pub aliases: Vec<String>,
+}
+
+/// A validated Mooncake Store manifest (upstream's `WeightManifest`): tensors and
+/// fragments keep their written order, which is part of its text and digest.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MooncakeStorageManifest {
+    /// The Store namespace.
+    pub namespace: String,
+    /// The resource (model) id.
+    pub resource_id: String,
+    /// The revision.
+    pub revision: String,
+    /// The weight generation.
+    pub weight_generation: u64,
+    /// The manifest group.
+    pub group_id: String,
+    /// `{group_id}/manifest`.
+    pub manifest_key: String,
+    /// The tensors, as written.
+    pub tensors: Vec<Tensor>,
+    /// The fragments, as written.
+    pub fragments: Vec<StoredFragment>,
+    /// Creation time, as written.
+    pub created_at: String,
+}
+
+const TOP: [&str; 10] = [
+    "created_at",
+    "fragments",
+    "group_id",
+    "manifest_key",
+    "namespace",
+    "resource_id",
+    "resource_kind",
+    "revision",
+    "tensors",
+    "weight_generation",
+];
+const FRAGMENT: [&str; 8] = [
+    "aliases",
+    "fragment_id",
+    "global_offset",
+    "local_shape",
+    "nbytes",
+    "object_key",
+    "object_offset",
+    "tensor_id",
+];
+
+fn read_fragment(value: &Value<'_>, path: &Path<'_>) -> Result<StoredFragment> {
+    let obj = exact(value, &FRAGMENT, "stored fragment", path)?;
+    let str_of = |k: &'static str| {
+        string(
+            member(obj, k),
+            &format!("stored fragment {k}"),
+            &path.key(k),
+        )
+    };
+    let fragment_id = str_of("fragment_id")?;
+    let tensor_id = str_of("tensor_id")?;
+    let global_offset = ints(
+        member(obj, "global_offset"),
+        "stored fragment global_offset",
+        0,
+        &path.key("global_offset"),
+    )?;
+    let local_shape = ints(
+        member(obj, "local_shape"),
+        "stored fragment local_shape",
+        1,
+        &path.key("local_shape"),
+    )?;
+    let object_key = str_of("object_key")?;
+    let object_offset = int(
+        member(obj, "object_offset"),
+        "stored fragment object_offset",
+        0,
+        &path.key("object_offset"),
+    )?;
+    let nbytes = int(
+        member(obj, "nbytes"),
+        "stored fragment nbytes",
+        1,
+        &path.key("nbytes"),
+    )?;
+    let aliases_path = path.key("aliases");
+    let items = seq(
+        member(obj, "aliases"),
+        "stored fragment aliases",
+        &aliases_path,
+    )?;
+    let mut aliases = Vec::with_capacity(items.len());
+    for (i, item) in items.iter().enumerate() {
+        match item {
+            Value::Str(s) if !s.is_empty() => aliases.push(s.to_string()),
+            _ => {
+                return Err(Error::at(
+                    Code::AliasesInvalid,
+                    "stored fragment alias must be a non-empty string",
+                    &aliases_path.index(i),
+                ))
+            }
+        }
+    }
+    let aliases = check_aliases(aliases, &tensor_id, &aliases_path)?;
+    Ok(StoredFragment {
+        fragment_id,
+        tensor_id,
+        global_offset,
+        local_shape,
+        object_key,
+        object_offset,
+        nbytes,
+        aliases,
+    })
+}
+
+fn fragment_pointer(i: usize) -> String {
+    format!("/fragments/{i}")
+}
+
+fn rule(code: Code, message: impl Into<String>, pointer: String) -> Error {
+    Error::new(code, message).with_pointer(Some(pointer))
+}
+
+impl MooncakeStorageManifest {
+    /// Reads and validates a manifest's text (`WeightManifest.from_json`) under the default
+    /// [`Limits`].
+    ///
+    /// # Errors
+    ///
+    /// The reader's codes, the value checks' and the `mooncake_storage_*` rule codes (with
+    /// `duplicate_tensor_id`, `duplicate_fragment_id`, `unknown_tensor_id` and the geometry
+    /// codes for the rules this project shares), each with a message and a JSON pointer.
+    pub fn from_json(text: &[u8]) -> Result<Self> {
+        Self::from_json_with(text, &Limits::default())
+    }
+
+    /// As [`MooncakeStorageManifest::from_json`], under `limits`.
+    ///
+    /// # Errors
+    ///
+    /// As [`MooncakeStorageManifest::from_json`].
+    pub fn from_json_with(text: &[u8], limits: &Limits) -> Result<Self> {
+        let tree = reader::read(text, "weight manifest", limits)?;
+        let manifest = Self::read(&tree, limits)?;
+        manifest.check(limits.max_geometry_work)?;
+        Ok(manifest)
+    }
+
+    /// Validates a document tree read by [`crate::reader`].
+    ///
+    /// # Errors
+    ///
+    /// As [`MooncakeStorageManifest::from_json`], without the reader's.
+    pub fn from_value(tree: &Value<'_>) -> Result<Self> {
+        let manifest = Self::read(tree, &Limits::default())?;
+        manifest.validate()?;
+        Ok(manifest)
+    }
+
+    /// The members, each checked as upstream reads it, before the manifest's rules.
+    fn read(tree: &Value<'_>, limits: &Limits) -> Result<Self> {
+        let root = Path::Root;
+        let obj = exact(tree, &TOP, "weight manifest", &root)?;
+        if !matches!(member(obj, "resource_kind"), Value::Str(s) if s == "model_weight") {
+            return Err(Error::at(
+                Code::MooncakeResourceKind,
+                "weight manifest resource_kind must be model_weight",
+                &root.key("resource_kind"),
+            ));
+        }
+        let tensors_path = root.key("tensors");
+        let items = seq(
+            member(obj, "tensors"),
+            "WeightManifest tensors",
+            &tensors_path,
+        )?;
+        limits.check_tensors(items.len(), &tensors_path)?;
+        let mut tensors = Vec::with_capacity(items.len());
+        for (i, item) in items.iter().enumerate() {
+            if let Some(shape) = item.as_object().and_then(|o| o.get("global_shape")) {
+                limits.check_dims(shape, &tensors_path.index(i).key("global_shape"))?;
+            }
+            tensors.push(read_tensor(
+                item,
+                "tensor descriptor",
+                Order::Storage,
+                &tensors_path.index(i),
+            )?);
+        }
+        let fragments_path = root.key("fragments");
+        let items = seq(
+            member(obj, "fragments"),
+            "WeightManifest fragments",
+            &fragments_path,
+        )?;
+        limits.check_fragments(items.len(), &fragments_path)?;
+        let mut fragments = Vec::with_capacity(items.len());
+        for (i, item) in items.iter().enumerate() {
+            fragments.push(read_fragment(item, &fragments_path.index(i))?);
+        }
+        let str_of = |k: &'static str| string(member(obj, k), k, &root.key(k));
+        let namespace = str_of("namespace")?;
+        let resource_id = str_of("resource_id")?;
+        let revision = str_of("revision")?;
+        let weight_generation = int(
+            member(obj, "weight_generation"),
+            "weight_generation",
+            0,
+            &root.key("weight_generation"),
+        )?;
+        let group_id = str_of("group_id")?;
+        let manifest_key = str_of("manifest_key")?;
+        let created_at = str_of("created_at")?;
+        let manifest = MooncakeStorageManifest {
+            namespace,
+            resource_id,
+            revision,
+            weight_generation,
+            group_id,
+            manifest_key,
+            tensors,
+            fragments,
+            created_at,
+        };
+        Ok(manifest)
+    }
+
+    /// Checks a manifest built from values as upstream's `WeightManifest` checks itself.
+    ///
+    /// # Errors
+    ///
+    /// As [`MooncakeStorageManifest::from_json`]; pointers refer to the manifest's text.
+    pub fn validate(&self) -> Result<()> {
+        self.check(Limits::default().max_geometry_work)
+    }
+
+    /// The rules, in upstream's order, with `work` comparisons per box for overlaps.
+    fn check(&self, work: u64) -> Result<()> {
+        for (k, v) in [
+            ("namespace", &self.namespace),
+            ("resource_id", &self.resource_id),
+            ("revision", &self.revision),
+            ("group_id", &self.group_id),
+            ("manifest_key", &self.manifest_key),
+            ("created_at", &self.created_at),
+        ] {
+            if v.is_empty() {
+                return Err(crate::check::empty_string(k, &Path::Root.key(k)));
+            }
+        }
+        if self.manifest_key != format!("{}/manifest", self.group_id) {
+            return Err(rule(
+                Code::MooncakeStorageKey,
+                "manifest_key does not belong to manifest group",
+                "/manifest_key".to_owned(),
+            ));
+        }
+        let prefix = format!("{}/payload/", self.group_id);
+        if let Some(i) = self
+            .fragments
+            .iter()
+            .position(|f| !f.object_key.starts_with(&prefix))
+        {
+            return Err(rule(
+                Code::MooncakeStorageKey,
+                "payload object_key does not belong to manifest group",
+                format!("{}/object_key", fragment_pointer(i)),
+            ));
+        }
+        let by_id = self.check_fragments()?;
+        self.check_aliases(&by_id)?;
+        self.check_coverage(work)?;
+        self.check_object_ranges()
+    }
+
+    /// Distinct tensor and fragment ids, known tensors, each fragment's geometry.
+    fn check_fragments(&self) -> Result<HashMap<&str, usize>> {
+        let mut by_id = HashMap::with_capacity(self.tensors.len());
+        for (i, t) in self.tensors.iter().enumerate() {
+            if by_id.insert(t.tensor_id.as_str(), i).is_some() {
+                return Err(rule(
+                    Code::DuplicateTensorId,
+                    format!("duplicate tensor_id: {}", t.tensor_id),
+                    format!("/tensors/{i}"),
+                ));
+            }
+        }
+        let mut ids = HashSet::with_capacity(self.fragments.len());
+        for (i, f) in self.fragments.iter().enumerate() {
+            let ptr = fragment_pointer(i);
+            if !ids.insert(f.fragment_id.as_str()) {
+                return Err(rule(
+                    Code::DuplicateFragmentId,
+                    format!("duplicate fragment_id: {}", f.fragment_id),
+                    format!("{ptr}/fragment_id"),
+                ));
+            }
+            let Some(t) = by_id
+                .get(f.tensor_id.as_str())
+                .and_then(|&t| self.tensors.get(t))
+            else {
+                return Err(rule(
+                    Code::UnknownTensorId,
+                    format!("unknown tensor_id: {}", f.tensor_id),
+                    format!("{ptr}/tensor_id"),
+                ));
+            };
+            check_geometry(
+                t,
+                &f.fragment_id,
+                &f.global_offset,
+                &f.local_shape,
+                f.nbytes,
+                &ptr,
+            )?;
+        }
+        Ok(by_id)
+    }
+
+    /// Every alias group names known tensors, is complete for each box it declares, and
+    /// joins tensors of one descriptor (all but the name).
+    fn check_aliases(&self, by_id: &HashMap<&str, usize>) -> Result<()> {
+        type Key<'a> = (&'a [String], &'a [u64], &'a [u64], u64);
+        let mut groups: Vec<(Key<'_>, Vec<usize>)> = Vec::new();
+        let mut slot: HashMap<Key<'_>, usize> = HashMap::new();
+        for (i, f) in self.fragments.iter().enumerate() {
+            if f.aliases.is_empty() {
+                continue;
+            }
+            if let Some(name) = f.aliases.iter().find(|a| !by_id.contains_key(a.as_str())) {
+                return Err(rule(
+                    Code::MooncakeStorageAlias,
+                    format!("stored alias references unknown tensor: {name}"),
+                    format!("{}/aliases", fragment_pointer(i)),
+                ));
+            }
+            let key = (
+                f.aliases.as_slice(),
+                f.global_offset.as_slice(),
+                f.local_shape.as_slice(),
+                f.nbytes,
+            );
+            let g = *slot.entry(key).or_insert_with(|| {
+                groups.push((key, Vec::new()));
+                groups.len() - 1
+            });
+            if let Some(group) = groups.get_mut(g) {
+                group.1.push(i);
+            }
+        }
+        for ((aliases, ..), members) in &groups {
+            let names: HashSet<&str> = members
+                .iter()
+                .map(|&i| self.fragments[i].tensor_id.as_str())
+                .collect();
+            let wanted: HashSet<&str> = aliases.iter().map(String::as_str).collect();
+            let at = format!("{}/aliases", fragment_pointer(members[0]));
+            if names != wanted {
+                return Err(rule(
+                    Code::MooncakeStorageAlias,
+                    "stored alias group is incomplete for fragment geometry",
+                    at,
+                ));
+            }
+            let descriptor = |name: &str| {
+                by_id.get(name).and_then(|&t| self.tensors.get(t)).map(|t| {
+                    (
+                        &t.global_shape,
+                        &t.dtype,
+                        t.itemsize,
+                        &t.shard_dims,
+                        &t.parallel_axes,
+                        t.layer_id,
+                        t.expert_id,
+                        &t.layout_fingerprint,
+                    )
+                })
+            };
+            let first = descriptor(aliases[0].as_str());
+            if aliases.iter().any(|a| descriptor(a) != first) {
+                return Err(rule(
+                    Code::MooncakeStorageAlias,
+                    "stored alias tensor descriptors differ",
+                    at,
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// No two fragments of a tensor with one box; each tensor covered exactly once.
+    fn check_coverage(&self, work: u64) -> Result<()> {
+        let mut seen = HashSet::with_capacity(self.fragments.len());
+        let mut by_tensor: HashMap<&str, Vec<usize>> = HashMap::new();
+        for (i, f) in self.fragments.iter().enumerate() {
+            if !seen.insert((
+                f.tensor_id.as_str(),
+                f.global_offset.as_slice(),
+                f.local_shape.as_slice(),
+            )) {
+                return Err(rule(
+                    Code::MooncakeStorageDuplicateGeometry,
+                    format!("duplicate fragment geometry: {}", f.tensor_id),
+                    fragment_pointer(i),
+                ));
+            }
+            by_tensor.entry(f.tensor_id.as_str()).or_default().push(i);
+        }
+        for (i, t) in self.tensors.iter().enumerate() {
+            let members = by_tensor
+                .get(t.tensor_id.as_str())
+                .map(Vec::as_slice)
+                .unwrap_or_default();
+            let boxes: Vec<BoxRef<'_>> = members
+                .iter()
+                .map(|&k| {
+                    (
+                        self.fragments[k].global_offset.as_slice(),
+                        self.fragments[k].local_shape.as_slice(),
+                    )
+                })
+                .collect();
+            let total = boxes
+                .iter()
+                .try_fold(0u128, |acc, b| volume(b.1).and_then(|v| acc.checked_add(v)));
+            let overlap = overlapping_pair(&boxes, work)
+                .map_err(|_| over_budget(work, format!("/tensors/{i}")))?;
+            if total.is_none() || total != volume(&t.global_shape) || overlap.is_some() {
+                return Err(rule(
+                    Code::MooncakeStorageNotCovered,
+                    format!("tensor is not fully covered: {}", t.tensor_id),
+                    format!("/tensors/{i}"),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// No two fragments overlap in one stored object.
+    fn check_object_ranges(&self) -> Result<()> {
+        let mut by_object: Vec<(&str, Vec<usize>)> = Vec::new();
+        let mut slot: HashMap<&str, usize> = HashMap::new();
+        for (i, f) in self.fragments.iter().enumerate() {
+            let g = *slot.entry(f.object_key.as_str()).or_insert_with(|| {
+                by_object.push((f.object_key.as_str(), Vec::new()));
+                by_object.len() - 1
+            });
+            if let Some(group) = by_object.get_mut(g) {
+                group.1.push(i);
+            }
+        }
+        for (key, mut members) in by_object {
+            members.sort_by_key(|&i| self.fragments[i].object_offset);
+            for w in members.windows(2) {
+                let (a, b) = (&self.fragments[w[0]], &self.fragments[w[1]]);
+                if u128::from(b.object_offset) < u128::from(a.object_offset) + u128::from(a.nbytes)
+                {
+                    return Err(rule(
+                        Code::MooncakeStorageObjectOverlap,
+                        format!(
+                            "stored fragment object ranges overlap: {} and {} in {key}",
+                            a.fragment_id, b.fragment_id
+                        ),
+                        fragment_pointer(w[1]),
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The text upstream's `to_json` writes: sorted keys, no whitespace, raw UTF-8.
+    pub fn to_json(&self) -> String {
+        storage_write::manifest_text(self)
+    }
+
+    /// `manifest_digest`: SHA-256 of the text's UTF-8 bytes, 64 lowercase hex digits.
+    pub fn digest(&self) -> String {
+        crate::canonical::sha256_hex(self.to_json().as_bytes())
+    }
+}

@@ -1,0 +1,1 @@
+"""The case modules of tests/mooncake/generate.py, one per kind of document."""
