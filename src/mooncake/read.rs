@@ -177,20 +177,7 @@ fn read_fragment(value: &Value<'_>, index: usize, path: &Path<'_>) -> Result<Fra
     };
     let aliases_path = path.key("aliases");
     let items = seq(member(obj, "aliases"), "aliases", &aliases_path)?;
-    let mut aliases = Vec::with_capacity(items.len());
-    for (i, item) in items.iter().enumerate() {
-        match item {
-            Value::Str(s) if !s.is_empty() => aliases.push(s.to_string()),
-            _ => {
-                return Err(Error::at(
-                    Code::AliasesInvalid,
-                    "alias must be a non-empty string",
-                    &aliases_path.index(i),
-                ))
-            }
-        }
-    }
-    let aliases = check_aliases(aliases, &tensor_id, &aliases_path)?;
+    let aliases = read_aliases(items, "alias", &tensor_id, &aliases_path)?;
     Ok(Fragment {
         placement_fragment_id,
         tensor_id,
@@ -203,13 +190,28 @@ fn read_fragment(value: &Value<'_>, index: usize, path: &Path<'_>) -> Result<Fra
     })
 }
 
-/// An alias list's own rules (`_normalize_aliases` and the group's size and membership):
-/// returns it sorted.
-pub(crate) fn check_aliases(
-    mut aliases: Vec<String>,
+/// An alias list read and held to its own rules (non-empty strings, then
+/// `_normalize_aliases` and the group's size and membership): returns it sorted. `what`
+/// names an element in the message ("alias", "stored fragment alias").
+pub(crate) fn read_aliases(
+    items: &[Value<'_>],
+    what: &str,
     tensor_id: &str,
     path: &Path<'_>,
 ) -> Result<Vec<String>> {
+    let mut aliases = Vec::with_capacity(items.len());
+    for (i, item) in items.iter().enumerate() {
+        match item {
+            Value::Str(s) if !s.is_empty() => aliases.push(s.to_string()),
+            _ => {
+                return Err(Error::at(
+                    Code::AliasesInvalid,
+                    format!("{what} must be a non-empty string"),
+                    &path.index(i),
+                ))
+            }
+        }
+    }
     aliases.sort();
     if aliases.windows(2).any(|w| w[0] == w[1]) {
         return Err(Error::at(

@@ -15,7 +15,7 @@ use super::descriptor::{read_tensor, Order};
 use super::fields::{exact, int, ints, member, seq, string};
 use super::fragments::check_geometry;
 use super::model::Tensor;
-use super::read::check_aliases;
+use super::read::read_aliases;
 use super::storage_write;
 
 /// One stored box of a tensor: where its bytes sit in a Store object.
@@ -128,20 +128,7 @@ fn read_fragment(value: &Value<'_>, path: &Path<'_>) -> Result<StoredFragment> {
         "stored fragment aliases",
         &aliases_path,
     )?;
-    let mut aliases = Vec::with_capacity(items.len());
-    for (i, item) in items.iter().enumerate() {
-        match item {
-            Value::Str(s) if !s.is_empty() => aliases.push(s.to_string()),
-            _ => {
-                return Err(Error::at(
-                    Code::AliasesInvalid,
-                    "stored fragment alias must be a non-empty string",
-                    &aliases_path.index(i),
-                ))
-            }
-        }
-    }
-    let aliases = check_aliases(aliases, &tensor_id, &aliases_path)?;
+    let aliases = read_aliases(items, "stored fragment alias", &tensor_id, &aliases_path)?;
     Ok(StoredFragment {
         fragment_id,
         tensor_id,
