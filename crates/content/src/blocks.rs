@@ -6,7 +6,7 @@ use weight_manifest::error::Result;
 
 use crate::hash;
 use crate::tensor::Tensor;
-use crate::walk::{for_each_block, Buffer, Region};
+use crate::walk::{Buffer, Region};
 
 /// One block's coordinate and value.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -39,19 +39,16 @@ pub fn block_values(
         buffer,
     };
     let key = tensor.key();
-    let start = global_offset.last().copied().unwrap_or(0);
     let mut out = Vec::new();
-    region.for_each_row(|row, piece| {
-        for_each_block(tensor, start, piece, |p| {
-            if p.whole {
-                out.push(BlockValue {
-                    row,
-                    block: p.block,
-                    value: hash::value(key, row, p.block, hash::content(p.bytes)),
-                });
-            }
-            Ok(())
-        })
+    region.for_each_block(|row, p| {
+        if p.whole {
+            out.push(BlockValue {
+                row,
+                block: p.block,
+                value: hash::value(key, row, p.block, hash::content(p.bytes)),
+            });
+        }
+        Ok(())
     })?;
     Ok(out)
 }

@@ -9,7 +9,7 @@ use weight_manifest::error::Result;
 
 use crate::hash::{self, Digest};
 use crate::tensor::Tensor;
-use crate::walk::{for_each_block, Buffer, Region};
+use crate::walk::{Buffer, Region};
 
 /// A piece of a block that a fragment holds only part of.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -70,23 +70,20 @@ pub fn partial_in(
         buffer,
     };
     let key = tensor.key();
-    let start = global_offset.last().copied().unwrap_or(0);
     let mut out = Partial::default();
-    region.for_each_row(|row, piece| {
-        for_each_block(tensor, start, piece, |p| {
-            if p.whole {
-                out.sum
-                    .add(hash::value(key, row, p.block, hash::content(p.bytes)));
-            } else {
-                out.edges.push(Edge {
-                    row,
-                    block: p.block,
-                    start: p.start,
-                    bytes: p.bytes.to_vec(),
-                });
-            }
-            Ok(())
-        })
+    region.for_each_block(|row, p| {
+        if p.whole {
+            out.sum
+                .add(hash::value(key, row, p.block, hash::content(p.bytes)));
+        } else {
+            out.edges.push(Edge {
+                row,
+                block: p.block,
+                start: p.start,
+                bytes: p.bytes.to_vec(),
+            });
+        }
+        Ok(())
     })?;
     Ok(out)
 }

@@ -144,6 +144,15 @@ impl Region<'_> {
             }
         }
     }
+    /// Calls `f` with the row and each block piece of the box, row by row, then block by
+    /// block: the one walk that partials and block values share.
+    pub fn for_each_block(
+        &self,
+        mut f: impl FnMut(u64, BlockPiece<'_>) -> Result<()>,
+    ) -> Result<()> {
+        let start = self.global_offset.last().copied().unwrap_or(0);
+        self.for_each_row(|row, piece| for_each_block(self.tensor, start, piece, |p| f(row, p)))
+    }
 }
 
 /// One block's share of a row piece.
