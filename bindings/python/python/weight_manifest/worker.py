@@ -254,13 +254,10 @@ class Coordinator:
         """The worker ids of ``side``, sorted."""
         return sorted(w for w, p in self.peers.items() if p.side == side)
 
-    def side(self, side: str, fresh: bool = False) -> Side:
+    def side(self, side: str) -> Side:
         """The side's manifest, placement and binding from the inventories its workers
-        announced (``fresh``: asked again now)."""
+        announced."""
         ids = self.workers(side)
-        if fresh:
-            replies = self.request_all(ids, {"op": "inventory"})
-            return Side([replies[w]["inventory"] for w in ids])
         return Side([self.peers[w].inventory for w in ids])
 
     def request_all(self, ids: Sequence[str], request: Mapping[str, Any],
