@@ -25,7 +25,7 @@ PY_PROFILE ?= dev
 PY_WHEELS := target/wheels
 
 TEST_TARGETS += test-python
-.PHONY: test-python python-wheel python-venv python-system reshard-te
+.PHONY: test-python python-wheel python-venv python-system reshard-te store-roundtrip
 
 $(PY):
 	$(PYTHON) -m venv $(PY_VENV)
@@ -62,3 +62,9 @@ test-python: python-wheel
 reshard-te: python-wheel
 	$(PY) examples/reshard-te/reshard_te.py --repeat 3 --delta 1 $(RESHARD_ARGS)
 	$(PY) examples/reshard-te/reshard_te.py --model minilm --source tp2 --target tp1
+
+## Save to and restore from Mooncake Store (examples/store-roundtrip): the master and a store
+## holder, 8 processes saving a synthetic 612 MiB model held as TP4/PP2, 8 restoring it as
+## TP2/PP4 (three restores, medians), every byte checked; the last line is its figures.
+store-roundtrip: python-wheel
+	$(PY) examples/store-roundtrip/store_roundtrip.py --repeat 3 $(STORE_ARGS)

@@ -108,14 +108,14 @@ class Held:
 
 # ---- the worker process -------------------------------------------------------------------
 
-class FaultyBackend(transfer.EngineBackend):
-    """The engine, with a kill switch armed by the kill-target fault: after the first
-    completed batch it SIGKILLs the given process (a target, or this worker itself)."""
+class KillSwitch:
+    """A backend mixin armed by a fault: after the first completed batch it SIGKILLs the
+    given process (a target, this worker itself, a Store's master)."""
 
     kill_pid: Optional[int] = None
 
     def wait(self, handle: int) -> bool:
-        ok = super().wait(handle)
+        ok: bool = super().wait(handle)  # type: ignore[misc]
         if self.kill_pid is not None:
             pid, self.kill_pid = self.kill_pid, None
             try:
@@ -124,6 +124,10 @@ class FaultyBackend(transfer.EngineBackend):
                 pass
             time.sleep(0.2)
         return ok
+
+
+class FaultyBackend(KillSwitch, transfer.EngineBackend):
+    """The engine, with the kill-target fault's switch."""
 
 
 def run_worker(config: dict[str, Any]) -> None:

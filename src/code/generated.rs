@@ -409,6 +409,31 @@ pub enum Code {
     /// not fit the placement (a participant, size or axis that contradicts it). (added by
     /// this implementation)
     MooncakeExportOverrideInvalid,
+    /// `store_failed`: Mooncake Store refused an operation of a save or a restore (a buffer
+    /// registration, an object put); the message names the object and the Store's status,
+    /// and no manifest is written. (added by this implementation)
+    StoreFailed,
+    /// `store_manifest_exists`: a save's group already holds a manifest: a saved generation
+    /// is never overwritten; remove it or save under another group. (added by this
+    /// implementation)
+    StoreManifestExists,
+    /// `store_manifest_missing`: a restore found no manifest under its key: nothing was
+    /// saved there, or the save died before its manifest. (added by this implementation)
+    StoreManifestMissing,
+    /// `store_manifest_digest_mismatch`: the manifest read from the Store is not the one
+    /// the save reported: its sha256 differs from the expected manifest_digest. (added by
+    /// this implementation)
+    StoreManifestDigestMismatch,
+    /// `store_object_missing`: an object a stored manifest names is not in the Store.
+    /// (added by this implementation)
+    StoreObjectMissing,
+    /// `store_object_short`: an object a stored manifest names holds fewer bytes than its
+    /// fragments need. (added by this implementation)
+    StoreObjectShort,
+    /// `store_verify_failed`: after a restore, a tensor's content digest on the targets
+    /// differs from the one saved with the manifest (or the saved digests do not describe
+    /// the manifest); nothing is restored. (added by this implementation)
+    StoreVerifyFailed,
 }
 
 impl Code {
@@ -531,6 +556,13 @@ impl Code {
         Code::MooncakeStorageObjectOverlap,
         Code::MooncakeExportUnsupported,
         Code::MooncakeExportOverrideInvalid,
+        Code::StoreFailed,
+        Code::StoreManifestExists,
+        Code::StoreManifestMissing,
+        Code::StoreManifestDigestMismatch,
+        Code::StoreObjectMissing,
+        Code::StoreObjectShort,
+        Code::StoreVerifyFailed,
     ];
 
     /// The snake_case spelling used on the wire and in fixtures.
@@ -652,6 +684,13 @@ impl Code {
             Code::MooncakeStorageObjectOverlap => "mooncake_storage_object_overlap",
             Code::MooncakeExportUnsupported => "mooncake_export_unsupported",
             Code::MooncakeExportOverrideInvalid => "mooncake_export_override_invalid",
+            Code::StoreFailed => "store_failed",
+            Code::StoreManifestExists => "store_manifest_exists",
+            Code::StoreManifestMissing => "store_manifest_missing",
+            Code::StoreManifestDigestMismatch => "store_manifest_digest_mismatch",
+            Code::StoreObjectMissing => "store_object_missing",
+            Code::StoreObjectShort => "store_object_short",
+            Code::StoreVerifyFailed => "store_verify_failed",
         }
     }
 

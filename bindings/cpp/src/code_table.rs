@@ -419,6 +419,31 @@ pub enum WmCode {
     /// not fit the placement (a participant, size or axis that contradicts it). (added by
     /// this implementation)
     MooncakeExportOverrideInvalid = 116,
+    /// `store_failed`: Mooncake Store refused an operation of a save or a restore (a buffer
+    /// registration, an object put); the message names the object and the Store's status,
+    /// and no manifest is written. (added by this implementation)
+    StoreFailed = 117,
+    /// `store_manifest_exists`: a save's group already holds a manifest: a saved generation
+    /// is never overwritten; remove it or save under another group. (added by this
+    /// implementation)
+    StoreManifestExists = 118,
+    /// `store_manifest_missing`: a restore found no manifest under its key: nothing was
+    /// saved there, or the save died before its manifest. (added by this implementation)
+    StoreManifestMissing = 119,
+    /// `store_manifest_digest_mismatch`: the manifest read from the Store is not the one
+    /// the save reported: its sha256 differs from the expected manifest_digest. (added by
+    /// this implementation)
+    StoreManifestDigestMismatch = 120,
+    /// `store_object_missing`: an object a stored manifest names is not in the Store.
+    /// (added by this implementation)
+    StoreObjectMissing = 121,
+    /// `store_object_short`: an object a stored manifest names holds fewer bytes than its
+    /// fragments need. (added by this implementation)
+    StoreObjectShort = 122,
+    /// `store_verify_failed`: after a restore, a tensor's content digest on the targets
+    /// differs from the one saved with the manifest (or the saved digests do not describe
+    /// the manifest); nothing is restored. (added by this implementation)
+    StoreVerifyFailed = 123,
     /// `invalid_argument`: a C argument is unusable (a required pointer is NULL, or a
     /// length is too large). Not a contract code: it never comes from a document.
     InvalidArgument = 1000,
@@ -547,6 +572,13 @@ impl WmCode {
             Code::MooncakeStorageObjectOverlap => WmCode::MooncakeStorageObjectOverlap,
             Code::MooncakeExportUnsupported => WmCode::MooncakeExportUnsupported,
             Code::MooncakeExportOverrideInvalid => WmCode::MooncakeExportOverrideInvalid,
+            Code::StoreFailed => WmCode::StoreFailed,
+            Code::StoreManifestExists => WmCode::StoreManifestExists,
+            Code::StoreManifestMissing => WmCode::StoreManifestMissing,
+            Code::StoreManifestDigestMismatch => WmCode::StoreManifestDigestMismatch,
+            Code::StoreObjectMissing => WmCode::StoreObjectMissing,
+            Code::StoreObjectShort => WmCode::StoreObjectShort,
+            Code::StoreVerifyFailed => WmCode::StoreVerifyFailed,
             // `Code` is non-exhaustive: a code added after this table was generated
             // (the crate's tests and `codegen --check` catch that).
             _ => WmCode::InternalError,
@@ -674,6 +706,13 @@ impl WmCode {
             WmCode::MooncakeStorageObjectOverlap => c"mooncake_storage_object_overlap",
             WmCode::MooncakeExportUnsupported => c"mooncake_export_unsupported",
             WmCode::MooncakeExportOverrideInvalid => c"mooncake_export_override_invalid",
+            WmCode::StoreFailed => c"store_failed",
+            WmCode::StoreManifestExists => c"store_manifest_exists",
+            WmCode::StoreManifestMissing => c"store_manifest_missing",
+            WmCode::StoreManifestDigestMismatch => c"store_manifest_digest_mismatch",
+            WmCode::StoreObjectMissing => c"store_object_missing",
+            WmCode::StoreObjectShort => c"store_object_short",
+            WmCode::StoreVerifyFailed => c"store_verify_failed",
             WmCode::InvalidArgument => c"invalid_argument",
             WmCode::InternalError => c"internal_error",
         }

@@ -35,7 +35,7 @@ fn text_or_file(value: &Bound<'_, PyAny>) -> PyResult<Option<Vec<u8>>> {
 }
 
 /// A placement argument: a PlacementManifest, or placement manifest JSON (text or file).
-fn placement_arg(value: &Bound<'_, PyAny>, what: &str) -> PyResult<Placement> {
+pub(crate) fn placement_arg(value: &Bound<'_, PyAny>, what: &str) -> PyResult<Placement> {
     match text_or_file(value)? {
         Some(text) => Placement::from_json(text, &Options::default()).or_raise(value.py()),
         None => Ok(placement_core(value, what)?.get().0.clone()),

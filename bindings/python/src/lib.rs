@@ -13,11 +13,13 @@ mod analysis;
 mod bulk;
 mod classes;
 mod content;
+mod content_manifest;
 mod convert;
 mod emit;
 mod errors;
 mod init;
 mod manifests;
+mod mooncake;
 mod ops;
 mod records;
 mod tensor;
@@ -110,6 +112,13 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(content::content_partial, m)?)?;
     m.add_function(wrap_pyfunction!(content::content_combine, m)?)?;
     m.add_function(wrap_pyfunction!(content::block_values, m)?)?;
+    m.add_function(wrap_pyfunction!(content_manifest::content_manifest_write, m)?)?;
+    m.add_function(wrap_pyfunction!(content_manifest::content_manifest_read, m)?)?;
+    m.add_function(wrap_pyfunction!(mooncake::mooncake_export, m)?)?;
+    m.add_function(wrap_pyfunction!(mooncake::mooncake_import, m)?)?;
+    m.add_function(wrap_pyfunction!(mooncake::mooncake_validate, m)?)?;
+    m.add_function(wrap_pyfunction!(mooncake::mooncake_storage_write, m)?)?;
+    m.add_function(wrap_pyfunction!(mooncake::mooncake_storage_read, m)?)?;
     // ---- end of issue 18 ----
     Ok(())
 }

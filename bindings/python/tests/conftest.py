@@ -3,11 +3,18 @@ paths of the reference vectors and the Rust CLI."""
 
 from __future__ import annotations
 
+import json
 import os
+import subprocess
+import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, Optional
 
 import pytest
+
+# Mooncake's TCP transport connects through the host's LAN address unless told otherwise;
+# every engine and Store client of the tests (and the examples they start) uses 127.0.0.1.
+os.environ.setdefault("MC_TCP_BIND_ADDRESS", "127.0.0.1")
 
 import weight_manifest as wm
 
@@ -146,3 +153,29 @@ def cli() -> Path:
     path = Path(os.environ.get("WEIGHT_MANIFEST_CLI", target / "debug" / "weight-manifest"))
     assert path.is_file(), f"build the CLI first (cargo build): {path}"
     return path
+
+
+def leftovers(pattern: str) -> list[str]:
+    """The processes whose command line matches ``pattern`` (pgrep -f), but pgrep itself."""
+    found = subprocess.run(["pgrep", "-af", pattern], capture_output=True, text=True)
+    return [line for line in found.stdout.splitlines() if "pgrep" not in line]
+
+
+def run_example(example: Path, leftover: str, *args: str) -> tuple[int, Optional[dict[str, Any]], str]:
+    """Exit code, the last line's JSON (if any) and standard error of one run of an
+    example script; no process matching ``leftover`` may run before or after it."""
+    assert leftovers(leftover) == [], f"processes matching {leftover!r} were running before the example"
+    done = subprocess.run([sys.executable, str(example), *args, "--timeout", "120"], capture_output=True,
+                          text=True, timeout=600)
+    assert leftovers(leftover) == [], "the example left processes behind"
+    lines = done.stdout.strip().splitlines()
+    result = json.loads(lines[-1]) if lines else None
+    return done.returncode, result, done.stderr
+
+
+def verified_example(example: Path, leftover: str, *args: str) -> dict[str, Any]:
+    """The result of a run that must succeed and verify."""
+    code, result, stderr = run_example(example, leftover, *args)
+    assert code == 0, stderr[-3000:]
+    assert result is not None and result["verified"] is True
+    return result

@@ -7,38 +7,24 @@ runs must fail with the fault's code, print no result, and leave no process behi
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 from typing import Any
 
 import pytest
 
-from conftest import ROOT
+from conftest import ROOT, run_example, verified_example
 
 EXAMPLE = ROOT / "examples" / "reshard-te" / "reshard_te.py"
 
 
-def leftovers() -> list[str]:
-    found = subprocess.run(["pgrep", "-af", "reshard_te.py worker"], capture_output=True, text=True)
-    return [line for line in found.stdout.splitlines() if "pgrep" not in line]
+LEFTOVER = "reshard_te.py worker"
 
 
 def run(*args: str) -> tuple[int, dict[str, Any] | None, str]:
-    """Exit code, the last line's JSON (if any) and standard error of one example run."""
-    done = subprocess.run([sys.executable, str(EXAMPLE), *args, "--timeout", "120"], capture_output=True,
-                          text=True, timeout=600)
-    assert leftovers() == [], "the example left worker processes behind"
-    lines = done.stdout.strip().splitlines()
-    result = json.loads(lines[-1]) if lines else None
-    return done.returncode, result, done.stderr
+    return run_example(EXAMPLE, LEFTOVER, *args)
 
 
 def verified(*args: str) -> dict[str, Any]:
-    code, result, stderr = run(*args)
-    assert code == 0, stderr[-3000:]
-    assert result is not None and result["verified"] is True
-    return result
+    return verified_example(EXAMPLE, LEFTOVER, *args)
 
 
 @pytest.fixture(autouse=True, scope="module")

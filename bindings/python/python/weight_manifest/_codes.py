@@ -121,6 +121,13 @@ ADDED_CODES: tuple[str, ...] = (
     "mooncake_storage_object_overlap",
     "mooncake_export_unsupported",
     "mooncake_export_override_invalid",
+    "store_failed",
+    "store_manifest_exists",
+    "store_manifest_missing",
+    "store_manifest_digest_mismatch",
+    "store_object_missing",
+    "store_object_short",
+    "store_verify_failed",
 )
 
 CODES: tuple[str, ...] = CONTRACT_CODES + ADDED_CODES

@@ -109,7 +109,10 @@ def check_fences(
 
 
 class Backend(Protocol):
-    """What the executor needs from a transport: registered memory, batches, statuses."""
+    """What the executor needs from a transport: registered memory, batches, statuses.
+    A backend whose remote side can read any span between two runs of one session (a
+    Store object) says so with a true ``reads_gaps`` attribute: pull then reads strided
+    runs as whole spans through staging (:func:`_ops`)."""
 
     def register(self, address: int, length: int) -> None:
         """Make ``[address, address + length)`` of this process usable by transfers."""
@@ -211,7 +214,10 @@ class PairReport:
 
     source_worker_id: str
     target_worker_id: str
+    #: Bytes delivered to the copies' destinations.
     bytes: int = 0
+    #: Bytes on the wire: ``bytes`` plus the gaps of spans read whole (``read_gaps``).
+    wire_bytes: int = 0
     #: Contiguous runs of the pair's copies after merging (what a plain executor issues).
     runs: int = 0
     #: Operations handed to the backend.
@@ -308,10 +314,13 @@ def _select(source: U64, target: U64, length: U64, device: npt.NDArray[np.uint32
 
 
 def _ops(group: CopyGroup, push: bool, stage_below: int, max_segments: int,
-         changed: Optional[Changed] = None) -> tuple[list[_Op], int]:
+         changed: Optional[Changed] = None, read_gaps: bool = False) -> tuple[list[_Op], int]:
     """The pair's operations and its merged run count. Runs contiguous on the remote side
     become one staged operation when their mean length is below ``stage_below``. With
-    ``changed``, only the changed source bytes are moved (a delta update)."""
+    ``read_gaps`` (pull only: a backend whose remote side reads any span between two runs
+    of one session, as a Store object does), runs separated by a forward gap no longer
+    than the run after it join too, and the span is read whole (at most half of it is
+    gap). With ``changed``, only the changed source bytes are moved (a delta update)."""
     lowered = group.segments(max_segments)
     source, target, length, device = lowered.source, lowered.target, lowered.length, lowered.device
     if changed is not None:
@@ -325,7 +334,13 @@ def _ops(group: CopyGroup, push: bool, stage_below: int, max_segments: int,
     # Group boundaries: where the remote side (or the device pair) is not contiguous.
     starts = np.ones(n, dtype=bool)
     if n > 1:
-        starts[1:] = (remote[:-1] + length[:-1] != remote[1:]) | (device[:-1] != device[1:])
+        ends = remote[:-1] + length[:-1]
+        if read_gaps and not push:
+            forward = remote[1:] >= ends
+            gap = np.where(forward, remote[1:] - np.minimum(ends, remote[1:]), 0)
+            starts[1:] = ~forward | (gap > length[1:]) | (device[:-1] != device[1:])
+        else:
+            starts[1:] = (ends != remote[1:]) | (device[:-1] != device[1:])
     bounds = np.append(np.flatnonzero(starts), n)
     ops: list[_Op] = []
     loc, rem, lens = local.tolist(), remote.tolist(), length.tolist()
@@ -334,11 +349,8 @@ def _ops(group: CopyGroup, push: bool, stage_below: int, max_segments: int,
         if b - a == 1 or sum(lens[a:b]) >= stage_below * (b - a):
             ops.extend(_Op(loc[i], rem[i], lens[i]) for i in range(a, b))
             continue
-        offset, pieces = 0, []
-        for i in range(a, b):
-            pieces.append((loc[i], offset, lens[i]))
-            offset += lens[i]
-        ops.append(_Op(0, rem[a], offset, pieces))
+        pieces = [(loc[i], rem[i] - rem[a], lens[i]) for i in range(a, b)]
+        ops.append(_Op(0, rem[a], rem[b - 1] + lens[b - 1] - rem[a], pieces))
     return ops, n
 
 
@@ -379,30 +391,33 @@ class Staging:
         self.backend.unregister(self.address)
 
 
+def _piece_span(op: _Op, pieces: list[tuple[int, int, int]]) -> _Op:
+    """The staged operation reading ``pieces`` (offsets into ``op``) of ``op``."""
+    first = pieces[0][1]
+    end = pieces[-1][1] + pieces[-1][2]
+    return _Op(0, op.remote + first, end - first, [(a, o - first, n) for a, o, n in pieces])
+
+
 def _fit(op: _Op, capacity: int) -> Iterator[_Op]:
     """A staged operation cut at piece boundaries into operations of at most
     ``capacity`` staged bytes; a piece larger than that goes out unstaged."""
     if op.pieces is None or op.length <= capacity:
         yield op
         return
-    pieces: list[tuple[int, int, int]] = []
-    start = used = 0
+    chunk: list[tuple[int, int, int]] = []
     for address, offset, n in op.pieces:
         if n > capacity:
-            if pieces:
-                yield _Op(0, op.remote + start, used, pieces)
-                pieces, used = [], 0
+            if chunk:
+                yield _piece_span(op, chunk)
+                chunk = []
             yield _Op(address, op.remote + offset, n)
             continue
-        if used + n > capacity:
-            yield _Op(0, op.remote + start, used, pieces)
-            pieces, used = [], 0
-        if not pieces:
-            start = offset
-        pieces.append((address, used, n))
-        used += n
-    if pieces:
-        yield _Op(0, op.remote + start, used, pieces)
+        if chunk and offset + n - chunk[0][1] > capacity:
+            yield _piece_span(op, chunk)
+            chunk = []
+        chunk.append((address, offset, n))
+    if chunk:
+        yield _piece_span(op, chunk)
 
 
 def _rounds(ops: list[_Op], capacity: int) -> Iterator[list[_Op]]:
@@ -474,7 +489,8 @@ def execute(
     report = UpdateReport(mode=mode)
     started = time.perf_counter()
     staged = staging is not None or staging_bytes >= 2
-    lowered = [_ops(pair, push, stage_below if staged else 0, max_segments, changed) for pair in pairs]
+    read_gaps = bool(getattr(backend, "reads_gaps", False))
+    lowered = [_ops(pair, push, stage_below if staged else 0, max_segments, changed, read_gaps) for pair in pairs]
     # Without a staging buffer given, one sized to what the largest pair stages (two
     # halves), within staging_bytes.
     need = max((sum(op.length for op in ops if op.pieces is not None) for ops, _ in lowered), default=0)
@@ -508,7 +524,9 @@ def _run_pair(
     k-1 is finished (pull: scattered), at most ``max_in_flight`` batches in flight."""
     started = time.perf_counter()
     session = sessions[pair.target_worker_id if push else pair.source_worker_id]
-    result = PairReport(pair.source_worker_id, pair.target_worker_id, bytes=sum(op.length for op in ops), runs=runs)
+    result = PairReport(pair.source_worker_id, pair.target_worker_id, runs=runs,
+                        bytes=sum(sum(p[2] for p in op.pieces) if op.pieces else op.length for op in ops),
+                        wire_bytes=sum(op.length for op in ops))
     rounds = list(_rounds(ops, staging.half if staging is not None else 0))
     in_flight: deque[tuple[int, list[_Op], int]] = deque()
     outstanding = [0] * len(rounds)

@@ -302,12 +302,16 @@ class Coordinator:
         return bind_plan(reshard, source, target, source_generation=source.generation,
                          target_generation=target.generation)
 
-    def check_live(self, bound: BoundPlan) -> None:
-        """The bound plan's fences against what every worker holds now: first each
-        worker's instance, lease and generation (naming the worker), then each side's
-        binding rebuilt from the fresh inventories (placement_id and digest too)."""
-        live_sides = []
+    def check_live(self, bound: BoundPlan, sides: Sequence[str] = ("source", "target")) -> None:
+        """The bound plan's fences against what every worker of ``sides`` holds now: first
+        each worker's instance, lease and generation (naming the worker), then each side's
+        binding rebuilt from the fresh inventories (placement_id and digest too). A side
+        not in ``sides`` (a Store restore's source) is taken as bound."""
+        live_sides: list[Any] = []
         for side in ("source", "target"):
+            if side not in sides:
+                live_sides.append(bound.source if side == "source" else bound.target)
+                continue
             ids = self.workers(side)
             replies = self.request_all(ids, {"op": "inventory"})
             expected = bound.source if side == "source" else bound.target

@@ -1,0 +1,128 @@
+"""Mooncake's released formats (``mooncake.reshard`` 0.3.13; contract §20) from Python: the
+same operations as ``weight-manifest mooncake export|import|validate``, on the same core.
+
+- :func:`export_placement`: our placement as Mooncake's ``WeightPlacementManifest`` text
+  (``weight_placement_from_json`` reads it), topology, participants and axes inferred
+  unless ``overrides`` (the CLI's ``--overrides`` JSON) says them.
+- :func:`import_placement`: a Mooncake placement as our :class:`PlacementManifest`, with
+  the list of what ours has no place for.
+- :func:`validate`: a Mooncake placement read by every Mooncake rule; its ids and counts.
+- :class:`StorageManifest`: Mooncake Store's ``WeightManifest``, read strictly
+  (:meth:`StorageManifest.from_json`) or built from a placement and the stored fragments'
+  object locations (:meth:`StorageManifest.build`), written byte for byte as upstream
+  writes it (its ``manifest_digest`` is sha256 of that text).
+
+Every rejection is a :class:`ManifestError` with the code and JSON pointer the CLI reports.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Optional, Union
+
+from . import _native
+from ._manifests import PlacementManifest
+
+__all__ = ["Imported", "StorageManifest", "StoredFragment", "export_placement", "import_placement", "validate"]
+
+Text = Union[str, bytes]
+
+
+def export_placement(placement: Union[PlacementManifest, Text], *, overrides: Optional[Text] = None) -> str:
+    """``placement`` (a :class:`PlacementManifest` or its JSON) as Mooncake's canonical
+    placement text; ``overrides`` is the JSON of ``mooncake export --overrides``
+    (weight_generation, placement_set_id, sizes, participants, parallel_axes)."""
+    return _native.mooncake_export(placement, overrides)
+
+
+@dataclass(frozen=True)
+class Imported:
+    """A Mooncake document read as our placement, and what ours dropped from it."""
+
+    placement: PlacementManifest
+    dropped: list[str]
+
+
+def import_placement(text: Text) -> Imported:
+    """A Mooncake ``WeightPlacementManifest`` (its JSON text) as our placement."""
+    canonical, dropped = _native.mooncake_import(text)
+    return Imported(PlacementManifest.from_json(canonical), dropped)
+
+
+def validate(text: Text) -> dict[str, Any]:
+    """Read a Mooncake placement by every Mooncake rule; return its ``placement_id``,
+    ``topology_id``, ``digest``, resource, revision, generation, placement set and counts
+    (what ``mooncake validate --format json`` reports)."""
+    return _native.mooncake_validate(text)
+
+
+@dataclass(frozen=True)
+class StoredFragment:
+    """Where one stored box's bytes are: ``nbytes`` at ``object_offset`` of ``object_key``."""
+
+    fragment_id: str
+    tensor_id: str
+    object_key: str
+    object_offset: int
+    nbytes: int
+
+
+class StorageManifest:
+    """A Mooncake Store ``WeightManifest``: its text, header, stored fragments and the
+    stored layout as our placement (every fragment on rank 0), for planning a restore."""
+
+    def __init__(self, facts: dict[str, Any]) -> None:
+        #: The canonical text, upstream's ``to_json()``.
+        self.text: str = facts["text"]
+        self.namespace: str = facts["namespace"]
+        self.resource_id: str = facts["resource_id"]
+        self.revision: str = facts["revision"]
+        self.weight_generation: int = facts["weight_generation"]
+        self.group_id: str = facts["group_id"]
+        self.manifest_key: str = facts["manifest_key"]
+        self.created_at: str = facts["created_at"]
+        #: sha256 hex of the text, upstream's ``manifest_digest``.
+        self.digest: str = facts["manifest_digest"]
+        self.fragments = [StoredFragment(*f) for f in facts["fragments"]]
+        self.dropped: list[str] = facts["dropped"]
+        self._placement_text: str = facts["placement"]
+        self._placement: Optional[PlacementManifest] = None
+
+    @classmethod
+    def from_json(cls, text: Text) -> StorageManifest:
+        """Read and validate a manifest as upstream's ``WeightManifest.from_json`` does."""
+        return cls(_native.mooncake_storage_read(text))
+
+    @classmethod
+    def build(
+        cls,
+        placement: Union[PlacementManifest, Text],
+        fragments: Sequence[tuple[str, str, Sequence[int], Sequence[int], str, int, int, Sequence[str]]],
+        *,
+        namespace: str,
+        group_id: str,
+        weight_generation: int,
+        created_at: str,
+        overrides: Optional[Text] = None,
+    ) -> StorageManifest:
+        """The manifest of ``fragments`` (fragment_id, tensor_id, global_offset,
+        local_shape, object_key, object_offset, nbytes, aliases), one per stored box of
+        the tensors of ``placement``, whose descriptors and axes are those of its Mooncake
+        export. ``manifest_key`` is ``{group_id}/manifest`` and every object key must
+        start with ``{group_id}/payload/``, as upstream requires."""
+        text, _ = _native.mooncake_storage_write(
+            placement, fragments, namespace=namespace, group_id=group_id,
+            weight_generation=weight_generation, created_at=created_at, overrides=overrides)
+        return cls.from_json(text)
+
+    @property
+    def placement(self) -> PlacementManifest:
+        """The stored layout as our placement (``weight-manifest mooncake import``)."""
+        if self._placement is None:
+            self._placement = PlacementManifest.from_json(self._placement_text)
+        return self._placement
+
+    def to_json(self) -> str:
+        """The manifest's text, byte for byte upstream's ``WeightManifest.to_json()``."""
+        return self.text

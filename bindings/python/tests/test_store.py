@@ -1,0 +1,215 @@
+"""weight_manifest.store in one process against a real Mooncake Store on 127.0.0.1
+(weight_manifest.local_store starts upstream's master and holder): the saved manifest is
+upstream's (its own ``WeightManifest.from_json`` reads it with the same digest), replicas
+are stored once and spread over their holders, restores are byte-exact (checked against
+the tensors' defining values, not against the digests), and each rule of failing closed
+raises its code. Workers run on threads here; examples/store-roundtrip runs processes."""
+
+from __future__ import annotations
+
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+import weight_manifest as wm
+from weight_manifest import store
+from weight_manifest.local_store import LocalStore
+from weight_manifest.worker import Coordinator, Worker
+
+from conftest import ROOT
+
+sys.path.insert(0, str(ROOT / "examples" / "reshard-te"))
+import model  # noqa: E402
+
+SIZE = 4 << 20
+
+
+@pytest.fixture(scope="module")
+def local(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalStore]:
+    with LocalStore(tmp_path_factory.mktemp("store"), segment_bytes=256 << 20) as running:
+        yield running
+
+
+@pytest.fixture()
+def client(local: LocalStore) -> Iterator[Any]:
+    c = local.client()
+    yield c
+    c.remove_all(True)
+    c.close()
+
+
+class Side:
+    """One side's workers on threads, each with its own Store client."""
+
+    def __init__(self, local: LocalStore, side: str, layout: model.Layout, fill: bool) -> None:
+        self.coordinator = Coordinator(timeout=60)
+        self.specs = model.synthetic_tensors(SIZE)
+        self.held: dict[str, tuple[wm.ParallelRank, dict[str, np.ndarray]]] = {}
+        self.layout, self.threads, self.closers = layout, [], []
+        for rank in layout.ranks():
+            shard = model.synthetic_shard(self.specs, layout, rank, fill)
+            c = local.client(local_buffer_bytes=1 << 20)
+            backend = store.StoreBackend(c)
+            me = f"{side}-dp{rank.dp}-pp{rank.pp}-tp{rank.tp}"
+            worker = Worker(shard["tensors"], backend=backend, session=me, handlers=store.handlers(backend),
+                            worker_id=me, endpoint=me, rank=rank, instance_id=side, lease_id="l", generation=1,
+                            **shard["where"])
+            self.held[me] = (rank, shard["tensors"])
+            thread = threading.Thread(target=worker.serve, args=(self.coordinator.address,), kwargs={"side": side})
+            thread.start()
+            self.threads.append(thread)
+            self.closers.append((backend, c))
+        self.coordinator.accept(len(self.threads))
+
+    def check(self) -> list[str]:
+        problems = []
+        for me, (rank, tensors) in self.held.items():
+            problem = model.synthetic_check(self.specs, self.layout, rank, tensors)
+            if problem is not None:
+                problems.append(f"{me}: {problem}")
+        return problems
+
+    def close(self) -> None:
+        self.coordinator.stop()
+        for thread in self.threads:
+            thread.join()
+        for backend, c in self.closers:
+            backend.close()
+            c.close()
+
+
+@pytest.fixture()
+def sides(local: LocalStore) -> Iterator[Any]:
+    made: list[Side] = []
+
+    def make(side: str, layout: str) -> Side:
+        s = Side(local, side, model.Layout.parse(layout), side == "source")
+        made.append(s)
+        return s
+
+    yield make
+    for s in made:
+        s.close()
+
+
+def test_save_writes_upstreams_manifest_last_and_restore_is_byte_exact(client: Any, sides: Any) -> None:
+    from mooncake.reshard.weight.storage_manifest import WeightManifest
+
+    source = sides("source", "tp2,dp2")
+    saved = store.save(source.coordinator, client, store.SaveOptions("t", 4))
+    text = bytes(client.get(saved.manifest_key)).decode("utf-8")
+    theirs = WeightManifest.from_json(text)
+    assert theirs.manifest_digest == saved.manifest_digest and theirs.to_json() == text
+    assert saved.group_id == "t/synthetic/transformer/r1/4" and saved.manifest_key == saved.group_id + "/manifest"
+    # Each box once, although DP2 holds two replicas of each; both replicas put bytes.
+    placement = source.coordinator.side("source").placement
+    boxes = {(f.tensor_id, f.global_offset, f.local_shape) for f in placement.fragments}
+    assert saved.fragments == len(theirs.fragments) == len(boxes)
+    assert saved.bytes == sum(f.nbytes for f in theirs.fragments)
+    holders = {f.object_key.split("/payload/")[1].split("/")[0] for f in theirs.fragments}
+    assert {h.split("-")[1] for h in holders} == {"dp0", "dp1"}
+    target = sides("target", "tp1,pp2")
+    assert target.check() != []  # zeros before
+    report = store.restore(target.coordinator, client, saved.manifest_key, manifest_digest=saved.manifest_digest)
+    assert target.check() == []
+    assert report.bytes == sum(t.nbytes for _, ts in target.held.values() for t in ts.values())
+
+
+def test_a_saved_generation_is_not_overwritten(client: Any, sides: Any) -> None:
+    source = sides("source", "tp2")
+    store.save(source.coordinator, client, store.SaveOptions("t", 1))
+    with pytest.raises(wm.ManifestError) as caught:
+        store.save(source.coordinator, client, store.SaveOptions("t", 1))
+    assert caught.value.code == "store_manifest_exists"
+    store.save(source.coordinator, client, store.SaveOptions("t", 2))
+
+
+def test_restore_without_a_manifest_fails_before_any_byte(client: Any, sides: Any) -> None:
+    target = sides("target", "tp1")
+    with pytest.raises(wm.ManifestError) as caught:
+        store.restore(target.coordinator, client, "t/none/manifest", manifest_digest=None)
+    assert caught.value.code == "store_manifest_missing"
+    assert all(not t.any() for _, ts in target.held.values() for t in ts.values())
+
+
+def test_content_digests_that_do_not_describe_the_manifest_fail(client: Any, sides: Any) -> None:
+    source = sides("source", "tp2")
+    saved = store.save(source.coordinator, client, store.SaveOptions("t", 5))
+    record = bytes(client.get(f"{saved.group_id}/content")).decode()
+    client.remove(f"{saved.group_id}/content", True)
+    client.put(f"{saved.group_id}/content", record.replace('"generation":5', '"generation":6').encode())
+    target = sides("target", "tp1")
+    with pytest.raises(wm.ManifestError) as caught:
+        store.restore(target.coordinator, client, saved.manifest_key, manifest_digest=saved.manifest_digest)
+    assert caught.value.code == "store_verify_failed"
+
+
+def test_the_store_backend_only_reads() -> None:
+    backend = store.StoreBackend(client=None)
+    with pytest.raises(wm.ManifestError) as caught:
+        backend.submit("k", True, [1], [store.STORE_BASE], [1])
+    assert caught.value.code == "transfer_arguments_invalid"
+    backend.close()
+
+
+def test_content_manifest_round_trip() -> None:
+    from weight_manifest import _native
+
+    text = _native.content_manifest_write("m", "r", 3, 64, [("b", "float32", [2], 4, "xxh3sum128:" + "1" * 32),
+                                                            ("a", "float32", [2], 4, "xxh3sum128:" + "2" * 32)])
+    assert text.startswith('{"algorithm":"xxh3-block-sum-v1","block_elements":64,"fragments":null,"generation":3')
+    assert text.index('"tensor_id":"a"') < text.index('"tensor_id":"b"')
+    read = _native.content_manifest_read(text)
+    assert read["digests"] == {"a": "xxh3sum128:" + "2" * 32, "b": "xxh3sum128:" + "1" * 32}
+    with pytest.raises(wm.ManifestError) as caught:
+        _native.content_manifest_write("m", "r", 3, 64, [("a", "float32", [2], 4, "not-a-digest")])
+    assert caught.value.code == "content_manifest_invalid"
+
+
+def test_a_safetensors_checkpoint_saved_and_restored_as_live_tp2(client: Any, local: LocalStore,
+                                                                 tmp_path: Path) -> None:
+    from mooncake.reshard.weight.storage_manifest import WeightManifest
+
+    path = model.minilm_file(tmp_path)
+    before = path.read_bytes()
+    saved = store.save_checkpoint(client, path, model.BERT_RULES, store.SaveOptions("ckpt", 0),
+                                  model_id=model.MINILM_ID, revision=model.MINILM_REVISION)
+    assert path.read_bytes() == before  # mapped copy-on-write, never written
+    theirs = WeightManifest.from_json(bytes(client.get(saved.manifest_key)).decode())
+    assert theirs.manifest_digest == saved.manifest_digest
+    checkpoint = model.minilm_tensors(path)
+    assert saved.bytes == sum(t.nbytes for t in checkpoint.values())
+    layout = model.Layout(tp=2)
+    placement = model.minilm_placement(path, layout)
+    coordinator = Coordinator(timeout=60)
+    threads, closers, held = [], [], {}
+    for rank in layout.ranks():
+        want = model.minilm_slices(placement, checkpoint, rank)
+        tensors = {n: np.zeros_like(t) for n, t in want.items()}
+        c = local.client(local_buffer_bytes=1 << 20)
+        backend = store.StoreBackend(c)
+        me = f"target-tp{rank.tp}"
+        worker = Worker(tensors, backend=backend, session=me, worker_id=me, endpoint=me, rank=rank,
+                        instance_id="rollout", lease_id="l", generation=1, placement=placement)
+        held[me] = (want, tensors)
+        threads.append(threading.Thread(target=worker.serve, args=(coordinator.address,), kwargs={"side": "target"}))
+        threads[-1].start()
+        closers.append((backend, c))
+    try:
+        coordinator.accept(len(threads))
+        store.restore(coordinator, client, saved.manifest_key, manifest_digest=saved.manifest_digest)
+        for me, (want, tensors) in held.items():
+            for name in want:
+                assert np.array_equal(want[name].view(np.uint8), tensors[name].view(np.uint8)), (me, name)
+    finally:
+        coordinator.stop()
+        for thread in threads:
+            thread.join()
+        for backend, c in closers:
+            backend.close()
+            c.close()
