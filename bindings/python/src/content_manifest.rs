@@ -32,13 +32,15 @@ pub(crate) fn content_manifest_write(
 ) -> PyResult<String> {
     let mut tensors: Vec<ContentTensor> = tensors
         .into_iter()
-        .map(|(tensor_id, dtype, global_shape, itemsize, digest)| ContentTensor {
-            digest,
-            dtype,
-            global_shape,
-            itemsize,
-            tensor_id,
-        })
+        .map(
+            |(tensor_id, dtype, global_shape, itemsize, digest)| ContentTensor {
+                digest,
+                dtype,
+                global_shape,
+                itemsize,
+                tensor_id,
+            },
+        )
         .collect();
     tensors.sort_by(|a, b| a.tensor_id.cmp(&b.tensor_id));
     let text = manifest::to_json(&ContentManifest {
@@ -58,9 +60,7 @@ pub(crate) fn content_manifest_write(
 /// `content_manifest_read(text)`: a content manifest read strictly: a dict of `model_id`,
 /// `revision`, `generation`, `block_elements` and `digests` (tensor_id -> digest text).
 #[pyfunction]
-pub(crate) fn content_manifest_read<'py>(
-    text: &Bound<'py, PyAny>,
-) -> PyResult<Bound<'py, PyDict>> {
+pub(crate) fn content_manifest_read<'py>(text: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyDict>> {
     let py = text.py();
     let m = manifest::read(&document_bytes(text)?, &Limits::default()).or_raise(py)?;
     let out = PyDict::new(py);

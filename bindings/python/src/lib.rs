@@ -112,8 +112,14 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(content::content_partial, m)?)?;
     m.add_function(wrap_pyfunction!(content::content_combine, m)?)?;
     m.add_function(wrap_pyfunction!(content::block_values, m)?)?;
-    m.add_function(wrap_pyfunction!(content_manifest::content_manifest_write, m)?)?;
-    m.add_function(wrap_pyfunction!(content_manifest::content_manifest_read, m)?)?;
+    m.add_function(wrap_pyfunction!(
+        content_manifest::content_manifest_write,
+        m
+    )?)?;
+    m.add_function(wrap_pyfunction!(
+        content_manifest::content_manifest_read,
+        m
+    )?)?;
     m.add_function(wrap_pyfunction!(mooncake::mooncake_export, m)?)?;
     m.add_function(wrap_pyfunction!(mooncake::mooncake_import, m)?)?;
     m.add_function(wrap_pyfunction!(mooncake::mooncake_validate, m)?)?;

@@ -79,7 +79,16 @@ pub(crate) fn mooncake_validate<'py>(text: &Bound<'py, PyAny>) -> PyResult<Bound
 
 /// One stored fragment as the Python side gives it: (fragment_id, tensor_id,
 /// global_offset, local_shape, object_key, object_offset, nbytes, aliases).
-type StoredTuple = (String, String, Vec<u64>, Vec<u64>, String, u64, u64, Vec<String>);
+type StoredTuple = (
+    String,
+    String,
+    Vec<u64>,
+    Vec<u64>,
+    String,
+    u64,
+    u64,
+    Vec<String>,
+);
 
 /// `mooncake_storage_write(placement, fragments, *, namespace, group_id,
 /// weight_generation, created_at, overrides=None)`: the Store manifest of `fragments` (one
@@ -138,9 +147,7 @@ pub(crate) fn mooncake_storage_write(
 /// layout as our canonical placement JSON (every fragment on rank 0, `import_storage`)
 /// with `dropped`, what that placement has no place for.
 #[pyfunction]
-pub(crate) fn mooncake_storage_read<'py>(
-    text: &Bound<'py, PyAny>,
-) -> PyResult<Bound<'py, PyDict>> {
+pub(crate) fn mooncake_storage_read<'py>(text: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyDict>> {
     let py = text.py();
     let m = MooncakeStorageManifest::from_json_with(&document_bytes(text)?, &Limits::default())
         .or_raise(py)?;
