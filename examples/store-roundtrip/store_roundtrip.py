@@ -43,7 +43,7 @@ sys.path.insert(0, str(ROOT / "examples" / "reshard-te"))
 import model  # noqa: E402
 from reshard_te import KillSwitch, failure  # noqa: E402
 import weight_manifest as wm  # noqa: E402
-from weight_manifest import store  # noqa: E402
+from weight_manifest import store, transfer  # noqa: E402
 from weight_manifest.local_store import LocalStore  # noqa: E402
 from weight_manifest.worker import Coordinator, Worker  # noqa: E402
 
@@ -94,7 +94,7 @@ def run_worker(config: dict[str, Any]) -> None:
     client = MooncakeDistributedStore()
     if client.setup("127.0.0.1", config["metadata_url"], 0, 16 << 20, "tcp", "", config["master"]) != 0:
         raise SystemExit("error: the Store client did not connect")
-    backend = FaultyStoreBackend(client)
+    backend = FaultyStoreBackend(client, threads=config["store_threads"])
     me = worker_id(side, rank)
     scratch: list[np.ndarray] = []
 
@@ -189,6 +189,7 @@ class Run:
                 continue
             config = {"side": side, "rank": {"dp": rank.dp, "tp": rank.tp, "pp": rank.pp, "ep": rank.ep},
                       "size_mib": self.args.size_mib, "coordinator": coordinator.address,
+                      "store_threads": self.args.store_threads,
                       "master": self.store.master_address, "metadata_url": self.store.metadata_url,
                       **{s: layout.__dict__ for s, layout in self.layouts.items()}}
             if me in self.processes:  # a restarted worker: reap the old process
@@ -359,6 +360,8 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--size-mib", type=int, default=512, help="synthetic model size (default 512)")
     parser.add_argument("--max-object-mib", type=int, default=store.DEFAULT_MAX_OBJECT_BYTES >> 20,
                         help="packed object size (0: one object per fragment)")
+    parser.add_argument("--store-threads", type=int, default=transfer.DEFAULT_MAX_IN_FLIGHT,
+                        help="ranged gets each target runs at once (default %(default)s)")
     parser.add_argument("--fault", choices=sorted(FAULTS), help="inject one fault, then retry")
     parser.add_argument("--repeat", type=int, default=1, help="restores (each into zeroed targets); medians")
     parser.add_argument("--no-raw", action="store_true", help="skip the raw get_into baseline")

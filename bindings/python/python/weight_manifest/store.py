@@ -221,22 +221,20 @@ def _stored_layout(placement: PlacementManifest, binding: RuntimeBindingManifest
     stored: list[tuple[Any, ...]] = []
     objects: dict[str, list[tuple[str, list[tuple[int, int]]]]] = {}
     for worker in sorted(chosen):
-        mine = sorted(chosen[worker], key=lambda f: f.placement_fragment_id)
-        parts: list[tuple[int, int]] = []
-        size = 0
-        for fragment in mine:
-            if parts and size + fragment.nbytes > max_object_bytes:
-                objects.setdefault(worker, []).append((f"{group_id}/payload/{worker}/{len(objects.get(worker, []))}", parts))
-                parts, size = [], 0
-            object_key = f"{group_id}/payload/{worker}/{len(objects.get(worker, []))}"
-            held = where[fragment.placement_fragment_id]
+        mine = objects[worker] = []
+        for fragment in sorted(chosen[worker], key=lambda f: f.placement_fragment_id):
+            if not mine or (mine[-1][1] and _size(mine[-1][1]) + fragment.nbytes > max_object_bytes):
+                mine.append((f"{group_id}/payload/{worker}/{len(mine)}", []))
+            object_key, parts = mine[-1]
             stored.append((fragment.placement_fragment_id, fragment.tensor_id, list(fragment.global_offset),
-                           list(fragment.local_shape), object_key, size, fragment.nbytes, list(fragment.aliases)))
-            parts.append((held.address, fragment.nbytes))
-            size += fragment.nbytes
-        if parts:
-            objects.setdefault(worker, []).append((f"{group_id}/payload/{worker}/{len(objects.get(worker, []))}", parts))
+                           list(fragment.local_shape), object_key, _size(parts), fragment.nbytes,
+                           list(fragment.aliases)))
+            parts.append((where[fragment.placement_fragment_id].address, fragment.nbytes))
     return stored, objects
+
+
+def _size(parts: list[tuple[int, int]]) -> int:
+    return sum(n for _, n in parts)
 
 
 def _as_stored(placement: PlacementManifest) -> PlacementManifest:
