@@ -37,7 +37,7 @@ import re
 import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any, Optional, Union
 
 import numpy as np
@@ -399,6 +399,8 @@ class RestoreReport:
     seconds: float
     transfer_seconds: float
     verify_seconds: float
+    #: Each (object, target worker) pair's report (:class:`weight_manifest.transfer.PairReport`).
+    pairs: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def gib_per_s(self) -> float:
@@ -470,13 +472,16 @@ def restore(
     options: Optional[Mapping[str, Any]] = None,
     block_elements: int = content.DEFAULT_BLOCK_ELEMENTS,
     after_transfer: Optional[Callable[[], Any]] = None,
+    readers: Optional[int] = None,
 ) -> RestoreReport:
     """Restore the save at ``manifest_key`` into the coordinator's target workers (each
     holding a :class:`StoreBackend`), then check every tensor's content digest on the
     targets against the saved ones (``store_verify_failed``). ``manifest_digest`` is the
     save's (:attr:`SaveReport.manifest_digest`); None skips that check. ``options`` go to
     :func:`weight_manifest.transfer.execute`; ``after_transfer`` runs between the transfer
-    and the content check (a test's fault)."""
+    and the content check (a test's fault). ``readers`` bounds how many target workers
+    read at once (default: all): on a host with few cores, many concurrent readers of one
+    store holder contend for the same CPUs."""
     started = time.perf_counter()
     manifest = read_manifest(client, manifest_key, manifest_digest)
     record = _native.content_manifest_read(_get_text(client, f"{manifest.group_id}/content"))
@@ -495,8 +500,12 @@ def restore(
     targets = coordinator.workers("target")
     sessions = {f.object_key: f.object_key for f in manifest.fragments}
     transfer_started = time.perf_counter()
-    replies = coordinator.request_all(targets, {"op": "execute", "bound_plan": bound.to_json(), "mode": "pull",
-                                                "sessions": sessions, "options": dict(options or {})})
+    request = {"op": "execute", "bound_plan": bound.to_json(), "mode": "pull", "sessions": sessions,
+               "options": dict(options or {})}
+    wave = max(1, readers or len(targets))
+    replies: dict[str, dict[str, Any]] = {}
+    for first in range(0, len(targets), wave):
+        replies.update(coordinator.request_all(targets[first:first + wave], request))
     seconds = time.perf_counter() - started
     transfer_seconds = time.perf_counter() - transfer_started
     if after_transfer is not None:
@@ -514,5 +523,5 @@ def restore(
     return RestoreReport(manifest_key=manifest_key, manifest_digest=manifest.digest,
                          bytes=sum(p["bytes"] for p in pairs), regions=len(reshard.regions),
                          operations=sum(p["segments"] for p in pairs), seconds=seconds,
-                         transfer_seconds=transfer_seconds,
+                         transfer_seconds=transfer_seconds, pairs=pairs,
                          verify_seconds=time.perf_counter() - verify_started)
