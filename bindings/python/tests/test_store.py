@@ -129,6 +129,20 @@ def test_a_saved_generation_is_not_overwritten(client: Any, sides: Any) -> None:
     store.save(source.coordinator, client, store.SaveOptions("t", 2))
 
 
+def test_what_a_dead_save_left_is_replaced(client: Any, sides: Any) -> None:
+    # The Store's put of an existing key keeps the old bytes: an object a dead save left
+    # must be removed, not put over.
+    source = sides("source", "tp2")
+    stale = "t/synthetic/transformer/r1/9/payload/source-dp0-pp0-tp0/0"
+    assert client.put(stale, b"\x01" * 4096) == 0
+    saved = store.save(source.coordinator, client, store.SaveOptions("t", 9))
+    assert stale in {f.object_key for f in store.read_manifest(client, saved.manifest_key, None).fragments}
+    assert client.get_size(stale) > 4096
+    target = sides("target", "tp1")
+    store.restore(target.coordinator, client, saved.manifest_key, manifest_digest=saved.manifest_digest)
+    assert target.check() == []
+
+
 def test_restore_without_a_manifest_fails_before_any_byte(client: Any, sides: Any) -> None:
     target = sides("target", "tp1")
     with pytest.raises(wm.ManifestError) as caught:

@@ -289,8 +289,15 @@ def _save(
     created_at = o.created_at or datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
     manifest = StorageManifest.build(_as_stored(placement), stored, namespace=o.namespace, group_id=group_id,
                                      weight_generation=o.weight_generation, created_at=created_at)
-    # What an earlier save of this group left before it died (it wrote no manifest).
+    # What an earlier save of this group left before it died (it wrote no manifest). The
+    # Store's put of an existing key reports success and keeps the old bytes, so every key
+    # this save writes must be gone before the first put.
     client.remove_by_regex("^" + re.escape(f"{group_id}/"), True)
+    keys = [k for parts in objects.values() for k, _ in parts] + [f"{group_id}/content"]
+    left = [k for k, there in zip(keys, client.batch_is_exist(keys)) if there != 0]
+    if left:
+        raise _error("store_failed", f"{left[0]} (and {len(left) - 1} more keys of the group) could not be "
+                     "removed before the save; nothing was written")
     put(objects)
     known = digests()
     tensors = [(t.tensor_id, t.dtype, list(t.global_shape), t.itemsize, known[t.tensor_id])
