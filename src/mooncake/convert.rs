@@ -333,7 +333,8 @@ pub fn import(m: &MooncakePlacement) -> Result<Imported> {
             })
             .collect(),
     };
-    let placement = Placement::from_wire(&manifest)?;
+    // `Placement::from_wire`, without writing the manifest as JSON and reading it back.
+    let placement = crate::parse::placement_from_manifest(manifest)?;
     let t = m.topology();
     let mut dropped = vec![
         format!("placement_id: {} (Mooncake's id; ours is {})", m.placement_id(), placement.placement_id()),

@@ -13,6 +13,7 @@ mod choice;
 mod convert;
 mod cover;
 mod descriptor;
+mod fast;
 mod fields;
 mod fragments;
 mod model;

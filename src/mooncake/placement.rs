@@ -72,6 +72,29 @@ impl MooncakePlacement {
     ///
     /// As [`MooncakePlacement::from_json`].
     pub fn from_json_with(text: &[u8], limits: &Limits) -> Result<Self> {
+        match Self::from_json_one_pass(text, limits) {
+            Some(placement) => Ok(placement),
+            None => Self::from_json_general(text, limits),
+        }
+    }
+
+    /// The one-pass reader alone: the placement when it reads and accepts the text,
+    /// `None` when it leaves the text to the tree reader (anything it does not read, and
+    /// every rejection). Its result is always the tree reader's
+    /// ([`MooncakePlacement::from_json_general`]); [`MooncakePlacement::from_json_with`]
+    /// tries it first.
+    pub fn from_json_one_pass(text: &[u8], limits: &Limits) -> Option<Self> {
+        assemble(super::fast::draft(text, limits)?).ok()
+    }
+
+    /// Reads the text through the document tree only (never the one-pass reader): the
+    /// reader that decides every rejection, and the reference the one-pass reader is
+    /// tested against.
+    ///
+    /// # Errors
+    ///
+    /// As [`MooncakePlacement::from_json`].
+    pub fn from_json_general(text: &[u8], limits: &Limits) -> Result<Self> {
         let tree = reader::read(text, "placement manifest", limits)?;
         let draft = read_placement(&tree, limits)?;
         // The tree is larger than the draft: its memory is reused by the rules that follow.

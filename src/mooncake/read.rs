@@ -41,7 +41,8 @@ pub(crate) struct Draft {
     pub(crate) work: u64,
 }
 
-const TOP: [&str; 9] = [
+/// The members of this object, sorted.
+pub(crate) const TOP: [&str; 9] = [
     "parts",
     "placement_id",
     "placement_set_id",
@@ -52,7 +53,8 @@ const TOP: [&str; 9] = [
     "topology",
     "weight_generation",
 ];
-const TOPOLOGY: [&str; 6] = [
+/// The members of this object, sorted.
+pub(crate) const TOPOLOGY: [&str; 6] = [
     "dp_size",
     "ep_size",
     "participants",
@@ -60,7 +62,8 @@ const TOPOLOGY: [&str; 6] = [
     "topology_id",
     "tp_size",
 ];
-const FRAGMENT: [&str; 8] = [
+/// The members of this object, sorted.
+pub(crate) const FRAGMENT: [&str; 8] = [
     "aliases",
     "global_offset",
     "local_shape",
@@ -212,6 +215,17 @@ pub(crate) fn read_aliases(
             }
         }
     }
+    normalize_aliases(aliases, tensor_id, path)
+}
+
+/// An alias list of non-empty names held to `_normalize_aliases` and the group's rules
+/// (no duplicate, at least two names, the own tensor among them): returns it sorted. The
+/// one check of both placement readers (the tree's and the one-pass).
+pub(crate) fn normalize_aliases(
+    mut aliases: Vec<String>,
+    tensor_id: &str,
+    path: &Path<'_>,
+) -> Result<Vec<String>> {
     aliases.sort();
     if aliases.windows(2).any(|w| w[0] == w[1]) {
         return Err(Error::at(
