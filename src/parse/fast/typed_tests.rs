@@ -58,7 +58,7 @@ fn each_broken_value_gives_from_wires_rejection() {
         |m| m.fragments[3].placement_fragment_id.clear(),
         |m| m.fragments[3].nbytes = 0,
         |m| m.fragments[3].local_shape[0] = 0,
-        |m| m.fragments[4].aliases = vec!["b".into(), "".into(), "a".into()],
+        |m| m.fragments[4].aliases = vec!["b".into(), String::new(), "a".into()],
         |m| m.fragments[4].aliases = vec!["b".into(), "b".into()],
         |m| m.fragments[5].global_offset[0] = u64::MAX,
     ];
