@@ -5,8 +5,9 @@
 //! (dp, pp, ep, tp, placement_fragment_id), so a replicated tensor is read from its lowest
 //! rank. A tensor owned on dp is read from its owner whatever the target's dp.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::BTreeSet;
 
+use crate::validate::fxhash::FxHashMap as HashMap;
 use crate::wire::PlacementFragment;
 
 use super::model::{AxisKind, Rank, Semantics};
@@ -35,14 +36,14 @@ fn rank_of(f: &PlacementFragment) -> Rank {
 impl MooncakeReplicas {
     /// The choice upstream makes reading from `source`.
     pub fn new(source: &MooncakePlacement) -> MooncakeReplicas {
-        let mut tensors = HashMap::new();
+        let mut tensors = HashMap::default();
         for t in source.tensors() {
             let kinds = t.kinds(|s| matches!(s, Semantics::Ownership));
             let dp_owned = kinds.contains(&AxisKind::Dp);
             tensors.insert(t.tensor_id.clone(), (kinds, dp_owned));
         }
-        let mut dps_of: HashMap<&str, BTreeSet<u64>> = HashMap::new();
-        let mut owners: HashMap<(String, u64), Vec<u64>> = HashMap::new();
+        let mut dps_of: HashMap<&str, BTreeSet<u64>> = HashMap::default();
+        let mut owners: HashMap<(String, u64), Vec<u64>> = HashMap::default();
         for f in source.fragments() {
             let Some((kinds, dp_owned)) = tensors.get(&f.tensor_id) else {
                 continue;

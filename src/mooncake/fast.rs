@@ -10,8 +10,8 @@
 //! answers `None`, and the tree reader then decides, with its code, message and pointer:
 //! this reader never rejects.
 
-use std::collections::HashMap;
 
+use crate::validate::fxhash::FxHashMap as HashMap;
 use crate::limits::Limits;
 use crate::parse::fast::cursor::{index_of, mask_of, Cursor, Fast, KeyOrder};
 use crate::path::Path;

@@ -1,8 +1,8 @@
 //! [`MooncakePlacement`]: a validated Mooncake `WeightPlacementManifest`, built from its
 //! wire text or from typed fragments, written back byte for byte.
 
-use std::collections::{HashMap, HashSet};
 
+use crate::validate::fxhash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use crate::error::{Code, Error, Result};
 use crate::limits::Limits;
 use crate::path::Path;
@@ -332,7 +332,7 @@ fn assemble(draft: Draft) -> Result<MooncakePlacement> {
         )
         .with_pointer(Some("/parts".to_owned())));
     }
-    let mut by_tensor: HashMap<&str, Vec<&Fragment>> = HashMap::new();
+    let mut by_tensor: HashMap<&str, Vec<&Fragment>> = HashMap::default();
     for (f, _, _) in &all {
         by_tensor.entry(f.tensor_id.as_str()).or_default().push(f);
     }

@@ -2,8 +2,8 @@
 //! exact key sets and value checks, member by member in upstream's order, into a
 //! [`Draft`] that still remembers where each tensor and fragment was written.
 
-use std::collections::HashMap;
 
+use crate::validate::fxhash::FxHashMap as HashMap;
 use crate::error::{Code, Error, Result};
 use crate::limits::Limits;
 use crate::path::Path;
