@@ -20,8 +20,8 @@ pub struct MooncakeReplicas {
     dps: Vec<u64>,
     /// Per tensor: its ownership kinds and whether dp is one of them.
     tensors: HashMap<String, (Vec<AxisKind>, bool)>,
-    /// Per (tensor, dp) the smallest owner; per dp-owned tensor under dp `u64::MAX`.
-    owners: HashMap<(String, u64), Vec<u64>>,
+    /// Per tensor and dp the smallest owner; per dp-owned tensor under dp `u64::MAX`.
+    owners: HashMap<String, HashMap<u64, Vec<u64>>>,
 }
 
 fn rank_of(f: &PlacementFragment) -> Rank {
@@ -43,7 +43,7 @@ impl MooncakeReplicas {
             tensors.insert(t.tensor_id.clone(), (kinds, dp_owned));
         }
         let mut dps_of: HashMap<&str, BTreeSet<u64>> = HashMap::default();
-        let mut owners: HashMap<(String, u64), Vec<u64>> = HashMap::default();
+        let mut owners: HashMap<String, HashMap<u64, Vec<u64>>> = HashMap::default();
         for f in source.fragments() {
             let Some((kinds, dp_owned)) = tensors.get(&f.tensor_id) else {
                 continue;
@@ -56,9 +56,11 @@ impl MooncakeReplicas {
                     .or_default()
                     .insert(f.rank.dp);
             }
-            let slot = owners
-                .entry((f.tensor_id.clone(), dp))
-                .or_insert_with(|| owner.clone());
+            let per_dp = match owners.get_mut(f.tensor_id.as_str()) {
+                Some(per_dp) => per_dp,
+                None => owners.entry(f.tensor_id.clone()).or_default(),
+            };
+            let slot = per_dp.entry(dp).or_insert_with(|| owner.clone());
             if owner < *slot {
                 *slot = owner;
             }
@@ -108,7 +110,8 @@ impl MooncakeReplicas {
         };
         let owner = self
             .owners
-            .get(&(first.tensor_id.clone(), dp.unwrap_or(u64::MAX)))?;
+            .get(first.tensor_id.as_str())?
+            .get(&dp.unwrap_or(u64::MAX))?;
         replicas
             .iter()
             .copied()

@@ -8,8 +8,8 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::validate::fxhash::FxHashMap as HashMap;
 use crate::error::{Code, Error, Result};
+use crate::validate::fxhash::FxHashMap as HashMap;
 
 use super::boxes::{exactly_cover, over_budget, BoxRef};
 use super::model::{AxisKind, Fragment, Rank, Semantics, Tensor, Topology};

@@ -10,11 +10,10 @@
 //! answers `None`, and the tree reader then decides, with its code, message and pointer:
 //! this reader never rejects.
 
-
-use crate::validate::fxhash::FxHashMap as HashMap;
 use crate::limits::Limits;
 use crate::parse::fast::cursor::{index_of, mask_of, Cursor, Fast, KeyOrder};
 use crate::path::Path;
+use crate::validate::fxhash::FxHashMap as HashMap;
 
 use super::descriptor::{check_tensor, KEYS};
 use super::fragments::check_part;
@@ -82,6 +81,12 @@ const F_STAGE: usize = index_of(&FRAGMENT, "pipeline_stage_id");
 const F_ID: usize = index_of(&FRAGMENT, "placement_fragment_id");
 const F_RANK: usize = index_of(&FRAGMENT, "rank");
 const F_TENSOR_ID: usize = index_of(&FRAGMENT, "tensor_id");
+const ALL_TOP: u32 = all(&TOP);
+const ALL_TOPOLOGY: u32 = all(&TOPOLOGY);
+const ALL_RANK: u32 = all(&RANK);
+const ALL_PARTICIPANT: u32 = all(&PARTICIPANT);
+const ALL_DESCRIPTOR: u32 = all(&KEYS);
+const ALL_PART: u32 = all(&PART);
 const AXIS_SPLIT: u32 = all(&AXIS);
 const AXIS_OTHER: u32 = all_but(&AXIS, "dim");
 const FRAGMENT_STAGED: u32 = all(&FRAGMENT);
@@ -171,7 +176,7 @@ pub(crate) fn draft(text: &[u8], limits: &Limits) -> Fast<Draft> {
         }
         Some(())
     })?;
-    if seen != all(&TOP) || !c.at_end() || d.tensors.len() > limits.max_tensors {
+    if seen != ALL_TOP || !c.at_end() || d.tensors.len() > limits.max_tensors {
         return None;
     }
     // The tree reader's order: the topology, the tensors, then each part.
@@ -208,7 +213,7 @@ fn rank(c: &mut Cursor<'_>, order: &mut KeyOrder) -> Fast<Rank> {
         *r.get_mut(key)? = c.u64()?;
         Some(())
     })?;
-    (seen == all(&RANK)).then_some(Rank {
+    (seen == ALL_RANK).then_some(Rank {
         dp: r[R_DP],
         ep: r[R_EP],
         pp: r[R_PP],
@@ -231,7 +236,7 @@ fn read_topology(c: &mut Cursor<'_>, o: &mut Orders) -> Fast<(Topology, String)>
         }
         Some(())
     })?;
-    (seen == all(&TOPOLOGY)).then_some(())?;
+    (seen == ALL_TOPOLOGY).then_some(())?;
     let topology = Topology {
         tp_size: sizes[TOPO_TP],
         pp_size: sizes[TOPO_PP],
@@ -253,7 +258,7 @@ fn participant(c: &mut Cursor<'_>, o: &mut Orders) -> Fast<Participant> {
         }
         Some(())
     })?;
-    (seen == all(&PARTICIPANT)).then_some(Participant {
+    (seen == ALL_PARTICIPANT).then_some(Participant {
         participant_id: name,
         rank: at,
     })
@@ -300,7 +305,7 @@ fn tensor(c: &mut Cursor<'_>, o: &mut Orders, limits: &Limits, at: usize) -> Fas
         }
         Some(())
     })?;
-    if seen != all(&KEYS) || t.global_shape.len() > limits.max_dims {
+    if seen != ALL_DESCRIPTOR || t.global_shape.len() > limits.max_dims {
         return None;
     }
     check_tensor(t, &Path::Root.key("tensors").index(at)).ok()
@@ -355,7 +360,7 @@ fn part(c: &mut Cursor<'_>, o: &mut Orders, at: usize) -> Fast<DraftPart> {
         }
         Some(())
     })?;
-    (seen == all(&PART)).then_some(p)
+    (seen == ALL_PART).then_some(p)
 }
 
 /// Fragment `i` of part `p` (`pipeline_stage_id` optional, `null` read as absent), its

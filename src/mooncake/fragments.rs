@@ -5,8 +5,8 @@
 
 use std::collections::BTreeSet;
 
-use crate::validate::fxhash::{set_with_capacity, FxHashMap as HashMap};
 use crate::error::{Code, Error, Result};
+use crate::validate::fxhash::{set_with_capacity, FxHashMap as HashMap};
 
 use super::boxes::{over_budget, overlapping_pair, volume, BoxRef};
 use super::model::{Fragment, Tensor};

@@ -29,7 +29,7 @@ mod topology;
 mod write;
 
 pub use choice::MooncakeReplicas;
-pub use convert::{export, import, ExportOptions, Imported};
+pub use convert::{export, import, import_owned, ExportOptions, Imported};
 pub use model::{Axis, AxisKind, Fragment, Part, Participant, Rank, Semantics, Tensor, Topology};
 pub use placement::{generated_fragment_id, MooncakeInput, MooncakePlacement};
 pub use storage::{MooncakeStorageManifest, StoredFragment};

@@ -1,12 +1,11 @@
 //! [`MooncakePlacement`]: a validated Mooncake `WeightPlacementManifest`, built from its
 //! wire text or from typed fragments, written back byte for byte.
 
-
-use crate::validate::fxhash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use crate::error::{Code, Error, Result};
 use crate::limits::Limits;
 use crate::path::Path;
 use crate::reader;
+use crate::validate::fxhash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use crate::value::Value;
 
 use super::cover::check_cover;

@@ -2,11 +2,10 @@
 //! exact key sets and value checks, member by member in upstream's order, into a
 //! [`Draft`] that still remembers where each tensor and fragment was written.
 
-
-use crate::validate::fxhash::FxHashMap as HashMap;
 use crate::error::{Code, Error, Result};
 use crate::limits::Limits;
 use crate::path::Path;
+use crate::validate::fxhash::FxHashMap as HashMap;
 use crate::value::Value;
 
 use super::descriptor::{read_tensor, Order};

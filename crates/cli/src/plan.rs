@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use clap::{Args, ValueEnum};
 use serde_json::{json, Value as Json};
 use weight_manifest::mooncake::{
-    export, import, import_storage, ExportOptions, MooncakePlacement, MooncakeReplicas,
+    export, import_owned, import_storage, ExportOptions, MooncakePlacement, MooncakeReplicas,
     MooncakeStorageManifest,
 };
 use weight_manifest::plan::{
@@ -84,21 +84,36 @@ pub(crate) fn is_mooncake_store(text: &[u8]) -> bool {
     has_key(text, b"\"manifest_key\"")
 }
 
-/// A placement of any format: ours, a Mooncake placement (also returned) or a Mooncake
-/// Store manifest (each stored fragment on rank 0: the source of a load from the Store).
+/// The replica choice `plan --replica-choice mooncake` has for a source, by its format.
+enum Replicas {
+    /// A Mooncake placement's, from its own axes (when asked for).
+    Mooncake(Option<MooncakeReplicas>),
+    /// None yet: ours, whose axes come from its export.
+    Ours,
+    /// None: a Store manifest holds each tile once, so every choice reads the same
+    /// fragment.
+    Store,
+}
+
+/// A placement of any format: ours, a Mooncake placement or a Mooncake Store manifest
+/// (each stored fragment on rank 0: the source of a load from the Store); with
+/// `replicas`, a Mooncake placement's replica choice is taken before the placement is
+/// imported.
 fn read_placement(
     text: &[u8],
     options: &Options<'_>,
     limits: &Limits,
-) -> Result<(Placement, Option<MooncakePlacement>), Error> {
+    replicas: bool,
+) -> Result<(Placement, Replicas), Error> {
     if is_mooncake_store(text) {
         let m = MooncakeStorageManifest::from_json_with(text, limits)?;
-        Ok((import_storage(&m)?.placement, None))
+        Ok((import_storage(&m)?.placement, Replicas::Store))
     } else if is_mooncake(text) {
         let m = MooncakePlacement::from_json_with(text, limits)?;
-        Ok((import(&m)?.placement, Some(m)))
+        let choice = replicas.then(|| MooncakeReplicas::new(&m));
+        Ok((import_owned(m)?.placement, Replicas::Mooncake(choice)))
     } else {
-        Ok((Placement::from_json(text, options)?, None))
+        Ok((Placement::from_json(text, options)?, Replicas::Ours))
     }
 }
 
@@ -154,22 +169,25 @@ pub(crate) fn run(
         max_geometry_work: document_limits.max_geometry_work,
     };
     let options = Options::default().with_limits(*document_limits);
+    let mooncake_choice = args.replica_choice == Choice::Mooncake;
     let result = progress
         .reading(SOURCE, source_text.len(), || {
-            read_placement(&source_text, &options, document_limits)
+            read_placement(&source_text, &options, document_limits, mooncake_choice)
         })
-        .and_then(|(source, source_mooncake)| {
+        .and_then(|(source, replicas)| {
             let (target, _) = progress.reading(TARGET, target_text.len(), || {
-                read_placement(&target_text, &options, document_limits)
+                read_placement(&target_text, &options, document_limits, false)
             })?;
-            // A Store source holds each tile once: every choice reads the same fragment.
-            if args.replica_choice == Choice::Mooncake && !is_mooncake_store(&source_text) {
-                // Mooncake's choice needs the source's axes: its own, or the export's.
-                let m = match source_mooncake {
-                    Some(m) => m,
-                    None => export(&source, &ExportOptions::default())?,
-                };
-                let replicas = MooncakeReplicas::new(&m);
+            let replicas = match (mooncake_choice, replicas) {
+                (false, _) | (true, Replicas::Store) => None,
+                (true, Replicas::Mooncake(choice)) => choice,
+                // Mooncake's choice needs the source's axes: here the export's.
+                (true, Replicas::Ours) => Some(MooncakeReplicas::new(&export(
+                    &source,
+                    &ExportOptions::default(),
+                )?)),
+            };
+            if let Some(replicas) = replicas {
                 let plan = progress.phase("planning", || {
                     weight_manifest::plan_with_choice(
                         &source,
@@ -178,7 +196,7 @@ pub(crate) fn run(
                         ReplicaChoice::Mooncake(&replicas),
                     )
                 });
-                leave_to_exit((source, target, m));
+                leave_to_exit((source, target, replicas));
                 return plan;
             }
             let plan = progress.counted("planning", None, Unit::Items("tensors"), |counter| {
