@@ -409,6 +409,10 @@ pub enum Code {
     /// not fit the placement (a participant, size or axis that contradicts it). (added by
     /// this implementation)
     MooncakeExportOverrideInvalid,
+    /// `mooncake_generation_mismatch`: the two sides of a plan carry different Mooncake
+    /// weight generations (a Mooncake placement or Store manifest on each side). (added by
+    /// this implementation)
+    MooncakeGenerationMismatch,
 }
 
 impl Code {
@@ -531,6 +535,7 @@ impl Code {
         Code::MooncakeStorageObjectOverlap,
         Code::MooncakeExportUnsupported,
         Code::MooncakeExportOverrideInvalid,
+        Code::MooncakeGenerationMismatch,
     ];
 
     /// The snake_case spelling used on the wire and in fixtures.
@@ -652,6 +657,7 @@ impl Code {
             Code::MooncakeStorageObjectOverlap => "mooncake_storage_object_overlap",
             Code::MooncakeExportUnsupported => "mooncake_export_unsupported",
             Code::MooncakeExportOverrideInvalid => "mooncake_export_override_invalid",
+            Code::MooncakeGenerationMismatch => "mooncake_generation_mismatch",
         }
     }
 

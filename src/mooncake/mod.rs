@@ -16,6 +16,7 @@ mod descriptor;
 mod fast;
 mod fields;
 mod fragments;
+mod generation;
 mod model;
 mod overrides;
 mod placement;
@@ -30,6 +31,7 @@ mod write;
 
 pub use choice::MooncakeReplicas;
 pub use convert::{export, import, import_owned, ExportOptions, Imported};
+pub use generation::check_generations;
 pub use model::{Axis, AxisKind, Fragment, Part, Participant, Rank, Semantics, Tensor, Topology};
 pub use placement::{generated_fragment_id, MooncakeInput, MooncakePlacement};
 pub use storage::{MooncakeStorageManifest, StoredFragment};

@@ -675,6 +675,12 @@ enum WmCode
    */
   WM_CODE_MOONCAKE_EXPORT_OVERRIDE_INVALID = 116,
   /**
+   * `mooncake_generation_mismatch`: the two sides of a plan carry different Mooncake
+   * weight generations (a Mooncake placement or Store manifest on each side). (added by
+   * this implementation)
+   */
+  WM_CODE_MOONCAKE_GENERATION_MISMATCH = 117,
+  /**
    * `invalid_argument`: a C argument is unusable (a required pointer is NULL, or a
    * length is too large). Not a contract code: it never comes from a document.
    */

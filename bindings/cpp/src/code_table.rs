@@ -419,6 +419,10 @@ pub enum WmCode {
     /// not fit the placement (a participant, size or axis that contradicts it). (added by
     /// this implementation)
     MooncakeExportOverrideInvalid = 116,
+    /// `mooncake_generation_mismatch`: the two sides of a plan carry different Mooncake
+    /// weight generations (a Mooncake placement or Store manifest on each side). (added by
+    /// this implementation)
+    MooncakeGenerationMismatch = 117,
     /// `invalid_argument`: a C argument is unusable (a required pointer is NULL, or a
     /// length is too large). Not a contract code: it never comes from a document.
     InvalidArgument = 1000,
@@ -547,6 +551,7 @@ impl WmCode {
             Code::MooncakeStorageObjectOverlap => WmCode::MooncakeStorageObjectOverlap,
             Code::MooncakeExportUnsupported => WmCode::MooncakeExportUnsupported,
             Code::MooncakeExportOverrideInvalid => WmCode::MooncakeExportOverrideInvalid,
+            Code::MooncakeGenerationMismatch => WmCode::MooncakeGenerationMismatch,
             // `Code` is non-exhaustive: a code added after this table was generated
             // (the crate's tests and `codegen --check` catch that).
             _ => WmCode::InternalError,
@@ -674,6 +679,7 @@ impl WmCode {
             WmCode::MooncakeStorageObjectOverlap => c"mooncake_storage_object_overlap",
             WmCode::MooncakeExportUnsupported => c"mooncake_export_unsupported",
             WmCode::MooncakeExportOverrideInvalid => c"mooncake_export_override_invalid",
+            WmCode::MooncakeGenerationMismatch => c"mooncake_generation_mismatch",
             WmCode::InvalidArgument => c"invalid_argument",
             WmCode::InternalError => c"internal_error",
         }

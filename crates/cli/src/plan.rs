@@ -6,8 +6,8 @@ use std::process::ExitCode;
 use clap::{Args, ValueEnum};
 use serde_json::{json, Value as Json};
 use weight_manifest::mooncake::{
-    export, import_owned, import_storage, ExportOptions, MooncakePlacement, MooncakeReplicas,
-    MooncakeStorageManifest,
+    check_generations, export, import_owned, import_storage, ExportOptions, MooncakePlacement,
+    MooncakeReplicas, MooncakeStorageManifest,
 };
 use weight_manifest::plan::{
     plan_with_progress, PlanStats, DEFAULT_MAX_REGIONS, DEFAULT_MAX_SEGMENTS,
@@ -98,22 +98,25 @@ enum Replicas {
 /// A placement of any format: ours, a Mooncake placement or a Mooncake Store manifest
 /// (each stored fragment on rank 0: the source of a load from the Store); with
 /// `replicas`, a Mooncake placement's replica choice is taken before the placement is
-/// imported.
+/// imported. The last member is its Mooncake `weight_generation`, if it has one.
 fn read_placement(
     text: &[u8],
     options: &Options<'_>,
     limits: &Limits,
     replicas: bool,
-) -> Result<(Placement, Replicas), Error> {
+) -> Result<(Placement, Replicas, Option<u64>), Error> {
     if is_mooncake_store(text) {
         let m = MooncakeStorageManifest::from_json_with(text, limits)?;
-        Ok((import_storage(&m)?.placement, Replicas::Store))
+        let generation = Some(m.weight_generation);
+        Ok((import_storage(&m)?.placement, Replicas::Store, generation))
     } else if is_mooncake(text) {
         let m = MooncakePlacement::from_json_with(text, limits)?;
         let choice = replicas.then(|| MooncakeReplicas::new(&m));
-        Ok((import_owned(m)?.placement, Replicas::Mooncake(choice)))
+        let generation = Some(m.weight_generation());
+        let placement = import_owned(m)?.placement;
+        Ok((placement, Replicas::Mooncake(choice), generation))
     } else {
-        Ok((Placement::from_json(text, options)?, Replicas::Ours))
+        Ok((Placement::from_json(text, options)?, Replicas::Ours, None))
     }
 }
 
@@ -174,10 +177,16 @@ pub(crate) fn run(
         .reading(SOURCE, source_text.len(), || {
             read_placement(&source_text, &options, document_limits, mooncake_choice)
         })
-        .and_then(|(source, replicas)| {
-            let (target, _) = progress.reading(TARGET, target_text.len(), || {
-                read_placement(&target_text, &options, document_limits, false)
-            })?;
+        .and_then(|(source, replicas, source_generation)| {
+            let (target, _, target_generation) =
+                progress.reading(TARGET, target_text.len(), || {
+                    read_placement(&target_text, &options, document_limits, false)
+                })?;
+            // Upstream compares the generations after the models and revisions, whose
+            // difference the planner reports.
+            if source.model_id() == target.model_id() && source.revision() == target.revision() {
+                check_generations(source_generation, target_generation)?;
+            }
             let replicas = match (mooncake_choice, replicas) {
                 (false, _) | (true, Replicas::Store) => None,
                 (true, Replicas::Mooncake(choice)) => choice,

@@ -249,3 +249,70 @@ fn plan_reads_mooncake_documents_and_reproduces_upstreams_choice() {
     let out = run(&["plan", "a.json", "b.json", "--replica-choice", "nearest"]);
     assert_eq!(out.status.code(), Some(2));
 }
+
+/// `plan` compares the weight generations of two Mooncake documents as upstream does
+/// (tests/mooncake/corpus/plans.json `generations`, recorded from `plan_placement_transfer`
+/// and `plan_stored_transfer_to_target_placement`): equal ones plan, different ones are
+/// `mooncake_generation_mismatch` at the target's `/weight_generation`. A side in this
+/// project's format has no generation: nothing to compare.
+#[test]
+fn plan_compares_weight_generations_as_upstream_does() {
+    let text = std::fs::read_to_string(format!("{ROOT}/tests/mooncake/corpus/plans.json")).unwrap();
+    let doc: Value = serde_json::from_str(&text).unwrap();
+    let cases = doc["generations"].as_object().unwrap();
+    assert!(cases.len() >= 6);
+    let (mut accepted, mut rejected) = (0, 0);
+    for (id, case) in cases {
+        let layout = |side: &str| {
+            let name = case[side].as_str().unwrap();
+            scratch(
+                "mooncake-generation",
+                &format!("{side}.json"),
+                doc["layouts"][name].as_str().unwrap(),
+            )
+        };
+        let (source, target) = (layout("source"), layout("target"));
+        for choice in ["mooncake", "balanced"] {
+            let (code, json) = json_out(&[
+                "plan",
+                &source,
+                &target,
+                "--replica-choice",
+                choice,
+                "--format",
+                "json",
+            ]);
+            let expect = &case["expect"];
+            if expect["ok"] == true {
+                assert_eq!(code, Some(0), "{id} {choice}: {json}");
+                accepted += 1;
+            } else {
+                assert_eq!(code, Some(1), "{id} {choice}: {json}");
+                assert_eq!(json["error"]["code"], expect["code"], "{id}");
+                assert_eq!(json["error"]["path"], expect["pointer"], "{id}");
+                rejected += 1;
+            }
+        }
+    }
+    assert!(accepted >= 6 && rejected >= 6, "{accepted} {rejected}");
+
+    // Our format on one side: imported from generation 2, planned against generation 1.
+    let name = "tp2-pp1-ep1-dp1@2";
+    let theirs = scratch(
+        "mooncake-generation-ours",
+        "theirs.json",
+        doc["layouts"][name].as_str().unwrap(),
+    );
+    let ours = format!("{theirs}.ours.json");
+    let out = run(&["mooncake", "import", &theirs, "-o", &ours]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let other = scratch(
+        "mooncake-generation-ours",
+        "other.json",
+        doc["layouts"]["tp4-pp1-ep1-dp1"].as_str().unwrap(),
+    );
+    for (s, t) in [(&ours, &other), (&other, &ours)] {
+        let (code, json) = json_out(&["plan", s, t, "--format", "json"]);
+        assert_eq!(code, Some(0), "{json}");
+    }
+}

@@ -121,6 +121,7 @@ ADDED_CODES: tuple[str, ...] = (
     "mooncake_storage_object_overlap",
     "mooncake_export_unsupported",
     "mooncake_export_override_invalid",
+    "mooncake_generation_mismatch",
 )
 
 CODES: tuple[str, ...] = CONTRACT_CODES + ADDED_CODES
