@@ -413,6 +413,19 @@ pub enum Code {
     /// weight generations (a Mooncake placement or Store manifest on each side). (added by
     /// this implementation)
     MooncakeGenerationMismatch,
+    /// `mooncake_binding_invalid`: a Mooncake runtime binding fragment breaks a rule of
+    /// upstream's binding with no code of its own here: a zero stride on a longer
+    /// dimension, a view outside its storage allocation, a shape or item size other than
+    /// its placement fragment's. (added by this implementation)
+    MooncakeBindingInvalid,
+    /// `mooncake_binding_participant`: Mooncake runtime bindings name a participant twice,
+    /// one the placement does not have, or leave out one that has fragments. (added by this
+    /// implementation)
+    MooncakeBindingParticipant,
+    /// `mooncake_binding_inexpressible`: Mooncake's per-participant runtime bindings cannot
+    /// be one binding of this project (they differ in instance_id, generation or lease_id,
+    /// or there is none). (added by this implementation)
+    MooncakeBindingInexpressible,
 }
 
 impl Code {
@@ -536,6 +549,9 @@ impl Code {
         Code::MooncakeExportUnsupported,
         Code::MooncakeExportOverrideInvalid,
         Code::MooncakeGenerationMismatch,
+        Code::MooncakeBindingInvalid,
+        Code::MooncakeBindingParticipant,
+        Code::MooncakeBindingInexpressible,
     ];
 
     /// The snake_case spelling used on the wire and in fixtures.
@@ -658,6 +674,9 @@ impl Code {
             Code::MooncakeExportUnsupported => "mooncake_export_unsupported",
             Code::MooncakeExportOverrideInvalid => "mooncake_export_override_invalid",
             Code::MooncakeGenerationMismatch => "mooncake_generation_mismatch",
+            Code::MooncakeBindingInvalid => "mooncake_binding_invalid",
+            Code::MooncakeBindingParticipant => "mooncake_binding_participant",
+            Code::MooncakeBindingInexpressible => "mooncake_binding_inexpressible",
         }
     }
 

@@ -8,6 +8,9 @@
 //! (`schema/mooncake-placement.schema.json`), its own identities (`placement_id`,
 //! `topology_id`, `sha256:` fragment ids) and its own rules (docs/contract.md §20).
 
+mod binding;
+mod binding_check;
+mod binding_convert;
 mod boxes;
 mod choice;
 mod convert;
@@ -29,6 +32,9 @@ mod tests;
 mod topology;
 mod write;
 
+pub use binding::{MooncakeBinding, MooncakeBindingFragment};
+pub use binding_check::validate_bindings;
+pub use binding_convert::{export_binding, import_binding, ImportedBinding};
 pub use choice::MooncakeReplicas;
 pub use convert::{export, import, import_owned, ExportOptions, Imported};
 pub use generation::check_generations;

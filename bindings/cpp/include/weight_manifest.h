@@ -681,6 +681,25 @@ enum WmCode
    */
   WM_CODE_MOONCAKE_GENERATION_MISMATCH = 117,
   /**
+   * `mooncake_binding_invalid`: a Mooncake runtime binding fragment breaks a rule of
+   * upstream's binding with no code of its own here: a zero stride on a longer
+   * dimension, a view outside its storage allocation, a shape or item size other than
+   * its placement fragment's. (added by this implementation)
+   */
+  WM_CODE_MOONCAKE_BINDING_INVALID = 118,
+  /**
+   * `mooncake_binding_participant`: Mooncake runtime bindings name a participant twice,
+   * one the placement does not have, or leave out one that has fragments. (added by this
+   * implementation)
+   */
+  WM_CODE_MOONCAKE_BINDING_PARTICIPANT = 119,
+  /**
+   * `mooncake_binding_inexpressible`: Mooncake's per-participant runtime bindings cannot
+   * be one binding of this project (they differ in instance_id, generation or lease_id,
+   * or there is none). (added by this implementation)
+   */
+  WM_CODE_MOONCAKE_BINDING_INEXPRESSIBLE = 120,
+  /**
    * `invalid_argument`: a C argument is unusable (a required pointer is NULL, or a
    * length is too large). Not a contract code: it never comes from a document.
    */

@@ -423,6 +423,19 @@ pub enum WmCode {
     /// weight generations (a Mooncake placement or Store manifest on each side). (added by
     /// this implementation)
     MooncakeGenerationMismatch = 117,
+    /// `mooncake_binding_invalid`: a Mooncake runtime binding fragment breaks a rule of
+    /// upstream's binding with no code of its own here: a zero stride on a longer
+    /// dimension, a view outside its storage allocation, a shape or item size other than
+    /// its placement fragment's. (added by this implementation)
+    MooncakeBindingInvalid = 118,
+    /// `mooncake_binding_participant`: Mooncake runtime bindings name a participant twice,
+    /// one the placement does not have, or leave out one that has fragments. (added by this
+    /// implementation)
+    MooncakeBindingParticipant = 119,
+    /// `mooncake_binding_inexpressible`: Mooncake's per-participant runtime bindings cannot
+    /// be one binding of this project (they differ in instance_id, generation or lease_id,
+    /// or there is none). (added by this implementation)
+    MooncakeBindingInexpressible = 120,
     /// `invalid_argument`: a C argument is unusable (a required pointer is NULL, or a
     /// length is too large). Not a contract code: it never comes from a document.
     InvalidArgument = 1000,
@@ -552,6 +565,9 @@ impl WmCode {
             Code::MooncakeExportUnsupported => WmCode::MooncakeExportUnsupported,
             Code::MooncakeExportOverrideInvalid => WmCode::MooncakeExportOverrideInvalid,
             Code::MooncakeGenerationMismatch => WmCode::MooncakeGenerationMismatch,
+            Code::MooncakeBindingInvalid => WmCode::MooncakeBindingInvalid,
+            Code::MooncakeBindingParticipant => WmCode::MooncakeBindingParticipant,
+            Code::MooncakeBindingInexpressible => WmCode::MooncakeBindingInexpressible,
             // `Code` is non-exhaustive: a code added after this table was generated
             // (the crate's tests and `codegen --check` catch that).
             _ => WmCode::InternalError,
@@ -680,6 +696,9 @@ impl WmCode {
             WmCode::MooncakeExportUnsupported => c"mooncake_export_unsupported",
             WmCode::MooncakeExportOverrideInvalid => c"mooncake_export_override_invalid",
             WmCode::MooncakeGenerationMismatch => c"mooncake_generation_mismatch",
+            WmCode::MooncakeBindingInvalid => c"mooncake_binding_invalid",
+            WmCode::MooncakeBindingParticipant => c"mooncake_binding_participant",
+            WmCode::MooncakeBindingInexpressible => c"mooncake_binding_inexpressible",
             WmCode::InvalidArgument => c"invalid_argument",
             WmCode::InternalError => c"internal_error",
         }

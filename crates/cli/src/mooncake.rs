@@ -35,6 +35,12 @@ pub(crate) enum MooncakeCommand {
     },
     /// Validate a Mooncake document: a WeightPlacementManifest or a Store WeightManifest.
     Validate(super::args::Input),
+    /// Write this project's runtime binding of a Mooncake placement as Mooncake's
+    /// per-participant bindings (this project's JSON form of them: upstream has none).
+    ExportBinding(super::mooncake_binding::BindingArgs),
+    /// Read Mooncake's per-participant bindings (a JSON array) as this project's runtime
+    /// binding; what it has no place for is listed on standard error.
+    ImportBinding(super::mooncake_binding::BindingArgs),
 }
 
 #[derive(Args)]
@@ -68,6 +74,9 @@ impl MooncakeCommand {
             MooncakeCommand::Import { input, .. } | MooncakeCommand::Validate(input) => {
                 &input.format
             }
+            MooncakeCommand::ExportBinding(args) | MooncakeCommand::ImportBinding(args) => {
+                &args.format
+            }
         }
     }
 }
@@ -81,6 +90,12 @@ fn write(path: Option<&std::path::Path>, text: &str) -> Result<(), String> {
 pub(crate) fn run(command: &MooncakeCommand, limits: &Limits, progress: &Progress) -> Outcome {
     match command {
         MooncakeCommand::Export(args) => run_export(args, limits, progress),
+        MooncakeCommand::ExportBinding(args) => {
+            super::mooncake_binding::run(args, true, limits, progress)
+        }
+        MooncakeCommand::ImportBinding(args) => {
+            super::mooncake_binding::run(args, false, limits, progress)
+        }
         MooncakeCommand::Import { input, out } => {
             let label = "placement manifest";
             let text = read_input(&input.file, limits.max_document_bytes, progress, label)?;

@@ -316,3 +316,73 @@ fn plan_compares_weight_generations_as_upstream_does() {
         assert_eq!(code, Some(0), "{json}");
     }
 }
+
+/// `mooncake import-binding` and `export-binding`: an accepted Mooncake binding set
+/// (tests/mooncake/corpus/bindings.json) becomes our binding and back the same bytes; a
+/// rejected one exits 1 with upstream's code.
+#[test]
+fn bindings_import_and_export_through_the_cli() {
+    let text =
+        std::fs::read_to_string(format!("{ROOT}/tests/mooncake/corpus/bindings.json")).unwrap();
+    let doc: Value = serde_json::from_str(&text).unwrap();
+    let cases = doc["cases"].as_array().unwrap();
+    let ok = case(cases, "tp2-pp1-ep1-dp2/ok");
+    let placement = scratch(
+        "mooncake-binding",
+        "placement.json",
+        doc["placements"]["tp2-pp1-ep1-dp2"].as_str().unwrap(),
+    );
+    let theirs = scratch(
+        "mooncake-binding",
+        "theirs.json",
+        ok["input"].as_str().unwrap(),
+    );
+    let ours = format!("{theirs}.ours.json");
+    let out = run(&[
+        "mooncake",
+        "import-binding",
+        &theirs,
+        "--placement",
+        &placement,
+        "-o",
+        &ours,
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("dropped: participant_id"),
+        "{}",
+        stderr(&out)
+    );
+    let (code, json) = json_out(&[
+        "mooncake",
+        "export-binding",
+        &ours,
+        "--placement",
+        &placement,
+        "--format",
+        "json",
+    ]);
+    assert_eq!(code, Some(0), "{json}");
+    assert_eq!(
+        json["document"].as_str().unwrap(),
+        ok["input"].as_str().unwrap()
+    );
+
+    let bad = case(cases, "tp2-pp1-ep1-dp2/stride");
+    let file = scratch(
+        "mooncake-binding",
+        "bad.json",
+        bad["input"].as_str().unwrap(),
+    );
+    let (code, json) = json_out(&[
+        "mooncake",
+        "import-binding",
+        &file,
+        "--placement",
+        &placement,
+        "--format",
+        "json",
+    ]);
+    assert_eq!(code, Some(1), "{json}");
+    assert_eq!(json["error"]["code"], bad["expect"]["code"]);
+}

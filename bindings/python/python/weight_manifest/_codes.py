@@ -122,6 +122,9 @@ ADDED_CODES: tuple[str, ...] = (
     "mooncake_export_unsupported",
     "mooncake_export_override_invalid",
     "mooncake_generation_mismatch",
+    "mooncake_binding_invalid",
+    "mooncake_binding_participant",
+    "mooncake_binding_inexpressible",
 )
 
 CODES: tuple[str, ...] = CONTRACT_CODES + ADDED_CODES
