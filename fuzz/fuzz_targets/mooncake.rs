@@ -2,11 +2,12 @@
 //! document re-emits to a fixed point whose SHA-256 is its digest; a placement's import
 //! and the export of that import never panic, and an export reads back as Mooncake's.
 //! The one-pass placement reader agrees with the tree reader: when it accepts, the tree
-//! reader gives the same placement; it never accepts what the tree reader rejects.
+//! reader gives the same placement; it never accepts what the tree reader rejects. Mooncake
+//! runtime bindings (this project's JSON form) re-emit to what reads back equal.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use weight_manifest::mooncake::{export, import, ExportOptions, MooncakePlacement, MooncakeStorageManifest};
+use weight_manifest::mooncake::{export, import, ExportOptions, MooncakeBinding, MooncakePlacement, MooncakeStorageManifest};
 use weight_manifest::Limits;
 
 fuzz_target!(|data: &[u8]| {
@@ -28,6 +29,11 @@ fuzz_target!(|data: &[u8]| {
                 MooncakePlacement::from_json(exported.to_json().as_bytes()).expect("an export must read back");
             }
         }
+    }
+    if let Ok(bindings) = MooncakeBinding::list_from_json(data) {
+        let text = MooncakeBinding::list_to_json(&bindings);
+        let again = MooncakeBinding::list_from_json(text.as_bytes()).expect("emitted bindings must parse");
+        assert_eq!(again, bindings);
     }
     if let Ok(manifest) = MooncakeStorageManifest::from_json(data) {
         let text = manifest.to_json();
