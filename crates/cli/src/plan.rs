@@ -61,16 +61,7 @@ pub(crate) enum Choice {
 /// Whether `text` has the member name `key` (quotes included): a string holding those
 /// characters escapes its quotes, so only a member name matches.
 pub(crate) fn has_key(text: &[u8], key: &[u8]) -> bool {
-    let escaped = |i: usize| i > 0 && text.get(i - 1) == Some(&b'\\');
-    match (std::str::from_utf8(text), std::str::from_utf8(key)) {
-        // The standard library's substring search, far faster than a window per byte on
-        // the tens of megabytes of a large placement.
-        (Ok(text), Ok(key)) => text.match_indices(key).any(|(i, _)| !escaped(i)),
-        _ => text
-            .windows(key.len())
-            .enumerate()
-            .any(|(i, w)| w == key && !escaped(i)),
-    }
+    memchr::memmem::find_iter(text, key).any(|i| i == 0 || text.get(i - 1) != Some(&b'\\'))
 }
 
 /// Whether `text` is a Mooncake placement (contract §20): it has a `placement_set_id` key,
@@ -171,20 +162,33 @@ pub(crate) fn run(
         max_segments: args.max_segments,
         max_geometry_work: document_limits.max_geometry_work,
     };
-    let options = Options::default().with_limits(*document_limits);
     let mooncake_choice = args.replica_choice == Choice::Mooncake;
-    let result = progress
-        .reading(SOURCE, source_text.len(), || {
+    // The two documents are read at once, the target on a second thread; the source's
+    // rejection, when both are rejected, is the one reported.
+    let (source_result, target_result) = std::thread::scope(|scope| {
+        let target = scope.spawn(|| {
+            let options = Options::default().with_limits(*document_limits);
+            read_placement(&target_text, &options, document_limits, false)
+        });
+        let source = progress.reading(SOURCE, source_text.len(), || {
+            let options = Options::default().with_limits(*document_limits);
             read_placement(&source_text, &options, document_limits, mooncake_choice)
-        })
-        .and_then(|(source, replicas, source_generation)| {
-            let (target, _, target_generation) =
-                progress.reading(TARGET, target_text.len(), || {
-                    read_placement(&target_text, &options, document_limits, false)
-                })?;
+        });
+        let target = progress.reading(TARGET, target_text.len(), || {
+            target
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+        });
+        (source, target)
+    });
+    let result = source_result
+        .and_then(|source| Ok((source, target_result?)))
+        .and_then(|((source, replicas, source_generation), target)| {
+            let (target, _, target_generation) = target;
             // Upstream compares the generations after the models and revisions, whose
             // difference the planner reports.
-            if source.model_id() == target.model_id() && source.revision() == target.revision() {
+            if source.model_id() == target.model_id() && source.revision() == target.revision()
+            {
                 check_generations(source_generation, target_generation)?;
             }
             let replicas = match (mooncake_choice, replicas) {
