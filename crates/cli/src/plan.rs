@@ -187,8 +187,7 @@ pub(crate) fn run(
             let (target, _, target_generation) = target;
             // Upstream compares the generations after the models and revisions, whose
             // difference the planner reports.
-            if source.model_id() == target.model_id() && source.revision() == target.revision()
-            {
+            if source.model_id() == target.model_id() && source.revision() == target.revision() {
                 check_generations(source_generation, target_generation)?;
             }
             let replicas = match (mooncake_choice, replicas) {
