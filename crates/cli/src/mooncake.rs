@@ -136,11 +136,17 @@ pub(crate) fn run(command: &MooncakeCommand, limits: &Limits, progress: &Progres
             let label = "placement manifest";
             let text = read_input(&input.file, limits.max_document_bytes, progress, label)?;
             let format = input.format.format;
+            // A placement the one-pass reader accepts has parts: it is no Store manifest,
+            // and this is the placement the general reader gives (no tree is built).
+            let accepted = progress.reading(label, text.len(), || {
+                MooncakePlacement::from_json_one_pass(&text, limits)
+            });
             // A Store manifest has a namespace; everything else is read as a placement.
-            let storage = matches!(
-                reader::read(&text, label, limits).ok().as_ref().and_then(|v| v.as_object()),
-                Some(o) if o.get("namespace").is_some() && o.get("parts").is_none()
-            );
+            let storage = accepted.is_none()
+                && matches!(
+                    reader::read(&text, label, limits).ok().as_ref().and_then(|v| v.as_object()),
+                    Some(o) if o.get("namespace").is_some() && o.get("parts").is_none()
+                );
             if storage {
                 return Ok(
                     match MooncakeStorageManifest::from_json_with(&text, limits) {
@@ -162,9 +168,12 @@ pub(crate) fn run(command: &MooncakeCommand, limits: &Limits, progress: &Progres
                     },
                 );
             }
-            let result = progress.reading(label, text.len(), || {
-                MooncakePlacement::from_json_with(&text, limits)
-            });
+            let result = match accepted {
+                Some(m) => Ok(m),
+                None => progress.reading(label, text.len(), || {
+                    MooncakePlacement::from_json_with(&text, limits)
+                }),
+            };
             Ok(match result {
                 Err(e) => rejection(&e, format),
                 Ok(m) => {

@@ -96,19 +96,37 @@ fn read_placement(
     limits: &Limits,
     replicas: bool,
 ) -> Result<(Placement, Replicas, Option<u64>), Error> {
+    // Mooncake's canonical text starts with its parts; when the one-pass reader accepts
+    // it, it is a Mooncake placement (no Store manifest: its key set is exact) and this is
+    // what the general reader gives, without scanning the text for keys.
+    let canonical = text.starts_with(b"{\"parts\":[");
+    if let Some(m) = canonical
+        .then(|| MooncakePlacement::from_json_one_pass(text, limits))
+        .flatten()
+    {
+        return mooncake_placement(m, replicas);
+    }
     if is_mooncake_store(text) {
         let m = MooncakeStorageManifest::from_json_with(text, limits)?;
         let generation = Some(m.weight_generation);
         Ok((import_storage(&m)?.placement, Replicas::Store, generation))
     } else if is_mooncake(text) {
-        let m = MooncakePlacement::from_json_with(text, limits)?;
-        let choice = replicas.then(|| MooncakeReplicas::new(&m));
-        let generation = Some(m.weight_generation());
-        let placement = import_owned(m)?.placement;
-        Ok((placement, Replicas::Mooncake(choice), generation))
+        mooncake_placement(MooncakePlacement::from_json_with(text, limits)?, replicas)
     } else {
         Ok((Placement::from_json(text, options)?, Replicas::Ours, None))
     }
+}
+
+/// A Mooncake placement imported, with its replica choice (when asked for) and its
+/// generation.
+fn mooncake_placement(
+    m: MooncakePlacement,
+    replicas: bool,
+) -> Result<(Placement, Replicas, Option<u64>), Error> {
+    let choice = replicas.then(|| MooncakeReplicas::new(&m));
+    let generation = Some(m.weight_generation());
+    let placement = import_owned(m)?.placement;
+    Ok((placement, Replicas::Mooncake(choice), generation))
 }
 
 /// A u128 as a JSON number when it fits in a u64, else as a decimal string.
