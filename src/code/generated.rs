@@ -409,6 +409,23 @@ pub enum Code {
     /// not fit the placement (a participant, size or axis that contradicts it). (added by
     /// this implementation)
     MooncakeExportOverrideInvalid,
+    /// `mooncake_generation_mismatch`: the two sides of a plan carry different Mooncake
+    /// weight generations (a Mooncake placement or Store manifest on each side). (added by
+    /// this implementation)
+    MooncakeGenerationMismatch,
+    /// `mooncake_binding_invalid`: a Mooncake runtime binding fragment breaks a rule of
+    /// upstream's binding with no code of its own here: a zero stride on a longer
+    /// dimension, a view outside its storage allocation, a shape or item size other than
+    /// its placement fragment's. (added by this implementation)
+    MooncakeBindingInvalid,
+    /// `mooncake_binding_participant`: Mooncake runtime bindings name a participant twice,
+    /// one the placement does not have, or leave out one that has fragments. (added by this
+    /// implementation)
+    MooncakeBindingParticipant,
+    /// `mooncake_binding_inexpressible`: Mooncake's per-participant runtime bindings cannot
+    /// be one binding of this project (they differ in instance_id, generation or lease_id,
+    /// or there is none). (added by this implementation)
+    MooncakeBindingInexpressible,
     /// `store_failed`: Mooncake Store refused an operation of a save or a restore (a buffer
     /// registration, an object put); the message names the object and the Store's status,
     /// and no manifest is written. (added by this implementation)
@@ -556,6 +573,10 @@ impl Code {
         Code::MooncakeStorageObjectOverlap,
         Code::MooncakeExportUnsupported,
         Code::MooncakeExportOverrideInvalid,
+        Code::MooncakeGenerationMismatch,
+        Code::MooncakeBindingInvalid,
+        Code::MooncakeBindingParticipant,
+        Code::MooncakeBindingInexpressible,
         Code::StoreFailed,
         Code::StoreManifestExists,
         Code::StoreManifestMissing,
@@ -684,6 +705,10 @@ impl Code {
             Code::MooncakeStorageObjectOverlap => "mooncake_storage_object_overlap",
             Code::MooncakeExportUnsupported => "mooncake_export_unsupported",
             Code::MooncakeExportOverrideInvalid => "mooncake_export_override_invalid",
+            Code::MooncakeGenerationMismatch => "mooncake_generation_mismatch",
+            Code::MooncakeBindingInvalid => "mooncake_binding_invalid",
+            Code::MooncakeBindingParticipant => "mooncake_binding_participant",
+            Code::MooncakeBindingInexpressible => "mooncake_binding_inexpressible",
             Code::StoreFailed => "store_failed",
             Code::StoreManifestExists => "store_manifest_exists",
             Code::StoreManifestMissing => "store_manifest_missing",

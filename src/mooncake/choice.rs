@@ -5,8 +5,9 @@
 //! (dp, pp, ep, tp, placement_fragment_id), so a replicated tensor is read from its lowest
 //! rank. A tensor owned on dp is read from its owner whatever the target's dp.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::BTreeSet;
 
+use crate::validate::fxhash::FxHashMap as HashMap;
 use crate::wire::PlacementFragment;
 
 use super::model::{AxisKind, Rank, Semantics};
@@ -19,8 +20,8 @@ pub struct MooncakeReplicas {
     dps: Vec<u64>,
     /// Per tensor: its ownership kinds and whether dp is one of them.
     tensors: HashMap<String, (Vec<AxisKind>, bool)>,
-    /// Per (tensor, dp) the smallest owner; per dp-owned tensor under dp `u64::MAX`.
-    owners: HashMap<(String, u64), Vec<u64>>,
+    /// Per tensor and dp the smallest owner; per dp-owned tensor under dp `u64::MAX`.
+    owners: HashMap<String, HashMap<u64, Vec<u64>>>,
 }
 
 fn rank_of(f: &PlacementFragment) -> Rank {
@@ -35,14 +36,14 @@ fn rank_of(f: &PlacementFragment) -> Rank {
 impl MooncakeReplicas {
     /// The choice upstream makes reading from `source`.
     pub fn new(source: &MooncakePlacement) -> MooncakeReplicas {
-        let mut tensors = HashMap::new();
+        let mut tensors = HashMap::default();
         for t in source.tensors() {
             let kinds = t.kinds(|s| matches!(s, Semantics::Ownership));
             let dp_owned = kinds.contains(&AxisKind::Dp);
             tensors.insert(t.tensor_id.clone(), (kinds, dp_owned));
         }
-        let mut dps_of: HashMap<&str, BTreeSet<u64>> = HashMap::new();
-        let mut owners: HashMap<(String, u64), Vec<u64>> = HashMap::new();
+        let mut dps_of: HashMap<&str, BTreeSet<u64>> = HashMap::default();
+        let mut owners: HashMap<String, HashMap<u64, Vec<u64>>> = HashMap::default();
         for f in source.fragments() {
             let Some((kinds, dp_owned)) = tensors.get(&f.tensor_id) else {
                 continue;
@@ -55,9 +56,11 @@ impl MooncakeReplicas {
                     .or_default()
                     .insert(f.rank.dp);
             }
-            let slot = owners
-                .entry((f.tensor_id.clone(), dp))
-                .or_insert_with(|| owner.clone());
+            let per_dp = match owners.get_mut(f.tensor_id.as_str()) {
+                Some(per_dp) => per_dp,
+                None => owners.entry(f.tensor_id.clone()).or_default(),
+            };
+            let slot = per_dp.entry(dp).or_insert_with(|| owner.clone());
             if owner < *slot {
                 *slot = owner;
             }
@@ -107,7 +110,8 @@ impl MooncakeReplicas {
         };
         let owner = self
             .owners
-            .get(&(first.tensor_id.clone(), dp.unwrap_or(u64::MAX)))?;
+            .get(first.tensor_id.as_str())?
+            .get(&dp.unwrap_or(u64::MAX))?;
         replicas
             .iter()
             .copied()

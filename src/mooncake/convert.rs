@@ -293,50 +293,81 @@ pub fn export(placement: &Placement, options: &ExportOptions) -> Result<Mooncake
 /// This project's placement codes, when our contract rejects what Mooncake accepts (for
 /// instance a replicated tensor held in several boxes by one rank).
 pub fn import(m: &MooncakePlacement) -> Result<Imported> {
+    import_owned(m.clone())
+}
+
+/// As [`import`], taking the placement: its strings and boxes move into ours instead of
+/// being copied (what `plan` does with a placement it no longer needs).
+///
+/// # Errors
+///
+/// As [`import`].
+pub fn import_owned(m: MooncakePlacement) -> Result<Imported> {
+    let mut dropped = dropped_members(&m);
+    let MooncakePlacement {
+        resource_id,
+        revision,
+        placement_id: theirs,
+        tensors,
+        parts,
+        ..
+    } = m;
     let manifest = PlacementManifest {
-        model_id: m.resource_id().to_owned(),
-        revision: m.revision().to_owned(),
+        model_id: resource_id,
+        revision,
         placement_id: None,
-        tensors: m
-            .tensors()
-            .iter()
+        tensors: tensors
+            .into_iter()
             .map(|t| TensorDescriptor {
-                dtype: t.dtype.clone(),
-                expert_id: t.expert_id,
-                global_shape: t.global_shape.clone(),
-                itemsize: t.itemsize,
-                layer_id: t.layer_id,
-                layout_fingerprint: t.layout_fingerprint.clone(),
                 partition_dim: match t.shard_dims.as_slice() {
                     [only] => Some(*only),
                     _ => None,
                 },
-                shard_dims: Some(t.shard_dims.clone()),
-                tensor_id: t.tensor_id.clone(),
+                shard_dims: Some(t.shard_dims),
+                dtype: t.dtype,
+                expert_id: t.expert_id,
+                global_shape: t.global_shape,
+                itemsize: t.itemsize,
+                layer_id: t.layer_id,
+                layout_fingerprint: t.layout_fingerprint,
+                tensor_id: t.tensor_id,
             })
             .collect(),
-        fragments: m
-            .fragments()
+        fragments: parts
+            .into_iter()
+            .flat_map(|p| p.fragments)
             .map(|f| PlacementFragment {
-                aliases: f.aliases.clone(),
-                global_offset: f.global_offset.clone(),
-                local_shape: f.local_shape.clone(),
+                aliases: f.aliases,
+                global_offset: f.global_offset,
+                local_shape: f.local_shape,
                 nbytes: f.nbytes,
-                placement_fragment_id: f.placement_fragment_id.clone(),
+                placement_fragment_id: f.placement_fragment_id,
                 rank: ParallelRank {
                     dp: f.rank.dp,
                     ep: f.rank.ep,
                     pp: f.rank.pp,
                     tp: f.rank.tp,
                 },
-                tensor_id: f.tensor_id.clone(),
+                tensor_id: f.tensor_id,
             })
             .collect(),
     };
-    let placement = Placement::from_wire(&manifest)?;
+    // `Placement::from_wire`, without writing the manifest as JSON and reading it back.
+    let placement = crate::parse::placement_from_manifest(manifest)?;
+    dropped.insert(
+        0,
+        format!(
+            "placement_id: {theirs} (Mooncake's id; ours is {})",
+            placement.placement_id()
+        ),
+    );
+    Ok(Imported { placement, dropped })
+}
+
+/// What of `m` our placement has no place for, but its placement_id.
+fn dropped_members(m: &MooncakePlacement) -> Vec<String> {
     let t = m.topology();
     let mut dropped = vec![
-        format!("placement_id: {} (Mooncake's id; ours is {})", m.placement_id(), placement.placement_id()),
         format!("weight_generation: {}", m.weight_generation()),
         format!("placement_set_id: {}", m.placement_set_id()),
         format!(
@@ -364,5 +395,5 @@ pub fn import(m: &MooncakePlacement) -> Result<Imported> {
     if staged > 0 {
         dropped.push(format!("pipeline_stage_id of {staged} fragments"));
     }
-    Ok(Imported { placement, dropped })
+    dropped
 }

@@ -6,9 +6,10 @@
 //! Upstream compares sets; the sets here are ordered so that the first rejection named is
 //! upstream's (owners and replicas are walked in sorted order, as upstream walks them).
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
 
 use crate::error::{Code, Error, Result};
+use crate::validate::fxhash::FxHashMap as HashMap;
 
 use super::boxes::{exactly_cover, over_budget, BoxRef};
 use super::model::{AxisKind, Fragment, Rank, Semantics, Tensor, Topology};
@@ -123,7 +124,7 @@ fn check_undeclared(t: &Tensor, at: usize, frags: &[&Fragment], topo: &Topology)
                 at,
             ));
         }
-        let mut by_declared: HashMap<Vec<u64>, u64> = HashMap::new();
+        let mut by_declared: HashMap<Vec<u64>, u64> = HashMap::default();
         for f in frags {
             let coordinate = f.rank.get(kind);
             if *by_declared

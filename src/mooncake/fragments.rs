@@ -3,9 +3,10 @@
 //! geometry against the descriptor, no overlap within one (tensor, rank)) and those only
 //! the whole placement can check (ids distinct across parts, complete alias groups).
 
-use std::collections::{BTreeSet, HashMap, HashSet};
+use std::collections::BTreeSet;
 
 use crate::error::{Code, Error, Result};
+use crate::validate::fxhash::{set_with_capacity, FxHashMap as HashMap};
 
 use super::boxes::{over_budget, overlapping_pair, volume, BoxRef};
 use super::model::{Fragment, Tensor};
@@ -93,7 +94,7 @@ pub(crate) fn check_part(
     }
     let mut sorted: Vec<&(Fragment, usize)> = part.fragments.iter().collect();
     sorted.sort_by(|a, b| a.0.placement_fragment_id.cmp(&b.0.placement_fragment_id));
-    let mut logical = HashSet::with_capacity(sorted.len());
+    let mut logical = set_with_capacity(sorted.len());
     for (k, x) in sorted.iter().enumerate() {
         let (f, i) = (&x.0, x.1);
         let ptr = pointer(p, i);
@@ -135,7 +136,7 @@ pub(crate) fn check_part(
     }
     // Groups by tensor (one rank in a part), in the order the sorted fragments name them.
     let mut groups: Vec<(&str, Vec<&(Fragment, usize)>)> = Vec::new();
-    let mut slot: HashMap<&str, usize> = HashMap::new();
+    let mut slot: HashMap<&str, usize> = HashMap::default();
     for x in &sorted {
         let g = *slot.entry(x.0.tensor_id.as_str()).or_insert_with(|| {
             groups.push((x.0.tensor_id.as_str(), Vec::new()));
@@ -184,11 +185,11 @@ pub(crate) fn check_all(sorted: &[Placed<'_>], known: &HashMap<&str, usize>) -> 
             format!("{}/placement_fragment_id", pointer(p, i)),
         ));
     }
-    let mut by_tensor: HashMap<&str, Vec<Placed<'_>>> = HashMap::new();
+    let mut by_tensor: HashMap<&str, Vec<Placed<'_>>> = HashMap::default();
     // Groups in sorted order, so that the first error reported does not depend on hashing
     // (upstream walks a set; every alias error has this one code).
     let mut groups: BTreeSet<&[String]> = BTreeSet::new();
-    let mut declared_by: HashMap<&[String], Placed<'_>> = HashMap::new();
+    let mut declared_by: HashMap<&[String], Placed<'_>> = HashMap::default();
     for &x in sorted {
         by_tensor.entry(x.0.tensor_id.as_str()).or_default().push(x);
         if !x.0.aliases.is_empty() {

@@ -8,13 +8,18 @@
 //! (`schema/mooncake-placement.schema.json`), its own identities (`placement_id`,
 //! `topology_id`, `sha256:` fragment ids) and its own rules (docs/contract.md §20).
 
+mod binding;
+mod binding_check;
+mod binding_convert;
 mod boxes;
 mod choice;
 mod convert;
 mod cover;
 mod descriptor;
+mod fast;
 mod fields;
 mod fragments;
+mod generation;
 mod model;
 mod overrides;
 mod placement;
@@ -27,8 +32,12 @@ mod tests;
 mod topology;
 mod write;
 
+pub use binding::{MooncakeBinding, MooncakeBindingFragment};
+pub use binding_check::validate_bindings;
+pub use binding_convert::{export_binding, import_binding, ImportedBinding};
 pub use choice::MooncakeReplicas;
-pub use convert::{export, import, ExportOptions, Imported};
+pub use convert::{export, import, import_owned, ExportOptions, Imported};
+pub use generation::check_generations;
 pub use model::{Axis, AxisKind, Fragment, Part, Participant, Rank, Semantics, Tensor, Topology};
 pub use placement::{generated_fragment_id, MooncakeInput, MooncakePlacement};
 pub use storage::{MooncakeStorageManifest, StoredFragment};

@@ -1,12 +1,11 @@
 //! [`MooncakePlacement`]: a validated Mooncake `WeightPlacementManifest`, built from its
 //! wire text or from typed fragments, written back byte for byte.
 
-use std::collections::{HashMap, HashSet};
-
 use crate::error::{Code, Error, Result};
 use crate::limits::Limits;
 use crate::path::Path;
 use crate::reader;
+use crate::validate::fxhash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use crate::value::Value;
 
 use super::cover::check_cover;
@@ -72,6 +71,29 @@ impl MooncakePlacement {
     ///
     /// As [`MooncakePlacement::from_json`].
     pub fn from_json_with(text: &[u8], limits: &Limits) -> Result<Self> {
+        match Self::from_json_one_pass(text, limits) {
+            Some(placement) => Ok(placement),
+            None => Self::from_json_general(text, limits),
+        }
+    }
+
+    /// The one-pass reader alone: the placement when it reads and accepts the text,
+    /// `None` when it leaves the text to the tree reader (anything it does not read, and
+    /// every rejection). Its result is always the tree reader's
+    /// ([`MooncakePlacement::from_json_general`]); [`MooncakePlacement::from_json_with`]
+    /// tries it first.
+    pub fn from_json_one_pass(text: &[u8], limits: &Limits) -> Option<Self> {
+        assemble(super::fast::draft(text, limits)?).ok()
+    }
+
+    /// Reads the text through the document tree only (never the one-pass reader): the
+    /// reader that decides every rejection, and the reference the one-pass reader is
+    /// tested against.
+    ///
+    /// # Errors
+    ///
+    /// As [`MooncakePlacement::from_json`].
+    pub fn from_json_general(text: &[u8], limits: &Limits) -> Result<Self> {
         let tree = reader::read(text, "placement manifest", limits)?;
         let draft = read_placement(&tree, limits)?;
         // The tree is larger than the draft: its memory is reused by the rules that follow.
@@ -309,7 +331,7 @@ fn assemble(draft: Draft) -> Result<MooncakePlacement> {
         )
         .with_pointer(Some("/parts".to_owned())));
     }
-    let mut by_tensor: HashMap<&str, Vec<&Fragment>> = HashMap::new();
+    let mut by_tensor: HashMap<&str, Vec<&Fragment>> = HashMap::default();
     for (f, _, _) in &all {
         by_tensor.entry(f.tensor_id.as_str()).or_default().push(f);
     }

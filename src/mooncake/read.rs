@@ -2,11 +2,10 @@
 //! exact key sets and value checks, member by member in upstream's order, into a
 //! [`Draft`] that still remembers where each tensor and fragment was written.
 
-use std::collections::HashMap;
-
 use crate::error::{Code, Error, Result};
 use crate::limits::Limits;
 use crate::path::Path;
+use crate::validate::fxhash::FxHashMap as HashMap;
 use crate::value::Value;
 
 use super::descriptor::{read_tensor, Order};
@@ -41,7 +40,8 @@ pub(crate) struct Draft {
     pub(crate) work: u64,
 }
 
-const TOP: [&str; 9] = [
+/// The members of this object, sorted.
+pub(crate) const TOP: [&str; 9] = [
     "parts",
     "placement_id",
     "placement_set_id",
@@ -52,7 +52,8 @@ const TOP: [&str; 9] = [
     "topology",
     "weight_generation",
 ];
-const TOPOLOGY: [&str; 6] = [
+/// The members of this object, sorted.
+pub(crate) const TOPOLOGY: [&str; 6] = [
     "dp_size",
     "ep_size",
     "participants",
@@ -60,7 +61,8 @@ const TOPOLOGY: [&str; 6] = [
     "topology_id",
     "tp_size",
 ];
-const FRAGMENT: [&str; 8] = [
+/// The members of this object, sorted.
+pub(crate) const FRAGMENT: [&str; 8] = [
     "aliases",
     "global_offset",
     "local_shape",
@@ -212,6 +214,17 @@ pub(crate) fn read_aliases(
             }
         }
     }
+    normalize_aliases(aliases, tensor_id, path)
+}
+
+/// An alias list of non-empty names held to `_normalize_aliases` and the group's rules
+/// (no duplicate, at least two names, the own tensor among them): returns it sorted. The
+/// one check of both placement readers (the tree's and the one-pass).
+pub(crate) fn normalize_aliases(
+    mut aliases: Vec<String>,
+    tensor_id: &str,
+    path: &Path<'_>,
+) -> Result<Vec<String>> {
     aliases.sort();
     if aliases.windows(2).any(|w| w[0] == w[1]) {
         return Err(Error::at(

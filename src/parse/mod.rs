@@ -32,7 +32,7 @@ macro_rules! manifest_constructors {
 }
 
 mod binding;
-mod fast;
+pub(crate) mod fast;
 mod kind;
 mod members;
 mod placement;
@@ -40,6 +40,7 @@ mod runtime;
 
 #[cfg(test)]
 pub(crate) use fast::placement as fast_placement;
+pub(crate) use fast::placement_from_manifest;
 pub(crate) use fast::runtime_inventory as fast_runtime_inventory;
 pub(crate) use fast::runtime_inventory_summary as fast_runtime_inventory_summary;
 pub(crate) use members::top_object as top_object_of;

@@ -21,6 +21,8 @@ import json
 import sys
 from pathlib import Path
 
+from mooncake.reshard import weight as mw
+
 sys.dont_write_bytecode = True
 HERE = Path(__file__).resolve().parent
 OUT = HERE / "corpus"
@@ -29,7 +31,8 @@ sys.path.insert(0, str(HERE))
 from cases.build import bases  # noqa: E402
 from cases.common import CASES, RULE_CODES  # noqa: E402
 from cases.placement import cases_accepted, cases_coverage, cases_rejected, cases_rules  # noqa: E402
-from cases.plans import LAYOUTS, PLANS, cases_plans  # noqa: E402
+from cases.bindings import BINDINGS, PLACEMENTS, cases_bindings  # noqa: E402
+from cases.plans import GENERATIONS, LAYOUTS, PLANS, cases_generations, cases_plans  # noqa: E402
 from cases.storage import STORAGE, cases_storage  # noqa: E402
 
 
@@ -65,11 +68,20 @@ def generate() -> dict[str, str]:
                         "cases": [dict(id=cid, **case) for cid, case in sorted(STORAGE.items())]},
                        indent=1, ensure_ascii=False, sort_keys=True) + "\n"
     cases_plans()
+    cases_generations()
+    assert sorted(g["expect"]["ok"] for g in GENERATIONS.values()) == [False] * 3 + [True] * 3, GENERATIONS
     ptext = json.dumps({"upstream": "mooncake-transfer-engine-non-cuda==0.3.13.post1 plan_placement_transfer",
-                        "layouts": LAYOUTS,
+                        "layouts": LAYOUTS, "generations": GENERATIONS,
                         "cases": [dict(id=cid, **case) for cid, case in sorted(PLANS.items())]},
                        indent=None, ensure_ascii=False, sort_keys=True, separators=(",", ":")) + "\n"
-    return {"placement.json": text, "storage.json": stext, "plans.json": ptext}
+    cases_bindings()
+    bcodes = sorted({c["expect"].get("code", "ok") for c in BINDINGS.values()})
+    assert len(BINDINGS) >= 25 and "ok" in bcodes, bcodes
+    btext = json.dumps({"upstream": "mooncake-transfer-engine-non-cuda==0.3.13.post1 validate_runtime_bindings",
+                        "placements": {n: mw.weight_placement_to_json(p) for n, p in PLACEMENTS.items()},
+                        "cases": [dict(id=cid, **case) for cid, case in sorted(BINDINGS.items())]},
+                       indent=1, ensure_ascii=False, sort_keys=True) + "\n"
+    return {"placement.json": text, "storage.json": stext, "plans.json": ptext, "bindings.json": btext}
 
 
 def main() -> int:

@@ -675,44 +675,69 @@ enum WmCode
    */
   WM_CODE_MOONCAKE_EXPORT_OVERRIDE_INVALID = 116,
   /**
+   * `mooncake_generation_mismatch`: the two sides of a plan carry different Mooncake
+   * weight generations (a Mooncake placement or Store manifest on each side). (added by
+   * this implementation)
+   */
+  WM_CODE_MOONCAKE_GENERATION_MISMATCH = 117,
+  /**
+   * `mooncake_binding_invalid`: a Mooncake runtime binding fragment breaks a rule of
+   * upstream's binding with no code of its own here: a zero stride on a longer
+   * dimension, a view outside its storage allocation, a shape or item size other than
+   * its placement fragment's. (added by this implementation)
+   */
+  WM_CODE_MOONCAKE_BINDING_INVALID = 118,
+  /**
+   * `mooncake_binding_participant`: Mooncake runtime bindings name a participant twice,
+   * one the placement does not have, or leave out one that has fragments. (added by this
+   * implementation)
+   */
+  WM_CODE_MOONCAKE_BINDING_PARTICIPANT = 119,
+  /**
+   * `mooncake_binding_inexpressible`: Mooncake's per-participant runtime bindings cannot
+   * be one binding of this project (they differ in instance_id, generation or lease_id,
+   * or there is none). (added by this implementation)
+   */
+  WM_CODE_MOONCAKE_BINDING_INEXPRESSIBLE = 120,
+  /**
    * `store_failed`: Mooncake Store refused an operation of a save or a restore (a buffer
    * registration, an object put); the message names the object and the Store's status,
    * and no manifest is written. (added by this implementation)
    */
-  WM_CODE_STORE_FAILED = 117,
+  WM_CODE_STORE_FAILED = 121,
   /**
    * `store_manifest_exists`: a save's group already holds a manifest: a saved generation
    * is never overwritten; remove it or save under another group. (added by this
    * implementation)
    */
-  WM_CODE_STORE_MANIFEST_EXISTS = 118,
+  WM_CODE_STORE_MANIFEST_EXISTS = 122,
   /**
    * `store_manifest_missing`: a restore found no manifest under its key: nothing was
    * saved there, or the save died before its manifest. (added by this implementation)
    */
-  WM_CODE_STORE_MANIFEST_MISSING = 119,
+  WM_CODE_STORE_MANIFEST_MISSING = 123,
   /**
    * `store_manifest_digest_mismatch`: the manifest read from the Store is not the one
    * the save reported: its sha256 differs from the expected manifest_digest. (added by
    * this implementation)
    */
-  WM_CODE_STORE_MANIFEST_DIGEST_MISMATCH = 120,
+  WM_CODE_STORE_MANIFEST_DIGEST_MISMATCH = 124,
   /**
    * `store_object_missing`: an object a stored manifest names is not in the Store.
    * (added by this implementation)
    */
-  WM_CODE_STORE_OBJECT_MISSING = 121,
+  WM_CODE_STORE_OBJECT_MISSING = 125,
   /**
    * `store_object_short`: an object a stored manifest names holds fewer bytes than its
    * fragments need. (added by this implementation)
    */
-  WM_CODE_STORE_OBJECT_SHORT = 122,
+  WM_CODE_STORE_OBJECT_SHORT = 126,
   /**
    * `store_verify_failed`: after a restore, a tensor's content digest on the targets
    * differs from the one saved with the manifest (or the saved digests do not describe
    * the manifest); nothing is restored. (added by this implementation)
    */
-  WM_CODE_STORE_VERIFY_FAILED = 123,
+  WM_CODE_STORE_VERIFY_FAILED = 127,
   /**
    * `invalid_argument`: a C argument is unusable (a required pointer is NULL, or a
    * length is too large). Not a contract code: it never comes from a document.

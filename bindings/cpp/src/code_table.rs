@@ -419,31 +419,48 @@ pub enum WmCode {
     /// not fit the placement (a participant, size or axis that contradicts it). (added by
     /// this implementation)
     MooncakeExportOverrideInvalid = 116,
+    /// `mooncake_generation_mismatch`: the two sides of a plan carry different Mooncake
+    /// weight generations (a Mooncake placement or Store manifest on each side). (added by
+    /// this implementation)
+    MooncakeGenerationMismatch = 117,
+    /// `mooncake_binding_invalid`: a Mooncake runtime binding fragment breaks a rule of
+    /// upstream's binding with no code of its own here: a zero stride on a longer
+    /// dimension, a view outside its storage allocation, a shape or item size other than
+    /// its placement fragment's. (added by this implementation)
+    MooncakeBindingInvalid = 118,
+    /// `mooncake_binding_participant`: Mooncake runtime bindings name a participant twice,
+    /// one the placement does not have, or leave out one that has fragments. (added by this
+    /// implementation)
+    MooncakeBindingParticipant = 119,
+    /// `mooncake_binding_inexpressible`: Mooncake's per-participant runtime bindings cannot
+    /// be one binding of this project (they differ in instance_id, generation or lease_id,
+    /// or there is none). (added by this implementation)
+    MooncakeBindingInexpressible = 120,
     /// `store_failed`: Mooncake Store refused an operation of a save or a restore (a buffer
     /// registration, an object put); the message names the object and the Store's status,
     /// and no manifest is written. (added by this implementation)
-    StoreFailed = 117,
+    StoreFailed = 121,
     /// `store_manifest_exists`: a save's group already holds a manifest: a saved generation
     /// is never overwritten; remove it or save under another group. (added by this
     /// implementation)
-    StoreManifestExists = 118,
+    StoreManifestExists = 122,
     /// `store_manifest_missing`: a restore found no manifest under its key: nothing was
     /// saved there, or the save died before its manifest. (added by this implementation)
-    StoreManifestMissing = 119,
+    StoreManifestMissing = 123,
     /// `store_manifest_digest_mismatch`: the manifest read from the Store is not the one
     /// the save reported: its sha256 differs from the expected manifest_digest. (added by
     /// this implementation)
-    StoreManifestDigestMismatch = 120,
+    StoreManifestDigestMismatch = 124,
     /// `store_object_missing`: an object a stored manifest names is not in the Store.
     /// (added by this implementation)
-    StoreObjectMissing = 121,
+    StoreObjectMissing = 125,
     /// `store_object_short`: an object a stored manifest names holds fewer bytes than its
     /// fragments need. (added by this implementation)
-    StoreObjectShort = 122,
+    StoreObjectShort = 126,
     /// `store_verify_failed`: after a restore, a tensor's content digest on the targets
     /// differs from the one saved with the manifest (or the saved digests do not describe
     /// the manifest); nothing is restored. (added by this implementation)
-    StoreVerifyFailed = 123,
+    StoreVerifyFailed = 127,
     /// `invalid_argument`: a C argument is unusable (a required pointer is NULL, or a
     /// length is too large). Not a contract code: it never comes from a document.
     InvalidArgument = 1000,
@@ -572,6 +589,10 @@ impl WmCode {
             Code::MooncakeStorageObjectOverlap => WmCode::MooncakeStorageObjectOverlap,
             Code::MooncakeExportUnsupported => WmCode::MooncakeExportUnsupported,
             Code::MooncakeExportOverrideInvalid => WmCode::MooncakeExportOverrideInvalid,
+            Code::MooncakeGenerationMismatch => WmCode::MooncakeGenerationMismatch,
+            Code::MooncakeBindingInvalid => WmCode::MooncakeBindingInvalid,
+            Code::MooncakeBindingParticipant => WmCode::MooncakeBindingParticipant,
+            Code::MooncakeBindingInexpressible => WmCode::MooncakeBindingInexpressible,
             Code::StoreFailed => WmCode::StoreFailed,
             Code::StoreManifestExists => WmCode::StoreManifestExists,
             Code::StoreManifestMissing => WmCode::StoreManifestMissing,
@@ -706,6 +727,10 @@ impl WmCode {
             WmCode::MooncakeStorageObjectOverlap => c"mooncake_storage_object_overlap",
             WmCode::MooncakeExportUnsupported => c"mooncake_export_unsupported",
             WmCode::MooncakeExportOverrideInvalid => c"mooncake_export_override_invalid",
+            WmCode::MooncakeGenerationMismatch => c"mooncake_generation_mismatch",
+            WmCode::MooncakeBindingInvalid => c"mooncake_binding_invalid",
+            WmCode::MooncakeBindingParticipant => c"mooncake_binding_participant",
+            WmCode::MooncakeBindingInexpressible => c"mooncake_binding_inexpressible",
             WmCode::StoreFailed => c"store_failed",
             WmCode::StoreManifestExists => c"store_manifest_exists",
             WmCode::StoreManifestMissing => c"store_manifest_missing",

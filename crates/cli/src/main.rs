@@ -16,6 +16,7 @@ mod coverage;
 mod input;
 mod limits;
 mod mooncake;
+mod mooncake_binding;
 mod output;
 mod plan;
 mod plan_bind;

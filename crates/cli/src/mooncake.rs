@@ -35,6 +35,12 @@ pub(crate) enum MooncakeCommand {
     },
     /// Validate a Mooncake document: a WeightPlacementManifest or a Store WeightManifest.
     Validate(super::args::Input),
+    /// Write this project's runtime binding of a Mooncake placement as Mooncake's
+    /// per-participant bindings (this project's JSON form of them: upstream has none).
+    ExportBinding(super::mooncake_binding::BindingArgs),
+    /// Read Mooncake's per-participant bindings (a JSON array) as this project's runtime
+    /// binding; what it has no place for is listed on standard error.
+    ImportBinding(super::mooncake_binding::BindingArgs),
 }
 
 #[derive(Args)]
@@ -68,6 +74,9 @@ impl MooncakeCommand {
             MooncakeCommand::Import { input, .. } | MooncakeCommand::Validate(input) => {
                 &input.format
             }
+            MooncakeCommand::ExportBinding(args) | MooncakeCommand::ImportBinding(args) => {
+                &args.format
+            }
         }
     }
 }
@@ -81,6 +90,12 @@ fn write(path: Option<&std::path::Path>, text: &str) -> Result<(), String> {
 pub(crate) fn run(command: &MooncakeCommand, limits: &Limits, progress: &Progress) -> Outcome {
     match command {
         MooncakeCommand::Export(args) => run_export(args, limits, progress),
+        MooncakeCommand::ExportBinding(args) => {
+            super::mooncake_binding::run(args, true, limits, progress)
+        }
+        MooncakeCommand::ImportBinding(args) => {
+            super::mooncake_binding::run(args, false, limits, progress)
+        }
         MooncakeCommand::Import { input, out } => {
             let label = "placement manifest";
             let text = read_input(&input.file, limits.max_document_bytes, progress, label)?;
@@ -121,11 +136,17 @@ pub(crate) fn run(command: &MooncakeCommand, limits: &Limits, progress: &Progres
             let label = "placement manifest";
             let text = read_input(&input.file, limits.max_document_bytes, progress, label)?;
             let format = input.format.format;
+            // A placement the one-pass reader accepts has parts: it is no Store manifest,
+            // and this is the placement the general reader gives (no tree is built).
+            let accepted = progress.reading(label, text.len(), || {
+                MooncakePlacement::from_json_one_pass(&text, limits)
+            });
             // A Store manifest has a namespace; everything else is read as a placement.
-            let storage = matches!(
-                reader::read(&text, label, limits).ok().as_ref().and_then(|v| v.as_object()),
-                Some(o) if o.get("namespace").is_some() && o.get("parts").is_none()
-            );
+            let storage = accepted.is_none()
+                && matches!(
+                    reader::read(&text, label, limits).ok().as_ref().and_then(|v| v.as_object()),
+                    Some(o) if o.get("namespace").is_some() && o.get("parts").is_none()
+                );
             if storage {
                 return Ok(
                     match MooncakeStorageManifest::from_json_with(&text, limits) {
@@ -147,9 +168,12 @@ pub(crate) fn run(command: &MooncakeCommand, limits: &Limits, progress: &Progres
                     },
                 );
             }
-            let result = progress.reading(label, text.len(), || {
-                MooncakePlacement::from_json_with(&text, limits)
-            });
+            let result = match accepted {
+                Some(m) => Ok(m),
+                None => progress.reading(label, text.len(), || {
+                    MooncakePlacement::from_json_with(&text, limits)
+                }),
+            };
             Ok(match result {
                 Err(e) => rejection(&e, format),
                 Ok(m) => {

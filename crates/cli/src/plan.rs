@@ -6,8 +6,8 @@ use std::process::ExitCode;
 use clap::{Args, ValueEnum};
 use serde_json::{json, Value as Json};
 use weight_manifest::mooncake::{
-    export, import, import_storage, ExportOptions, MooncakePlacement, MooncakeReplicas,
-    MooncakeStorageManifest,
+    check_generations, export, import_owned, import_storage, ExportOptions, MooncakePlacement,
+    MooncakeReplicas, MooncakeStorageManifest,
 };
 use weight_manifest::plan::{
     plan_with_progress, PlanStats, DEFAULT_MAX_REGIONS, DEFAULT_MAX_SEGMENTS,
@@ -61,9 +61,7 @@ pub(crate) enum Choice {
 /// Whether `text` has the member name `key` (quotes included): a string holding those
 /// characters escapes its quotes, so only a member name matches.
 pub(crate) fn has_key(text: &[u8], key: &[u8]) -> bool {
-    text.windows(key.len())
-        .enumerate()
-        .any(|(i, w)| w == key && (i == 0 || text[i - 1] != b'\\'))
+    memchr::memmem::find_iter(text, key).any(|i| i == 0 || text.get(i - 1) != Some(&b'\\'))
 }
 
 /// Whether `text` is a Mooncake placement (contract §20): it has a `placement_set_id` key,
@@ -77,22 +75,58 @@ pub(crate) fn is_mooncake_store(text: &[u8]) -> bool {
     has_key(text, b"\"manifest_key\"")
 }
 
-/// A placement of any format: ours, a Mooncake placement (also returned) or a Mooncake
-/// Store manifest (each stored fragment on rank 0: the source of a load from the Store).
+/// The replica choice `plan --replica-choice mooncake` has for a source, by its format.
+enum Replicas {
+    /// A Mooncake placement's, from its own axes (when asked for).
+    Mooncake(Option<MooncakeReplicas>),
+    /// None yet: ours, whose axes come from its export.
+    Ours,
+    /// None: a Store manifest holds each tile once, so every choice reads the same
+    /// fragment.
+    Store,
+}
+
+/// A placement of any format: ours, a Mooncake placement or a Mooncake Store manifest
+/// (each stored fragment on rank 0: the source of a load from the Store); with
+/// `replicas`, a Mooncake placement's replica choice is taken before the placement is
+/// imported. The last member is its Mooncake `weight_generation`, if it has one.
 fn read_placement(
     text: &[u8],
     options: &Options<'_>,
     limits: &Limits,
-) -> Result<(Placement, Option<MooncakePlacement>), Error> {
+    replicas: bool,
+) -> Result<(Placement, Replicas, Option<u64>), Error> {
+    // Mooncake's canonical text starts with its parts; when the one-pass reader accepts
+    // it, it is a Mooncake placement (no Store manifest: its key set is exact) and this is
+    // what the general reader gives, without scanning the text for keys.
+    let canonical = text.starts_with(b"{\"parts\":[");
+    if let Some(m) = canonical
+        .then(|| MooncakePlacement::from_json_one_pass(text, limits))
+        .flatten()
+    {
+        return mooncake_placement(m, replicas);
+    }
     if is_mooncake_store(text) {
         let m = MooncakeStorageManifest::from_json_with(text, limits)?;
-        Ok((import_storage(&m)?.placement, None))
+        let generation = Some(m.weight_generation);
+        Ok((import_storage(&m)?.placement, Replicas::Store, generation))
     } else if is_mooncake(text) {
-        let m = MooncakePlacement::from_json_with(text, limits)?;
-        Ok((import(&m)?.placement, Some(m)))
+        mooncake_placement(MooncakePlacement::from_json_with(text, limits)?, replicas)
     } else {
-        Ok((Placement::from_json(text, options)?, None))
+        Ok((Placement::from_json(text, options)?, Replicas::Ours, None))
     }
+}
+
+/// A Mooncake placement imported, with its replica choice (when asked for) and its
+/// generation.
+fn mooncake_placement(
+    m: MooncakePlacement,
+    replicas: bool,
+) -> Result<(Placement, Replicas, Option<u64>), Error> {
+    let choice = replicas.then(|| MooncakeReplicas::new(&m));
+    let generation = Some(m.weight_generation());
+    let placement = import_owned(m)?.placement;
+    Ok((placement, Replicas::Mooncake(choice), generation))
 }
 
 /// A u128 as a JSON number when it fits in a u64, else as a decimal string.
@@ -146,23 +180,44 @@ pub(crate) fn run(
         max_segments: args.max_segments,
         max_geometry_work: document_limits.max_geometry_work,
     };
-    let options = Options::default().with_limits(*document_limits);
-    let result = progress
-        .reading(SOURCE, source_text.len(), || {
-            read_placement(&source_text, &options, document_limits)
-        })
-        .and_then(|(source, source_mooncake)| {
-            let (target, _) = progress.reading(TARGET, target_text.len(), || {
-                read_placement(&target_text, &options, document_limits)
-            })?;
-            // A Store source holds each tile once: every choice reads the same fragment.
-            if args.replica_choice == Choice::Mooncake && !is_mooncake_store(&source_text) {
-                // Mooncake's choice needs the source's axes: its own, or the export's.
-                let m = match source_mooncake {
-                    Some(m) => m,
-                    None => export(&source, &ExportOptions::default())?,
-                };
-                let replicas = MooncakeReplicas::new(&m);
+    let mooncake_choice = args.replica_choice == Choice::Mooncake;
+    // The two documents are read at once, the target on a second thread; the source's
+    // rejection, when both are rejected, is the one reported.
+    let (source_result, target_result) = std::thread::scope(|scope| {
+        let target = scope.spawn(|| {
+            let options = Options::default().with_limits(*document_limits);
+            read_placement(&target_text, &options, document_limits, false)
+        });
+        let source = progress.reading(SOURCE, source_text.len(), || {
+            let options = Options::default().with_limits(*document_limits);
+            read_placement(&source_text, &options, document_limits, mooncake_choice)
+        });
+        let target = progress.reading(TARGET, target_text.len(), || {
+            target
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+        });
+        (source, target)
+    });
+    let result = source_result
+        .and_then(|source| Ok((source, target_result?)))
+        .and_then(|((source, replicas, source_generation), target)| {
+            let (target, _, target_generation) = target;
+            // Upstream compares the generations after the models and revisions, whose
+            // difference the planner reports.
+            if source.model_id() == target.model_id() && source.revision() == target.revision() {
+                check_generations(source_generation, target_generation)?;
+            }
+            let replicas = match (mooncake_choice, replicas) {
+                (false, _) | (true, Replicas::Store) => None,
+                (true, Replicas::Mooncake(choice)) => choice,
+                // Mooncake's choice needs the source's axes: here the export's.
+                (true, Replicas::Ours) => Some(MooncakeReplicas::new(&export(
+                    &source,
+                    &ExportOptions::default(),
+                )?)),
+            };
+            if let Some(replicas) = replicas {
                 let plan = progress.phase("planning", || {
                     weight_manifest::plan_with_choice(
                         &source,
@@ -171,7 +226,7 @@ pub(crate) fn run(
                         ReplicaChoice::Mooncake(&replicas),
                     )
                 });
-                leave_to_exit((source, target, m));
+                leave_to_exit((source, target, replicas));
                 return plan;
             }
             let plan = progress.counted("planning", None, Unit::Items("tensors"), |counter| {

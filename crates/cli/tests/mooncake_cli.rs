@@ -249,3 +249,140 @@ fn plan_reads_mooncake_documents_and_reproduces_upstreams_choice() {
     let out = run(&["plan", "a.json", "b.json", "--replica-choice", "nearest"]);
     assert_eq!(out.status.code(), Some(2));
 }
+
+/// `plan` compares the weight generations of two Mooncake documents as upstream does
+/// (tests/mooncake/corpus/plans.json `generations`, recorded from `plan_placement_transfer`
+/// and `plan_stored_transfer_to_target_placement`): equal ones plan, different ones are
+/// `mooncake_generation_mismatch` at the target's `/weight_generation`. A side in this
+/// project's format has no generation: nothing to compare.
+#[test]
+fn plan_compares_weight_generations_as_upstream_does() {
+    let text = std::fs::read_to_string(format!("{ROOT}/tests/mooncake/corpus/plans.json")).unwrap();
+    let doc: Value = serde_json::from_str(&text).unwrap();
+    let cases = doc["generations"].as_object().unwrap();
+    assert!(cases.len() >= 6);
+    let (mut accepted, mut rejected) = (0, 0);
+    for (id, case) in cases {
+        let layout = |side: &str| {
+            let name = case[side].as_str().unwrap();
+            scratch(
+                "mooncake-generation",
+                &format!("{side}.json"),
+                doc["layouts"][name].as_str().unwrap(),
+            )
+        };
+        let (source, target) = (layout("source"), layout("target"));
+        for choice in ["mooncake", "balanced"] {
+            let (code, json) = json_out(&[
+                "plan",
+                &source,
+                &target,
+                "--replica-choice",
+                choice,
+                "--format",
+                "json",
+            ]);
+            let expect = &case["expect"];
+            if expect["ok"] == true {
+                assert_eq!(code, Some(0), "{id} {choice}: {json}");
+                accepted += 1;
+            } else {
+                assert_eq!(code, Some(1), "{id} {choice}: {json}");
+                assert_eq!(json["error"]["code"], expect["code"], "{id}");
+                assert_eq!(json["error"]["path"], expect["pointer"], "{id}");
+                rejected += 1;
+            }
+        }
+    }
+    assert!(accepted >= 6 && rejected >= 6, "{accepted} {rejected}");
+
+    // Our format on one side: imported from generation 2, planned against generation 1.
+    let name = "tp2-pp1-ep1-dp1@2";
+    let theirs = scratch(
+        "mooncake-generation-ours",
+        "theirs.json",
+        doc["layouts"][name].as_str().unwrap(),
+    );
+    let ours = format!("{theirs}.ours.json");
+    let out = run(&["mooncake", "import", &theirs, "-o", &ours]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let other = scratch(
+        "mooncake-generation-ours",
+        "other.json",
+        doc["layouts"]["tp4-pp1-ep1-dp1"].as_str().unwrap(),
+    );
+    for (s, t) in [(&ours, &other), (&other, &ours)] {
+        let (code, json) = json_out(&["plan", s, t, "--format", "json"]);
+        assert_eq!(code, Some(0), "{json}");
+    }
+}
+
+/// `mooncake import-binding` and `export-binding`: an accepted Mooncake binding set
+/// (tests/mooncake/corpus/bindings.json) becomes our binding and back the same bytes; a
+/// rejected one exits 1 with upstream's code.
+#[test]
+fn bindings_import_and_export_through_the_cli() {
+    let text =
+        std::fs::read_to_string(format!("{ROOT}/tests/mooncake/corpus/bindings.json")).unwrap();
+    let doc: Value = serde_json::from_str(&text).unwrap();
+    let cases = doc["cases"].as_array().unwrap();
+    let ok = case(cases, "tp2-pp1-ep1-dp2/ok");
+    let placement = scratch(
+        "mooncake-binding",
+        "placement.json",
+        doc["placements"]["tp2-pp1-ep1-dp2"].as_str().unwrap(),
+    );
+    let theirs = scratch(
+        "mooncake-binding",
+        "theirs.json",
+        ok["input"].as_str().unwrap(),
+    );
+    let ours = format!("{theirs}.ours.json");
+    let out = run(&[
+        "mooncake",
+        "import-binding",
+        &theirs,
+        "--placement",
+        &placement,
+        "-o",
+        &ours,
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("dropped: participant_id"),
+        "{}",
+        stderr(&out)
+    );
+    let (code, json) = json_out(&[
+        "mooncake",
+        "export-binding",
+        &ours,
+        "--placement",
+        &placement,
+        "--format",
+        "json",
+    ]);
+    assert_eq!(code, Some(0), "{json}");
+    assert_eq!(
+        json["document"].as_str().unwrap(),
+        ok["input"].as_str().unwrap()
+    );
+
+    let bad = case(cases, "tp2-pp1-ep1-dp2/stride");
+    let file = scratch(
+        "mooncake-binding",
+        "bad.json",
+        bad["input"].as_str().unwrap(),
+    );
+    let (code, json) = json_out(&[
+        "mooncake",
+        "import-binding",
+        &file,
+        "--placement",
+        &placement,
+        "--format",
+        "json",
+    ]);
+    assert_eq!(code, Some(1), "{json}");
+    assert_eq!(json["error"]["code"], bad["expect"]["code"]);
+}

@@ -2,15 +2,16 @@
 //! contract's documents are made of, and answers `None` (leave it to the general path) at
 //! anything else: escapes, non-integer or negative numbers, unexpected types, invalid JSON.
 //! It never decides an error; it only accepts what the strict reader would read the same.
+//! Also the cursor of Mooncake's one-pass placement reader (`crate::mooncake`).
 
 use crate::reader::{find_special, parse_u64, skip_whitespace};
 use crate::rules::values::{at_least, is_non_empty, sort_aliases};
 
 /// The result of a fast-path step: `None` hands the document to the general path.
-pub(super) type Fast<T> = Option<T>;
+pub(crate) type Fast<T> = Option<T>;
 
 /// A position in the document text.
-pub(super) struct Cursor<'a> {
+pub(crate) struct Cursor<'a> {
     text: &'a str,
     bytes: &'a [u8],
     pos: usize,
@@ -19,12 +20,12 @@ pub(super) struct Cursor<'a> {
 }
 
 impl<'a> Cursor<'a> {
-    pub(super) fn new(text: &'a str) -> Self {
+    pub(crate) fn new(text: &'a str) -> Self {
         Cursor::limited(text, usize::MAX)
     }
 
     /// A cursor that answers `None` at a string longer than `max_string` bytes.
-    pub(super) fn limited(text: &'a str, max_string: usize) -> Self {
+    pub(crate) fn limited(text: &'a str, max_string: usize) -> Self {
         Cursor {
             text,
             bytes: text.as_bytes(),
@@ -34,25 +35,25 @@ impl<'a> Cursor<'a> {
     }
 
     /// The byte offset of the cursor.
-    pub(super) fn offset(&self) -> usize {
+    pub(crate) fn offset(&self) -> usize {
         self.pos
     }
 
     /// The text between two offsets the cursor has passed.
-    pub(super) fn slice(&self, start: usize, end: usize) -> Fast<&'a str> {
+    pub(crate) fn slice(&self, start: usize, end: usize) -> Fast<&'a str> {
         self.text.get(start..end)
     }
 
     /// Skips whitespace and returns the next byte, if any.
     #[inline]
-    pub(super) fn peek(&mut self) -> Option<u8> {
+    pub(crate) fn peek(&mut self) -> Option<u8> {
         self.pos = skip_whitespace(self.bytes, self.pos);
         self.bytes.get(self.pos).copied()
     }
 
     /// Consumes `byte` (after whitespace).
     #[inline]
-    pub(super) fn eat(&mut self, byte: u8) -> Fast<()> {
+    pub(crate) fn eat(&mut self, byte: u8) -> Fast<()> {
         if self.peek()? == byte {
             self.pos += 1;
             Some(())
@@ -62,13 +63,13 @@ impl<'a> Cursor<'a> {
     }
 
     /// Whether the rest of the text is whitespace.
-    pub(super) fn at_end(&mut self) -> bool {
+    pub(crate) fn at_end(&mut self) -> bool {
         self.peek().is_none()
     }
 
     /// A string without escapes (possibly empty).
     #[inline]
-    pub(super) fn string(&mut self) -> Fast<&'a str> {
+    pub(crate) fn string(&mut self) -> Fast<&'a str> {
         self.eat(b'"')?;
         let start = self.pos;
         let end = find_special(self.bytes, start);
@@ -81,13 +82,13 @@ impl<'a> Cursor<'a> {
 
     /// A non-empty string without escapes.
     #[inline]
-    pub(super) fn non_empty(&mut self) -> Fast<&'a str> {
+    pub(crate) fn non_empty(&mut self) -> Fast<&'a str> {
         self.string().filter(|s| is_non_empty(s))
     }
 
     /// A non-negative integer written as plain digits that fits in u64.
     #[inline]
-    pub(super) fn u64(&mut self) -> Fast<u64> {
+    pub(crate) fn u64(&mut self) -> Fast<u64> {
         self.peek()?;
         let start = self.pos;
         let mut end = start;
@@ -106,17 +107,17 @@ impl<'a> Cursor<'a> {
 
     /// An integer of at least `min`.
     #[inline]
-    pub(super) fn u64_min(&mut self, min: u64) -> Fast<u64> {
+    pub(crate) fn u64_min(&mut self, min: u64) -> Fast<u64> {
         self.u64().filter(|&n| at_least(n, min))
     }
 
     /// The literal `null`, if it comes next (otherwise nothing is consumed).
-    pub(super) fn null(&mut self) -> bool {
+    pub(crate) fn null(&mut self) -> bool {
         self.literal(b"null")
     }
 
     /// The literal `word`, if it comes next (otherwise nothing is consumed).
-    pub(super) fn literal(&mut self, word: &[u8]) -> bool {
+    pub(crate) fn literal(&mut self, word: &[u8]) -> bool {
         if self.peek().is_some()
             && self
                 .bytes
@@ -132,7 +133,7 @@ impl<'a> Cursor<'a> {
 
     /// An array, calling `element` for each element.
     #[inline]
-    pub(super) fn array(&mut self, mut element: impl FnMut(&mut Self) -> Fast<()>) -> Fast<()> {
+    pub(crate) fn array(&mut self, mut element: impl FnMut(&mut Self) -> Fast<()>) -> Fast<()> {
         self.eat(b'[')?;
         if self.peek()? == b']' {
             self.pos += 1;
@@ -153,7 +154,7 @@ impl<'a> Cursor<'a> {
 
     /// An array of integers of at least `min`, allocated at its exact length.
     #[inline]
-    pub(super) fn u64s(&mut self, min: u64) -> Fast<Vec<u64>> {
+    pub(crate) fn u64s(&mut self, min: u64) -> Fast<Vec<u64>> {
         let mut inline = [0u64; 8];
         let mut len = 0usize;
         let mut spilled: Vec<u64> = Vec::new();
@@ -180,7 +181,7 @@ impl<'a> Cursor<'a> {
     /// An array of integers of at least `min`, into `out` (cleared first): the per-record
     /// arrays of a large document reuse one buffer instead of allocating each.
     #[inline]
-    pub(super) fn u64s_into(&mut self, min: u64, out: &mut Vec<u64>) -> Fast<()> {
+    pub(crate) fn u64s_into(&mut self, min: u64, out: &mut Vec<u64>) -> Fast<()> {
         out.clear();
         self.array(|c| {
             out.push(c.u64_min(min)?);
@@ -194,7 +195,7 @@ impl<'a> Cursor<'a> {
     /// object of this kind used): the predicted key is tried first as a literal, so
     /// documents whose objects share one key order skip the scan and the lookup.
     #[inline]
-    pub(super) fn members(
+    pub(crate) fn members(
         &mut self,
         keys: &[&str],
         order: &mut KeyOrder,
@@ -256,7 +257,7 @@ impl<'a> Cursor<'a> {
 
     /// Skips a value of the shapes the cursor reads (a string, an integer, `null`, `true`,
     /// `false`, or an array of integers), returning its text.
-    pub(super) fn raw_simple(&mut self) -> Fast<&'a str> {
+    pub(crate) fn raw_simple(&mut self) -> Fast<&'a str> {
         let start = self.peek().map(|_| self.pos)?;
         match self.bytes.get(start)? {
             b'"' => {
@@ -280,7 +281,7 @@ impl<'a> Cursor<'a> {
 /// values the fast paths compare once per member (a `memcmp` call costs more than the
 /// comparison).
 #[inline]
-pub(super) fn same_bytes(a: &[u8], b: &[u8]) -> bool {
+pub(crate) fn same_bytes(a: &[u8], b: &[u8]) -> bool {
     fn word<const N: usize>(s: &[u8], at: usize) -> [u8; N] {
         let mut w = [0u8; N];
         if let Some(bytes) = s.get(at..at + N) {
@@ -303,7 +304,7 @@ pub(super) fn same_bytes(a: &[u8], b: &[u8]) -> bool {
 
 /// The key order of the last object of one kind: `next[i]` is the index of the key that
 /// followed key i (`next[START]`: the first key).
-pub(super) struct KeyOrder {
+pub(crate) struct KeyOrder {
     next: [u8; 33],
 }
 
@@ -311,7 +312,7 @@ impl KeyOrder {
     const START: usize = 32;
 
     /// Predicts the listed order.
-    pub(super) fn listed() -> Self {
+    pub(crate) fn listed() -> Self {
         let mut next = [0u8; 33];
         for (i, slot) in next.iter_mut().enumerate().take(32) {
             *slot = u8::try_from(i + 1).unwrap_or(0);
@@ -339,7 +340,7 @@ const fn same(a: &str, b: &str) -> bool {
 /// The index of member `key` in `keys` (a schema's field list), at compile time: the
 /// `usize` [`Cursor::members`] hands over for it. A name not in the list does not
 /// compile.
-pub(super) const fn index_of(keys: &[&str], key: &str) -> usize {
+pub(crate) const fn index_of(keys: &[&str], key: &str) -> usize {
     let mut i = 0;
     while i < keys.len() {
         if same(keys[i], key) {
@@ -351,7 +352,7 @@ pub(super) const fn index_of(keys: &[&str], key: &str) -> usize {
 }
 
 /// The bits of `names` among `keys`, as [`Cursor::members`] reports the members seen.
-pub(super) const fn mask_of(keys: &[&str], names: &[&str]) -> u32 {
+pub(crate) const fn mask_of(keys: &[&str], names: &[&str]) -> u32 {
     let mut mask = 0;
     let mut i = 0;
     while i < names.len() {
@@ -363,7 +364,7 @@ pub(super) const fn mask_of(keys: &[&str], names: &[&str]) -> u32 {
 
 /// Distinct non-empty alias names, sorted (ALIASES); duplicates leave it to the general
 /// path.
-pub(super) fn aliases(cursor: &mut Cursor<'_>) -> Fast<Vec<String>> {
+pub(crate) fn aliases(cursor: &mut Cursor<'_>) -> Fast<Vec<String>> {
     let mut names = Vec::new();
     cursor.array(|c| {
         names.push(c.non_empty()?.to_owned());

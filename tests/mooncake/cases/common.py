@@ -12,6 +12,7 @@ from mooncake.reshard import weight as mw
 
 CODES = [
     (r"is not valid JSON", "invalid_json"),
+    (r"^source and target weight_generation differ$", "mooncake_generation_mismatch"),
     (r"^duplicate JSON field", "duplicate_key"),
     (r"^non-finite JSON number", "non_finite_number"),
     (r"must be a JSON object$", "not_an_object"),

@@ -6,10 +6,13 @@ from __future__ import annotations
 from mooncake.reshard import weight as mw
 
 from .build import layout, one
+from .common import code_of
 
 
 PLANS: dict[str, dict] = {}
 LAYOUTS: dict[str, str] = {}
+# Pairs whose weight_generations are compared: upstream's answer (plans, or its rejection).
+GENERATIONS: dict[str, dict] = {}
 
 
 def region_of(r):
@@ -66,3 +69,36 @@ def cases_plans():
     for b, pb in layouts:
         plan = mw.plan_stored_transfer_to_target_placement(stored, pb, planning_limits=limits)
         PLANS[f"stored->{b}"] = {"source": "stored", "target": b, "regions": [region_of(r) for r in plan.operations]}
+
+
+def generation_case(cid, source, target, run):
+    """Records whether upstream plans `source` -> `target` (names in LAYOUTS) or rejects it."""
+    try:
+        run()
+        expect = {"ok": True}
+    except ValueError as error:
+        expect = {"ok": False, "code": code_of(str(error)), "upstream_message": str(error), "pointer": "/weight_generation"}
+    GENERATIONS[cid] = {"source": source, "target": target, "expect": expect}
+
+
+def cases_generations():
+    """The same model at weight_generation 2 against the layouts and the Store manifest at 1."""
+    limits = mw.PlanningLimits(max_transfer_regions=10**7, max_segments_per_region=10**7, max_total_lowered_segments=10**8)
+    a, pa = layout(one({"tp": 2}), "tp2-pp1-ep1-dp1")
+    b, pb = layout(one({"tp": 4}), "tp4-pp1-ep1-dp1")
+    pieces = {}
+    for name, p in ((a, pa), (b, pb)):
+        again = mw.WeightPlacementManifest.from_fragments(
+            resource_id=p.resource_id, revision=p.revision, weight_generation=2, placement_set_id=p.placement_set_id,
+            topology=p.topology, tensors=p.tensors, fragments=[f for part in p.parts for f in part.fragments])
+        pieces[name] = again
+        LAYOUTS[f"{name}@2"] = mw.weight_placement_to_json(again)
+    stored = mw.WeightManifest.from_json(LAYOUTS["stored"])
+    plan = mw.plan_placement_transfer
+    generation_case("gen1->gen2", a, f"{b}@2", lambda: plan(pa, pieces[b], planning_limits=limits))
+    generation_case("gen2->gen1", f"{a}@2", b, lambda: plan(pieces[a], pb, planning_limits=limits))
+    generation_case("gen2->gen2", f"{a}@2", f"{b}@2", lambda: plan(pieces[a], pieces[b], planning_limits=limits))
+    generation_case("gen1->gen1", a, b, lambda: plan(pa, pb, planning_limits=limits))
+    stored_plan = mw.plan_stored_transfer_to_target_placement
+    generation_case("stored1->gen2", "stored", f"{b}@2", lambda: stored_plan(stored, pieces[b], planning_limits=limits))
+    generation_case("stored1->gen1", "stored", b, lambda: stored_plan(stored, pb, planning_limits=limits))
