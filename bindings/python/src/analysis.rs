@@ -43,7 +43,7 @@ pub(crate) fn placement_arg(value: &Bound<'_, PyAny>, what: &str) -> PyResult<Pl
 }
 
 /// A binding argument: a RuntimeBindingManifest, or its JSON (text or file).
-fn binding_arg(value: &Bound<'_, PyAny>, what: &str) -> PyResult<Binding> {
+pub(crate) fn binding_arg(value: &Bound<'_, PyAny>, what: &str) -> PyResult<Binding> {
     match text_or_file(value)? {
         Some(text) => Binding::from_json(text, &Options::default()).or_raise(value.py()),
         None => Ok(binding_core(value, what)?.get().0.clone()),

@@ -123,6 +123,9 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(mooncake::mooncake_export, m)?)?;
     m.add_function(wrap_pyfunction!(mooncake::mooncake_import, m)?)?;
     m.add_function(wrap_pyfunction!(mooncake::mooncake_validate, m)?)?;
+    m.add_function(wrap_pyfunction!(mooncake::mooncake_export_binding, m)?)?;
+    m.add_function(wrap_pyfunction!(mooncake::mooncake_import_binding, m)?)?;
+    m.add_function(wrap_pyfunction!(mooncake::mooncake_validate_bindings, m)?)?;
     m.add_function(wrap_pyfunction!(mooncake::mooncake_storage_write, m)?)?;
     m.add_function(wrap_pyfunction!(mooncake::mooncake_storage_read, m)?)?;
     // ---- end of issue 18 ----

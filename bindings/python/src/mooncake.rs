@@ -1,18 +1,21 @@
 //! Mooncake's released formats (contract §20) from Python: `mooncake_export`,
-//! `mooncake_import`, `mooncake_validate`, and the Store manifest's writer and reader
-//! (`mooncake_storage_write`, `mooncake_storage_read`) of `_native`. Each is the CLI's
+//! `mooncake_import`, `mooncake_validate`, the runtime bindings' conversion and validation
+//! (`mooncake_export_binding`, `mooncake_import_binding`, `mooncake_validate_bindings`),
+//! and the Store manifest's writer and reader (`mooncake_storage_write`,
+//! `mooncake_storage_read`) of `_native`. Each is the CLI's
 //! `weight-manifest mooncake ...` operation on the same core functions, so the texts, ids
 //! and rejections are the CLI's.
 
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 use weight_manifest::mooncake::{
-    export, generated_fragment_id, import, import_storage, ExportOptions, MooncakePlacement,
-    MooncakeStorageManifest, StoredFragment,
+    export, export_binding, generated_fragment_id, import, import_binding, import_storage,
+    validate_bindings, ExportOptions, MooncakeBinding, MooncakePlacement, MooncakeStorageManifest,
+    StoredFragment,
 };
-use weight_manifest::Limits;
+use weight_manifest::{canonical, Limits};
 
-use crate::analysis::placement_arg;
+use crate::analysis::{binding_arg, placement_arg};
 use crate::errors::OrRaise;
 use crate::ops::document_bytes;
 
@@ -176,4 +179,55 @@ pub(crate) fn mooncake_storage_read<'py>(text: &Bound<'py, PyAny>) -> PyResult<B
     out.set_item("placement", imported.placement.to_json())?;
     out.set_item("dropped", imported.dropped)?;
     Ok(out)
+}
+
+/// A Mooncake placement given as its JSON text, read by every Mooncake rule.
+fn mooncake_placement(text: &Bound<'_, PyAny>) -> PyResult<MooncakePlacement> {
+    MooncakePlacement::from_json_with(&document_bytes(text)?, &Limits::default())
+        .or_raise(text.py())
+}
+
+/// `mooncake_export_binding(binding, placement)`: our runtime binding (a
+/// RuntimeBindingManifest or its JSON) of the Mooncake placement `placement` (its text)
+/// as Mooncake's per-participant bindings, in this project's JSON form of them (an array;
+/// upstream has none), what `mooncake export-binding` writes.
+#[pyfunction]
+pub(crate) fn mooncake_export_binding(
+    binding: &Bound<'_, PyAny>,
+    placement: &Bound<'_, PyAny>,
+) -> PyResult<String> {
+    let ours = binding_arg(binding, "binding")?;
+    let m = mooncake_placement(placement)?;
+    let theirs = export_binding(&ours, &m).or_raise(binding.py())?;
+    Ok(MooncakeBinding::list_to_json(&theirs))
+}
+
+/// `mooncake_import_binding(bindings, placement)`: Mooncake's per-participant bindings
+/// (the JSON array) of `placement` as (our canonical binding JSON, what it dropped).
+#[pyfunction]
+pub(crate) fn mooncake_import_binding(
+    bindings: &Bound<'_, PyAny>,
+    placement: &Bound<'_, PyAny>,
+) -> PyResult<(String, Vec<String>)> {
+    let py = bindings.py();
+    let theirs = MooncakeBinding::list_from_json(&document_bytes(bindings)?).or_raise(py)?;
+    let m = mooncake_placement(placement)?;
+    let imported = import_binding(&theirs, &m).or_raise(py)?;
+    let text = canonical::to_string(&imported.binding)
+        .map_err(|e| pyo3::exceptions::PyValueError::new_err(e.to_string()))?;
+    Ok((text, imported.dropped))
+}
+
+/// `mooncake_validate_bindings(bindings, placement)`: Mooncake's per-participant
+/// bindings (the JSON array) checked against `placement` as upstream's
+/// `validate_runtime_bindings` checks them; raises on the first rule broken.
+#[pyfunction]
+pub(crate) fn mooncake_validate_bindings(
+    bindings: &Bound<'_, PyAny>,
+    placement: &Bound<'_, PyAny>,
+) -> PyResult<()> {
+    let py = bindings.py();
+    let theirs = MooncakeBinding::list_from_json(&document_bytes(bindings)?).or_raise(py)?;
+    let m = mooncake_placement(placement)?;
+    validate_bindings(&m, &theirs).or_raise(py)
 }

@@ -120,3 +120,43 @@ def test_a_built_storage_manifest_is_upstreams(upstream: Any) -> None:
         mooncake.StorageManifest.build(placement, [(*s[:4], "elsewhere/0", *s[5:]) for s in stored], namespace="ns",
                                        group_id="ns/g", weight_generation=3, created_at="now")
     assert caught.value.code == "mooncake_storage_key"
+
+
+BINDINGS = json.loads((CORPUS / "bindings.json").read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize("case", BINDINGS["cases"], ids=[c["id"] for c in BINDINGS["cases"]])
+def test_binding_cases_as_upstream_decided(case: dict[str, Any]) -> None:
+    placement = BINDINGS["placements"][case["placement"]]
+    expect = case["expect"]
+    if expect["ok"]:
+        mooncake.validate_bindings(case["input"], placement)
+    else:
+        with pytest.raises(wm.ManifestError) as caught:
+            mooncake.validate_bindings(case["input"], placement)
+        assert caught.value.code == expect["code"]
+        if "pointer" in expect:
+            assert caught.value.path == expect["pointer"]
+
+
+def test_a_binding_exported_is_upstreams_and_imports_back(upstream: Any) -> None:
+    name = PLACEMENT.name.split(".")[0]
+    ours = wm.PlacementManifest.from_json(PLACEMENT.read_text())
+    inventory = json.loads((PLACEMENT.parent / f"{name}.binding-inventory.json").read_text())
+    binding = wm.RuntimeBindingManifest.from_runtime_inventory(inventory)
+    placement_text = mooncake.export_placement(ours)
+    exported = mooncake.export_binding(binding, placement_text)
+    theirs = mooncake.upstream_bindings(exported)
+    assert len(theirs) == len({f.rank for f in ours.fragments})
+    upstream.validate_runtime_bindings(upstream.weight_placement_from_json(placement_text), theirs)
+    back = mooncake.import_binding(exported, placement_text)
+    assert back.binding.to_json() == binding.to_json()
+    assert back.dropped
+    # What upstream rejects is rejected: one participant's binding missing.
+    short = json.dumps(json.loads(exported)[1:])
+    with pytest.raises(ValueError):
+        upstream.validate_runtime_bindings(upstream.weight_placement_from_json(placement_text),
+                                           mooncake.upstream_bindings(short))
+    with pytest.raises(wm.ManifestError) as caught:
+        mooncake.import_binding(short, placement_text)
+    assert caught.value.code == "mooncake_binding_participant"

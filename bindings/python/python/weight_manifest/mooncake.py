@@ -7,6 +7,11 @@ same operations as ``weight-manifest mooncake export|import|validate``, on the s
 - :func:`import_placement`: a Mooncake placement as our :class:`PlacementManifest`, with
   the list of what ours has no place for.
 - :func:`validate`: a Mooncake placement read by every Mooncake rule; its ids and counts.
+- :func:`export_binding` / :func:`import_binding`: our one runtime binding of a placement
+  and Mooncake's per-participant ``WeightRuntimeBindingManifest``\ s, in this project's JSON
+  form of them (upstream has none: an array of objects whose keys are the dataclasses'
+  fields); :func:`validate_bindings` checks them as upstream's ``validate_runtime_bindings``
+  does, and :func:`upstream_bindings` builds upstream's own objects from that form.
 - :class:`StorageManifest`: Mooncake Store's ``WeightManifest``, read strictly
   (:meth:`StorageManifest.from_json`) or built from a placement and the stored fragments'
   object locations (:meth:`StorageManifest.build`), written byte for byte as upstream
@@ -22,9 +27,21 @@ from dataclasses import dataclass
 from typing import Any, Optional, Union
 
 from . import _native
-from ._manifests import PlacementManifest
+from ._manifests import PlacementManifest, RuntimeBindingManifest
 
-__all__ = ["Imported", "StorageManifest", "StoredFragment", "export_placement", "import_placement", "validate"]
+__all__ = [
+    "Imported",
+    "ImportedBinding",
+    "StorageManifest",
+    "StoredFragment",
+    "export_binding",
+    "export_placement",
+    "import_binding",
+    "import_placement",
+    "upstream_bindings",
+    "validate",
+    "validate_bindings",
+]
 
 Text = Union[str, bytes]
 
@@ -55,6 +72,53 @@ def validate(text: Text) -> dict[str, Any]:
     ``topology_id``, ``digest``, resource, revision, generation, placement set and counts
     (what ``mooncake validate --format json`` reports)."""
     return _native.mooncake_validate(text)
+
+
+def export_binding(binding: Union[RuntimeBindingManifest, Text], placement: Text) -> str:
+    """Our runtime binding (a :class:`RuntimeBindingManifest` or its JSON) of the Mooncake
+    placement ``placement`` (its text, e.g. :func:`export_placement`'s) as Mooncake's
+    per-participant bindings: the JSON array ``mooncake export-binding`` writes, each view
+    contiguous with canonical strides and its storage the view itself."""
+    return _native.mooncake_export_binding(binding, placement)
+
+
+@dataclass(frozen=True)
+class ImportedBinding:
+    """Mooncake's bindings read as our one binding, and what ours dropped from them."""
+
+    binding: RuntimeBindingManifest
+    dropped: list[str]
+
+
+def import_binding(bindings: Text, placement: Text) -> ImportedBinding:
+    """Mooncake's per-participant bindings (the JSON array) of ``placement`` as our one
+    binding of its import: validated by upstream's rules first; bindings that differ in
+    instance, generation or lease are ``mooncake_binding_inexpressible``."""
+    text, dropped = _native.mooncake_import_binding(bindings, placement)
+    return ImportedBinding(RuntimeBindingManifest.from_json(text), dropped)
+
+
+def validate_bindings(bindings: Text, placement: Text) -> None:
+    """Check Mooncake's per-participant bindings (the JSON array) against ``placement``
+    as upstream's ``validate_runtime_bindings`` does; raise on the first rule broken."""
+    _native.mooncake_validate_bindings(bindings, placement)
+
+
+def upstream_bindings(bindings: Text) -> tuple[Any, ...]:
+    """Upstream's own ``WeightRuntimeBindingManifest`` objects (``mooncake.reshard``, which
+    must be installed) from this project's JSON form of them."""
+    import json
+
+    from mooncake.reshard import weight  # type: ignore[import-untyped]
+
+    out = []
+    for doc in json.loads(bindings):
+        fragments = tuple(
+            weight.RuntimeBindingFragment(**{k: tuple(v) if isinstance(v, list) else v for k, v in f.items()})
+            for f in doc["fragments"])
+        top = {k: v for k, v in doc.items() if k not in ("fragments", "resource_kind")}
+        out.append(weight.WeightRuntimeBindingManifest(**top, fragments=fragments))
+    return tuple(out)
 
 
 @dataclass(frozen=True)

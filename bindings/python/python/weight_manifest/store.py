@@ -522,9 +522,9 @@ def restore(
     differ = content.compare(record["digests"], restored)
     missing = [t for t in record["digests"] if t not in restored]
     if differ or missing:
-        first = (differ or missing)[0]
+        tensor = (differ or missing)[0]
         raise _error("store_verify_failed",
-                     f"after the restore, tensor {first} differs on the targets from the saved content digest; "
+                     f"after the restore, tensor {tensor} differs on the targets from the saved content digest; "
                      "nothing is restored")
     pairs = [p for w in targets for p in replies[w]["report"]["pairs"]]
     return RestoreReport(manifest_key=manifest_key, manifest_digest=manifest.digest,
