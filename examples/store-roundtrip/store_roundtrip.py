@@ -325,6 +325,8 @@ def roundtrip(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
             progress(f"restore {repetition + 1}: {restored.seconds:.3f} s, of which the transfer "
                      f"{restored.transfer_seconds:.3f} s; content check {restored.verify_seconds:.3f} s")
             if args.verbose:
+                for w, figures in restored.workers.items():
+                    progress(f"  {w}: {figures['seconds']:.3f} s, of which lowering {figures['prepare_seconds']:.3f} s")
                 for pair in restored.pairs:
                     progress(f"  {pair['source_worker_id'].rsplit('/payload/', 1)[1]} -> {pair['target_worker_id']}: "
                              f"{pair['bytes']} B in {pair['segments']} ops, {pair['seconds']:.3f} s (wait "

@@ -408,6 +408,8 @@ class RestoreReport:
     verify_seconds: float
     #: Each (object, target worker) pair's report (:class:`weight_manifest.transfer.PairReport`).
     pairs: list[dict[str, Any]] = field(default_factory=list)
+    #: Each target worker's execution: ``seconds`` and, of them, ``prepare_seconds``.
+    workers: dict[str, dict[str, float]] = field(default_factory=dict)
 
     @property
     def gib_per_s(self) -> float:
@@ -509,10 +511,7 @@ def restore(
     transfer_started = time.perf_counter()
     request = {"op": "execute", "bound_plan": bound.to_json(), "mode": "pull", "sessions": sessions,
                "options": dict(options or {})}
-    wave = max(1, readers or len(targets))
-    replies: dict[str, dict[str, Any]] = {}
-    for first in range(0, len(targets), wave):
-        replies.update(coordinator.request_all(targets[first:first + wave], request))
+    replies = coordinator.request_all(targets, request, at_once=readers)
     seconds = time.perf_counter() - started
     transfer_seconds = time.perf_counter() - transfer_started
     if after_transfer is not None:
@@ -527,8 +526,9 @@ def restore(
                      f"after the restore, tensor {tensor} differs on the targets from the saved content digest; "
                      "nothing is restored")
     pairs = [p for w in targets for p in replies[w]["report"]["pairs"]]
+    workers = {w: {k: replies[w]["report"][k] for k in ("seconds", "prepare_seconds")} for w in targets}
     return RestoreReport(manifest_key=manifest_key, manifest_digest=manifest.digest,
                          bytes=sum(p["bytes"] for p in pairs), regions=len(reshard.regions),
                          operations=sum(p["segments"] for p in pairs), seconds=seconds,
-                         transfer_seconds=transfer_seconds, pairs=pairs,
+                         transfer_seconds=transfer_seconds, pairs=pairs, workers=workers,
                          verify_seconds=time.perf_counter() - verify_started)

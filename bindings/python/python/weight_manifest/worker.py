@@ -25,6 +25,7 @@ import json
 import socket
 import time
 from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Optional
 
 import numpy as np
@@ -261,24 +262,39 @@ class Coordinator:
         return Side([self.peers[w].inventory for w in ids])
 
     def request_all(self, ids: Sequence[str], request: Mapping[str, Any],
-                    per_worker: Optional[Mapping[str, Mapping[str, Any]]] = None) -> dict[str, dict[str, Any]]:
+                    per_worker: Optional[Mapping[str, Mapping[str, Any]]] = None,
+                    at_once: Optional[int] = None) -> dict[str, dict[str, Any]]:
         """Send ``request`` (merged with ``per_worker[id]``) to each worker, then collect
-        every reply. Raises ``transfer_worker_lost`` or the first worker's error, naming
-        the worker, after all replies (or losses) are in."""
-        for w in ids:
-            try:
-                self.peers[w].lines.send({**request, **(per_worker or {}).get(w, {})})
-            except OSError:
-                pass  # reported when its reply is missing
+        every reply; with ``at_once``, at most that many workers hold the request at a
+        time (the next is sent as soon as one replies). Raises ``transfer_worker_lost`` or
+        the first worker's error, naming the worker, after all replies (or losses) are in."""
+        def message(w: str) -> dict[str, Any]:
+            return {**request, **(per_worker or {}).get(w, {})}
+
+        outcomes: dict[str, tuple[Optional[dict[str, Any]], str]] = {}
+        if at_once is None or at_once >= len(ids):
+            for w in ids:
+                try:
+                    self.peers[w].lines.send(message(w))
+                except OSError:
+                    pass  # reported when its reply is missing
+            for w in ids:
+                outcomes[w] = self._reply(w)
+        else:
+            def exchange(w: str) -> tuple[Optional[dict[str, Any]], str]:
+                try:
+                    self.peers[w].lines.send(message(w))
+                except OSError:
+                    pass
+                return self._reply(w)
+
+            with ThreadPoolExecutor(max_workers=max(1, at_once)) as pool:
+                for w, outcome in zip(ids, pool.map(exchange, ids)):
+                    outcomes[w] = outcome
         replies: dict[str, dict[str, Any]] = {}
         failures: list[tuple[str, str, str]] = []
         for w in ids:
-            try:
-                reply = self.peers[w].lines.receive()
-            except (OSError, ValueError) as error:
-                reply, lost = None, str(error)
-            else:
-                lost = "connection closed"
+            reply, lost = outcomes[w]
             if reply is None:
                 failures.append((w, "transfer_worker_lost", f"worker {w} was lost ({lost})"))
             elif not reply.get("ok"):
@@ -287,10 +303,17 @@ class Coordinator:
             else:
                 replies[w] = reply
         if failures:
-            code, message = failures[0][1], failures[0][2]
+            code, message_text = failures[0][1], failures[0][2]
             more = "" if len(failures) == 1 else f" (and {len(failures) - 1} more: " + "; ".join(f[2] for f in failures[1:]) + ")"
-            raise _error(code, message + more)
+            raise _error(code, message_text + more)
         return replies
+
+    def _reply(self, w: str) -> tuple[Optional[dict[str, Any]], str]:
+        """The next reply of worker ``w`` (None if its connection ended) and why not."""
+        try:
+            return self.peers[w].lines.receive(), "connection closed"
+        except (OSError, ValueError) as error:
+            return None, str(error)
 
     def plan(self, **limits: Any) -> Plan:
         """The plan from the sources' placement to the targets'."""
