@@ -8,7 +8,7 @@ same operations as ``weight-manifest mooncake export|import|validate``, on the s
   the list of what ours has no place for.
 - :func:`validate`: a Mooncake placement read by every Mooncake rule; its ids and counts.
 - :func:`export_binding` / :func:`import_binding`: our one runtime binding of a placement
-  and Mooncake's per-participant ``WeightRuntimeBindingManifest``\ s, in this project's JSON
+  and Mooncake's per-participant ``WeightRuntimeBindingManifest`` objects, in this project's JSON
   form of them (upstream has none: an array of objects whose keys are the dataclasses'
   fields); :func:`validate_bindings` checks them as upstream's ``validate_runtime_bindings``
   does, and :func:`upstream_bindings` builds upstream's own objects from that form.
