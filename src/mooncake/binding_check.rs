@@ -164,20 +164,7 @@ fn exact_alias(
     (rp, rb): (&Fragment, &MooncakeBindingFragment),
     tensors: &HashMap<&str, &Tensor>,
 ) -> bool {
-    let key = |id: &str| {
-        tensors.get(id).map(|t| {
-            (
-                &t.global_shape,
-                &t.dtype,
-                t.itemsize,
-                &t.shard_dims,
-                &t.parallel_axes,
-                t.layer_id,
-                t.expert_id,
-                &t.layout_fingerprint,
-            )
-        })
-    };
+    let key = |id: &str| tensors.get(id).map(|t| t.alias_descriptor());
     lb.address == rb.address
         && lb.nbytes == rb.nbytes
         && lp.aliases.len() >= 2

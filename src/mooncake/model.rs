@@ -159,7 +159,34 @@ impl Tensor {
             .map(|a| a.kind)
             .collect()
     }
+
+    /// Everything of the descriptor but its id: the tensors of one alias group must agree
+    /// on it (upstream's alias descriptor rule).
+    pub(crate) fn alias_descriptor(&self) -> AliasDescriptor<'_> {
+        (
+            &self.global_shape,
+            &self.dtype,
+            self.itemsize,
+            &self.shard_dims,
+            &self.parallel_axes,
+            self.layer_id,
+            self.expert_id,
+            &self.layout_fingerprint,
+        )
+    }
 }
+
+/// [`Tensor::alias_descriptor`]: a descriptor without its id.
+pub(crate) type AliasDescriptor<'a> = (
+    &'a Vec<u64>,
+    &'a String,
+    u64,
+    &'a Vec<u64>,
+    &'a Vec<Axis>,
+    Option<u64>,
+    Option<u64>,
+    &'a String,
+);
 
 /// A logical box of a tensor held by one rank (Mooncake's `PlacementFragment`).
 #[derive(Clone, Debug, PartialEq, Eq)]

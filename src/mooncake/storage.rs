@@ -391,18 +391,10 @@ impl MooncakeStorageManifest {
                 ));
             }
             let descriptor = |name: &str| {
-                by_id.get(name).and_then(|&t| self.tensors.get(t)).map(|t| {
-                    (
-                        &t.global_shape,
-                        &t.dtype,
-                        t.itemsize,
-                        &t.shard_dims,
-                        &t.parallel_axes,
-                        t.layer_id,
-                        t.expert_id,
-                        &t.layout_fingerprint,
-                    )
-                })
+                by_id
+                    .get(name)
+                    .and_then(|&t| self.tensors.get(t))
+                    .map(Tensor::alias_descriptor)
             };
             let first = descriptor(aliases[0].as_str());
             if aliases.iter().any(|a| descriptor(a) != first) {
