@@ -14,7 +14,7 @@ TEST_TARGETS := checks test-rust rust-consumer conformance
 TEST_TARGETS += mooncake-oracle
 # Last: a short fuzz smoke of every target (scripts/fuzz.sh; FUZZ_SECONDS per target).
 TEST_TARGETS += fuzz-smoke
-FUZZ_SECONDS ?= 30
+FUZZ_SECONDS ?= 20
 
 ## Runs the main job on the bundled example: validate a placement, project a runtime
 ## inventory to its placement and binding, bind them back, and check the round trip.
