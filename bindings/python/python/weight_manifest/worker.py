@@ -41,7 +41,7 @@ from ._manifests import (
 )
 from ._native import BoundPlan, ManifestError, Plan
 
-__all__ = ["Coordinator", "Side", "Worker"]
+__all__ = ["Coordinator", "Side", "Worker", "check_worker_fence"]
 
 Handler = Callable[[dict[str, Any]], dict[str, Any]]
 
@@ -63,6 +63,21 @@ class _Lines:
     def close(self) -> None:
         self.reader.close()
         self.sock.close()
+
+
+def check_worker_fence(holds: Mapping[str, Any], bound: BoundPlan, side: str, worker: str) -> None:
+    """``transfer_fence_mismatch`` (at ``/{side}/{member}`` of the bound plan) unless the
+    instance, lease and generation ``worker`` holds now (``holds``: its inventory or its
+    keywords) are the bound plan's for ``side``."""
+    expected = bound.source if side == "source" else bound.target
+    for member in ("instance_id", "lease_id", "generation"):
+        if holds.get(member) != expected[member]:
+            raise _error(
+                "transfer_fence_mismatch",
+                f"{side} worker {worker} now holds {member} {holds.get(member)!r}, the bound plan "
+                f"was bound at {expected[member]!r}: bind again",
+                f"/{side}/{member}",
+            )
 
 
 class Worker:
@@ -110,15 +125,7 @@ class Worker:
         bound = BoundPlan.from_json(request["bound_plan"])
         side = "source" if request["mode"] == "push" else "target"
         # The worker's own last look before the first byte: its lease and generation now.
-        mine = self.where
-        expected = bound.source if side == "source" else bound.target
-        for member in ("instance_id", "lease_id", "generation"):
-            if mine.get(member) != expected[member]:
-                raise _error(
-                    "transfer_fence_mismatch",
-                    f"worker {self.worker_id} holds {member} {mine.get(member)!r}, the bound plan "
-                    f"was bound at {expected[member]!r}",
-                )
+        check_worker_fence(self.where, bound, side, self.worker_id)
         changed = None
         if request.get("changed") is not None:
             changed = {(str(w), str(d)): np.array(r, dtype=np.uint64).reshape(-1, 2) for w, d, r in request["changed"]}
@@ -337,17 +344,8 @@ class Coordinator:
                 continue
             ids = self.workers(side)
             replies = self.request_all(ids, {"op": "inventory"})
-            expected = bound.source if side == "source" else bound.target
             for w in ids:
-                inventory = replies[w]["inventory"]
-                for member in ("instance_id", "lease_id", "generation"):
-                    if inventory.get(member) != expected[member]:
-                        raise _error(
-                            "transfer_fence_mismatch",
-                            f"{side} worker {w} now holds {member} {inventory.get(member)!r}, the bound "
-                            f"plan was bound at {expected[member]!r}: bind again",
-                            f"/{side}/{member}",
-                        )
+                check_worker_fence(replies[w]["inventory"], bound, side, w)
             live_sides.append(Side([replies[w]["inventory"] for w in ids]).binding)
         transfer.check_fences(bound, live_sides[0], live_sides[1])
 
