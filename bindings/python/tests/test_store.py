@@ -227,3 +227,18 @@ def test_a_safetensors_checkpoint_saved_and_restored_as_live_tp2(client: Any, lo
         for backend, c in closers:
             backend.close()
             c.close()
+
+
+def test_a_store_without_room_fails_the_save_and_writes_no_manifest(tmp_path: Path) -> None:
+    # The synthetic model is 25.7 MB, the store 16 MiB: the Store refuses the objects.
+    with LocalStore(tmp_path, segment_bytes=16 << 20) as small:
+        c = small.client()
+        source = Side(small, "source", model.Layout.parse("tp2"), True)
+        try:
+            with pytest.raises(wm.ManifestError) as caught:
+                store.save(source.coordinator, c, store.SaveOptions("t", 1))
+            assert caught.value.code == "store_failed"
+            assert c.is_exist("t/synthetic/transformer/r1/1/manifest") == 0
+        finally:
+            source.close()
+            c.close()
