@@ -99,7 +99,9 @@ pub(crate) fn adapt_safetensors<'py>(
 /// The adapter's placement_fragment_id of `tensor` on `rank` (§17.5):
 /// `{tensor}@dp{d}.pp{p}.tp{t}.ep{e}`.
 #[pyfunction]
-pub(crate) fn adapt_fragment_id(tensor: &str, rank: &Bound<'_, PyAny>) -> PyResult<String> {
-    let rank = crate::values::rank(rank)?;
-    Ok(adapt::build::fragment_id(tensor, &rank))
+pub(crate) fn adapt_fragment_id(
+    tensor: &str,
+    rank: &Bound<'_, crate::values::ParallelRank>,
+) -> String {
+    adapt::build::fragment_id(tensor, &rank.get().checked)
 }

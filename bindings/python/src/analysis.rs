@@ -229,7 +229,7 @@ pub(crate) struct Plan(pub(crate) weight_manifest::Plan);
 /// The statistics as the CLI's `plan --stats --format json` prints them; ranks are
 /// ParallelRank instances.
 fn stats_dict<'py>(py: Python<'py>, stats: &PlanStats) -> PyResult<Bound<'py, PyAny>> {
-    let mut ranks = Ranks::new(py)?;
+    let mut ranks = Ranks::new(py);
     let dict = pyo3::types::PyDict::new(py);
     dict.set_item("regions", stats.regions)?;
     dict.set_item("segments", stats.segments)?;

@@ -37,7 +37,7 @@ struct Kind {
 }
 
 const TENSOR: Kind = Kind {
-    order: &crate::init::DESCRIPTOR,
+    order: &crate::values::TensorDescriptor::FIELDS,
     defaults: || {
         vec![
             (key::LAYER_ID, Value::Null),
@@ -48,12 +48,12 @@ const TENSOR: Kind = Kind {
 };
 
 const FRAGMENT: Kind = Kind {
-    order: &crate::init::PLACEMENT_FRAGMENT,
+    order: &crate::values::PlacementFragment::FIELDS,
     defaults: || vec![(key::ALIASES, Value::Array(Vec::new()))],
 };
 
 /// The coordinates of a rank given as a tuple, in `ParallelRank`'s field order.
-const RANK_ORDER: [&str; 4] = crate::init::RANK;
+const RANK_ORDER: [&str; 4] = crate::values::ParallelRank::FIELDS;
 
 /// A member value: `rank` may be a dict, a (dp, tp, pp, ep) tuple or a ParallelRank.
 fn member_value(name: &str, object: &Bound<'_, PyAny>) -> PyResult<Value<'static>> {
@@ -94,7 +94,10 @@ fn dict_object(
         let k = k
             .cast_into::<PyString>()
             .map_err(|_| PyTypeError::new_err("record keys must be str"))?;
-        let name = k.to_cow()?.into_owned();
+        // A key that is no Unicode text (a lone surrogate) is an unknown member, which the
+        // reader rejects where it is.
+        let name =
+            crate::utf8::text(&k).map_or_else(|| k.to_string_lossy().into_owned(), str::to_owned);
         let converted = member_value(&name, &v)?;
         members.push((Cow::Owned(name), converted));
     }

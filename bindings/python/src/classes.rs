@@ -1,6 +1,7 @@
-//! The Python classes of the public API (frozen dataclasses defined in
-//! `weight_manifest._types`), registered once at import, and their trusted construction:
-//! a value the core has already validated is built without running its checks again.
+//! The manifest classes of the public API (frozen dataclasses defined in
+//! `weight_manifest._manifests`), registered once at import, and their trusted
+//! construction: a value the core has already validated is built without running its
+//! checks again. (The value classes are native: `values`.)
 
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
@@ -11,11 +12,6 @@ use pyo3::types::{PyDict, PyModule, PyString, PyType};
 
 /// The registered dataclasses.
 pub(crate) struct Classes {
-    pub rank: Py<PyType>,
-    pub descriptor: Py<PyType>,
-    pub placement_fragment: Py<PyType>,
-    pub runtime_fragment: Py<PyType>,
-    pub binding_fragment: Py<PyType>,
     pub placement: Py<PyType>,
     pub runtime: Py<PyType>,
     pub binding: Py<PyType>,
@@ -24,27 +20,16 @@ pub(crate) struct Classes {
 static CLASSES: PyOnceLock<Classes> = PyOnceLock::new();
 static OBJECT_NEW: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
 
-/// Registers the dataclasses (called once by `weight_manifest._types`).
+/// Registers the dataclasses (called once by `weight_manifest._manifests`).
 #[pyfunction]
-#[pyo3(signature = (*, rank, descriptor, placement_fragment, runtime_fragment, binding_fragment, placement, runtime, binding))]
-#[allow(clippy::too_many_arguments)]
+#[pyo3(signature = (*, placement, runtime, binding))]
 pub(crate) fn register(
     py: Python<'_>,
-    rank: Py<PyType>,
-    descriptor: Py<PyType>,
-    placement_fragment: Py<PyType>,
-    runtime_fragment: Py<PyType>,
-    binding_fragment: Py<PyType>,
     placement: Py<PyType>,
     runtime: Py<PyType>,
     binding: Py<PyType>,
 ) {
     let classes = Classes {
-        rank,
-        descriptor,
-        placement_fragment,
-        runtime_fragment,
-        binding_fragment,
         placement,
         runtime,
         binding,
@@ -56,7 +41,7 @@ pub(crate) fn register(
 /// The registered classes.
 pub(crate) fn classes(py: Python<'_>) -> PyResult<&Classes> {
     CLASSES.get(py).ok_or_else(|| {
-        pyo3::exceptions::PyRuntimeError::new_err("weight_manifest._types is not loaded")
+        pyo3::exceptions::PyRuntimeError::new_err("weight_manifest._manifests is not loaded")
     })
 }
 
@@ -89,40 +74,7 @@ pub(crate) fn trusted<'py>(
     Ok(object)
 }
 
-/// Takes a value instance whose fields can hold no reference cycle, and its `__dict__`,
-/// out of the cyclic garbage collector. A collector that tracks them rescans every one of
-/// a model's 10^5 fragments again and again while they are made (and the caller's heap
-/// often holds the document they come from too); reference counting still frees them.
-/// Callers guarantee the acyclic fields.
-#[allow(unsafe_code)]
-pub(crate) fn untrack(object: &Bound<'_, PyAny>) -> PyResult<()> {
-    let dict = object.getattr(pyo3::intern!(object.py(), "__dict__"))?;
-    // SAFETY: both objects are alive and fully built; untracking a GC object (or one
-    // already untracked) only removes it from the collector's lists.
-    unsafe {
-        pyo3::ffi::PyObject_GC_UnTrack(object.as_ptr().cast());
-        pyo3::ffi::PyObject_GC_UnTrack(dict.as_ptr().cast());
-    }
-    Ok(())
-}
-
-/// Stores `values` under the interned `keys` into an instance under construction.
-pub(crate) fn store_keyed<'py>(
-    object: &Bound<'py, PyAny>,
-    keys: &[Py<PyString>],
-    values: impl IntoIterator<Item = Bound<'py, PyAny>>,
-) -> PyResult<()> {
-    let py = object.py();
-    let dict = object
-        .getattr(pyo3::intern!(py, "__dict__"))?
-        .cast_into::<PyDict>()?;
-    for (key, value) in keys.iter().zip(values) {
-        dict.set_item(key.bind(py), value)?;
-    }
-    Ok(())
-}
-
-/// Stores normalised `fields` into an instance under construction (its `__init__` or `__post_init__`).
+/// Stores `fields` into a manifest instance under construction (its `__post_init__`).
 pub(crate) fn store<'py>(
     object: &Bound<'py, PyAny>,
     fields: &[(&str, Bound<'py, PyAny>)],

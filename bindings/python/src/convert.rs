@@ -47,7 +47,7 @@ fn convert(object: &Bound<'_, PyAny>, nested: bool) -> PyResult<Value<'static>> 
         return Ok(Value::Bool(flag.is_true()));
     }
     if let Ok(string) = object.cast::<PyString>() {
-        return Ok(string.to_cow().map_or_else(|_| opaque(), |s| text(&s)));
+        return Ok(crate::utf8::text(string).map_or_else(opaque, text));
     }
     if object.is_instance_of::<PyInt>() {
         return integer(object);

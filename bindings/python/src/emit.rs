@@ -1,17 +1,17 @@
-//! Core values to Python: the fields of each dataclass from a checked wire value, and the
-//! dataclass instances the core's results become (built without re-running the checks).
+//! Core values to Python: scalars and document values, and the instances the core's
+//! results become (built without re-running the checks; the value classes make their own
+//! instances, `values`).
 
 use std::collections::HashMap;
 
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyFloat, PyList, PyTuple, PyType};
-use weight_manifest::wire::{
-    key, ParallelRank, PlacementFragment, RuntimeBindingFragment, RuntimeFragment, TensorDescriptor,
-};
+use weight_manifest::wire::{key, ParallelRank, TensorDescriptor};
 use weight_manifest::{Binding, Owner, Placement, Runtime, Value};
 
-use crate::classes::{classes, trusted, untrack, GcPause};
+use crate::classes::{trusted, GcPause};
 use crate::manifests::{BindingCore, PlacementCore, RuntimeCore, CORE};
+use crate::values;
 
 /// Named fields of a dataclass instance.
 pub(crate) type Fields<'py> = Vec<(&'static str, Bound<'py, PyAny>)>;
@@ -98,120 +98,19 @@ fn big_int<'py>(py: Python<'py>, text: &str) -> PyResult<Bound<'py, PyAny>> {
     }
 }
 
-/// ParallelRank fields.
-pub(crate) fn rank_fields<'py>(py: Python<'py>, r: &ParallelRank) -> PyResult<Fields<'py>> {
-    Ok(vec![
-        (key::DP, int(py, r.dp)?),
-        (key::TP, int(py, r.tp)?),
-        (key::PP, int(py, r.pp)?),
-        (key::EP, int(py, r.ep)?),
-    ])
-}
-
-/// TensorDescriptor fields.
-pub(crate) fn descriptor_fields<'py>(
-    py: Python<'py>,
-    d: &TensorDescriptor,
-) -> PyResult<Fields<'py>> {
-    let shard_dims = match &d.shard_dims {
-        Some(dims) => ints(py, dims)?,
-        None => py.None().into_bound(py),
-    };
-    Ok(vec![
-        (key::TENSOR_ID, string(py, &d.tensor_id)?),
-        (key::GLOBAL_SHAPE, ints(py, &d.global_shape)?),
-        (key::DTYPE, string(py, &d.dtype)?),
-        (key::ITEMSIZE, int(py, d.itemsize)?),
-        (key::PARTITION_DIM, opt_int(py, d.partition_dim)?),
-        (key::LAYOUT_FINGERPRINT, string(py, &d.layout_fingerprint)?),
-        (key::LAYER_ID, opt_int(py, d.layer_id)?),
-        (key::EXPERT_ID, opt_int(py, d.expert_id)?),
-        (key::SHARD_DIMS, shard_dims),
-    ])
-}
-
-/// PlacementFragment fields with the given rank object.
-pub(crate) fn placement_fragment_fields<'py>(
-    py: Python<'py>,
-    f: &PlacementFragment,
-    rank: Bound<'py, PyAny>,
-) -> PyResult<Fields<'py>> {
-    Ok(vec![
-        (
-            key::PLACEMENT_FRAGMENT_ID,
-            string(py, &f.placement_fragment_id)?,
-        ),
-        (key::TENSOR_ID, string(py, &f.tensor_id)?),
-        (key::GLOBAL_OFFSET, ints(py, &f.global_offset)?),
-        (key::LOCAL_SHAPE, ints(py, &f.local_shape)?),
-        (key::NBYTES, int(py, f.nbytes)?),
-        (key::RANK, rank),
-        (key::ALIASES, strs(py, &f.aliases)?),
-    ])
-}
-
-/// RuntimeFragment fields with the given rank and owner objects.
-pub(crate) fn runtime_fragment_fields<'py>(
-    py: Python<'py>,
-    f: &RuntimeFragment,
-    rank: Bound<'py, PyAny>,
-    owner: Bound<'py, PyAny>,
-) -> PyResult<Fields<'py>> {
-    Ok(vec![
-        (key::FRAGMENT_ID, string(py, &f.fragment_id)?),
-        (key::TENSOR_ID, string(py, &f.tensor_id)?),
-        (key::GLOBAL_OFFSET, ints(py, &f.global_offset)?),
-        (key::LOCAL_SHAPE, ints(py, &f.local_shape)?),
-        (key::ADDRESS, int(py, f.address)?),
-        (key::NBYTES, int(py, f.nbytes)?),
-        (key::WORKER_ID, string(py, &f.worker_id)?),
-        (key::ENDPOINT, string(py, &f.endpoint)?),
-        (key::DEVICE, string(py, &f.device)?),
-        (key::RANK, rank),
-        (key::LEASE_GENERATION, int(py, f.lease_generation)?),
-        ("owner", owner),
-        (key::ALIASES, strs(py, &f.aliases)?),
-        (
-            key::PLACEMENT_FRAGMENT_ID,
-            opt_str(py, f.placement_fragment_id.as_deref())?,
-        ),
-    ])
-}
-
-/// RuntimeBindingFragment fields with the given owner object.
-pub(crate) fn binding_fragment_fields<'py>(
-    py: Python<'py>,
-    f: &RuntimeBindingFragment,
-    owner: Bound<'py, PyAny>,
-) -> PyResult<Fields<'py>> {
-    Ok(vec![
-        (
-            key::PLACEMENT_FRAGMENT_ID,
-            string(py, &f.placement_fragment_id)?,
-        ),
-        (key::FRAGMENT_ID, string(py, &f.fragment_id)?),
-        (key::ADDRESS, int(py, f.address)?),
-        (key::NBYTES, int(py, f.nbytes)?),
-        (key::WORKER_ID, string(py, &f.worker_id)?),
-        (key::ENDPOINT, string(py, &f.endpoint)?),
-        (key::DEVICE, string(py, &f.device)?),
-        ("owner", owner),
-    ])
-}
-
 /// Builds ParallelRank instances, one per distinct rank (they are immutable values).
 pub(crate) struct Ranks<'py> {
-    class: Bound<'py, PyType>,
+    py: Python<'py>,
     made: HashMap<(u64, u64, u64, u64), Bound<'py, PyAny>>,
 }
 
 impl<'py> Ranks<'py> {
     /// An empty set of ranks.
-    pub(crate) fn new(py: Python<'py>) -> PyResult<Self> {
-        Ok(Ranks {
-            class: classes(py)?.rank.bind(py).clone(),
+    pub(crate) fn new(py: Python<'py>) -> Self {
+        Ranks {
+            py,
             made: HashMap::new(),
-        })
+        }
     }
 
     /// The instance for `rank`.
@@ -220,8 +119,7 @@ impl<'py> Ranks<'py> {
         if let Some(made) = self.made.get(&key) {
             return Ok(made.clone());
         }
-        let made = trusted(&self.class, &rank_fields(self.class.py(), rank)?)?;
-        untrack(&made)?;
+        let made = values::ParallelRank::trusted(self.py, rank)?.into_any();
         self.made.insert(key, made.clone());
         Ok(made)
     }
@@ -232,14 +130,9 @@ pub(crate) fn descriptors<'py>(
     py: Python<'py>,
     tensors: &[TensorDescriptor],
 ) -> PyResult<Bound<'py, PyAny>> {
-    let class = classes(py)?.descriptor.bind(py);
     let items = tensors
         .iter()
-        .map(|d| {
-            let made = trusted(class, &descriptor_fields(py, d)?)?;
-            untrack(&made)?;
-            Ok(made)
-        })
+        .map(|d| values::TensorDescriptor::trusted(py, d))
         .collect::<PyResult<Vec<_>>>()?;
     Ok(PyTuple::new(py, items)?.into_any())
 }
@@ -268,20 +161,11 @@ pub(crate) fn placement_members<'py>(
     placement: &Placement,
 ) -> PyResult<Fields<'py>> {
     let _pause = GcPause::new(py)?;
-    let fragment_class = classes(py)?.placement_fragment.bind(py);
-    let mut ranks = Ranks::new(py)?;
+    let mut ranks = Ranks::new(py);
     let fragments = placement
         .fragments()
         .iter()
-        .map(|f| {
-            let made = trusted(
-                fragment_class,
-                &placement_fragment_fields(py, f, ranks.get(&f.rank)?)?,
-            )?;
-            // Plain fields and a ParallelRank made here: nothing cyclic.
-            untrack(&made)?;
-            Ok(made)
-        })
+        .map(|f| values::PlacementFragment::trusted(f, &ranks.get(&f.rank)?))
         .collect::<PyResult<Vec<_>>>()?;
     Ok(vec![
         (key::TENSORS, descriptors(py, placement.tensors())?),
@@ -315,18 +199,14 @@ pub(crate) fn runtime<'py>(
 /// The `tensors` and `fragments` members of a RuntimeManifest for its core value.
 pub(crate) fn runtime_members<'py>(py: Python<'py>, runtime: &Runtime) -> PyResult<Fields<'py>> {
     let _pause = GcPause::new(py)?;
-    let fragment_class = classes(py)?.runtime_fragment.bind(py);
-    let mut ranks = Ranks::new(py)?;
+    let mut ranks = Ranks::new(py);
     let fragments = runtime
         .fragments()
         .iter()
         .enumerate()
         .map(|(i, f)| {
             let owner = owner(py, runtime.owner(i));
-            trusted(
-                fragment_class,
-                &runtime_fragment_fields(py, f, ranks.get(&f.rank)?, owner)?,
-            )
+            values::RuntimeFragment::trusted(f, &ranks.get(&f.rank)?, &owner)
         })
         .collect::<PyResult<Vec<_>>>()?;
     Ok(vec![
@@ -359,15 +239,11 @@ pub(crate) fn binding<'py>(
 /// The `fragments` member of a RuntimeBindingManifest for its core binding.
 pub(crate) fn binding_members<'py>(py: Python<'py>, binding: &Binding) -> PyResult<Fields<'py>> {
     let _pause = GcPause::new(py)?;
-    let fragment_class = classes(py)?.binding_fragment.bind(py);
     let fragments = binding
         .fragments()
         .iter()
         .enumerate()
-        .map(|(i, f)| {
-            let owner = owner(py, binding.owner(i));
-            trusted(fragment_class, &binding_fragment_fields(py, f, owner)?)
-        })
+        .map(|(i, f)| values::RuntimeBindingFragment::trusted(f, &owner(py, binding.owner(i))))
         .collect::<PyResult<Vec<_>>>()?;
     Ok(vec![(
         key::FRAGMENTS,

@@ -4,7 +4,8 @@
 //!
 //! The binding is thin: it converts Python objects to the core's document values
 //! (modules `convert`, `records`), calls the core, and converts results and rejections
-//! back (`emit`, `errors`). No contract rule is implemented here. `adapt` runs the
+//! back (`emit`, `errors`). The contract's value types are native classes holding their
+//! checked values (`values`). No contract rule is implemented here. `adapt` runs the
 //! safetensors adapter; `tensor` reads a live tensor's facts (DLPack) for
 //! `weight_manifest.live`.
 
@@ -17,12 +18,12 @@ mod content_manifest;
 mod convert;
 mod emit;
 mod errors;
-mod init;
 mod manifests;
 mod mooncake;
 mod ops;
 mod records;
 mod tensor;
+mod utf8;
 mod values;
 
 use pyo3::prelude::*;
@@ -62,12 +63,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<manifests::RuntimeCore>()?;
     m.add_class::<manifests::BindingCore>()?;
     m.add_function(wrap_pyfunction!(classes::register, m)?)?;
-    m.add_function(wrap_pyfunction!(init::new_parallel_rank, m)?)?;
-    m.add_function(wrap_pyfunction!(init::new_tensor_descriptor, m)?)?;
-    m.add_function(wrap_pyfunction!(init::new_placement_fragment, m)?)?;
-    m.add_function(wrap_pyfunction!(init::new_runtime_fragment, m)?)?;
-    m.add_function(wrap_pyfunction!(init::new_binding_fragment, m)?)?;
-    m.add_function(wrap_pyfunction!(values::effective_shard_dims, m)?)?;
+    values::register(m)?;
     m.add_function(wrap_pyfunction!(manifests::init_placement_manifest, m)?)?;
     m.add_function(wrap_pyfunction!(manifests::init_runtime_manifest, m)?)?;
     m.add_function(wrap_pyfunction!(manifests::init_binding_manifest, m)?)?;

@@ -22,9 +22,9 @@ use crate::records::{self, Inventory};
 /// all: the core reader rejects both as `invalid_json`.
 pub(crate) fn document_bytes<'a>(text: &'a Bound<'_, PyAny>) -> PyResult<Cow<'a, [u8]>> {
     if let Ok(s) = text.cast::<PyString>() {
-        return Ok(match s.to_cow() {
-            Ok(s) => Cow::Owned(s.into_owned().into_bytes()),
-            Err(_) => Cow::Owned(
+        return Ok(match crate::utf8::text(s) {
+            Some(s) => Cow::Borrowed(s.as_bytes()),
+            None => Cow::Owned(
                 s.call_method1("encode", ("utf-8", "surrogatepass"))?
                     .cast_into::<PyBytes>()?
                     .as_bytes()

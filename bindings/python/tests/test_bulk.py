@@ -207,7 +207,12 @@ def test_plain_values_leave_the_cycle_collector_and_the_rest_stay() -> None:
     rank = wm.ParallelRank(tp=1)
     fragment = wm.PlacementFragment("p", "t", (0,), (4,), 8, rank)
     assert not gc.is_tracked(rank) and not gc.is_tracked(fragment)
-    assert not gc.is_tracked(fragment.__dict__)
+    # The values made by the core for a manifest's members leave it too.
+    made = wm.PlacementManifest.from_json(wm.PlacementManifest(
+        model_id="m", revision="r",
+        tensors=(wm.TensorDescriptor("t", (4,), "f32", 2, 0, "x"),), fragments=(fragment,),
+    ).to_json())
+    assert not any(gc.is_tracked(v) for v in (*made.tensors, *made.fragments, made.fragments[0].rank))
 
     class Rank(wm.ParallelRank):
         pass
@@ -215,7 +220,14 @@ def test_plain_values_leave_the_cycle_collector_and_the_rest_stay() -> None:
     # A subclass could hold anything: it stays tracked, and so does what holds it.
     subclassed = Rank(tp=1)
     assert gc.is_tracked(subclassed)
-    assert gc.is_tracked(wm.PlacementFragment("p", "t", (0,), (4,), 8, subclassed))
+    held_rank = wm.PlacementFragment("p", "t", (0,), (4,), 8, subclassed)
+    assert gc.is_tracked(held_rank)
+    # A cycle through the subclassed rank is still collected.
+    subclassed.fragment = held_rank  # type: ignore[attr-defined]
+    probe = weakref.ref(subclassed)
+    del subclassed, held_rank
+    gc.collect()
+    assert probe() is None
 
     class Owner:
         pass
@@ -231,5 +243,5 @@ def test_plain_values_leave_the_cycle_collector_and_the_rest_stay() -> None:
     assert probe() is None
     # Untracked values are still freed by reference counting.
     gone = weakref.ref(rank)
-    del rank, fragment
+    del rank, fragment, made
     assert gone() is None

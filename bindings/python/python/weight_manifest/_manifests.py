@@ -12,7 +12,6 @@ from typing import Any, Callable, Iterable, Optional, Union
 
 from . import _native
 from ._types import (
-    ParallelRank,
     PlacementFragment,
     RuntimeBindingFragment,
     RuntimeFragment,
@@ -227,11 +226,6 @@ def bind_runtime_manifest(
 
 
 _native.register(
-    rank=ParallelRank,
-    descriptor=TensorDescriptor,
-    placement_fragment=PlacementFragment,
-    runtime_fragment=RuntimeFragment,
-    binding_fragment=RuntimeBindingFragment,
     placement=PlacementManifest,
     runtime=RuntimeManifest,
     binding=RuntimeBindingManifest,

@@ -1,23 +1,63 @@
-"""The value types of the contract (§2.1–§2.5) as frozen dataclasses.
+"""The value types of the contract (§2.1–§2.5): frozen dataclasses stored natively.
 
-Each ``__init__`` hands its arguments to the Rust core in one call: the core runs the
-type's checks and stores the fields on the instance, as given when they are already in
-normal form, else normalised (plain ``int``s, tuples, sorted aliases). The classes stay
-dataclasses (``dataclasses.fields``, ``replace``, equality, hashing, repr); only the
-generated ``__init__`` is replaced (``init=False``), since it would set every field once
-more. A rejection is a :class:`ManifestError` (a ``ValueError``) with the contract's
-message, ``code`` and ``path``.
+Each class is declared here as a frozen dataclass (its fields, types, defaults and
+docs), and :func:`_native_dataclass` binds the name to the native class of the same
+name, which takes this declaration's dataclass metadata: ``dataclasses.fields``,
+``replace``, ``asdict``, ``typing.get_type_hints`` and pattern matching see the
+dataclass declared here. The native class stores the fields and the core's checked
+value of them, made once by the constructor (one native call, no Python frame), and
+gives the dataclass's ``__eq__``, ``__hash__``, ``__repr__``, frozen ``__setattr__`` and
+pickling. Instances are immutable for real: ``object.__setattr__`` fails on them too.
+
+A constructor keeps each argument that is already in normal form (an exact ``str``,
+``int`` or ``None``, or a tuple of them, aliases in sorted order) and stores the core's
+normal form of the others (plain ``int``s, tuples, sorted aliases). A rejection is a
+:class:`ManifestError` (a ``ValueError``) with the contract's message, ``code`` and
+``path``.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import inspect
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Any, Optional, TypeVar
 
 from . import _native
 
+_T = TypeVar("_T")
 
-@dataclass(frozen=True, init=False)
+# What a declaration gives its native class; the dataclass's generated methods are not
+# among them (the native class has its own).
+_METADATA = (
+    "__doc__",
+    "__annotations__",
+    "__dataclass_fields__",
+    "__dataclass_params__",
+    "__match_args__",
+    "__replace__",
+)
+
+
+def _native_dataclass(declaration: type[_T]) -> type[_T]:
+    """The native class named as ``declaration``, given its dataclass metadata and its
+    properties. The native class's fields must be the declared ones, in order, with
+    ``owner`` (and only it) left out of comparison and repr."""
+    native: Any = getattr(_native, declaration.__name__)
+    fields = dataclasses.fields(declaration)  # type: ignore[arg-type]
+    declared = [(f.name, f.compare, f.repr) for f in fields]
+    expected = [(name, name != "owner", name != "owner") for name in native._fields]
+    if declared != expected:
+        raise ImportError(f"{declaration.__name__}: the native fields {expected} are not the declared {declared}")
+    for name, member in vars(declaration).items():
+        if name in _METADATA or isinstance(member, property):
+            setattr(native, name, member)
+    native.__signature__ = inspect.signature(declaration)
+    return native  # type: ignore[no-any-return]
+
+
+@_native_dataclass
+@dataclass(frozen=True)
 class ParallelRank:
     """Routing coordinates of the rank that owns a fragment (§2.1)."""
 
@@ -26,11 +66,9 @@ class ParallelRank:
     pp: int = 0
     ep: int = 0
 
-    def __init__(self, dp: int = 0, tp: int = 0, pp: int = 0, ep: int = 0) -> None:
-        _native.new_parallel_rank(self, dp, tp, pp, ep)
 
-
-@dataclass(frozen=True, init=False)
+@_native_dataclass
+@dataclass(frozen=True)
 class TensorDescriptor:
     """Logical tensor identity (§2.2). Keeps the caller's spelling of ``partition_dim``
     and ``shard_dims``; manifests hold the canonical form (§3)."""
@@ -45,31 +83,6 @@ class TensorDescriptor:
     expert_id: Optional[int] = None
     shard_dims: Optional[tuple[int, ...]] = None
 
-    def __init__(
-        self,
-        tensor_id: str,
-        global_shape: tuple[int, ...],
-        dtype: str,
-        itemsize: int,
-        partition_dim: Optional[int],
-        layout_fingerprint: str,
-        layer_id: Optional[int] = None,
-        expert_id: Optional[int] = None,
-        shard_dims: Optional[tuple[int, ...]] = None,
-    ) -> None:
-        _native.new_tensor_descriptor(
-            self,
-            tensor_id,
-            global_shape,
-            dtype,
-            itemsize,
-            partition_dim,
-            layout_fingerprint,
-            layer_id,
-            expert_id,
-            shard_dims,
-        )
-
     @property
     def effective_shard_dims(self) -> tuple[int, ...]:
         """The shard dims of the canonical form: ``shard_dims``, else
@@ -77,7 +90,8 @@ class TensorDescriptor:
         return _native.effective_shard_dims(self)
 
 
-@dataclass(frozen=True, init=False)
+@_native_dataclass
+@dataclass(frozen=True)
 class RuntimeFragment:
     """One contiguous runtime view backing a logical box (§2.4). ``address`` points at
     the first byte of this view. ``owner`` is never compared, hashed or serialised."""
@@ -97,43 +111,9 @@ class RuntimeFragment:
     aliases: tuple[str, ...] = ()
     placement_fragment_id: Optional[str] = None
 
-    def __init__(
-        self,
-        fragment_id: str,
-        tensor_id: str,
-        global_offset: tuple[int, ...],
-        local_shape: tuple[int, ...],
-        address: int,
-        nbytes: int,
-        worker_id: str,
-        endpoint: str,
-        device: str,
-        rank: ParallelRank,
-        lease_generation: int,
-        owner: Any = None,
-        aliases: tuple[str, ...] = (),
-        placement_fragment_id: Optional[str] = None,
-    ) -> None:
-        _native.new_runtime_fragment(
-            self,
-            fragment_id,
-            tensor_id,
-            global_offset,
-            local_shape,
-            address,
-            nbytes,
-            worker_id,
-            endpoint,
-            device,
-            rank,
-            lease_generation,
-            owner,
-            aliases,
-            placement_fragment_id,
-        )
 
-
-@dataclass(frozen=True, init=False)
+@_native_dataclass
+@dataclass(frozen=True)
 class PlacementFragment:
     """An address-free logical box owned by one rank (§2.3)."""
 
@@ -145,34 +125,14 @@ class PlacementFragment:
     rank: ParallelRank
     aliases: tuple[str, ...] = ()
 
-    def __init__(
-        self,
-        placement_fragment_id: str,
-        tensor_id: str,
-        global_offset: tuple[int, ...],
-        local_shape: tuple[int, ...],
-        nbytes: int,
-        rank: ParallelRank,
-        aliases: tuple[str, ...] = (),
-    ) -> None:
-        _native.new_placement_fragment(
-            self,
-            placement_fragment_id,
-            tensor_id,
-            global_offset,
-            local_shape,
-            nbytes,
-            rank,
-            aliases,
-        )
-
     @property
     def fragment_id(self) -> str:
         """The fragment's id (its placement_fragment_id)."""
         return self.placement_fragment_id
 
 
-@dataclass(frozen=True, init=False)
+@_native_dataclass
+@dataclass(frozen=True)
 class RuntimeBindingFragment:
     """The physical location of one placement fragment (§2.5)."""
 
@@ -184,26 +144,3 @@ class RuntimeBindingFragment:
     endpoint: str
     device: str
     owner: Any = field(default=None, compare=False, repr=False)
-
-    def __init__(
-        self,
-        placement_fragment_id: str,
-        fragment_id: str,
-        address: int,
-        nbytes: int,
-        worker_id: str,
-        endpoint: str,
-        device: str,
-        owner: Any = None,
-    ) -> None:
-        _native.new_binding_fragment(
-            self,
-            placement_fragment_id,
-            fragment_id,
-            address,
-            nbytes,
-            worker_id,
-            endpoint,
-            device,
-            owner,
-        )

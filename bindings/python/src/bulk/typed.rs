@@ -4,6 +4,7 @@
 //! the document it encodes.
 
 use crate::classes::Names;
+use crate::values;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyInt, PyList, PyString, PyTuple};
 use weight_manifest::wire::{ParallelRank, PlacementFragment, PlacementManifest, TensorDescriptor};
@@ -19,7 +20,7 @@ fn uint(object: &Bound<'_, PyAny>) -> Option<u64> {
 /// An exact `str` that is valid UTF-8.
 fn text(object: &Bound<'_, PyAny>) -> Option<String> {
     let s = object.cast_exact::<PyString>().ok()?;
-    s.to_cow().ok().map(std::borrow::Cow::into_owned)
+    crate::utf8::text(s).map(str::to_owned)
 }
 
 /// The items of an exact list or tuple.
@@ -86,17 +87,17 @@ impl<'py> Members<'py> {
                 Members { values }
             }));
         }
-        // A dataclass instance of this package: its fields are its `__dict__`.
-        match object.getattr(pyo3::intern!(object.py(), "__dict__")) {
-            Ok(dict) if dict.is_exact_instance_of::<PyDict>() => Members::of(&dict, order),
-            _ => Ok(None),
-        }
+        Ok(None)
     }
 
     fn get(&self, index: usize) -> Option<&Bound<'py, PyAny>> {
         self.values.get(index).and_then(Option::as_ref)
     }
 }
+
+static TENSOR_KEYS: Names = Names::new(&values::TensorDescriptor::FIELDS);
+static FRAGMENT_KEYS: Names = Names::new(&values::PlacementFragment::FIELDS);
+static RANK_KEYS: Names = Names::new(&values::ParallelRank::FIELDS);
 
 /// The interned member names of each record kind, made once per call.
 struct Keys<'py> {
@@ -109,14 +110,19 @@ impl<'py> Keys<'py> {
     fn new(py: Python<'py>) -> Keys<'py> {
         let strings = |names: &Names| names.interned(py).into_iter().map(|(_, s)| s).collect();
         Keys {
-            tensor: strings(&crate::init::DESCRIPTOR_KEYS),
-            fragment: strings(&crate::init::PLACEMENT_FRAGMENT_KEYS),
-            rank: strings(&crate::init::RANK_KEYS),
+            tensor: strings(&TENSOR_KEYS),
+            fragment: strings(&FRAGMENT_KEYS),
+            rank: strings(&RANK_KEYS),
         }
     }
 }
 
 fn tensor(object: &Bound<'_, PyAny>, keys: &Keys<'_>) -> PyResult<Option<TensorDescriptor>> {
+    // An instance of this package holds its checked value (canonical: a document of it
+    // reads back the same).
+    if let Ok(made) = object.cast::<values::TensorDescriptor>() {
+        return Ok(Some(made.get().checked.clone()));
+    }
     let Some(m) = Members::of(object, &keys.tensor)? else {
         return Ok(None);
     };
@@ -140,6 +146,9 @@ fn tensor(object: &Bound<'_, PyAny>, keys: &Keys<'_>) -> PyResult<Option<TensorD
 }
 
 fn rank(object: &Bound<'_, PyAny>, keys: &Keys<'_>) -> PyResult<Option<ParallelRank>> {
+    if let Ok(made) = object.cast::<values::ParallelRank>() {
+        return Ok(Some(made.get().checked.clone()));
+    }
     let Some(m) = Members::of(object, &keys.rank)? else {
         return Ok(None);
     };
@@ -155,6 +164,9 @@ fn rank(object: &Bound<'_, PyAny>, keys: &Keys<'_>) -> PyResult<Option<ParallelR
 }
 
 fn fragment(object: &Bound<'_, PyAny>, keys: &Keys<'_>) -> PyResult<Option<PlacementFragment>> {
+    if let Ok(made) = object.cast::<values::PlacementFragment>() {
+        return Ok(Some(made.get().checked.clone()));
+    }
     let Some(m) = Members::of(object, &keys.fragment)? else {
         return Ok(None);
     };
@@ -185,23 +197,6 @@ pub(crate) fn placement(
     let (Some(tensor_items), Some(fragment_items)) = (items(tensors), items(fragments)) else {
         return Ok(None);
     };
-    placement_of_items(
-        model_id,
-        revision,
-        &tensor_items,
-        &fragment_items,
-        placement_id,
-    )
-}
-
-/// `placement` with the record lists already taken apart.
-pub(crate) fn placement_of_items(
-    model_id: &Bound<'_, PyAny>,
-    revision: &Bound<'_, PyAny>,
-    tensor_items: &[Bound<'_, PyAny>],
-    fragment_items: &[Bound<'_, PyAny>],
-    placement_id: Option<&Bound<'_, PyAny>>,
-) -> PyResult<Option<PlacementManifest>> {
     let keys = Keys::new(model_id.py());
     let (Some(model_id), Some(revision), Ok(placement_id)) =
         (text(model_id), text(revision), optional(placement_id, text))
@@ -209,14 +204,14 @@ pub(crate) fn placement_of_items(
         return Ok(None);
     };
     let mut typed_tensors = Vec::with_capacity(tensor_items.len());
-    for t in tensor_items {
+    for t in &tensor_items {
         let Some(t) = tensor(t, &keys)? else {
             return Ok(None);
         };
         typed_tensors.push(t);
     }
     let mut typed_fragments = Vec::with_capacity(fragment_items.len());
-    for f in fragment_items {
+    for f in &fragment_items {
         let Some(f) = fragment(f, &keys)? else {
             return Ok(None);
         };
