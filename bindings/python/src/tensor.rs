@@ -10,6 +10,7 @@
 
 use std::ffi::{c_void, CStr};
 
+use pyo3::exceptions::PyException;
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyCapsule, PyDict, PyTuple};
@@ -228,20 +229,60 @@ fn row_major(shape: &[i64]) -> Vec<i64> {
     strides
 }
 
-/// The facts of a tensor exported through DLPack (`__dlpack__()`, legacy capsule).
-fn dlpack(tensor: &Bound<'_, PyAny>, pointer: Option<&str>) -> PyResult<Facts> {
+/// The legacy DLPack capsule of `tensor`. A refusal by the exporter (torch will not export
+/// a meta, sparse, quantized or nested tensor, nor one with the conjugate bit set) is
+/// `live_tensor_unreadable` at `pointer`, with the exporter's reason.
+fn export<'py>(tensor: &Bound<'py, PyAny>, pointer: Option<&str>) -> PyResult<Bound<'py, PyAny>> {
     let py = tensor.py();
+    let refused = |error: PyErr| {
+        if error.is_instance_of::<PyException>(py) {
+            unreadable(
+                py,
+                pointer,
+                format!("the DLPack export was refused: {error}"),
+            )
+        } else {
+            error
+        }
+    };
+    // torch exports a view with the negative bit set (`x.conj().imag`) as the bytes of
+    // the un-negated values: its memory does not hold the tensor.
+    let is_neg = tensor.getattr_opt(intern!(py, "is_neg")).map_err(refused)?;
+    if let Some(is_neg) = is_neg {
+        if is_neg
+            .call0()
+            .and_then(|flag| flag.is_truthy())
+            .map_err(refused)?
+        {
+            return Err(unreadable(
+                py,
+                pointer,
+                "the tensor has torch's negative bit set: its memory holds the negated values",
+            ));
+        }
+    }
     // torch refuses to export a tensor that requires grad (a model's nn.Parameter does);
     // its detach() is the same memory, strides and offset, without autograd.
     let requires_grad = tensor
-        .getattr_opt(intern!(py, "requires_grad"))?
+        .getattr_opt(intern!(py, "requires_grad"))
+        .map_err(refused)?
         .is_some_and(|flag| flag.is_truthy().unwrap_or(false));
     let exported = if requires_grad {
-        tensor.call_method0(intern!(py, "detach"))?
+        tensor
+            .call_method0(intern!(py, "detach"))
+            .map_err(refused)?
     } else {
         tensor.clone()
     };
-    let capsule = exported.call_method0(intern!(py, "__dlpack__"))?;
+    exported
+        .call_method0(intern!(py, "__dlpack__"))
+        .map_err(refused)
+}
+
+/// The facts of a tensor exported through DLPack (`__dlpack__()`, legacy capsule).
+fn dlpack(tensor: &Bound<'_, PyAny>, pointer: Option<&str>) -> PyResult<Facts> {
+    let py = tensor.py();
+    let capsule = export(tensor, pointer)?;
     let capsule = capsule
         .cast::<PyCapsule>()
         .map_err(|_| unreadable(py, pointer, "__dlpack__() did not return a capsule"))?;

@@ -176,3 +176,18 @@ def test_minilm_slices_held_live_give_the_whole_digests(tp: int) -> None:
     assert "xxh3sum128:" + _native.content_partial(array, sample, list(array.shape), [0, 0], 64)["sum"] == (
         oracle.digest(sample, list(array.shape), 4, 64, array.tobytes())
     )
+
+
+def test_torch_bfloat16_parameter_views_are_hashed_in_place() -> None:
+    torch = pytest.importorskip("torch", reason="torch is not installed (CI installs none)")
+    name, shape, block = "lm_head.weight", [6, 10], 4
+    values = torch.randn(*shape, generator=torch.Generator().manual_seed(0)).to(torch.bfloat16)
+    weight = torch.nn.Parameter(values)  # requires grad, as a model's weights do
+    # The oracle reads the bytes through torch's own numpy view, not through DLPack.
+    expected = oracle.digest(name, shape, 2, block, weight.detach().view(torch.int16).numpy().tobytes())
+    rows = [{"global_offset": [o, 0], "local_shape": [3, 10],
+             "partial": _native.content_partial(weight[o : o + 3], name, shape, [o, 0], block)} for o in (0, 3)]
+    assert _native.content_combine(name, shape, 2, block, rows) == expected
+    raises("live_tensor_unreadable", _native.content_partial, weight[:, :5], name, shape, [0, 0], block)
+    raises("live_tensor_unreadable", _native.content_partial, torch.empty(6, 10, device="meta"), name, shape,
+           [0, 0], block)

@@ -12,7 +12,7 @@ import re
 import struct
 import zipfile
 from pathlib import Path
-from typing import Any
+from typing import Any, Optional
 
 import numpy as np
 import pytest
@@ -41,9 +41,14 @@ def descriptor(name: str, shape: tuple[int, ...], dtype: str = "float32", itemsi
     return wm.TensorDescriptor(**fields)
 
 
+def dtype_name(tensor: Any) -> str:
+    """The dtype's own name: numpy's ``float32``, torch's ``torch.bfloat16`` less the module."""
+    return str(tensor.dtype).removeprefix("torch.")
+
+
 def explicit(tensors: dict[str, Any], **changes: Any) -> dict[str, Any]:
     """Keywords placing each tensor whole (replicated, offset 0) by explicit descriptors."""
-    descriptors = {n: descriptor(n, tuple(t.shape), str(t.dtype), t.dtype.itemsize) for n, t in tensors.items()}
+    descriptors = {n: descriptor(n, tuple(t.shape), dtype_name(t), t.dtype.itemsize) for n, t in tensors.items()}
     offsets = {n: [0] * t.ndim for n, t in tensors.items()}
     return where(descriptors=descriptors, offsets=offsets, model_id="model", revision="r1", **changes)
 
@@ -89,17 +94,24 @@ def minilm(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, np
     return path, tensors
 
 
+def tp_split_dim(rules: list[dict[str, Any]], name: str) -> Optional[int]:
+    """The dim that the first rule matching the whole ``name`` splits over TP, or None
+    (replicated)."""
+    action = next(r for r in rules if re.fullmatch(r["match"], name))["action"]
+    if action == "replicate":
+        return None
+    assert action["split"]["over"] == "tp"
+    return int(action["split"]["dim"])
+
+
 def tp_slice(rules: list[dict[str, Any]], name: str, tensor: np.ndarray, rank: int, tp: int) -> np.ndarray:
     """What TP rank ``rank`` of ``tp`` holds of ``tensor`` by the first rule matching its
     whole name: chunk ``rank`` of the split dim, or the whole tensor; a copy, contiguous,
     as a real worker holds it."""
-    rule = next(r for r in rules if re.fullmatch(r["match"], name))
-    action = rule["action"]
-    if action == "replicate":
+    dim = tp_split_dim(rules, name)
+    if dim is None:
         return tensor.copy()
-    split = action["split"]
-    assert split["over"] == "tp"
-    dim, size = split["dim"], tensor.shape[split["dim"]] // tp
+    size = tensor.shape[dim] // tp
     index = [slice(None)] * tensor.ndim
     index[dim] = slice(rank * size, (rank + 1) * size)
     return np.ascontiguousarray(tensor[tuple(index)]).copy()
@@ -308,27 +320,202 @@ def test_fragment_ids_follow_the_adapters_rule_and_the_placement() -> None:
 
 
 # ---- torch, when it is installed -------------------------------------------------------
+# Expectations come from torch itself (data_ptr(), stride(), storage_offset(), dtype names
+# and sizes, untyped_storage()) and from offsets computed by hand in its elements.
 
 
-def test_torch_views_parameters_and_bfloat16() -> None:
-    torch = pytest.importorskip("torch", reason="torch is not installed (CI installs none)")
-    w13 = torch.nn.Parameter(torch.arange(E * 2 * I * H).to(torch.bfloat16).reshape(E, 2 * I, H))
+@pytest.fixture
+def torch() -> Any:
+    """torch, else the test is skipped with the reason."""
+    return pytest.importorskip("torch", reason="torch is not installed (CI installs none)")
+
+
+@pytest.mark.parametrize("packed", [True, False], ids=["packed", "untyped_storage"])
+def test_torch_fused_w13_views_of_one_parameter(torch: Any, packed: bool) -> None:
+    # The w13 Parameter sits LEAD elements into its allocation (as in a weight arena), so
+    # the allocation's start differs from the parameter's.
+    lead = 8
+    arena = torch.zeros(lead + E * 2 * I * H, dtype=torch.bfloat16)
+    arena[lead:] = torch.arange(E * 2 * I * H)
+    w13 = torch.nn.Parameter(arena[lead:].view(E, 2 * I, H))
     views = {}
     for e in range(E):
         views[f"experts.{e}.gate"] = w13[e, :I, :]
         views[f"experts.{e}.up"] = w13[e, I:, :]
-    descriptors = {n: descriptor(n, (I, H), "bfloat16", 2) for n in views}
-    offsets = {n: [0, 0] for n in views}
-    keywords = where(descriptors=descriptors, offsets=offsets, model_id="model", revision="r1")
+    keywords = explicit(views, **({"packed": {"layers.0.w13": w13}} if packed else {}))
     inventory = live.runtime_inventory(views, **keywords)
+    start = w13.data_ptr() if packed else arena.data_ptr()
     for record in inventory["tensors"]:
         view = views[record["tensor_id"]]
-        assert record["address"] == view.data_ptr()
-        assert record["storage_offset"] == view.storage_offset()
-        assert record["byte_offset"] == view.storage_offset() * 2
-        assert (record["dtype"], record["itemsize"], record["stride"]) == ("bfloat16", 2, list(view.stride()))
-    live.runtime_manifest(views, **keywords)
-    cols = {"cols": torch.zeros(4, 6)[:, :2]}
-    descriptors = {"cols": descriptor("cols", (4, 2))}
-    raises("not_contiguous", live.runtime_manifest, cols,
-           **where(descriptors=descriptors, offsets={"cols": [0, 0]}, model_id="model", revision="r1"))
+        elements = expected_offsets()[record["tensor_id"]] // 4 + (0 if packed else lead)
+        assert (record["byte_offset"], record["storage_offset"]) == (elements * 2, elements)
+        assert elements == view.storage_offset() - (w13.storage_offset() if packed else 0)
+        assert record["address"] == start + elements * 2 == view.data_ptr()
+        assert (record["dtype"], record["itemsize"], record["device"]) == ("bfloat16", 2, str(view.device))
+        assert (record["local_shape"], record["stride"], record["is_contiguous"]) == ([I, H], [H, 1], True)
+        assert record["stride"] == list(view.stride()) and record["nbytes"] == I * H * 2
+        assert record["aliases"] == (["layers.0.w13"] if packed else [])
+    raises("offsets_require_view_semantics", wm.RuntimeManifest.from_runtime_inventory, inventory)
+    runtime = live.runtime_manifest(views, **keywords)
+    assert [f.address for f in runtime.fragments] == [v.data_ptr() for v in views.values()]
+    assert all(f.owner is views[f.tensor_id] for f in runtime.fragments)
+    # Reading the views left autograd as it was.
+    assert w13.requires_grad and w13.grad is None and all(v.requires_grad for v in views.values())
+
+
+TORCH_DTYPES = ("float32", "bfloat16", "float16", "float64", "int64", "int32", "int16", "int8", "uint8",
+                "uint16", "uint32", "uint64", "bool", "complex64", "complex128", "float8_e4m3fn",
+                "float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnuz", "float8_e8m0fnu")
+
+
+def test_torch_dtypes_in_torchs_names(torch: Any) -> None:
+    # An older torch lacks some of them.
+    tensors = {n: torch.zeros(2, 3, dtype=getattr(torch, n)) for n in TORCH_DTYPES if hasattr(torch, n)}
+    assert {"bfloat16", "float8_e4m3fn"} <= set(tensors)
+    inventory = live.runtime_inventory(tensors, **explicit(tensors))
+    for record in inventory["tensors"]:
+        tensor = tensors[record["tensor_id"]]
+        assert (record["dtype"], record["itemsize"]) == (dtype_name(tensor), tensor.element_size())
+        assert (record["address"], record["nbytes"]) == (tensor.data_ptr(), tensor.numel() * tensor.element_size())
+    live.read_inventory(inventory)
+
+
+def test_torch_parameters_that_require_grad_and_tied_weights(torch: Any) -> None:
+    torch.manual_seed(0)
+    embed, head, dense = torch.nn.Embedding(10, 4), torch.nn.Linear(4, 10), torch.nn.Linear(4, 4)
+    head.weight = embed.weight  # tied, as a language model ties lm_head to its embedding
+    params = {"embed.weight": embed.weight, "lm_head.weight": head.weight, "lm_head.bias": head.bias,
+              "dense.weight": dense.weight}
+    assert all(p.requires_grad and p.is_leaf for p in params.values())
+    inventory = live.runtime_inventory(params, **explicit(params))
+    for record in inventory["tensors"]:
+        param = params[record["tensor_id"]]
+        assert (record["address"], record["local_shape"], record["stride"]) == (
+            param.data_ptr(), list(param.shape), list(param.stride()))
+        assert (record["byte_offset"], record["storage_offset"], record["is_contiguous"]) == (0, 0, True)
+        assert (record["dtype"], record["device"]) == ("float32", str(param.device))
+    tied = ["embed.weight", "lm_head.weight"]
+    assert {r["tensor_id"]: r["aliases"] for r in inventory["tensors"]} == {
+        "embed.weight": tied, "lm_head.weight": tied, "lm_head.bias": [], "dense.weight": []}
+    runtime = live.runtime_manifest(params, **explicit(params))
+    assert all(f.owner is params[f.tensor_id] for f in runtime.fragments)
+    assert all(p.requires_grad and p.is_leaf and p.grad is None for p in params.values())
+
+
+def test_torch_non_contiguous_views_are_rejected_never_copied(torch: Any) -> None:
+    w = torch.arange(4 * 6, dtype=torch.float32).reshape(4, 6)
+    views = {
+        "cols": w[:, :2],
+        "column": w[:, 2:3],
+        "transposed": w.T,
+        "every_other": w[:, ::2],
+        "broadcast": w[1].expand(3, 6),
+        "channels_last": torch.zeros(2, 3, 4, 5).to(memory_format=torch.channels_last),
+    }
+    for name, view in views.items():
+        tensors = {name: view}
+        (record,) = live.runtime_inventory(tensors, **explicit(tensors))["tensors"]
+        assert record["is_contiguous"] is False, name
+        # The view's own memory and strides: nothing was copied to make it contiguous.
+        assert (record["address"], record["stride"]) == (view.data_ptr(), list(view.stride()))
+        assert record["byte_offset"] == view.storage_offset() * 4
+        raises("not_contiguous", live.runtime_manifest, tensors, **explicit(tensors))
+    # One row is contiguous: torch's stride 6 on its extent-1 axis is kept, and accepted.
+    row = {"row": w[2:3]}
+    (record,) = live.runtime_inventory(row, **explicit(row))["tensors"]
+    assert (record["stride"], record["is_contiguous"], record["byte_offset"]) == ([6, 1], True, 2 * 6 * 4)
+    (fragment,) = live.runtime_manifest(row, **explicit(row)).fragments
+    assert fragment.address == w.data_ptr() + 2 * 6 * 4
+
+
+def test_torch_tensors_whose_memory_is_not_theirs_are_unreadable(torch: Any) -> None:
+    z = torch.tensor([1 + 2j, 3 + 4j], dtype=torch.complex64)
+    unreadable = {
+        "meta": torch.empty(2, 3, device="meta"),
+        "sparse": torch.eye(3).to_sparse(),
+        "conjugate": z.conj(),  # lazy: the memory holds 1+2j, 3+4j
+        "negative": z.conj().imag,  # lazy: the memory holds 2 and 4, the tensor -2 and -4
+    }
+    assert unreadable["conjugate"].is_conj() and unreadable["negative"].is_neg()
+    for name, tensor in unreadable.items():
+        tensors = {name: tensor}
+        keywords = where(descriptors={name: descriptor(name, tuple(tensor.shape))},
+                         offsets={name: [0] * tensor.dim()}, model_id="model", revision="r1")
+        error = raises("live_tensor_unreadable", live.runtime_inventory, tensors, **keywords)
+        assert error.path == f"/tensors/{name}", name
+    a = {"w": torch.zeros(4)}
+    error = raises("live_tensor_unreadable", live.runtime_inventory, a,
+                   **explicit(a, packed={"layers.0.w13": unreadable["meta"]}))
+    assert error.path == "/packed/layers.0.w13"
+
+
+def test_numpy_view_of_torch_memory_counts_from_the_torch_storage(torch: Any) -> None:
+    w = torch.arange(3 * 4, dtype=torch.float32).reshape(3, 4)
+    rows = w[1:].numpy()  # its base is the torch view w[1:], one row into w's storage
+    tensors = {"rows": rows}
+    (record,) = live.runtime_inventory(tensors, **explicit(tensors))["tensors"]
+    assert record["address"] == rows.ctypes.data == w.data_ptr() + 4 * 4
+    assert (record["byte_offset"], record["storage_offset"]) == (4 * 4, 4)
+
+
+def torch_rank(torch: Any, rules: list[dict[str, Any]], checkpoint: dict[str, np.ndarray], rank: int, tp: int,
+               arena: bool) -> tuple[dict[str, Any], dict[str, int]]:
+    """What TP rank ``rank`` of ``tp`` holds, sliced by torch: float weights as
+    nn.Parameters (they require grad), integer buffers as tensors; each in its own
+    allocation, or with ``arena`` all views of one uint8 allocation at 64-byte aligned
+    offsets. Also each tensor's byte offset in its allocation, counted here."""
+    parts = {}
+    for name, array in checkpoint.items():
+        part = torch.from_numpy(array.copy())
+        dim = tp_split_dim(rules, name)
+        if dim is not None:
+            size = part.shape[dim] // tp
+            part = part.narrow(dim, rank * size, size)
+        parts[name] = part
+    offsets, end = {}, 0
+    for name, part in parts.items():
+        offsets[name] = end if arena else 0
+        end += -(-part.numel() * part.element_size() // 64) * 64
+    memory = torch.empty(end, dtype=torch.uint8)
+    held = {}
+    for name, part in parts.items():
+        if arena:
+            start, nbytes = offsets[name], part.numel() * part.element_size()
+            tensor = memory[start : start + nbytes].view(part.dtype).view(part.shape)
+            tensor.copy_(part)
+        else:
+            tensor = part.contiguous().clone()
+        held[name] = torch.nn.Parameter(tensor) if tensor.is_floating_point() else tensor
+    return held, offsets
+
+
+@pytest.mark.parametrize("arena", [False, True], ids=["own_allocations", "one_arena"])
+def test_minilm_tp2_torch_inventories_project_to_the_adapters_placement(
+    minilm: tuple[Path, dict[str, np.ndarray]], torch: Any, arena: bool,
+) -> None:
+    path, checkpoint = minilm
+    placement, _ = wm.adapt_safetensors(path, BERT, model_id=MODEL_ID, revision=REVISION, tp=2)
+    assert placement.placement_id == json.loads(TP2.read_text(encoding="utf-8"))["placement_id"]
+    rules = json.loads(BERT.read_text(encoding="utf-8"))["rules"]
+    ranks = [torch_rank(torch, rules, checkpoint, r, 2, arena) for r in (0, 1)]
+    inventories = [
+        live.runtime_inventory(held, placement=placement, **where(rank=wm.ParallelRank(tp=r), worker_id=f"worker-{r}"))
+        for r, (held, _) in enumerate(ranks)
+    ]
+    for (held, offsets), inventory in zip(ranks, inventories):
+        assert len(inventory["tensors"]) == len(checkpoint) == 104
+        for record in inventory["tensors"]:
+            tensor, offset = held[record["tensor_id"]], offsets[record["tensor_id"]]
+            assert record["address"] == tensor.data_ptr() == tensor.untyped_storage().data_ptr() + offset
+            assert (record["byte_offset"], record["storage_offset"]) == (offset, offset // tensor.element_size())
+            assert (record["local_shape"], record["stride"]) == (list(tensor.shape), list(tensor.stride()))
+            assert (record["dtype"], record["itemsize"]) == (dtype_name(tensor), tensor.element_size())
+            assert record["nbytes"] == tensor.numel() * tensor.element_size()
+            assert (record["device"], record["is_contiguous"]) == (str(tensor.device), True)
+    runtime = live.read_inventory(live.combine(inventories))
+    projected = wm.placement_manifest_from_runtime_manifest(runtime)
+    assert projected.placement_id == placement.placement_id
+    binding = wm.runtime_binding_from_runtime_manifest(runtime)
+    bound = wm.bind_runtime_manifest(placement, binding)
+    assert sorted(bound.fragments, key=lambda f: f.fragment_id) == sorted(runtime.fragments, key=lambda f: f.fragment_id)
+    assert all(t.requires_grad for held, _ in ranks for t in held.values() if t.is_floating_point())

@@ -129,12 +129,13 @@ def _nbytes(facts: Mapping[str, Any]) -> int:
 def _allocation_start(tensor: Any, facts: Mapping[str, Any], name: str) -> int:
     """The address of the first byte of the allocation the tensor lives in: torch's
     untyped storage, else the root of a ``.base`` chain of readable arrays (numpy), else
-    the tensor itself."""
-    storage = getattr(tensor, "untyped_storage", None)
-    if callable(storage):
-        return int(storage().data_ptr())
+    the tensor itself. The chain stops at a torch tensor's storage too: ``t.numpy()`` has
+    ``t`` as its base, which may itself be a view."""
     root = tensor
     while True:
+        storage = getattr(root, "untyped_storage", None)
+        if callable(storage):
+            return int(storage().data_ptr())
         base = getattr(root, "base", None)
         if base is None or not (hasattr(base, "__dlpack__") or hasattr(base, "__array_interface__")):
             break
