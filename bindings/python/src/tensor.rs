@@ -30,10 +30,19 @@ pub(crate) struct Facts {
     pub(crate) interface: &'static str,
 }
 
-/// The `unreadable` rejection: `live_tensor_unreadable` at `pointer`.
+/// The `unreadable` rejection: `live_tensor_unreadable` at `pointer`, its message
+/// "tensor {name}: {why}" naming the tensor of the pointer's last token (§18).
 pub(crate) fn unreadable(py: Python<'_>, pointer: Option<&str>, why: impl Into<String>) -> PyErr {
+    let why = why.into();
+    let message = match pointer.and_then(|p| p.rsplit_once('/')) {
+        Some((_, token)) => {
+            let name = token.replace("~1", "/").replace("~0", "~");
+            format!("tensor {name}: {why}")
+        }
+        None => why,
+    };
     let error =
-        Error::new(Code::LiveTensorUnreadable, why).with_pointer(pointer.map(str::to_owned));
+        Error::new(Code::LiveTensorUnreadable, message).with_pointer(pointer.map(str::to_owned));
     to_py(py, &error)
 }
 

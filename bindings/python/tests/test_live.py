@@ -299,6 +299,12 @@ def test_argument_errors() -> None:
     error = raises("live_tensor_unreadable", live.runtime_inventory, {"x": object()},
                    **explicit({"x": np.zeros(1, np.float32)}))
     assert error.path == "/tensors/x"
+    # The message names the tensor as the contract writes it (§18), "/" and "~" unescaped.
+    assert str(error) == "tensor x: the object offers neither __dlpack__, __array_interface__ nor a buffer"
+    name = "layers.0/a~b"
+    error = raises("live_tensor_unreadable", live.runtime_inventory, {name: object()},
+                   **explicit({name: np.zeros(1, np.float32)}))
+    assert error.path == "/tensors/layers.0~1a~0b" and str(error).startswith(f"tensor {name}: ")
 
 
 def test_combine_rejects_other_instances() -> None:
