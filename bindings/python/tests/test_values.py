@@ -80,7 +80,21 @@ def test_a_changed_field_changes_equality_but_the_owner_does_not(cls: type) -> N
         assert other != made and getattr(other, f.name) == changed
 
 
+def without_required(cls: type, n: int) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    """The valid call by keyword, without its last `n` required arguments."""
+    args, kwargs = CALLS[cls]
+    fields = dataclasses.fields(cls)
+    given = {**dict(zip((f.name for f in fields), args)), **kwargs}
+    required = [f.name for f in fields if f.default is dataclasses.MISSING]
+    for name in required[len(required) - n:]:
+        del given[name]
+    return (), given
+
+
 BAD_CALLS: list[Callable[[type], tuple[tuple[Any, ...], dict[str, Any]]]] = [
+    lambda cls: without_required(cls, 1),
+    lambda cls: without_required(cls, 2),
+    lambda cls: without_required(cls, 3),
     lambda cls: ((), {}),  # missing (where any are required)
     lambda cls: (tuple(range(len(dataclasses.fields(cls)) + 1)), {}),  # too many positional
     lambda cls: (CALLS[cls][0], {**CALLS[cls][1], "unknown": 1}),  # unexpected keyword

@@ -7,7 +7,8 @@ name, which takes this declaration's dataclass metadata: ``dataclasses.fields``,
 dataclass declared here. The native class stores the fields and the core's checked
 value of them, made once by the constructor (one native call, no Python frame), and
 gives the dataclass's ``__eq__``, ``__hash__``, ``__repr__``, frozen ``__setattr__`` and
-pickling. Instances are immutable for real: ``object.__setattr__`` fails on them too.
+pickling. Instances are immutable for real: ``object.__setattr__`` fails on them too
+(so a plain subclass works, but a ``@dataclass`` subclass adding fields does not).
 
 A constructor keeps each argument that is already in normal form (an exact ``str``,
 ``int`` or ``None``, or a tuple of them, aliases in sorted order) and stores the core's
