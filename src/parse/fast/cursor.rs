@@ -321,35 +321,9 @@ impl KeyOrder {
     }
 }
 
-/// Whether two strings are equal, at compile time.
-const fn same(a: &str, b: &str) -> bool {
-    let (a, b) = (a.as_bytes(), b.as_bytes());
-    if a.len() != b.len() {
-        return false;
-    }
-    let mut i = 0;
-    while i < a.len() {
-        if a[i] != b[i] {
-            return false;
-        }
-        i += 1;
-    }
-    true
-}
-
 /// The index of member `key` in `keys` (a schema's field list), at compile time: the
-/// `usize` [`Cursor::members`] hands over for it. A name not in the list does not
-/// compile.
-pub(crate) const fn index_of(keys: &[&str], key: &str) -> usize {
-    let mut i = 0;
-    while i < keys.len() {
-        if same(keys[i], key) {
-            return i;
-        }
-        i += 1;
-    }
-    panic!("not a member of the list")
-}
+/// `usize` [`Cursor::members`] hands over for it.
+pub(crate) use crate::wire::field_index as index_of;
 
 /// The bits of `names` among `keys`, as [`Cursor::members`] reports the members seen.
 pub(crate) const fn mask_of(keys: &[&str], names: &[&str]) -> u32 {

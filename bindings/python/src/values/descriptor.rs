@@ -85,23 +85,18 @@ impl TensorDescriptor {
         checked: &wire::TensorDescriptor,
     ) -> PyResult<Bound<'py, TensorDescriptor>> {
         let fields = Self::normal_form(py, checked)?;
-        let made = Bound::new(
-            py,
-            TensorDescriptor {
-                fields,
-                checked: checked.clone(),
-            },
-        )?;
-        super::untrack_if_acyclic(made.as_any(), &made.get().fields, &Self::FIELDS);
-        Ok(made)
+        Self::instance(py, fields, checked.clone())
     }
 
     /// Whether `partition_dim` and `shard_dims` are spelled as the canonical form spells
     /// them (§3), so a manifest may hold this instance itself.
     pub(crate) fn spelled_canonically(&self, py: Python<'_>) -> bool {
-        let dim =
-            self.fields[const { super::position(&Self::FIELDS, key::PARTITION_DIM) }].bind(py);
-        let dims = self.fields[const { super::position(&Self::FIELDS, key::SHARD_DIMS) }].bind(py);
+        let dim = self.fields
+            [const { weight_manifest::wire::field_index(&Self::FIELDS, key::PARTITION_DIM) }]
+        .bind(py);
+        let dims = self.fields
+            [const { weight_manifest::wire::field_index(&Self::FIELDS, key::SHARD_DIMS) }]
+        .bind(py);
         let exact = |o: &Bound<'_, PyAny>, n: u64| {
             o.is_exact_instance_of::<PyInt>() && o.extract::<u64>().ok() == Some(n)
         };

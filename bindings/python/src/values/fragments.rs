@@ -76,12 +76,18 @@ static BINDING: Signature =
 
 /// The checked rank of a fragment's `rank` argument; `None` when it is not a
 /// ParallelRank (the core rejects that at its step).
-fn checked_rank(rank: Option<&Bound<'_, PyAny>>) -> Option<wire::ParallelRank> {
-    let rank = rank?.cast::<ParallelRank>().ok()?;
+fn checked_rank(rank: &Bound<'_, PyAny>) -> Option<wire::ParallelRank> {
+    let rank = rank.cast::<ParallelRank>().ok()?;
     Some(rank.get().checked.clone())
 }
 
-/// Whether a given aliases tuple is in the order the core holds (sorted).
+/// Which given fields to keep: all but an aliases tuple that is not in the order the
+/// core holds (sorted).
+fn keep_aliases(held: &[String]) -> impl Fn(&str, &Bound<'_, PyAny>) -> bool + '_ {
+    move |name, given| name != key::ALIASES || aliases_in_order(held, given)
+}
+
+/// Whether a given aliases tuple is `held`, in that order.
 fn aliases_in_order(held: &[String], given: &Bound<'_, PyAny>) -> bool {
     given.cast_exact::<PyTuple>().is_ok_and(|t| {
         t.len() == held.len()
@@ -111,17 +117,16 @@ impl PlacementFragment {
         let py = args.py();
         let given = PLACEMENT.bind(args, kwargs)?;
         let rank = given_or_none(py, &Self::FIELDS, &given, key::RANK);
-        let checked = construct::placement_fragment(
-            &arguments(&Self::FIELDS, &given)?,
-            checked_rank(Some(&rank)),
-        )
-        .or_raise(py)?;
-        let keep = |name: &str, o: &Bound<'_, PyAny>| {
-            name != key::ALIASES || aliases_in_order(&checked.aliases, o)
-        };
-        let fields = stored(py, &Self::FIELDS, &given, keep, || {
-            Self::normal_form(py, &checked, &rank)
-        })?;
+        let checked =
+            construct::placement_fragment(&arguments(&Self::FIELDS, &given)?, checked_rank(&rank))
+                .or_raise(py)?;
+        let fields = stored(
+            py,
+            &Self::FIELDS,
+            &given,
+            keep_aliases(&checked.aliases),
+            || Self::normal_form(py, &checked, &rank),
+        )?;
         Ok(PlacementFragment { fields, checked })
     }
 
@@ -149,15 +154,7 @@ impl PlacementFragment {
     ) -> PyResult<Bound<'py, PlacementFragment>> {
         let py = rank.py();
         let fields = Self::normal_form(py, checked, rank)?;
-        let made = Bound::new(
-            py,
-            PlacementFragment {
-                fields,
-                checked: checked.clone(),
-            },
-        )?;
-        super::untrack_if_acyclic(made.as_any(), &made.get().fields, &Self::FIELDS);
-        Ok(made)
+        Self::instance(py, fields, checked.clone())
     }
 }
 
@@ -167,17 +164,16 @@ impl RuntimeFragment {
         let given = RUNTIME.bind(args, kwargs)?;
         let rank = given_or_none(py, &Self::FIELDS, &given, key::RANK);
         let owner = given_or_none(py, &Self::FIELDS, &given, super::dataclass::OWNER);
-        let checked = construct::runtime_fragment(
-            &arguments(&Self::FIELDS, &given)?,
-            checked_rank(Some(&rank)),
-        )
-        .or_raise(py)?;
-        let keep = |name: &str, o: &Bound<'_, PyAny>| {
-            name != key::ALIASES || aliases_in_order(&checked.aliases, o)
-        };
-        let fields = stored(py, &Self::FIELDS, &given, keep, || {
-            Self::normal_form(py, &checked, &rank, &owner)
-        })?;
+        let checked =
+            construct::runtime_fragment(&arguments(&Self::FIELDS, &given)?, checked_rank(&rank))
+                .or_raise(py)?;
+        let fields = stored(
+            py,
+            &Self::FIELDS,
+            &given,
+            keep_aliases(&checked.aliases),
+            || Self::normal_form(py, &checked, &rank, &owner),
+        )?;
         Ok(RuntimeFragment { fields, checked })
     }
 
@@ -214,20 +210,12 @@ impl RuntimeFragment {
     ) -> PyResult<Bound<'py, RuntimeFragment>> {
         let py = rank.py();
         let fields = Self::normal_form(py, checked, rank, owner)?;
-        let made = Bound::new(
-            py,
-            RuntimeFragment {
-                fields,
-                checked: checked.clone(),
-            },
-        )?;
-        super::untrack_if_acyclic(made.as_any(), &made.get().fields, &Self::FIELDS);
-        Ok(made)
+        Self::instance(py, fields, checked.clone())
     }
 
     /// The owner object (None when there is none).
     pub(crate) fn held_owner<'py>(&self, py: Python<'py>) -> &Bound<'py, PyAny> {
-        self.fields[const { super::position(&Self::FIELDS, super::dataclass::OWNER) }].bind(py)
+        self.fields[const { weight_manifest::wire::field_index(&Self::FIELDS, super::dataclass::OWNER) }].bind(py)
     }
 }
 
@@ -273,19 +261,11 @@ impl RuntimeBindingFragment {
     ) -> PyResult<Bound<'py, RuntimeBindingFragment>> {
         let py = owner.py();
         let fields = Self::normal_form(py, checked, owner)?;
-        let made = Bound::new(
-            py,
-            RuntimeBindingFragment {
-                fields,
-                checked: checked.clone(),
-            },
-        )?;
-        super::untrack_if_acyclic(made.as_any(), &made.get().fields, &Self::FIELDS);
-        Ok(made)
+        Self::instance(py, fields, checked.clone())
     }
 
     /// The owner object (None when there is none).
     pub(crate) fn held_owner<'py>(&self, py: Python<'py>) -> &Bound<'py, PyAny> {
-        self.fields[const { super::position(&Self::FIELDS, super::dataclass::OWNER) }].bind(py)
+        self.fields[const { weight_manifest::wire::field_index(&Self::FIELDS, super::dataclass::OWNER) }].bind(py)
     }
 }

@@ -7,15 +7,17 @@
 //! cannot go stale.
 //!
 //! They stay dataclasses for every purpose Python has: `weight_manifest._types` declares
-//! each as a frozen dataclass (fields, types, defaults, docs) and `adopt` gives the native
-//! class that declaration's metadata (`__dataclass_fields__`, `__annotations__`,
-//! `__match_args__`, ...), so `dataclasses.fields`, `replace`, `asdict`, typing and
-//! pattern matching see a dataclass; the class itself gives `__eq__`, `__hash__`,
-//! `__repr__`, the frozen `__setattr__` and pickling the dataclass semantics.
+//! each as a frozen dataclass (fields, types, defaults, docs) and its `_native_dataclass`
+//! gives the native class that declaration's metadata (`__dataclass_fields__`,
+//! `__annotations__`, `__match_args__`, ...) after checking the field lists agree, so
+//! `dataclasses.fields`, `replace`, `asdict`, typing and pattern matching see a dataclass;
+//! the class itself gives `__eq__`, `__hash__`, `__repr__`, the frozen `__setattr__` and
+//! pickling the dataclass semantics (`dataclass`).
 //!
-//! Classes whose fields are plain values (ParallelRank, TensorDescriptor) are not tracked
-//! by the cyclic garbage collector at all; those that hold an object (a fragment's rank
-//! or owner) show it to the collector (`__traverse__`).
+//! An instance that can be in no reference cycle (plain fields; a rank or owner that is
+//! None or a ParallelRank itself) is taken out of the cyclic garbage collector once made;
+//! the fields that may hold an arbitrary object (a fragment's rank and owner) are shown
+//! to the collector (`__traverse__`) for the others.
 
 mod args;
 mod dataclass;
@@ -36,32 +38,6 @@ macro_rules! count {
     ($head:ident $($tail:ident)*) => { 1usize + $crate::values::count!($($tail)*) };
 }
 pub(crate) use count;
-
-/// The position of `name` in `names` (at compile time).
-pub(crate) const fn position(names: &[&str], name: &str) -> usize {
-    let mut i = 0;
-    while i < names.len() {
-        if eq(names[i].as_bytes(), name.as_bytes()) {
-            return i;
-        }
-        i += 1;
-    }
-    panic!("no such field");
-}
-
-const fn eq(a: &[u8], b: &[u8]) -> bool {
-    if a.len() != b.len() {
-        return false;
-    }
-    let mut i = 0;
-    while i < a.len() {
-        if a[i] != b[i] {
-            return false;
-        }
-        i += 1;
-    }
-    true
-}
 
 /// A value class: the struct with its fields in the dataclass's order and its checked
 /// value, the getters, the constructor `new` (a function of the call's `args` and
@@ -86,6 +62,18 @@ macro_rules! value_class {
             /// The fields in the dataclass's order.
             pub(crate) const FIELDS: [&'static str; $crate::values::count!($($field)+)] =
                 [$(stringify!($field)),+];
+
+            /// An instance holding `fields` and their checked value, taken out of the
+            /// garbage collector when it can be.
+            fn instance(
+                py: pyo3::Python<'_>,
+                fields: [pyo3::Py<pyo3::PyAny>; $crate::values::count!($($field)+)],
+                checked: $checked,
+            ) -> pyo3::PyResult<pyo3::Bound<'_, Self>> {
+                let made = pyo3::Bound::new(py, Self { fields, checked })?;
+                $crate::values::untrack_if_acyclic(made.as_any(), &made.get().fields, &Self::FIELDS);
+                Ok(made)
+            }
         }
 
         #[pyo3::pymethods]
@@ -114,7 +102,7 @@ macro_rules! value_class {
             $(
                 #[getter]
                 fn $field(&self, py: pyo3::Python<'_>) -> pyo3::Py<pyo3::PyAny> {
-                    self.fields[const { $crate::values::position(&Self::FIELDS, stringify!($field)) }]
+                    self.fields[const { weight_manifest::wire::field_index(&Self::FIELDS, stringify!($field)) }]
                         .clone_ref(py)
                 }
             )+
@@ -176,7 +164,7 @@ macro_rules! value_class {
                 ) -> Result<(), pyo3::PyTraverseError> {
                     $(
                         visit.call(
-                            &self.fields[const { $crate::values::position(&Self::FIELDS, stringify!($held)) }],
+                            &self.fields[const { weight_manifest::wire::field_index(&Self::FIELDS, stringify!($held)) }],
                         )?;
                     )+
                     Ok(())

@@ -50,14 +50,6 @@ impl ParallelRank {
         checked: &wire::ParallelRank,
     ) -> PyResult<Bound<'py, ParallelRank>> {
         let fields = Self::normal_form(py, checked)?;
-        let made = Bound::new(
-            py,
-            ParallelRank {
-                fields,
-                checked: checked.clone(),
-            },
-        )?;
-        super::untrack_if_acyclic(made.as_any(), &made.get().fields, &Self::FIELDS);
-        Ok(made)
+        Self::instance(py, fields, checked.clone())
     }
 }
