@@ -43,6 +43,16 @@ manifest_constructors!(
     /// ```
 );
 
+impl Placement {
+    /// [`Placement::from_wire`] taking the manifest by value: the same result, rejection
+    /// included, and whenever every value is one the text reader's fast path accepts (a
+    /// manifest built in memory typically is) without writing the manifest as JSON and
+    /// reading it back.
+    pub fn from_wire_owned(manifest: PlacementManifest) -> Result<Placement> {
+        super::placement_from_manifest(manifest)
+    }
+}
+
 /// Reads and parses a placement manifest document: the fast path when it applies, else
 /// the document tree.
 pub(crate) fn placement(text: &[u8], limits: &Limits) -> Result<Placement> {

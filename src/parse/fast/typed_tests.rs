@@ -1,16 +1,15 @@
-//! The typed fast path of `from_wire` against `from_wire` itself (the manifest written as
+//! The typed fast path of `from_wire` (`Placement::from_wire_owned`) against `from_wire` itself (the manifest written as
 //! JSON and read back): equal placements, or the same rejection, on generated manifests
 //! and on each of them broken one value at a time.
 
 use weight_manifest_bench_data::{write_placement, Model};
 
-use super::placement_from_manifest;
 use crate::error::Result;
 use crate::model::Placement;
 use crate::wire::PlacementManifest;
 
 fn same(manifest: &PlacementManifest) -> Result<Placement> {
-    let fast = placement_from_manifest(manifest.clone());
+    let fast = Placement::from_wire_owned(manifest.clone());
     let reference = Placement::from_wire(manifest);
     match (&fast, &reference) {
         (Ok(a), Ok(b)) => assert_eq!(a, b),
