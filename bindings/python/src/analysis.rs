@@ -2,6 +2,7 @@
 //! (§17) and the plan bound to live runtimes (§17.4). Each class holds the core's value and
 //! renders it through the core, so its JSON is the CLI's byte for byte.
 
+use std::borrow::Cow;
 use std::path::PathBuf;
 
 use pyo3::prelude::*;
@@ -15,7 +16,7 @@ use weight_manifest::canonical;
 
 use crate::emit::Ranks;
 use crate::errors::OrRaise;
-use crate::manifests::{binding_core, placement_core};
+use crate::manifests::{binding_core, placement_core, PlacementCore};
 use crate::ops::document_bytes;
 
 /// JSON text (`str`, `bytes`, `bytearray`) or a file path (`os.PathLike`) as bytes; `None`
@@ -341,15 +342,68 @@ pub(crate) fn plan(
     max_geometry_work: Option<u64>,
 ) -> PyResult<Plan> {
     let py = source.py();
-    let source = placement_arg(source, "source")?;
-    let target = placement_arg(target, "target")?;
+    let source = PlacementInput::of(source, "source")?;
+    let target = PlacementInput::of(target, "target")?;
+    let (source, target) = (source.view(), target.view());
     let limits = PlanLimits {
         max_regions,
         max_segments,
         max_geometry_work: max_geometry_work.unwrap_or(Limits::default().max_geometry_work),
     };
-    let planned = py.detach(|| weight_manifest::plan(&source, &target, &limits));
+    // As the CLI does: the two documents are read at once, the target on a second
+    // thread; the source's rejection, when both are rejected, is the one reported.
+    let planned = py.detach(|| {
+        let (source, target) = std::thread::scope(|scope| {
+            let target = scope.spawn(|| target.placement());
+            let source = source.placement();
+            (source, target.join())
+        });
+        let target = target.unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        let (source, target) = (source?, target?);
+        weight_manifest::plan(&source, &target, &limits)
+    });
     Ok(Plan(planned.or_raise(py)?))
+}
+
+/// A placement argument as given: a PlacementManifest (its validated core value), or
+/// placement manifest JSON (text or file) still to read.
+enum PlacementInput<'py> {
+    Held(Bound<'py, PlacementCore>),
+    Text(Vec<u8>),
+}
+
+/// A [`PlacementInput`] without the GIL: what a thread reads or borrows.
+enum PlacementView<'a> {
+    Held(&'a Placement),
+    Text(&'a [u8]),
+}
+
+impl<'py> PlacementInput<'py> {
+    fn of(value: &Bound<'py, PyAny>, what: &str) -> PyResult<Self> {
+        Ok(match text_or_file(value)? {
+            Some(text) => PlacementInput::Text(text),
+            None => PlacementInput::Held(placement_core(value, what)?),
+        })
+    }
+
+    fn view(&self) -> PlacementView<'_> {
+        match self {
+            PlacementInput::Held(core) => PlacementView::Held(&core.get().0),
+            PlacementInput::Text(text) => PlacementView::Text(text),
+        }
+    }
+}
+
+impl PlacementView<'_> {
+    /// The placement: the held one, or the text read (§6.2).
+    fn placement(&self) -> weight_manifest::Result<Cow<'_, Placement>> {
+        match self {
+            PlacementView::Held(placement) => Ok(Cow::Borrowed(*placement)),
+            PlacementView::Text(text) => {
+                Placement::from_json(text, &Options::default()).map(Cow::Owned)
+            }
+        }
+    }
 }
 
 /// The copies one (source worker, target worker) pair moves.

@@ -167,7 +167,9 @@ pub(crate) fn placement_from_records<'py>(
 ) -> PyResult<Bound<'py, PyAny>> {
     let py = class.py();
     if let Some(wire) = typed::placement(model_id, revision, tensors, fragments, placement_id)? {
-        let placement = py.detach(|| Placement::from_wire_owned(wire)).or_raise(py)?;
+        let placement = py
+            .detach(|| Placement::from_wire_owned(wire))
+            .or_raise(py)?;
         return emit::placement(class, placement);
     }
     let document = {
