@@ -272,3 +272,21 @@ def test_rejected_documents_raise_manifest_error_with_a_pointer() -> None:
     with pytest.raises(wm.ManifestError) as raised:
         wm.BoundPlan.from_json("{}")
     assert raised.value.code == "bound_plan_document_invalid"
+
+
+def test_plan_reports_the_sources_rejection_first_as_the_cli_does(cli: Path, tmp_path: Path) -> None:
+    # The two documents are read at once; when both are rejected, the source's rejection
+    # is the one reported, in Python as in the CLI (the oracle).
+    cases = [("[1", '{"model_id": "m"}'), ('{"model_id": "m"}', "[1")]
+    for source, target in cases:
+        (tmp_path / "s.json").write_text(source)
+        (tmp_path / "t.json").write_text(target)
+        with pytest.raises(wm.ManifestError) as raised:
+            wm.plan(source, target)
+        done = subprocess.run(
+            [cli, "plan", tmp_path / "s.json", tmp_path / "t.json"],
+            capture_output=True, text=True,
+        )
+        assert done.returncode != 0
+        assert f"error[{raised.value.code}]" in done.stderr, (source, target, done.stderr)
+        assert raised.value.code == ("invalid_json" if source == "[1" else "fields_mismatch")
