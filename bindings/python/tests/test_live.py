@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 import weight_manifest as wm
-from weight_manifest import live
+from weight_manifest import content, live
 from conftest import ROOT
 
 BERT = ROOT / "examples" / "rules" / "bert.json"
@@ -200,6 +200,82 @@ def test_fused_views_have_view_semantics(packed: bool) -> None:
     runtime = live.runtime_manifest(views, **explicit(views, **extra))
     assert [f.address for f in runtime.fragments] == [w13.ctypes.data + o for o in expected_offsets().values()]
     assert runtime.fragments[0].owner is views["experts.0.gate"]
+
+
+# SGLang's stacked MoE layout, as the Mooncake fork's SGLang fixture
+# (qwen3_5_moe_runtime_manifest.json) describes it: gate_proj and up_proj are [8, 8, 8]
+# (experts, intermediate rows, hidden), EP 4 over dim 0 and TP 4 over dim 1; the worker at
+# ep 2, tp 0, pp 1 holds experts 4 and 5, rows 0-1 of each, fused into one local w13 of
+# [2 experts, 2 gate + 2 up rows, 8] bfloat16 (float16 here: numpy has no bfloat16).
+W13 = "layers.10.mlp.experts.w13_weight"
+GATE, UP = "layers.10.mlp.experts.gate_proj.weight", "layers.10.mlp.experts.up_proj.weight"
+SGLANG_RANK = wm.ParallelRank(ep=2, pp=1)
+
+
+def stacked_experts() -> tuple[np.ndarray, dict[Any, np.ndarray]]:
+    """The local w13 and one view per (tensor, expert) box, keyed by (tensor_id, offset):
+    the gate rows of both experts are not one contiguous box, so each expert is its own."""
+    w13 = np.arange(2 * 4 * 8, dtype=np.float16).reshape(2, 4, 8)
+    views = {}
+    for local in range(2):
+        views[(GATE, (4 + local, 0, 0))] = w13[local:local + 1, 0:2, :]
+        views[(UP, (4 + local, 0, 0))] = w13[local:local + 1, 2:4, :]
+    return w13, views
+
+
+def stacked_where(**changes: Any) -> dict[str, Any]:
+    descriptors = {name: descriptor(name, (8, 8, 8), "float16", 2, layer_id=10, shard_dims=(0, 1),
+                                    layout_fingerprint="sglang:qwen3.5:moe-w13:v1") for name in (GATE, UP)}
+    return where(rank=SGLANG_RANK, descriptors=descriptors, offsets={}, model_id="qwen3.5-moe",
+                 revision="step-42", **changes)
+
+
+def test_stacked_experts_are_boxes_of_one_fused_parameter() -> None:
+    w13, views = stacked_experts()
+    keywords = stacked_where(packed={W13: w13})
+    inventory = live.runtime_inventory(views, **keywords)
+    # By hand, as the fixture has them: expert e's gate rows start at (e - 4) * 4 * 8
+    # elements into w13, its up rows 2 * 8 elements later; 2 bytes an element.
+    expected = {(GATE, 4): 0, (UP, 4): 32, (GATE, 5): 64, (UP, 5): 96}
+    for record in inventory["tensors"]:
+        byte_offset = expected[(record["tensor_id"], record["global_offset"][0])]
+        assert (record["byte_offset"], record["storage_offset"]) == (byte_offset, byte_offset // 2)
+        assert record["address"] == w13.ctypes.data + byte_offset
+        assert (record["local_shape"], record["nbytes"], record["aliases"]) == ([1, 2, 8], 32, [W13])
+        assert record["global_offset"][1:] == [0, 0] and record["is_contiguous"]
+        assert record["rank"] == {"dp": 0, "tp": 0, "pp": 1, "ep": 2}
+    runtime = live.runtime_manifest(views, **keywords)
+    assert len(runtime.fragments) == 4 and len({f.fragment_id for f in runtime.fragments}) == 4
+    assert all(f.owner is views[(f.tensor_id, f.global_offset)] for f in runtime.fragments)
+    placement = wm.placement_manifest_from_runtime_manifest(runtime)
+    assert sorted((f.tensor_id, f.global_offset) for f in placement.fragments) == sorted(views)
+    assert {t.shard_dims for t in placement.tensors} == {(0, 1)}
+
+    # With that placement, the same keys find their fragments; a bare name is ambiguous.
+    found = live.runtime_inventory(views, **where(rank=SGLANG_RANK, placement=placement, packed={W13: w13}))
+    ids = {(f.tensor_id, f.global_offset[0]): f.placement_fragment_id for f in placement.fragments}
+    assert [r["fragment_id"] for r in found["tensors"]] == [ids[(n, o[0])] for n, o in views]
+    error = raises("live_fragment_ambiguous", live.runtime_inventory, {GATE: views[(GATE, (4, 0, 0))]},
+                   **where(rank=SGLANG_RANK, placement=placement))
+    assert error.path == f"/tensors/{GATE}" and "(tensor_id, global_offset)" in str(error)
+    error = raises("live_tensor_unknown", live.runtime_inventory, {(GATE, (6, 0, 0)): views[(GATE, (4, 0, 0))]},
+                   **where(rank=SGLANG_RANK, placement=placement))
+    assert error.path == f"/tensors/{GATE}@6,0,0"
+    raises("live_arguments_invalid", live.runtime_inventory, {(GATE, "4,0,0"): w13}, **keywords)
+
+
+def test_stacked_experts_content_and_changes_follow_their_boxes() -> None:
+    w13, views = stacked_experts()
+    inventory = live.runtime_inventory(views, **stacked_where(packed={W13: w13}))
+    partials = content.partials(views, inventory)
+    assert [(p["tensor_id"], p["global_offset"]) for p in partials] == [(n, list(o)) for n, o in views]
+    snapshot = content.Snapshot(views, inventory)
+    assert all(len(ranges) == 0 for ranges in snapshot.changed(views).values())
+    w13[1, 3, 5] += 1  # the up rows of expert 5: its box starts 96 bytes into w13
+    (ranges,) = snapshot.changed(views).values()
+    changed = w13.ctypes.data + 96 + (1 * 8 + 5) * 2
+    assert all(w13.ctypes.data + 96 <= a < b <= w13.ctypes.data + 128 for a, b in ranges.tolist())
+    assert any(a <= changed < b for a, b in ranges.tolist())
 
 
 def test_tied_weights_are_an_exact_alias_pair() -> None:

@@ -25,13 +25,14 @@ import numpy.typing as npt
 
 from . import _native
 from ._errors import manifest_error as _error
+from .live import tensor_of
 
 __all__ = ["DEFAULT_BLOCK_ELEMENTS", "Snapshot", "compare", "digests", "partials"]
 
 DEFAULT_BLOCK_ELEMENTS = 64
 
 
-def partials(tensors: Mapping[str, Any], inventory: Mapping[str, Any],
+def partials(tensors: Mapping[Any, Any], inventory: Mapping[str, Any],
              block_elements: int = DEFAULT_BLOCK_ELEMENTS) -> list[dict[str, Any]]:
     """The partial of each tensor a worker holds: ``inventory`` is its runtime inventory
     (:func:`weight_manifest.live.runtime_inventory`, which says where each tensor sits);
@@ -40,8 +41,8 @@ def partials(tensors: Mapping[str, Any], inventory: Mapping[str, Any],
     out = []
     for record in inventory["tensors"]:
         name = record["tensor_id"]
-        partial = _native.content_partial(tensors[name], name, record["global_shape"], record["global_offset"],
-                                          block_elements)
+        partial = _native.content_partial(tensor_of(tensors, record), name, record["global_shape"],
+                                          record["global_offset"], block_elements)
         out.append({
             "tensor_id": name,
             "global_shape": list(record["global_shape"]),
@@ -83,28 +84,29 @@ class Snapshot:
     """The block values of a worker's fragments at one moment (its base generation), to
     find the source bytes that changed since then."""
 
-    def __init__(self, tensors: Mapping[str, Any], inventory: Mapping[str, Any],
+    def __init__(self, tensors: Mapping[Any, Any], inventory: Mapping[str, Any],
                  block_elements: int = DEFAULT_BLOCK_ELEMENTS) -> None:
         self.block_elements = block_elements
         self.inventory = inventory
-        self.values = {r["tensor_id"]: self._values(tensors, r) for r in inventory["tensors"]}
+        self.values = {_box(r): self._values(tensors, r) for r in inventory["tensors"]}
 
-    def _values(self, tensors: Mapping[str, Any], record: Mapping[str, Any]) -> tuple[U64, U64, U64, U64, Any]:
+    def _values(self, tensors: Mapping[Any, Any], record: Mapping[str, Any]) -> tuple[U64, U64, U64, U64, Any]:
         name = record["tensor_id"]
-        rows, blocks, hi, lo = _native.block_values(tensors[name], name, record["global_shape"],
+        tensor = tensor_of(tensors, record)
+        rows, blocks, hi, lo = _native.block_values(tensor, name, record["global_shape"],
                                                     record["global_offset"], self.block_elements)
-        edges = _native.content_partial(tensors[name], name, record["global_shape"], record["global_offset"],
+        edges = _native.content_partial(tensor, name, record["global_shape"], record["global_offset"],
                                         self.block_elements)["edges"]
         return rows, blocks, hi, lo, edges
 
-    def changed(self, tensors: Mapping[str, Any]) -> dict[tuple[str, str], U64]:
+    def changed(self, tensors: Mapping[Any, Any]) -> dict[tuple[str, str], U64]:
         """(worker id, device) -> the sorted, merged [start, end) address ranges of the
         blocks whose bytes differ from the snapshot's (whole blocks by value, a
         fragment's cut blocks by their bytes)."""
         ranges: dict[tuple[str, str], list[tuple[int, int]]] = {}
         for record in self.inventory["tensors"]:
             name = record["tensor_id"]
-            rows, blocks, hi, lo, edges = self.values[name]
+            rows, blocks, hi, lo, edges = self.values[_box(record)]
             now = self._values(tensors, record)
             if len(now[0]) != len(rows):
                 raise _error("live_inventory_mismatch", f"tensor {name} changed shape since its snapshot")
@@ -152,6 +154,12 @@ class Snapshot:
         base = address + self._local_row(record, int(edge["row"])) * m_in * itemsize
         start = (int(edge["start"]) - o_in) * itemsize
         return [(base + start, base + start + len(edge["bytes"]) // 2)]
+
+
+def _box(record: Mapping[str, Any]) -> tuple[str, tuple[int, ...]]:
+    """A record's box: its tensor and where the box starts (a worker may hold several
+    boxes of one tensor)."""
+    return str(record["tensor_id"]), tuple(record["global_offset"])
 
 
 def _merge(spans: list[tuple[int, int]]) -> U64:

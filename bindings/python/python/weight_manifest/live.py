@@ -1,10 +1,12 @@
 """Live tensors to a runtime inventory (contract §10.3): what one worker really holds.
 
-A worker names the tensors it holds (``Mapping[str, tensor]``: numpy, torch, cupy, jax or
+A worker names the tensors it holds (``Mapping[key, tensor]``: numpy, torch, cupy, jax or
 anything with DLPack, ``__array_interface__`` or a buffer) and says where each sits in its
-global tensor, either by a placement and its own rank (the tensor named ``n`` is the
+global tensor, either by a placement and its own rank (the tensor keyed ``n`` is the
 placement's fragment of tensor_id ``n`` on that rank) or by explicit descriptors and global
-offsets. :func:`runtime_inventory` reads every tensor natively, without copying it, and
+offsets. A tensor a worker holds as several boxes (SGLang's stacked experts: the gate rows
+of each local expert are one view of the fused ``w13``, and the experts' views are not one
+contiguous box) gives each box the key ``(tensor_id, global_offset)``. :func:`runtime_inventory` reads every tensor natively, without copying it, and
 writes one record per tensor with the real facts: address (the view's first byte),
 byte_offset and storage_offset (its distance from the start of its allocation), stride,
 dtype, itemsize, device and is_contiguous.
@@ -26,15 +28,20 @@ makes them an exact declared alias pair (§8.5) when their boxes and descriptors
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Mapping, Sequence
-from typing import Any, Optional
+from typing import Any, Optional, Union
 
 from . import _native
 from ._errors import manifest_error as _error
 from ._manifests import PlacementManifest, RuntimeManifest
 from ._types import ParallelRank, PlacementFragment, TensorDescriptor
 
-__all__ = ["combine", "read_inventory", "runtime_inventory", "runtime_manifest"]
+__all__ = ["combine", "read_inventory", "runtime_inventory", "runtime_manifest", "tensor_of"]
+
+TensorKey = Union[str, tuple[str, Sequence[int]]]
+"""A live tensor's key: its tensor_id, or ``(tensor_id, global_offset)`` for one of the
+boxes of a tensor the worker holds as several."""
 
 # The members that one instance's inventories share; generation is left to the core,
 # whose records each carry their own lease_generation (§10.3 step 4.4).
@@ -44,6 +51,36 @@ _SHARED = ("model_id", "revision", "instance_id", "lease_id", "placement_id")
 def _pointer(name: str) -> str:
     """The pointer of tensor ``name`` (RFC 6901 escaping)."""
     return "/tensors/" + name.replace("~", "~0").replace("/", "~1")
+
+
+def _key(key: Any) -> tuple[str, Optional[list[int]]]:
+    """A tensor key's tensor_id and, for a ``(tensor_id, global_offset)`` key, the offset."""
+    if isinstance(key, str):
+        return key, None
+    if isinstance(key, tuple) and len(key) == 2 and isinstance(key[0], str) and isinstance(key[1], Sequence):
+        try:
+            return key[0], [operator.index(o) for o in key[1]]
+        except TypeError:
+            pass
+    raise _error(
+        "live_arguments_invalid",
+        f"a tensor is keyed by its tensor_id or by (tensor_id, global_offset), not by {key!r}",
+    )
+
+
+def _key_text(name: str, offset: Optional[Sequence[int]]) -> str:
+    """How messages and pointers name a key: ``tensor_id`` or ``tensor_id@o0,o1,...``."""
+    return name if offset is None else f"{name}@{','.join(str(o) for o in offset)}"
+
+
+def tensor_of(tensors: Mapping[Any, Any], record: Mapping[str, Any]) -> Any:
+    """The live tensor an inventory record of :func:`runtime_inventory` describes:
+    ``tensors[tensor_id]``, or ``tensors[(tensor_id, global_offset)]`` for a box of a
+    tensor held as several."""
+    name = record["tensor_id"]
+    if name in tensors:
+        return tensors[name]
+    return tensors[(name, tuple(record["global_offset"]))]
 
 
 def _rank_text(rank: ParallelRank) -> str:
@@ -83,28 +120,38 @@ class _Where:
                 if fragment.rank == rank:
                     self.fragments.setdefault(fragment.tensor_id, []).append(fragment)
 
-    def locate(self, name: str) -> tuple[TensorDescriptor, list[int], str]:
-        """The descriptor, global offset and fragment id of tensor ``name``."""
+    def locate(self, name: str, offset: Optional[list[int]]) -> tuple[TensorDescriptor, list[int], str]:
+        """The descriptor, global offset and fragment id of the tensor ``name`` (at
+        ``offset`` for one box of a tensor held as several)."""
+        pointer = _pointer(_key_text(name, offset))
         if self.placement is None:
             descriptor = self.descriptors.get(name)
             if descriptor is None:
-                raise _error("live_tensor_unknown", f"tensor {name} has no descriptor", _pointer(name))
-            offset = self.offsets.get(name)
-            if offset is None:
-                raise _error("live_tensor_unknown", f"tensor {name} has no global offset", _pointer(name))
-            return descriptor, list(offset), _native.adapt_fragment_id(name, self.rank)
+                raise _error("live_tensor_unknown", f"tensor {name} has no descriptor", pointer)
+            fragment_id = _native.adapt_fragment_id(name, self.rank)
+            if offset is not None:
+                # Several boxes on one rank: the adapter's id and where the box starts.
+                return descriptor, offset, f"{fragment_id}@{','.join(str(o) for o in offset)}"
+            given = self.offsets.get(name)
+            if given is None:
+                raise _error("live_tensor_unknown", f"tensor {name} has no global offset", pointer)
+            return descriptor, list(given), fragment_id
         found = self.fragments.get(name, [])
+        if offset is not None:
+            found = [f for f in found if list(f.global_offset) == offset]
         if not found:
+            at = "" if offset is None else f" at global offset {offset}"
             raise _error(
                 "live_tensor_unknown",
-                f"tensor {name} has no fragment on rank {_rank_text(self.rank)} in the placement",
-                _pointer(name),
+                f"tensor {name} has no fragment{at} on rank {_rank_text(self.rank)} in the placement",
+                pointer,
             )
         if len(found) > 1:
             raise _error(
                 "live_fragment_ambiguous",
-                f"tensor {name} has {len(found)} fragments on rank {_rank_text(self.rank)} in the placement",
-                _pointer(name),
+                f"tensor {name} has {len(found)} fragments on rank {_rank_text(self.rank)} in the placement; "
+                "key each box by (tensor_id, global_offset)",
+                pointer,
             )
         fragment = found[0]
         descriptor = self.descriptors[name]
@@ -126,7 +173,7 @@ def _nbytes(facts: Mapping[str, Any]) -> int:
     return count * int(facts["itemsize"])
 
 
-def _allocation_start(tensor: Any, facts: Mapping[str, Any], name: str) -> int:
+def _allocation_start(tensor: Any, facts: Mapping[str, Any], pointer: str) -> int:
     """The address of the first byte of the allocation the tensor lives in: torch's
     untyped storage, else the root of a ``.base`` chain of readable arrays (numpy), else
     the tensor itself. The chain stops at a torch tensor's storage too: ``t.numpy()`` has
@@ -142,7 +189,7 @@ def _allocation_start(tensor: Any, facts: Mapping[str, Any], name: str) -> int:
         root = base
     if root is tensor:
         return int(facts["address"])
-    return int(_native.tensor_facts(root, _pointer(name))["address"])
+    return int(_native.tensor_facts(root, pointer)["address"])
 
 
 def _packed_spans(packed: Mapping[str, Any]) -> list[tuple[str, str, int, int]]:
@@ -156,7 +203,7 @@ def _packed_spans(packed: Mapping[str, Any]) -> list[tuple[str, str, int, int]]:
 
 
 def runtime_inventory(
-    tensors: Mapping[str, Any],
+    tensors: Mapping[Any, Any],
     *,
     worker_id: str,
     endpoint: str,
@@ -180,6 +227,10 @@ def runtime_inventory(
     ``descriptors`` (name -> :class:`TensorDescriptor`) and ``offsets`` (name -> global
     offset) with ``rank``, fragment ids from the adapter's rule
     ``{name}@dp{d}.pp{p}.tp{t}.ep{e}``. model_id and revision default to the placement's.
+    A key ``(tensor_id, global_offset)`` names one box of a tensor held as several: with a
+    placement, its fragment on ``rank`` at that offset; without, the offset is the key's
+    (``offsets`` need not name it) and the fragment id the adapter's followed by
+    ``@o0,o1,...``.
 
     Each record's dtype, itemsize, local_shape, stride, is_contiguous, device and address
     are the tensor's own; byte_offset is the view's distance from the start of its
@@ -196,9 +247,11 @@ def runtime_inventory(
     spans = _packed_spans(packed or {})
     records: list[dict[str, Any]] = []
     ties: dict[tuple[str, int, int], list[str]] = {}
-    for name, tensor in tensors.items():
-        descriptor, global_offset, fragment_id = where.locate(name)
-        facts = _native.tensor_facts(tensor, _pointer(name))
+    for key, tensor in tensors.items():
+        name, offset = _key(key)
+        descriptor, global_offset, fragment_id = where.locate(name, offset)
+        pointer = _pointer(_key_text(name, offset))
+        facts = _native.tensor_facts(tensor, pointer)
         address, nbytes, device = int(facts["address"]), _nbytes(facts), str(facts["device"])
         aliases: list[str] = []
         holder = next(
@@ -209,7 +262,7 @@ def runtime_inventory(
             start = holder[2]
             aliases.append(holder[0])
         else:
-            start = _allocation_start(tensor, facts, name)
+            start = _allocation_start(tensor, facts, pointer)
         byte_offset = address - start
         ties.setdefault((device, address, nbytes), []).append(name)
         records.append(
@@ -285,26 +338,30 @@ def combine(inventories: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
 
 
 def read_inventory(
-    inventory: Mapping[str, Any], *, owners: Optional[Mapping[str, Any]] = None
+    inventory: Mapping[str, Any], *, owners: Optional[Mapping[Any, Any]] = None
 ) -> RuntimeManifest:
     """The inventory read by the core (:meth:`RuntimeManifest.from_runtime_inventory`),
     with ``address_semantics="view"`` exactly when some record has a non-zero
-    storage_offset or byte_offset (§10.2). ``owners`` (tensor_id -> object) become the
-    fragments' owners, keeping the memory alive while the manifest is."""
+    storage_offset or byte_offset (§10.2). ``owners`` (keyed as the live tensors are, see
+    :func:`tensor_of`) become the fragments' owners, keeping the memory alive while the
+    manifest is."""
     view = any(r.get("storage_offset") or r.get("byte_offset") for r in inventory["tensors"])
     resolver = None
     if owners is not None:
         held = owners
 
         def resolver(record: Any) -> Any:
-            return held.get(record["tensor_id"])
+            try:
+                return tensor_of(held, record)
+            except KeyError:
+                return None
 
     return RuntimeManifest.from_runtime_inventory(
         inventory, owner_resolver=resolver, address_semantics="view" if view else None
     )
 
 
-def runtime_manifest(tensors: Mapping[str, Any], **where: Any) -> RuntimeManifest:
+def runtime_manifest(tensors: Mapping[Any, Any], **where: Any) -> RuntimeManifest:
     """:func:`runtime_inventory` of ``tensors`` (the same keywords) read by the core with
     :func:`read_inventory`; each fragment's owner is its tensor."""
     return read_inventory(runtime_inventory(tensors, **where), owners=tensors)

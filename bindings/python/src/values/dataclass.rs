@@ -99,8 +99,8 @@ pub(crate) fn set(
     names: &[&'static str],
 ) -> PyResult<()> {
     let py = object.py();
-    let text = name.to_cow()?;
-    if object.get_type().is(class) || names.contains(&text.as_ref()) {
+    let field = crate::utf8::text(name).is_some_and(|text| names.contains(&text));
+    if object.get_type().is(class) || field {
         let message = match value {
             Some(_) => format!("cannot assign to field {}", name.repr()?),
             None => format!("cannot delete field {}", name.repr()?),
