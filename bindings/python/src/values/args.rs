@@ -13,12 +13,12 @@ use pyo3::types::{PyDict, PyString, PyTuple};
 
 use crate::classes::Names;
 
-/// The parameters of one class's constructor.
-pub(crate) struct Signature {
+/// The parameters of one class's constructor, with `N` fields.
+pub(crate) struct Signature<const N: usize> {
     /// The class name, as Python's messages name `Class.__init__()`.
     class: &'static str,
     /// The fields in order.
-    names: &'static [&'static str],
+    names: &'static [&'static str; N],
     /// The same, interned.
     keys: Names,
     /// How many leading fields are required (the rest have defaults).
@@ -28,12 +28,12 @@ pub(crate) struct Signature {
 /// The arguments given for each field, in field order (`None`: not given).
 pub(crate) type Given<'py, const N: usize> = [Option<Bound<'py, PyAny>>; N];
 
-impl Signature {
+impl<const N: usize> Signature<N> {
     /// The constructor of `class` with the fields `names`, the first `required` of them
     /// without a default.
     pub(crate) const fn new(
         class: &'static str,
-        names: &'static [&'static str],
+        names: &'static [&'static str; N],
         required: usize,
     ) -> Self {
         Signature {
@@ -44,15 +44,14 @@ impl Signature {
         }
     }
 
-    /// Binds `args` and `kwargs` to the `N` fields.
-    pub(crate) fn bind<'py, const N: usize>(
+    /// Binds `args` and `kwargs` to the fields.
+    pub(crate) fn bind<'py>(
         &self,
         args: &Bound<'py, PyTuple>,
         kwargs: Option<&Bound<'py, PyDict>>,
     ) -> PyResult<Given<'py, N>> {
         let py = args.py();
         let names = self.names;
-        debug_assert_eq!(names.len(), N);
         let mut given: Given<'py, N> = std::array::from_fn(|_| None);
         if args.len() > N {
             return Err(self.too_many(args.len()));

@@ -69,9 +69,9 @@ super::value_class! {
     traverse: [owner],
 }
 
-static PLACEMENT: Signature = Signature::new("PlacementFragment", &PlacementFragment::FIELDS, 6);
-static RUNTIME: Signature = Signature::new("RuntimeFragment", &RuntimeFragment::FIELDS, 11);
-static BINDING: Signature =
+static PLACEMENT: Signature<7> = Signature::new("PlacementFragment", &PlacementFragment::FIELDS, 6);
+static RUNTIME: Signature<14> = Signature::new("RuntimeFragment", &RuntimeFragment::FIELDS, 11);
+static BINDING: Signature<8> =
     Signature::new("RuntimeBindingFragment", &RuntimeBindingFragment::FIELDS, 7);
 
 /// The checked rank of a fragment's `rank` argument; `None` when it is not a
