@@ -99,33 +99,58 @@ fn aliases_in_order(held: &[String], given: &Bound<'_, PyAny>) -> bool {
 }
 
 /// The given object of the field `name`, else None.
-fn given_or_none<'py>(
+fn given_or_none<'py, const N: usize>(
     py: Python<'py>,
-    names: &[&str],
-    given: &[Option<Bound<'py, PyAny>>],
+    names: &[&str; N],
+    given: &[Option<Bound<'py, PyAny>>; N],
     name: &str,
 ) -> Bound<'py, PyAny> {
     names
         .iter()
-        .position(|n| *n == name)
-        .and_then(|i| given[i].clone())
+        .zip(given)
+        .find(|(n, _)| **n == name)
+        .and_then(|(_, g)| g.clone())
         .unwrap_or_else(|| py.None().into_bound(py))
+}
+
+/// The fields and checked value of a fragment that has a rank (placement or runtime): the
+/// call bound to `signature`, the core's `check` of the arguments with the rank's checked
+/// value, each given field kept when normal (aliases only in the core's order), the rest
+/// from `normal_form(checked, rank, owner)`.
+fn with_rank<W, const N: usize>(
+    args: &Bound<'_, PyTuple>,
+    kwargs: Option<&Bound<'_, PyDict>>,
+    signature: &Signature<N>,
+    names: &'static [&'static str; N],
+    check: fn(
+        &weight_manifest::Object<'_>,
+        Option<wire::ParallelRank>,
+    ) -> weight_manifest::Result<W>,
+    aliases: fn(&W) -> &[String],
+    normal_form: impl Fn(&W, &Bound<'_, PyAny>, &Bound<'_, PyAny>) -> PyResult<[Py<PyAny>; N]>,
+) -> PyResult<([Py<PyAny>; N], W)> {
+    let py = args.py();
+    let given = signature.bind(args, kwargs)?;
+    let rank = given_or_none(py, names, &given, key::RANK);
+    let owner = given_or_none(py, names, &given, super::dataclass::OWNER);
+    let checked = check(&arguments(names, &given)?, checked_rank(&rank)).or_raise(py)?;
+    let fields = stored(py, names, &given, keep_aliases(aliases(&checked)), || {
+        normal_form(&checked, &rank, &owner)
+    })?;
+    Ok((fields, checked))
 }
 
 impl PlacementFragment {
     fn new(args: &Bound<'_, PyTuple>, kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<Self> {
         let py = args.py();
-        let given = PLACEMENT.bind(args, kwargs)?;
-        let rank = given_or_none(py, &Self::FIELDS, &given, key::RANK);
-        let checked =
-            construct::placement_fragment(&arguments(&Self::FIELDS, &given)?, checked_rank(&rank))
-                .or_raise(py)?;
-        let fields = stored(
-            py,
+        let (fields, checked) = with_rank(
+            args,
+            kwargs,
+            &PLACEMENT,
             &Self::FIELDS,
-            &given,
-            keep_aliases(&checked.aliases),
-            || Self::normal_form(py, &checked, &rank),
+            construct::placement_fragment,
+            |f| &f.aliases,
+            |f, rank, _| Self::normal_form(py, f, rank),
         )?;
         Ok(PlacementFragment { fields, checked })
     }
@@ -161,18 +186,14 @@ impl PlacementFragment {
 impl RuntimeFragment {
     fn new(args: &Bound<'_, PyTuple>, kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<Self> {
         let py = args.py();
-        let given = RUNTIME.bind(args, kwargs)?;
-        let rank = given_or_none(py, &Self::FIELDS, &given, key::RANK);
-        let owner = given_or_none(py, &Self::FIELDS, &given, super::dataclass::OWNER);
-        let checked =
-            construct::runtime_fragment(&arguments(&Self::FIELDS, &given)?, checked_rank(&rank))
-                .or_raise(py)?;
-        let fields = stored(
-            py,
+        let (fields, checked) = with_rank(
+            args,
+            kwargs,
+            &RUNTIME,
             &Self::FIELDS,
-            &given,
-            keep_aliases(&checked.aliases),
-            || Self::normal_form(py, &checked, &rank, &owner),
+            construct::runtime_fragment,
+            |f| &f.aliases,
+            |f, rank, owner| Self::normal_form(py, f, rank, owner),
         )?;
         Ok(RuntimeFragment { fields, checked })
     }
