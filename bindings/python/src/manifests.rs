@@ -63,7 +63,6 @@ fn items<'py, T: PyClass + PyTypeInfo>(
     this: &Bound<'py, PyAny>,
     owner: &str,
     collection: &'static str,
-    type_name: &str,
 ) -> PyResult<Vec<Bound<'py, T>>> {
     let py = this.py();
     let member = this.getattr(collection)?;
@@ -77,7 +76,7 @@ fn items<'py, T: PyClass + PyTypeInfo>(
             item?.cast_into::<T>().map_err(|_| {
                 to_py(
                     py,
-                    &construct::wrong_element_type(owner, collection, type_name),
+                    &construct::wrong_element_type(owner, collection, T::NAME),
                 )
             })
         })
@@ -101,17 +100,16 @@ fn owner_of(owner: &Bound<'_, PyAny>) -> Option<Owner> {
 
 /// `items` in the order the core holds them: sorted by `id` (byte order, as the core sorts;
 /// the core has checked that the ids are distinct).
-fn sorted_by<'py, T>(
-    py: Python<'py>,
-    items: &[Bound<'py, T>],
+fn sorted_by<'a, 'py, T>(
+    items: &'a [Bound<'py, T>],
     id: impl Fn(&T) -> &str,
-) -> PyResult<Bound<'py, PyTuple>>
+) -> Vec<&'a Bound<'py, T>>
 where
     T: PyClass<Frozen = pyo3::pyclass::boolean_struct::True> + Sync,
 {
     let mut order: Vec<&Bound<'py, T>> = items.iter().collect();
     order.sort_by(|a, b| id(a.get()).cmp(id(b.get())));
-    PyTuple::new(py, order)
+    order
 }
 
 /// The manifest's `tensors` member: the given instances in the core's order (sorted by
@@ -121,9 +119,7 @@ fn held_tensors<'py>(
     items: &[Bound<'py, TensorDescriptor>],
     canonical: &[wire::TensorDescriptor],
 ) -> PyResult<Bound<'py, PyAny>> {
-    let mut order: Vec<&Bound<'py, TensorDescriptor>> = items.iter().collect();
-    order.sort_by(|a, b| a.get().checked.tensor_id.cmp(&b.get().checked.tensor_id));
-    let held = order
+    let held = sorted_by(items, |t| &t.checked.tensor_id)
         .into_iter()
         .zip(canonical)
         .map(|(item, canonical)| {
@@ -151,8 +147,8 @@ where
 pub(crate) fn init_placement_manifest(this: &Bound<'_, PyAny>) -> PyResult<()> {
     let py = this.py();
     let owner = "PlacementManifest";
-    let tensor_items = items::<TensorDescriptor>(this, owner, "tensors", "TensorDescriptor")?;
-    let fragment_items = items::<PlacementFragment>(this, owner, "fragments", "PlacementFragment")?;
+    let tensor_items = items::<TensorDescriptor>(this, owner, "tensors")?;
+    let fragment_items = items::<PlacementFragment>(this, owner, "fragments")?;
     let fields = header(this, &PLACEMENT_HEADER)?;
     let tensors = checked(&tensor_items, |t| &t.checked);
     let fragments = checked(&fragment_items, |f| &f.checked);
@@ -160,7 +156,10 @@ pub(crate) fn init_placement_manifest(this: &Bound<'_, PyAny>) -> PyResult<()> {
         .detach(|| construct::placement_manifest(&fields, tensors, fragments))
         .map_err(|e| to_py(py, &e))?;
     let held = held_tensors(py, &tensor_items, placement.tensors())?;
-    let fragments = sorted_by(py, &fragment_items, |f| &f.checked.placement_fragment_id)?;
+    let fragments = PyTuple::new(
+        py,
+        sorted_by(&fragment_items, |f| &f.checked.placement_fragment_id),
+    )?;
     store(
         this,
         &[
@@ -180,8 +179,8 @@ pub(crate) fn init_placement_manifest(this: &Bound<'_, PyAny>) -> PyResult<()> {
 pub(crate) fn init_runtime_manifest(this: &Bound<'_, PyAny>) -> PyResult<()> {
     let py = this.py();
     let owner = "RuntimeManifest";
-    let tensor_items = items::<TensorDescriptor>(this, owner, "tensors", "TensorDescriptor")?;
-    let fragment_items = items::<RuntimeFragment>(this, owner, "fragments", "RuntimeFragment")?;
+    let tensor_items = items::<TensorDescriptor>(this, owner, "tensors")?;
+    let fragment_items = items::<RuntimeFragment>(this, owner, "fragments")?;
     let tensors = checked(&tensor_items, |t| &t.checked);
     let fragments = checked(&fragment_items, |f| &f.checked);
     let owners = fragment_items
@@ -214,12 +213,8 @@ pub(crate) fn init_runtime_manifest(this: &Bound<'_, PyAny>) -> PyResult<()> {
 #[pyfunction]
 pub(crate) fn init_binding_manifest(this: &Bound<'_, PyAny>) -> PyResult<()> {
     let py = this.py();
-    let fragment_items = items::<RuntimeBindingFragment>(
-        this,
-        "RuntimeBindingManifest",
-        "fragments",
-        "RuntimeBindingFragment",
-    )?;
+    let fragment_items =
+        items::<RuntimeBindingFragment>(this, "RuntimeBindingManifest", "fragments")?;
     let fragments = checked(&fragment_items, |f| &f.checked);
     let owners = fragment_items
         .iter()
@@ -227,8 +222,11 @@ pub(crate) fn init_binding_manifest(this: &Bound<'_, PyAny>) -> PyResult<()> {
         .collect();
     let binding = construct::binding_manifest(&header(this, &BINDING_HEADER)?, fragments, owners)
         .map_err(|e| to_py(py, &e))?;
-    let fragments =
-        sorted_by(py, &fragment_items, |f| &f.checked.placement_fragment_id)?.into_any();
+    let fragments = PyTuple::new(
+        py,
+        sorted_by(&fragment_items, |f| &f.checked.placement_fragment_id),
+    )?
+    .into_any();
     let wire = binding.as_wire();
     let stored = [
         ("model_id", string(py, &wire.model_id)?),

@@ -261,7 +261,9 @@ def test_stacked_experts_are_boxes_of_one_fused_parameter() -> None:
     error = raises("live_tensor_unknown", live.runtime_inventory, {(GATE, (6, 0, 0)): views[(GATE, (4, 0, 0))]},
                    **where(rank=SGLANG_RANK, placement=placement))
     assert error.path == f"/tensors/{GATE}@6,0,0"
-    raises("live_arguments_invalid", live.runtime_inventory, {(GATE, "4,0,0"): w13}, **keywords)
+    assert str(error) == f"tensor {GATE} has no fragment at global offset [6, 0, 0] on rank dp0.pp1.tp0.ep2 in the placement"
+    error = raises("live_arguments_invalid", live.runtime_inventory, {(GATE, "4,0,0"): w13}, **keywords)
+    assert error.path is None and str(error).startswith("a tensor is keyed by its tensor_id or by (tensor_id, global_offset)")
 
 
 def test_stacked_experts_content_and_changes_follow_their_boxes() -> None:

@@ -2,12 +2,12 @@
 //! equality and hashing over the compared fields as tuples, the field-wise repr, the
 //! frozen `__setattr__` / `__delattr__`, and pickling by the constructor's positional
 //! arguments. Every field but `owner` is compared, hashed and shown (the declarations in
-//! `weight_manifest._types` say so, and `adopt` checks it).
+//! `weight_manifest._types` say so, and its `_native_dataclass` checks it).
 
 use pyo3::exceptions::PyAttributeError;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::{PyBool, PyDict, PyString, PyTuple, PyType};
+use pyo3::types::{PyDict, PyString, PyTuple, PyType};
 
 /// The one field that is neither compared, hashed nor shown (`field(compare=False,
 /// repr=False)` in the declarations).
@@ -35,16 +35,14 @@ pub(crate) fn eq(
     fields: &[Py<PyAny>],
     other: &[Py<PyAny>],
     names: &[&'static str],
-) -> PyResult<Py<PyAny>> {
-    let mut equal = true;
+) -> PyResult<bool> {
     for ((_, a), (_, b)) in compared(py, fields, names).zip(compared(py, other, names)) {
         // A tuple compares its items by identity first, then by `==`.
         if !(a.is(b) || a.eq(b)?) {
-            equal = false;
-            break;
+            return Ok(false);
         }
     }
-    Ok(PyBool::new(py, equal).to_owned().into_any().unbind())
+    Ok(true)
 }
 
 /// `hash((self.a, ...))` over the compared fields.

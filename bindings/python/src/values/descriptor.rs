@@ -29,7 +29,8 @@ super::value_class! {
     ],
 }
 
-static SIGNATURE: Signature<9> = Signature::new("TensorDescriptor", &TensorDescriptor::FIELDS, 6);
+static SIGNATURE: Signature<9> =
+    Signature::new(TensorDescriptor::NAME, &TensorDescriptor::FIELDS, 6);
 
 /// The fields whose spelling an instance keeps.
 const SPELLED: [&str; 2] = [key::PARTITION_DIM, key::SHARD_DIMS];

@@ -88,26 +88,21 @@ pub(crate) fn stored<const N: usize>(
     keep: impl Fn(&str, &Bound<'_, PyAny>) -> bool,
     made: impl FnOnce() -> PyResult<[Py<PyAny>; N]>,
 ) -> PyResult<[Py<PyAny>; N]> {
-    let as_given = |i: usize| {
+    let kept: [Option<&Bound<'_, PyAny>>; N] = std::array::from_fn(|i| {
         given[i]
             .as_ref()
             .filter(|o| (OBJECTS.contains(&names[i]) || normal(o)) && keep(names[i], o))
+    });
+    // Every field kept needs no normal form: placeholders, each overwritten below.
+    let mut fields = if kept.iter().all(Option::is_some) {
+        std::array::from_fn(|_| py.None())
+    } else {
+        made()?
     };
-    let mut made = Some(made);
-    let mut normal_form: Option<[Py<PyAny>; N]> = None;
-    let mut fields = Vec::with_capacity(N);
-    for i in 0..N {
-        if let Some(object) = as_given(i) {
-            fields.push(object.clone().unbind());
-            continue;
-        }
-        if let Some(make) = made.take() {
-            normal_form = Some(make()?);
-        }
-        if let Some(normal_form) = &normal_form {
-            fields.push(normal_form[i].clone_ref(py));
+    for (field, kept) in fields.iter_mut().zip(kept) {
+        if let Some(object) = kept {
+            *field = object.clone().unbind();
         }
     }
-    <[Py<PyAny>; N]>::try_from(fields)
-        .map_err(|_| pyo3::exceptions::PyRuntimeError::new_err("a value class lost a field"))
+    Ok(fields)
 }

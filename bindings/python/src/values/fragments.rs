@@ -69,10 +69,14 @@ super::value_class! {
     traverse: [owner],
 }
 
-static PLACEMENT: Signature<7> = Signature::new("PlacementFragment", &PlacementFragment::FIELDS, 6);
-static RUNTIME: Signature<14> = Signature::new("RuntimeFragment", &RuntimeFragment::FIELDS, 11);
-static BINDING: Signature<8> =
-    Signature::new("RuntimeBindingFragment", &RuntimeBindingFragment::FIELDS, 7);
+static PLACEMENT: Signature<7> =
+    Signature::new(PlacementFragment::NAME, &PlacementFragment::FIELDS, 6);
+static RUNTIME: Signature<14> = Signature::new(RuntimeFragment::NAME, &RuntimeFragment::FIELDS, 11);
+static BINDING: Signature<8> = Signature::new(
+    RuntimeBindingFragment::NAME,
+    &RuntimeBindingFragment::FIELDS,
+    7,
+);
 
 /// The checked rank of a fragment's `rank` argument; `None` when it is not a
 /// ParallelRank (the core rejects that at its step).

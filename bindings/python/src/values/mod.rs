@@ -59,6 +59,9 @@ macro_rules! value_class {
         }
 
         impl $class {
+            /// The class's Python name.
+            pub(crate) const NAME: &'static str = $name;
+
             /// The fields in the dataclass's order.
             pub(crate) const FIELDS: [&'static str; $crate::values::count!($($field)+)] =
                 [$(stringify!($field)),+];
@@ -71,7 +74,7 @@ macro_rules! value_class {
                 checked: $checked,
             ) -> pyo3::PyResult<pyo3::Bound<'_, Self>> {
                 let made = pyo3::Bound::new(py, Self { fields, checked })?;
-                $crate::values::untrack_if_acyclic(made.as_any(), &made.get().fields, &Self::FIELDS);
+                $crate::values::untrack_if_acyclic(&made, &made.get().fields, &Self::FIELDS);
                 Ok(made)
             }
         }
@@ -96,7 +99,7 @@ macro_rules! value_class {
                 _args: &pyo3::Bound<'_, pyo3::types::PyTuple>,
                 _kwargs: Option<&pyo3::Bound<'_, pyo3::types::PyDict>>,
             ) {
-                $crate::values::untrack_if_acyclic(slf.as_any(), &slf.get().fields, &Self::FIELDS);
+                $crate::values::untrack_if_acyclic(slf, &slf.get().fields, &Self::FIELDS);
             }
 
             $(
@@ -123,7 +126,8 @@ macro_rules! value_class {
                     return Ok(py.NotImplemented());
                 }
                 let other = other.cast::<Self>()?;
-                $crate::values::dataclass::eq(py, &slf.get().fields, &other.get().fields, &Self::FIELDS)
+                let equal = $crate::values::dataclass::eq(py, &slf.get().fields, &other.get().fields, &Self::FIELDS)?;
+                Ok(pyo3::types::PyBool::new(py, equal).to_owned().into_any().unbind())
             }
 
             fn __hash__(slf: &pyo3::Bound<'_, Self>) -> pyo3::PyResult<isize> {
@@ -175,35 +179,25 @@ macro_rules! value_class {
 }
 pub(crate) use value_class;
 
-/// Takes an instance of a value class itself (not of a subclass, which may hold anything)
+/// Takes an instance of the value class `T` itself (not of a subclass, which may hold anything)
 /// out of the cyclic garbage collector when its fields can be in no reference cycle:
 /// plain values, and a rank or owner that is None or a ParallelRank itself. A collector
 /// that tracks them rescans every one of a model's 10^5 fragments again and again while
 /// they are made (and with them the caller's heap, often the document they come from);
 /// reference counting still frees them.
 #[allow(unsafe_code)]
-pub(crate) fn untrack_if_acyclic(
-    object: &Bound<'_, PyAny>,
+pub(crate) fn untrack_if_acyclic<T: pyo3::PyTypeInfo>(
+    object: &Bound<'_, T>,
     fields: &[Py<PyAny>],
     names: &[&'static str],
 ) {
     let py = object.py();
-    let class = object.get_type();
-    let value_class = [
-        py.get_type::<ParallelRank>(),
-        py.get_type::<TensorDescriptor>(),
-        py.get_type::<PlacementFragment>(),
-        py.get_type::<RuntimeFragment>(),
-        py.get_type::<RuntimeBindingFragment>(),
-    ]
-    .iter()
-    .any(|c| class.is(c));
     let rank = py.get_type::<ParallelRank>();
     let acyclic = names.iter().zip(fields).all(|(name, field)| {
         let field = field.bind(py);
         !fields::OBJECTS.contains(name) || field.is_none() || field.get_type().is(&rank)
     });
-    if value_class && acyclic {
+    if object.as_any().get_type().is(py.get_type::<T>()) && acyclic {
         // SAFETY: the GIL is held and the object is alive and fully built; untracking a
         // GC object (or one already untracked) only removes it from the collector's lists.
         unsafe { pyo3::ffi::PyObject_GC_UnTrack(object.as_ptr().cast()) };

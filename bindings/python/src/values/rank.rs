@@ -16,7 +16,7 @@ super::value_class! {
     fields: [dp, tp, pp, ep],
 }
 
-static SIGNATURE: Signature<4> = Signature::new("ParallelRank", &ParallelRank::FIELDS, 0);
+static SIGNATURE: Signature<4> = Signature::new(ParallelRank::NAME, &ParallelRank::FIELDS, 0);
 
 impl ParallelRank {
     fn new(args: &Bound<'_, PyTuple>, kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<Self> {
