@@ -37,16 +37,18 @@ pub mod canonical;
 pub mod code;
 pub mod coverage;
 pub mod detail;
+pub mod document;
 pub mod error;
 pub mod inventory;
 pub mod limits;
-pub mod mooncake;
 mod options;
 pub mod path;
 pub mod plan;
 pub mod plan_bind;
 pub mod reader;
+pub mod rules;
 pub mod schema;
+pub mod util;
 pub mod value;
 pub mod wire;
 
@@ -54,7 +56,6 @@ pub mod wire;
 mod test_support;
 
 mod bind;
-mod check;
 pub mod construct;
 mod geometry;
 mod identity;
@@ -62,8 +63,6 @@ mod locate;
 mod model;
 mod parse;
 mod project;
-mod rules;
-mod validate;
 
 pub use bind::bind;
 pub use code::Code;
@@ -74,7 +73,7 @@ pub use limits::{LimitSettingError, Limits};
 pub use model::{Binding, Owner, Placement, Runtime};
 pub use options::{AddressSemantics, Options, OwnerResolver};
 pub use path::Path;
-pub use plan::{plan, plan_with_choice, Plan, PlanLimits, ReplicaChoice};
+pub use plan::{plan, plan_with_choice, Plan, PlanLimits, ReplicaChoice, ReplicaPolicy};
 pub use plan_bind::{bind_plan, BoundPlan, Fences};
 pub use project::{
     placement_fragment_id, project_binding, project_binding_value, project_placement,

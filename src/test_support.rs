@@ -116,3 +116,29 @@ pub(crate) fn slab_family(ndim: usize, m: u64) -> (Vec<u64>, RawBoxes) {
     }
     (shape, boxes)
 }
+
+/// The fast paths as the agreement tests call them: on bytes (`None` unless UTF-8), and
+/// an accepted document as `Some(Ok(_))`, so that it compares with the general path's
+/// result (a fast path never rejects).
+pub(crate) fn fast_placement(
+    text: &[u8],
+    limits: &crate::limits::Limits,
+) -> Option<crate::error::Result<crate::model::Placement>> {
+    crate::parse::fast_placement(std::str::from_utf8(text).ok()?, limits).map(Ok)
+}
+
+/// [`fast_placement`] for the runtime inventory's fast path.
+pub(crate) fn fast_runtime_inventory(
+    text: &[u8],
+    options: &crate::options::Options<'_>,
+) -> Option<crate::error::Result<crate::model::Runtime>> {
+    crate::inventory::fast_runtime_inventory(std::str::from_utf8(text).ok()?, options).map(Ok)
+}
+
+/// The compact validation of a runtime inventory, on bytes.
+pub(crate) fn fast_runtime_inventory_summary(
+    text: &[u8],
+    options: &crate::options::Options<'_>,
+) -> Option<crate::inventory::RuntimeSummary> {
+    crate::inventory::fast_runtime_inventory_summary(std::str::from_utf8(text).ok()?, options)
+}

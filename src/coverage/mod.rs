@@ -35,11 +35,12 @@ mod report;
 use std::fmt::Write as _;
 
 use crate::canonical;
+use crate::document::read_typed;
 use crate::error::{Code, Error, Result};
 use crate::limits::Limits;
 use crate::model::Placement;
 use crate::options::Options;
-use crate::wire::{read_typed, CoverageReport, CoverageStatus, CoverageTensor};
+use crate::wire::{CoverageReport, CoverageStatus, CoverageTensor};
 
 /// The coverage report of one placement.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -1,21 +1,21 @@
 //! The binding inventory reader (contract §10.4).
 
+use super::labels::offsets_require_view;
 use super::members::Members;
-use super::offsets_require_view;
-use crate::check;
+use crate::document::top_object;
 use crate::error::{Code, Error, Result};
 use crate::locate::MANIFEST;
 use crate::model::binding::BindingHeader;
-use crate::model::fragment::SiteFields;
-use crate::model::fragment::{check_binding_fragment, BindingFragmentFields};
 use crate::model::{construct_binding, Binding};
 use crate::options::Options;
-use crate::parse::top_object_of;
 use crate::path::Path;
+use crate::rules::fragment::SiteFields;
+use crate::rules::fragment::{check_binding_fragment, BindingFragmentFields};
+use crate::rules::values;
 use crate::value::Value;
 use crate::wire::key;
 
-const LABEL: &str = super::BINDING_INVENTORY_LABEL;
+const LABEL: &str = super::labels::BINDING_INVENTORY_LABEL;
 
 /// Reads a binding inventory document into a validated [`Binding`]: `max_fragments` on
 /// the records.
@@ -24,13 +24,13 @@ pub(crate) fn binding_from_inventory(
     options: &Options<'_>,
 ) -> Result<Binding> {
     let root = Path::Root;
-    top_object_of(document, LABEL)?;
+    top_object(document, LABEL)?;
     let view = options.address_semantics.is_view();
     let limits = &options.limits;
     let top = Members::of(document, &root);
 
     let generation_value = top.req(key::GENERATION)?;
-    let generation = check::int(
+    let generation = values::int(
         generation_value,
         key::GENERATION,
         0,
@@ -46,7 +46,7 @@ pub(crate) fn binding_from_inventory(
         generation: generation_value,
     };
     let fragments_at = top.at(key::FRAGMENTS);
-    let records = check::seq(
+    let records = values::seq(
         top.req(key::FRAGMENTS)?,
         "runtime binding fragments",
         &fragments_at,

@@ -3,11 +3,12 @@
 
 use super::Plan;
 use crate::canonical;
+use crate::document::{check_id, read_typed};
 use crate::error::{Code, Result};
 use crate::options::Options;
+use crate::wire::key;
 use crate::wire::members::reshard_plan_id;
 use crate::wire::ReshardPlan;
-use crate::wire::{check_id, key, read_typed};
 
 impl Plan {
     /// Reads a reshard plan document (the output of `weight-manifest plan`) strictly,

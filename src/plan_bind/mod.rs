@@ -18,11 +18,12 @@ mod wire;
 
 use std::collections::BTreeMap;
 
+use crate::document::{check_id, read_typed};
 use crate::error::{Code, Error, Result};
 use crate::model::Binding;
 use crate::options::Options;
 use crate::plan::Plan;
-use crate::wire::{check_id, key, members, read_typed};
+use crate::wire::{key, members};
 use crate::wire::{BoundCopy, BoundPair, BoundPlan as BoundPlanWire};
 
 pub use segments::{segments, Segments};

@@ -7,11 +7,11 @@ use std::process::ExitCode;
 
 use clap::{Args, Subcommand};
 use serde_json::json;
-use weight_manifest::mooncake::{
+use weight_manifest::{reader, Limits, Options, Placement};
+use weight_manifest_mooncake::{
     export, generated_fragment_id, import, import_storage, AxisKind, ExportOptions,
     MooncakePlacement, MooncakeStorageManifest,
 };
-use weight_manifest::{reader, Limits, Options, Placement};
 
 use super::args::{Format, FormatArg, Out};
 use super::input::read_input;
@@ -102,10 +102,14 @@ pub(crate) fn run(command: &MooncakeCommand, limits: &Limits, progress: &Progres
             let format = input.format.format;
             let result = progress.reading(label, text.len(), || {
                 if super::plan::is_mooncake_store(&text) {
-                    MooncakeStorageManifest::from_json_with(&text, limits)
-                        .and_then(|m| import_storage(&m))
+                    MooncakeStorageManifest::from_json(
+                        &text,
+                        &Options::default().with_limits(*limits),
+                    )
+                    .and_then(|m| import_storage(&m))
                 } else {
-                    MooncakePlacement::from_json_with(&text, limits).and_then(|m| import(&m))
+                    MooncakePlacement::from_json(&text, &Options::default().with_limits(*limits))
+                        .and_then(|m| import(&m))
                 }
             });
             let imported = match result {
@@ -139,7 +143,10 @@ pub(crate) fn run(command: &MooncakeCommand, limits: &Limits, progress: &Progres
             // A placement the one-pass reader accepts has parts: it is no Store manifest,
             // and this is the placement the general reader gives (no tree is built).
             let accepted = progress.reading(label, text.len(), || {
-                MooncakePlacement::from_json_one_pass(&text, limits)
+                MooncakePlacement::from_json_one_pass(
+                    &text,
+                    &Options::default().with_limits(*limits),
+                )
             });
             // A Store manifest has a namespace; everything else is read as a placement.
             let storage = accepted.is_none()
@@ -149,7 +156,10 @@ pub(crate) fn run(command: &MooncakeCommand, limits: &Limits, progress: &Progres
                 );
             if storage {
                 return Ok(
-                    match MooncakeStorageManifest::from_json_with(&text, limits) {
+                    match MooncakeStorageManifest::from_json(
+                        &text,
+                        &Options::default().with_limits(*limits),
+                    ) {
                         Err(e) => rejection(&e, format),
                         Ok(m) => {
                             let (digest, tensors, fragments) =
@@ -171,7 +181,7 @@ pub(crate) fn run(command: &MooncakeCommand, limits: &Limits, progress: &Progres
             let result = match accepted {
                 Some(m) => Ok(m),
                 None => progress.reading(label, text.len(), || {
-                    MooncakePlacement::from_json_with(&text, limits)
+                    MooncakePlacement::from_json(&text, &Options::default().with_limits(*limits))
                 }),
             };
             Ok(match result {
@@ -221,7 +231,7 @@ fn run_export(args: &ExportArgs, limits: &Limits, progress: &Progress) -> Outcom
         Some(path) => {
             let text =
                 std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-            match ExportOptions::from_overrides_json(&text) {
+            match ExportOptions::from_overrides_json(&text, &Options::default()) {
                 Ok(o) => o,
                 Err(e) => return Ok(rejection(&e, format)),
             }

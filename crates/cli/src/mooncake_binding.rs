@@ -7,10 +7,10 @@ use std::process::ExitCode;
 
 use clap::Args;
 use serde_json::json;
-use weight_manifest::mooncake::{
+use weight_manifest::{Binding, Error, Limits, Options};
+use weight_manifest_mooncake::{
     export_binding, import_binding, MooncakeBinding, MooncakePlacement,
 };
-use weight_manifest::{Binding, Error, Limits, Options};
 
 use super::args::{Format, FormatArg, Out};
 use super::input::read_input;
@@ -47,7 +47,7 @@ pub(crate) fn run(
     let text = read_input(&args.file, max, progress, "runtime binding")?;
     let format = args.format.format;
     let placement = match progress.reading("Mooncake placement", placement_text.len(), || {
-        MooncakePlacement::from_json_with(&placement_text, limits)
+        MooncakePlacement::from_json(&placement_text, &Options::default().with_limits(*limits))
     }) {
         Ok(p) => p,
         Err(e) => return Ok(rejection(&e, format)),
@@ -57,7 +57,7 @@ pub(crate) fn run(
             .and_then(|b| export_binding(&b, &placement))
             .map(|list| (MooncakeBinding::list_to_json(&list), Vec::new()))
     } else {
-        MooncakeBinding::list_from_json(&text)
+        MooncakeBinding::list_from_json(&text, &Options::default())
             .and_then(|list| import_binding(&list, &placement))
             .map(|i| {
                 (

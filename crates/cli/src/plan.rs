@@ -5,14 +5,14 @@ use std::process::ExitCode;
 
 use clap::{Args, ValueEnum};
 use serde_json::{json, Value as Json};
-use weight_manifest::mooncake::{
-    check_generations, export, import_owned, import_storage, ExportOptions, MooncakePlacement,
-    MooncakeReplicas, MooncakeStorageManifest,
-};
 use weight_manifest::plan::{
     plan_with_progress, PlanStats, DEFAULT_MAX_REGIONS, DEFAULT_MAX_SEGMENTS,
 };
 use weight_manifest::{Error, Limits, Placement, PlanLimits, ReplicaChoice};
+use weight_manifest_mooncake::{
+    check_generations, export, import_owned, import_storage, ExportOptions, MooncakePlacement,
+    MooncakeReplicas, MooncakeStorageManifest,
+};
 
 use super::args::{Format, FormatArg};
 use super::input::read_input;
@@ -101,17 +101,22 @@ fn read_placement(
     // what the general reader gives, without scanning the text for keys.
     let canonical = text.starts_with(b"{\"parts\":[");
     if let Some(m) = canonical
-        .then(|| MooncakePlacement::from_json_one_pass(text, limits))
+        .then(|| {
+            MooncakePlacement::from_json_one_pass(text, &Options::default().with_limits(*limits))
+        })
         .flatten()
     {
         return mooncake_placement(m, replicas);
     }
     if is_mooncake_store(text) {
-        let m = MooncakeStorageManifest::from_json_with(text, limits)?;
+        let m = MooncakeStorageManifest::from_json(text, &Options::default().with_limits(*limits))?;
         let generation = Some(m.weight_generation);
         Ok((import_storage(&m)?.placement, Replicas::Store, generation))
     } else if is_mooncake(text) {
-        mooncake_placement(MooncakePlacement::from_json_with(text, limits)?, replicas)
+        mooncake_placement(
+            MooncakePlacement::from_json(text, &Options::default().with_limits(*limits))?,
+            replicas,
+        )
     } else {
         Ok((Placement::from_json(text, options)?, Replicas::Ours, None))
     }
@@ -223,7 +228,7 @@ pub(crate) fn run(
                         &source,
                         &target,
                         &limits,
-                        ReplicaChoice::Mooncake(&replicas),
+                        ReplicaChoice::Policy(&replicas),
                     )
                 });
                 leave_to_exit((source, target, replicas));
