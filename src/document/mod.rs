@@ -52,7 +52,8 @@ mod typed;
 
 pub use kind::document_kind;
 pub use shape::{exact, manifest_top, member, top_object};
-pub(crate) use typed::{check_id, read_typed};
+pub(crate) use typed::check_id;
+pub use typed::{typed_from_text, typed_from_tree};
 
 use crate::error::Result;
 use crate::options::Options;
@@ -87,15 +88,18 @@ pub trait Document {
     /// The kind's rejections.
     fn from_tree(document: &Value<'_>, options: &Options<'_>) -> Result<Self::Output>;
 
-    /// [`Document::from_tree`] on a tree the general path may consume, so that a kind
-    /// whose rules build a large intermediate value can free the tree first. The default
-    /// borrows it.
+    /// The general path with the text at hand, as [`read`] runs it: `tree` is `text` as
+    /// the strict reader read it, and the kind may consume it (to free it before its rules
+    /// build a large value) or read the text itself (a kind read by serde once the strict
+    /// reader has accepted the text, [`typed_from_text`]). The default is
+    /// [`Document::from_tree`].
     ///
     /// # Errors
     ///
     /// As [`Document::from_tree`].
-    fn from_owned_tree(document: Value<'_>, options: &Options<'_>) -> Result<Self::Output> {
-        Self::from_tree(&document, options)
+    fn from_text(text: &str, tree: Value<'_>, options: &Options<'_>) -> Result<Self::Output> {
+        let _ = text;
+        Self::from_tree(&tree, options)
     }
 }
 
@@ -115,5 +119,5 @@ pub fn read<D: Document + ?Sized>(text: &[u8], options: &Options<'_>) -> Result<
         return Ok(value);
     }
     let tree = reader::parse(text, D::LABEL, &options.limits)?;
-    D::from_owned_tree(tree, options)
+    D::from_text(text, tree, options)
 }

@@ -3,12 +3,38 @@
 
 use super::Plan;
 use crate::canonical;
-use crate::document::{check_id, read_typed};
+use crate::document::{self, check_id, typed_from_text, typed_from_tree, Document};
 use crate::error::{Code, Result};
 use crate::options::Options;
+use crate::value::Value;
 use crate::wire::key;
 use crate::wire::members::reshard_plan_id;
 use crate::wire::ReshardPlan;
+
+/// The reshard plan as a document kind of the reading pipeline.
+struct PlanDocument;
+
+impl Document for PlanDocument {
+    type Output = Plan;
+    const LABEL: &'static str = "reshard plan";
+
+    fn from_tree(tree: &Value<'_>, _: &Options<'_>) -> Result<Plan> {
+        Plan::checked(typed_from_tree(
+            tree,
+            Self::LABEL,
+            Code::PlanDocumentInvalid,
+        )?)
+    }
+
+    fn from_text(text: &str, tree: Value<'_>, _: &Options<'_>) -> Result<Plan> {
+        Plan::checked(typed_from_text(
+            text,
+            &tree,
+            Self::LABEL,
+            Code::PlanDocumentInvalid,
+        )?)
+    }
+}
 
 impl Plan {
     /// Reads a reshard plan document (the output of `weight-manifest plan`) strictly,
@@ -24,13 +50,7 @@ impl Plan {
     /// plan schema's members and types; `plan_id_mismatch` when its plan_id is not the id
     /// of its contents.
     pub fn from_json(text: impl AsRef<[u8]>, options: &Options<'_>) -> Result<Plan> {
-        let plan: ReshardPlan = read_typed(
-            text.as_ref(),
-            "reshard plan",
-            &options.limits,
-            Code::PlanDocumentInvalid,
-        )?;
-        Plan::checked(plan)
+        document::read::<PlanDocument>(text.as_ref(), options)
     }
 
     /// A plan from its typed wire value, whose plan_id must be the id of its contents

@@ -18,11 +18,12 @@ mod wire;
 
 use std::collections::BTreeMap;
 
-use crate::document::{check_id, read_typed};
+use crate::document::{self, check_id, typed_from_text, typed_from_tree, Document};
 use crate::error::{Code, Error, Result};
 use crate::model::Binding;
 use crate::options::Options;
 use crate::plan::Plan;
+use crate::value::Value;
 use crate::wire::{key, members};
 use crate::wire::{BoundCopy, BoundPair, BoundPlan as BoundPlanWire};
 
@@ -58,12 +59,11 @@ impl BoundPlan {
     /// bound plan schema's members and types; `bound_plan_id_mismatch` when its
     /// bound_plan_id is not the id of its contents.
     pub fn from_json(text: impl AsRef<[u8]>, options: &Options<'_>) -> Result<BoundPlan> {
-        let wire: BoundPlanWire = read_typed(
-            text.as_ref(),
-            "bound plan",
-            &options.limits,
-            Code::BoundPlanDocumentInvalid,
-        )?;
+        document::read::<BoundPlanDocument>(text.as_ref(), options)
+    }
+
+    /// The bound plan of `wire` once its bound_plan_id is checked.
+    fn checked(wire: BoundPlanWire) -> Result<BoundPlan> {
         let computed =
             members::bound_plan_id(&wire.pairs, &wire.plan_id, &wire.source, &wire.target);
         check_id(
@@ -164,4 +164,29 @@ pub fn bind_plan(
         .collect();
     let (json, wire) = wire::finish(&plan.plan_id, source_side, target_side, pairs);
     Ok(BoundPlan { json, wire })
+}
+
+/// The bound plan as a document kind of the reading pipeline.
+struct BoundPlanDocument;
+
+impl Document for BoundPlanDocument {
+    type Output = BoundPlan;
+    const LABEL: &'static str = "bound plan";
+
+    fn from_tree(tree: &Value<'_>, _: &Options<'_>) -> Result<BoundPlan> {
+        BoundPlan::checked(typed_from_tree(
+            tree,
+            Self::LABEL,
+            Code::BoundPlanDocumentInvalid,
+        )?)
+    }
+
+    fn from_text(text: &str, tree: Value<'_>, _: &Options<'_>) -> Result<BoundPlan> {
+        BoundPlan::checked(typed_from_text(
+            text,
+            &tree,
+            Self::LABEL,
+            Code::BoundPlanDocumentInvalid,
+        )?)
+    }
 }

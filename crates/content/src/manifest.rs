@@ -3,9 +3,11 @@
 
 use std::collections::BTreeMap;
 
+use weight_manifest::document::{self, typed_from_text, typed_from_tree, Document};
 use weight_manifest::error::{Code, Error, Result};
+use weight_manifest::value::Value;
 use weight_manifest::wire::{ContentEdge, ContentFragment, ContentManifest, ContentPartial};
-use weight_manifest::{canonical, reader, Limits};
+use weight_manifest::{canonical, Limits, Options};
 
 use crate::combine::{combine, Fragment};
 use crate::hash::{self, Digest};
@@ -33,13 +35,43 @@ fn invalid(message: impl Into<String>, pointer: impl Into<String>) -> Error {
 /// anything else, with the pointer of the member at fault; `content_shape_invalid` for a
 /// tensor or box geometry that is not valid (with its pointer).
 pub fn read(text: &[u8], limits: &Limits) -> Result<ContentManifest> {
-    let document = reader::read(text, LABEL, limits)?;
-    if document.as_object().is_none() {
-        return Err(invalid(format!("a {LABEL} must be a JSON object"), ""));
+    document::read::<ContentManifestDocument>(text, &Options::default().with_limits(*limits))
+}
+
+/// The content manifest as a document kind of the core's reading pipeline: the strict
+/// reader, serde on the text for the schema's members and types, then [`checked`].
+struct ContentManifestDocument;
+
+impl Document for ContentManifestDocument {
+    type Output = ContentManifest;
+    const LABEL: &'static str = LABEL;
+
+    fn from_tree(tree: &Value<'_>, _: &Options<'_>) -> Result<ContentManifest> {
+        object(tree)?;
+        checked(typed_from_tree(tree, LABEL, Code::ContentManifestInvalid)?)
     }
-    // The strict reader accepted the text, so serde sees valid, duplicate-free JSON.
-    let manifest: ContentManifest = serde_json::from_slice(text)
-        .map_err(|e| Error::new(Code::ContentManifestInvalid, format!("not a {LABEL}: {e}")))?;
+
+    fn from_text(text: &str, tree: Value<'_>, _: &Options<'_>) -> Result<ContentManifest> {
+        object(&tree)?;
+        checked(typed_from_text(
+            text,
+            &tree,
+            LABEL,
+            Code::ContentManifestInvalid,
+        )?)
+    }
+}
+
+/// The top level is an object (pointer `""` when it is not).
+fn object(tree: &Value<'_>) -> Result<()> {
+    match tree.as_object() {
+        Some(_) => Ok(()),
+        None => Err(invalid(format!("a {LABEL} must be a JSON object"), "")),
+    }
+}
+
+/// What the schema cannot say of a manifest it admits (see [`read`]).
+fn checked(manifest: ContentManifest) -> Result<ContentManifest> {
     if manifest.algorithm != ALGORITHM {
         return Err(invalid(
             format!("algorithm {} is not {ALGORITHM}", manifest.algorithm),

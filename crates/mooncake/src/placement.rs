@@ -75,7 +75,10 @@ impl MooncakePlacement {
     /// As [`MooncakePlacement::from_json`].
     pub fn from_json_general(text: &[u8], options: &Options<'_>) -> Result<Self> {
         let tree = reader::read(text, MooncakePlacementDocument::LABEL, &options.limits)?;
-        MooncakePlacementDocument::from_owned_tree(tree, options)
+        let draft = read_placement(&tree, &options.limits)?;
+        // The tree is larger than the draft: its memory is reused by the rules that follow.
+        drop(tree);
+        assemble(draft)
     }
 
     /// Validates a document tree read by [`weight_manifest::reader`], under
@@ -262,7 +265,7 @@ impl Document for MooncakePlacementDocument {
         assemble(read_placement(tree, &options.limits)?)
     }
 
-    fn from_owned_tree(tree: Value<'_>, options: &Options<'_>) -> Result<MooncakePlacement> {
+    fn from_text(_: &str, tree: Value<'_>, options: &Options<'_>) -> Result<MooncakePlacement> {
         let draft = read_placement(&tree, &options.limits)?;
         // The tree is larger than the draft: its memory is reused by the rules that follow.
         drop(tree);
