@@ -4,7 +4,8 @@
 
 use regex::Regex;
 
-use super::{error_at, rule_pointer, rules_parse};
+use crate::errors::{error_at, rule_pointer};
+use crate::rules_parse;
 use weight_manifest::error::{Code, Result};
 use weight_manifest::wire::{
     AdapterAction, AdapterActionString, AdapterPipeline, AdapterRules, AdapterSplitOver,
