@@ -2,6 +2,8 @@
 //! export our placement as Mooncake's, import Mooncake's as ours, validate either of
 //! Mooncake's documents (a placement or a Store manifest).
 
+mod binding;
+
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -13,11 +15,11 @@ use weight_manifest_mooncake::{
     MooncakePlacement, MooncakeStorageManifest,
 };
 
-use super::args::{Format, FormatArg, Out};
-use super::input::read_input;
-use super::output::{emit, leave_to_exit};
-use super::progress::Progress;
-use super::render::{json_success, rejection};
+use crate::input::read_input;
+use crate::options::{Format, FormatArg, Out};
+use crate::output::{emit, leave_to_exit};
+use crate::progress::Progress;
+use crate::render::{json_success, rejection};
 
 #[derive(Subcommand)]
 pub(crate) enum MooncakeCommand {
@@ -29,18 +31,18 @@ pub(crate) enum MooncakeCommand {
     /// standard error.
     Import {
         #[command(flatten)]
-        input: super::args::Input,
+        input: crate::options::Input,
         #[command(flatten)]
         out: Out,
     },
     /// Validate a Mooncake document: a WeightPlacementManifest or a Store WeightManifest.
-    Validate(super::args::Input),
+    Validate(crate::options::Input),
     /// Write this project's runtime binding of a Mooncake placement as Mooncake's
     /// per-participant bindings (this project's JSON form of them: upstream has none).
-    ExportBinding(super::mooncake_binding::BindingArgs),
+    ExportBinding(binding::BindingArgs),
     /// Read Mooncake's per-participant bindings (a JSON array) as this project's runtime
     /// binding; what it has no place for is listed on standard error.
-    ImportBinding(super::mooncake_binding::BindingArgs),
+    ImportBinding(binding::BindingArgs),
 }
 
 #[derive(Args)]
@@ -90,18 +92,14 @@ fn write(path: Option<&std::path::Path>, text: &str) -> Result<(), String> {
 pub(crate) fn run(command: &MooncakeCommand, limits: &Limits, progress: &Progress) -> Outcome {
     match command {
         MooncakeCommand::Export(args) => run_export(args, limits, progress),
-        MooncakeCommand::ExportBinding(args) => {
-            super::mooncake_binding::run(args, true, limits, progress)
-        }
-        MooncakeCommand::ImportBinding(args) => {
-            super::mooncake_binding::run(args, false, limits, progress)
-        }
+        MooncakeCommand::ExportBinding(args) => binding::run(args, true, limits, progress),
+        MooncakeCommand::ImportBinding(args) => binding::run(args, false, limits, progress),
         MooncakeCommand::Import { input, out } => {
             let label = "placement manifest";
             let text = read_input(&input.file, limits.max_document_bytes, progress, label)?;
             let format = input.format.format;
             let result = progress.reading(label, text.len(), || {
-                if super::plan::is_mooncake_store(&text) {
+                if crate::command::plan::is_mooncake_store(&text) {
                     MooncakeStorageManifest::from_json(
                         &text,
                         &Options::default().with_limits(*limits),

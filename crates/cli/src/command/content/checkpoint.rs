@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+use clap::Args;
 use serde_json::json;
 use weight_manifest::error::{Code, Error};
 use weight_manifest::wire::{ContentFragment, ContentManifest, ContentTensor};
@@ -15,14 +16,39 @@ use weight_manifest_adapt::{self as adapt, Checkpoint, HeaderTensor, ReadError};
 use weight_manifest_content::manifest::{self, partial_to_wire, ALGORITHM};
 use weight_manifest_content::partial::{digest, partial_in};
 use weight_manifest_content::walk::Buffer;
-use weight_manifest_content::Tensor;
+use weight_manifest_content::{Tensor, DEFAULT_BLOCK_ELEMENTS};
 
-use super::args::Format;
-use super::content::CheckpointArgs;
-use super::input::{map_file, read_input, Input};
-use super::output::emit;
-use super::progress::{Progress, Unit};
-use super::render::{json_success, rejection};
+use crate::input::{map_file, read_input, Input};
+use crate::options::{Format, FormatArg, Out};
+use crate::output::emit;
+use crate::progress::{Progress, Unit};
+use crate::render::{json_success, rejection};
+
+#[derive(Args)]
+pub(crate) struct CheckpointArgs {
+    /// `model.safetensors`, `model.safetensors.index.json`, or a folder holding one.
+    pub path: PathBuf,
+    /// A placement of the checkpoint: also write each fragment's partial, and check that
+    /// they recombine to every tensor's digest.
+    #[arg(long, value_name = "P")]
+    pub placement: Option<String>,
+    /// The block size B in elements along the innermost dimension.
+    #[arg(long, value_name = "B", default_value_t = DEFAULT_BLOCK_ELEMENTS, value_parser = clap::value_parser!(u64).range(1..))]
+    pub block_elements: u64,
+    /// The manifest's model_id (default: the placement's, else the checkpoint's name).
+    #[arg(long)]
+    pub model_id: Option<String>,
+    /// The manifest's revision (default: the placement's, else `unspecified`).
+    #[arg(long)]
+    pub revision: Option<String>,
+    /// The weight generation the digests describe.
+    #[arg(long)]
+    pub generation: Option<u64>,
+    #[command(flatten)]
+    pub out: Out,
+    #[command(flatten)]
+    pub format: FormatArg,
+}
 
 pub(crate) fn run(
     args: &CheckpointArgs,

@@ -9,10 +9,10 @@ use serde_json::json;
 
 use weight_manifest::{bind_plan, Binding, Fences, Limits, Result};
 
-use super::args::FormatArg;
-use super::input::read_input;
-use super::progress::Progress;
-use super::render::{document, rejection};
+use crate::input::read_input;
+use crate::options::FormatArg;
+use crate::progress::Progress;
+use crate::render::{document, rejection};
 use weight_manifest::{Options, Plan};
 
 #[derive(Args)]

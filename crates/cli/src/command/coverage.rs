@@ -9,11 +9,11 @@ use serde_json::json;
 use weight_manifest::wire::{CoverageStatus, CoverageTensor};
 use weight_manifest::{coverage, Limits, Placement};
 
-use super::args::{Format, FormatArg};
-use super::input::read_input;
-use super::output::emit;
-use super::progress::Progress;
-use super::render::{json_success, rejection};
+use crate::input::read_input;
+use crate::options::{Format, FormatArg};
+use crate::output::emit;
+use crate::progress::Progress;
+use crate::render::{json_success, rejection};
 use weight_manifest::Options;
 
 /// Incomplete tensors listed in the text summary before it is cut short.

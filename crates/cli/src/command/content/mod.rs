@@ -2,19 +2,21 @@
 //! checkpoint's tensors (`checkpoint`, in `content_checkpoint.rs`) and the comparison of
 //! two content manifests (`compare`).
 
-use std::path::PathBuf;
+mod checkpoint;
+
+use checkpoint::CheckpointArgs;
+
 use std::process::ExitCode;
 
 use clap::{Args, Subcommand};
 use serde_json::json;
 use weight_manifest::Limits;
 use weight_manifest_content::manifest::{self, Difference};
-use weight_manifest_content::DEFAULT_BLOCK_ELEMENTS;
 
-use super::args::{Format, FormatArg, Out};
-use super::input::read_input;
-use super::progress::Progress;
-use super::render::{json_success, rejection};
+use crate::input::read_input;
+use crate::options::{Format, FormatArg};
+use crate::progress::Progress;
+use crate::render::{json_success, rejection};
 
 #[derive(Subcommand)]
 pub(crate) enum ContentCommand {
@@ -35,32 +37,6 @@ impl ContentCommand {
 }
 
 #[derive(Args)]
-pub(crate) struct CheckpointArgs {
-    /// `model.safetensors`, `model.safetensors.index.json`, or a folder holding one.
-    pub path: PathBuf,
-    /// A placement of the checkpoint: also write each fragment's partial, and check that
-    /// they recombine to every tensor's digest.
-    #[arg(long, value_name = "P")]
-    pub placement: Option<String>,
-    /// The block size B in elements along the innermost dimension.
-    #[arg(long, value_name = "B", default_value_t = DEFAULT_BLOCK_ELEMENTS, value_parser = clap::value_parser!(u64).range(1..))]
-    pub block_elements: u64,
-    /// The manifest's model_id (default: the placement's, else the checkpoint's name).
-    #[arg(long)]
-    pub model_id: Option<String>,
-    /// The manifest's revision (default: the placement's, else `unspecified`).
-    #[arg(long)]
-    pub revision: Option<String>,
-    /// The weight generation the digests describe.
-    #[arg(long)]
-    pub generation: Option<u64>,
-    #[command(flatten)]
-    pub out: Out,
-    #[command(flatten)]
-    pub format: FormatArg,
-}
-
-#[derive(Args)]
 pub(crate) struct CompareArgs {
     /// The first content manifest.
     pub a: String,
@@ -76,7 +52,7 @@ pub(crate) fn run(
     progress: &Progress,
 ) -> Result<ExitCode, String> {
     match command {
-        ContentCommand::Checkpoint(args) => super::content_checkpoint::run(&args, limits, progress),
+        ContentCommand::Checkpoint(args) => checkpoint::run(&args, limits, progress),
         ContentCommand::Compare(args) => compare(&args, limits, progress),
     }
 }

@@ -14,11 +14,11 @@ use weight_manifest_mooncake::{
     MooncakeReplicas, MooncakeStorageManifest,
 };
 
-use super::args::{Format, FormatArg};
-use super::input::read_input;
-use super::output::leave_to_exit;
-use super::progress::{Progress, Unit};
-use super::render::{document, rejection};
+use crate::input::read_input;
+use crate::options::{Format, FormatArg};
+use crate::output::leave_to_exit;
+use crate::progress::{Progress, Unit};
+use crate::render::{document, rejection};
 use weight_manifest::Options;
 
 #[derive(Args)]

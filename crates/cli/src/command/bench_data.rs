@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use clap::{Args, ValueEnum};
 use weight_manifest_bench_data::{write_placement, write_runtime_inventory, Model};
 
-use super::output::write_atomic;
+use crate::output::write_atomic;
 
 /// Which model to generate.
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -8,11 +8,11 @@ use serde_json::json;
 use weight_manifest::Limits;
 use weight_manifest_adapt::{self as adapt, AdaptOptions, Grid, ReadError, Rules};
 
-use super::args::{Format, FormatArg, Out};
-use super::input::read_input;
-use super::output::{emit, write_atomic};
-use super::progress::Progress;
-use super::render::{json_success, rejection};
+use crate::input::read_input;
+use crate::options::{Format, FormatArg, Out};
+use crate::output::{emit, write_atomic};
+use crate::progress::Progress;
+use crate::render::{json_success, rejection};
 use weight_manifest::Options;
 
 #[derive(Subcommand)]

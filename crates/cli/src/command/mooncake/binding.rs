@@ -12,11 +12,11 @@ use weight_manifest_mooncake::{
     export_binding, import_binding, MooncakeBinding, MooncakePlacement,
 };
 
-use super::args::{Format, FormatArg, Out};
-use super::input::read_input;
-use super::output::emit;
-use super::progress::Progress;
-use super::render::{json_success, rejection};
+use crate::input::read_input;
+use crate::options::{Format, FormatArg, Out};
+use crate::output::emit;
+use crate::progress::Progress;
+use crate::render::{json_success, rejection};
 
 #[derive(Args)]
 pub(crate) struct BindingArgs {
