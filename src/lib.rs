@@ -57,6 +57,7 @@ mod test_support;
 
 mod bind;
 pub mod construct;
+mod derived;
 mod geometry;
 mod identity;
 mod locate;

@@ -35,12 +35,9 @@ mod report;
 use std::fmt::Write as _;
 
 use crate::canonical;
-use crate::document::{self, typed_from_text, typed_from_tree, Document};
 use crate::error::{Code, Error, Result};
 use crate::limits::Limits;
 use crate::model::Placement;
-use crate::options::Options;
-use crate::value::Value;
 use crate::wire::{CoverageReport, CoverageStatus, CoverageTensor};
 
 /// The coverage report of one placement.
@@ -96,20 +93,8 @@ fn status_counts(tensors: &[CoverageTensor]) -> (u64, u64, u64) {
 }
 
 impl Coverage {
-    /// Reads a coverage report document (the output of `weight-manifest coverage`)
-    /// strictly, under `options.limits`.
-    ///
-    /// # Errors
-    ///
-    /// The reader's errors (contract §4) and `limit_exceeded`; `coverage_document_invalid`
-    /// when the document is not an object with exactly the coverage schema's members and
-    /// types, or when its three tensor counts are not the counts of its tensors by status.
-    pub fn from_json(text: impl AsRef<[u8]>, options: &Options<'_>) -> Result<Coverage> {
-        document::read::<CoverageDocument>(text.as_ref(), options)
-    }
-
     /// The coverage of a report read from a document, once its counts are checked.
-    fn checked(report: CoverageReport) -> Result<Coverage> {
+    pub(crate) fn checked(report: CoverageReport) -> Result<Coverage> {
         let counted = status_counts(&report.tensors);
         let stated = (
             report.tensors_complete,
@@ -203,29 +188,4 @@ pub fn describe(tensor: &CoverageTensor) -> String {
         }
     }
     text
-}
-
-/// The coverage report as a document kind of the reading pipeline.
-struct CoverageDocument;
-
-impl Document for CoverageDocument {
-    type Output = Coverage;
-    const LABEL: &'static str = "coverage report";
-
-    fn from_tree(tree: &Value<'_>, _: &Options<'_>) -> Result<Coverage> {
-        Coverage::checked(typed_from_tree(
-            tree,
-            Self::LABEL,
-            Code::CoverageDocumentInvalid,
-        )?)
-    }
-
-    fn from_text(text: &str, tree: Value<'_>, _: &Options<'_>) -> Result<Coverage> {
-        Coverage::checked(typed_from_text(
-            text,
-            &tree,
-            Self::LABEL,
-            Code::CoverageDocumentInvalid,
-        )?)
-    }
 }

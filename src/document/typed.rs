@@ -5,53 +5,70 @@
 
 use serde::de::DeserializeOwned;
 
+use super::pipeline::Document;
 use crate::canonical;
 use crate::error::{Code, Error, Result};
+use crate::options::Options;
 use crate::value::Value;
 
-/// The document as `T`, read from its `text` once the strict reader has read it into
-/// `tree`: `invalid` when it is not an object of exactly `T`'s members and types (the
-/// message names the document by `label`, e.g. "reshard plan"). For
-/// [`Document::from_text`](super::Document::from_text).
-///
-/// # Errors
-///
-/// `invalid`.
-pub fn typed_from_text<T: DeserializeOwned>(
-    text: &str,
-    tree: &Value<'_>,
-    label: &str,
-    invalid: Code,
-) -> Result<T> {
+/// A document kind read straight into its wire type: the strict reader (§4), then serde
+/// for the schema's members and types, then the kind's own checks ([`Typed::checked`]).
+/// Every such kind is a [`Document`] (its general path reads the text once the strict
+/// reader has accepted it; a tree a binding built is written canonically and read so).
+pub trait Typed {
+    /// What the document reads into.
+    type Output;
+    /// The wire type serde reads.
+    type Wire: DeserializeOwned;
+    /// The document's name in messages ("reshard plan").
+    const LABEL: &'static str;
+    /// The code of every rejection after the strict reader's.
+    const INVALID: Code;
+
+    /// The kind's checks on the wire value (an id against its contents, say).
+    ///
+    /// # Errors
+    ///
+    /// The kind's rejections.
+    fn checked(wire: Self::Wire) -> Result<Self::Output>;
+
+    /// The rejection of a document whose top level is not an object.
+    fn not_an_object() -> Error {
+        Error::new(
+            Self::INVALID,
+            format!("a {} must be a JSON object", Self::LABEL),
+        )
+    }
+}
+
+impl<T: Typed> Document for T {
+    type Output = T::Output;
+    const LABEL: &'static str = T::LABEL;
+
+    fn from_tree(tree: &Value<'_>, _: &Options<'_>) -> Result<T::Output> {
+        let mut text = Vec::new();
+        canonical::encode_value(tree, &mut text).map_err(|e| not_a::<T>(&e))?;
+        typed::<T>(&text, tree)
+    }
+
+    fn from_text(text: &str, tree: Value<'_>, _: &Options<'_>) -> Result<T::Output> {
+        typed::<T>(text.as_bytes(), &tree)
+    }
+}
+
+/// `text`, which the strict reader read into `tree`, as the kind's output.
+fn typed<T: Typed>(text: &[u8], tree: &Value<'_>) -> Result<T::Output> {
     if tree.as_object().is_none() {
-        return Err(not_an_object(label, invalid));
+        return Err(T::not_an_object());
     }
     // The strict reader accepted the text, so serde sees valid, duplicate-free JSON.
-    serde_json::from_str(text).map_err(|e| Error::new(invalid, format!("not a {label}: {e}")))
+    let wire = serde_json::from_slice(text).map_err(|e| not_a::<T>(&e))?;
+    T::checked(wire)
 }
 
-/// The document as `T` from a tree alone (one a binding built): its canonical text read
-/// as [`typed_from_text`] reads a text. For [`Document::from_tree`](super::Document::from_tree).
-///
-/// # Errors
-///
-/// `invalid`.
-pub fn typed_from_tree<T: DeserializeOwned>(
-    tree: &Value<'_>,
-    label: &str,
-    invalid: Code,
-) -> Result<T> {
-    if tree.as_object().is_none() {
-        return Err(not_an_object(label, invalid));
-    }
-    let mut text = Vec::new();
-    canonical::encode_value(tree, &mut text)
-        .map_err(|e| Error::new(invalid, format!("not a {label}: {e}")))?;
-    serde_json::from_slice(&text).map_err(|e| Error::new(invalid, format!("not a {label}: {e}")))
-}
-
-fn not_an_object(label: &str, invalid: Code) -> Error {
-    Error::new(invalid, format!("a {label} must be a JSON object"))
+/// The kind's rejection naming what serde (or the encoder) said.
+fn not_a<T: Typed>(cause: &dyn std::fmt::Display) -> Error {
+    Error::new(T::INVALID, format!("not a {}: {cause}", T::LABEL))
 }
 
 /// A derived document's id against the id of its contents: `code` with "the {label}'s

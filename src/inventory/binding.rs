@@ -3,6 +3,7 @@
 use super::labels::offsets_require_view;
 use super::members::Members;
 use crate::document::top_object;
+use crate::document::{self, Document};
 use crate::error::{Code, Error, Result};
 use crate::locate::MANIFEST;
 use crate::model::binding::BindingHeader;
@@ -89,4 +90,30 @@ pub(crate) fn binding_from_inventory(
         owners.push(options.owners.and_then(|resolve| resolve(value)));
     }
     construct_binding(&root, &MANIFEST, &header, fragments, owners)
+}
+
+/// The binding inventory (§10.4) as a document kind of the reading pipeline.
+pub(crate) struct BindingInventoryDocument;
+
+impl Document for BindingInventoryDocument {
+    type Output = Binding;
+    const LABEL: &'static str = LABEL;
+
+    fn from_tree(document: &Value<'_>, options: &Options<'_>) -> Result<Binding> {
+        binding_from_inventory(document, options)
+    }
+}
+
+impl Binding {
+    /// Reads a binding inventory JSON document (§10.4) under `options` (limits, address
+    /// semantics, owners); `max_fragments` bounds the records.
+    pub fn from_inventory_json(text: impl AsRef<[u8]>, options: &Options<'_>) -> Result<Binding> {
+        document::read::<BindingInventoryDocument>(text.as_ref(), options)
+    }
+
+    /// Reads a binding inventory already read into a [`Value`], under `options` (limits,
+    /// address semantics, owners).
+    pub fn from_inventory(document: &Value<'_>, options: &Options<'_>) -> Result<Binding> {
+        BindingInventoryDocument::from_tree(document, options)
+    }
 }

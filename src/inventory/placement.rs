@@ -4,6 +4,7 @@ use super::descriptor::{read_descriptor, DescriptorSet};
 use super::members::Members;
 use super::members::{read_aliases, read_rank};
 use crate::document::top_object;
+use crate::document::{self, Document};
 use crate::error::Result;
 use crate::locate::INVENTORY;
 use crate::model::placement::PlacementHeader;
@@ -77,4 +78,29 @@ pub(crate) fn placement_from_inventory(
         fragments,
         limits.max_geometry_work,
     )
+}
+
+/// The placement inventory (§10.5) as a document kind of the reading pipeline.
+pub(crate) struct PlacementInventoryDocument;
+
+impl Document for PlacementInventoryDocument {
+    type Output = Placement;
+    const LABEL: &'static str = LABEL;
+
+    fn from_tree(document: &Value<'_>, options: &Options<'_>) -> Result<Placement> {
+        placement_from_inventory(document, options)
+    }
+}
+
+impl Placement {
+    /// Reads a placement inventory JSON document (§10.5) under `options.limits` (the
+    /// placement inventory has no other option); `max_fragments` bounds the records.
+    pub fn from_inventory_json(text: impl AsRef<[u8]>, options: &Options<'_>) -> Result<Placement> {
+        document::read::<PlacementInventoryDocument>(text.as_ref(), options)
+    }
+
+    /// Reads a placement inventory already read into a [`Value`], under `options.limits`.
+    pub fn from_inventory(document: &Value<'_>, options: &Options<'_>) -> Result<Placement> {
+        PlacementInventoryDocument::from_tree(document, options)
+    }
 }

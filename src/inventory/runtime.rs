@@ -4,6 +4,7 @@ use super::descriptor::{read_descriptor, DescriptorSet};
 use super::labels::offsets_require_view;
 use super::members::{read_aliases, read_rank, Members};
 use crate::document::top_object;
+use crate::document::{self, Document};
 use crate::error::{Code, Error, Result};
 use crate::locate::INVENTORY;
 use crate::model::runtime::RuntimeHeader;
@@ -166,4 +167,34 @@ fn check_view(record: &Members<'_, '_>, descriptor: &TensorDescriptor, view: boo
         return Err(offsets_require_view(record.path(), storage_offset));
     }
     Ok(())
+}
+
+/// The runtime inventory (§10.3) as a document kind of the reading pipeline.
+pub(crate) struct RuntimeInventoryDocument;
+
+impl Document for RuntimeInventoryDocument {
+    type Output = Runtime;
+    const LABEL: &'static str = LABEL;
+
+    fn fast(text: &str, options: &Options<'_>) -> Option<Runtime> {
+        super::fast::runtime_inventory(text, options)
+    }
+
+    fn from_tree(document: &Value<'_>, options: &Options<'_>) -> Result<Runtime> {
+        runtime_from_inventory(document, options)
+    }
+}
+
+impl Runtime {
+    /// Reads a runtime inventory JSON document (§10.3) under `options` (limits, address
+    /// semantics, owners); `max_fragments` bounds the records.
+    pub fn from_inventory_json(text: impl AsRef<[u8]>, options: &Options<'_>) -> Result<Runtime> {
+        document::read::<RuntimeInventoryDocument>(text.as_ref(), options)
+    }
+
+    /// Reads a runtime inventory already read into a [`Value`], under `options` (limits,
+    /// address semantics, owners).
+    pub fn from_inventory(document: &Value<'_>, options: &Options<'_>) -> Result<Runtime> {
+        RuntimeInventoryDocument::from_tree(document, options)
+    }
 }

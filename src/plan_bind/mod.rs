@@ -18,12 +18,10 @@ mod wire;
 
 use std::collections::BTreeMap;
 
-use crate::document::{self, check_id, typed_from_text, typed_from_tree, Document};
+use crate::document::check_id;
 use crate::error::{Code, Error, Result};
 use crate::model::Binding;
-use crate::options::Options;
 use crate::plan::Plan;
-use crate::value::Value;
 use crate::wire::{key, members};
 use crate::wire::{BoundCopy, BoundPair, BoundPlan as BoundPlanWire};
 
@@ -47,23 +45,8 @@ pub struct BoundPlan {
 }
 
 impl BoundPlan {
-    /// Reads a bound plan document (the output of `weight-manifest plan-bind`) strictly,
-    /// under `options.limits`, and recomputes its bound_plan_id: what an executor that
-    /// receives a copy list from a coordinator checks before it moves a byte. The bound
-    /// plan keeps the canonical encoding of what it read.
-    ///
-    /// # Errors
-    ///
-    /// The reader's errors (contract §4) and `limit_exceeded`;
-    /// `bound_plan_document_invalid` when the document is not an object with exactly the
-    /// bound plan schema's members and types; `bound_plan_id_mismatch` when its
-    /// bound_plan_id is not the id of its contents.
-    pub fn from_json(text: impl AsRef<[u8]>, options: &Options<'_>) -> Result<BoundPlan> {
-        document::read::<BoundPlanDocument>(text.as_ref(), options)
-    }
-
     /// The bound plan of `wire` once its bound_plan_id is checked.
-    fn checked(wire: BoundPlanWire) -> Result<BoundPlan> {
+    pub(crate) fn checked(wire: BoundPlanWire) -> Result<BoundPlan> {
         let computed =
             members::bound_plan_id(&wire.pairs, &wire.plan_id, &wire.source, &wire.target);
         check_id(
@@ -164,29 +147,4 @@ pub fn bind_plan(
         .collect();
     let (json, wire) = wire::finish(&plan.plan_id, source_side, target_side, pairs);
     Ok(BoundPlan { json, wire })
-}
-
-/// The bound plan as a document kind of the reading pipeline.
-struct BoundPlanDocument;
-
-impl Document for BoundPlanDocument {
-    type Output = BoundPlan;
-    const LABEL: &'static str = "bound plan";
-
-    fn from_tree(tree: &Value<'_>, _: &Options<'_>) -> Result<BoundPlan> {
-        BoundPlan::checked(typed_from_tree(
-            tree,
-            Self::LABEL,
-            Code::BoundPlanDocumentInvalid,
-        )?)
-    }
-
-    fn from_text(text: &str, tree: Value<'_>, _: &Options<'_>) -> Result<BoundPlan> {
-        BoundPlan::checked(typed_from_text(
-            text,
-            &tree,
-            Self::LABEL,
-            Code::BoundPlanDocumentInvalid,
-        )?)
-    }
 }

@@ -3,9 +3,8 @@
 
 use std::collections::BTreeMap;
 
-use weight_manifest::document::{self, typed_from_text, typed_from_tree, Document};
+use weight_manifest::document::{self, Typed};
 use weight_manifest::error::{Code, Error, Result};
-use weight_manifest::value::Value;
 use weight_manifest::wire::{ContentEdge, ContentFragment, ContentManifest, ContentPartial};
 use weight_manifest::{canonical, Limits, Options};
 
@@ -42,31 +41,19 @@ pub fn read(text: &[u8], limits: &Limits) -> Result<ContentManifest> {
 /// reader, serde on the text for the schema's members and types, then [`checked`].
 struct ContentManifestDocument;
 
-impl Document for ContentManifestDocument {
+impl Typed for ContentManifestDocument {
     type Output = ContentManifest;
+    type Wire = ContentManifest;
     const LABEL: &'static str = LABEL;
+    const INVALID: Code = Code::ContentManifestInvalid;
 
-    fn from_tree(tree: &Value<'_>, _: &Options<'_>) -> Result<ContentManifest> {
-        object(tree)?;
-        checked(typed_from_tree(tree, LABEL, Code::ContentManifestInvalid)?)
+    fn checked(manifest: ContentManifest) -> Result<ContentManifest> {
+        checked(manifest)
     }
 
-    fn from_text(text: &str, tree: Value<'_>, _: &Options<'_>) -> Result<ContentManifest> {
-        object(&tree)?;
-        checked(typed_from_text(
-            text,
-            &tree,
-            LABEL,
-            Code::ContentManifestInvalid,
-        )?)
-    }
-}
-
-/// The top level is an object (pointer `""` when it is not).
-fn object(tree: &Value<'_>) -> Result<()> {
-    match tree.as_object() {
-        Some(_) => Ok(()),
-        None => Err(invalid(format!("a {LABEL} must be a JSON object"), "")),
+    /// Located at the document (pointer `""`), as every rejection of a manifest is.
+    fn not_an_object() -> Error {
+        invalid(format!("a {LABEL} must be a JSON object"), "")
     }
 }
 

@@ -13,18 +13,9 @@ use crate::model::Runtime;
 use crate::options::Options;
 use crate::reader;
 use crate::test_support::Rng;
-use weight_manifest_bench_data::{write_runtime_inventory, Model};
 
 fn inventory() -> Json {
-    let model = Model {
-        experts: 4,
-        tp: 2,
-        pp: 2,
-        dp: 2,
-        ..Model::deepseek_v3().truncated(4)
-    };
-    let mut text = Vec::new();
-    write_runtime_inventory(&model, &mut text).unwrap();
+    let text = crate::test_support::inventory_text(&crate::test_support::small_model());
     serde_json::from_slice(&text).unwrap()
 }
 

@@ -13,8 +13,9 @@ use crate::limits::Limits;
 use crate::model::{Placement, Runtime};
 use crate::options::Options;
 use crate::reader;
-use crate::test_support::{fast_placement, fast_runtime_inventory, fast_runtime_inventory_summary};
-use weight_manifest_bench_data::{write_placement, write_runtime_inventory, Model};
+use crate::test_support::{
+    fast_placement, fast_runtime_inventory, fast_runtime_inventory_summary, small_model,
+};
 
 fn general_placement(text: &[u8]) -> Result<Placement> {
     Placement::from_value(
@@ -62,25 +63,12 @@ fn agree(text: &[u8]) -> usize {
     decided
 }
 
-fn small_model() -> Model {
-    Model {
-        experts: 4,
-        tp: 2,
-        pp: 2,
-        ..Model::deepseek_v3().truncated(4)
-    }
-}
-
 fn placement_text() -> Vec<u8> {
-    let mut text = Vec::new();
-    write_placement(&small_model(), &mut text).unwrap();
-    text
+    crate::test_support::placement_text(&small_model())
 }
 
 fn inventory_text() -> Vec<u8> {
-    let mut text = Vec::new();
-    write_runtime_inventory(&small_model(), &mut text).unwrap();
-    text
+    crate::test_support::inventory_text(&small_model())
 }
 
 #[test]
@@ -212,27 +200,22 @@ fn assert_shares(counts: &Counts, cases: u32, share: u32, accepted_share: u32) {
 // read). A fast path that declines every edited document fails both bounds.
 #[test]
 fn mutated_placements_agree() {
-    let cases = 400;
-    let counts = mutated_documents_agree(
-        &placement_text(),
-        cases,
-        |text| fast_placement(text, &Limits::default()),
-        general_placement,
-    );
-    assert_shares(&counts, cases, 1, 95);
+    let fast = |text: &[u8]| fast_placement(text, &Limits::default());
+    let counts = mutated_documents_agree(&placement_text(), CASES, fast, general_placement);
+    assert_shares(&counts, CASES, 1, 95);
 }
 
 #[test]
 fn mutated_inventories_agree() {
-    let cases = 400;
-    let counts = mutated_documents_agree(
-        &inventory_text(),
-        cases,
-        |text| fast_runtime_inventory(text, &Options::default()),
-        |text| general_runtime(text, &Options::default()),
-    );
-    assert_shares(&counts, cases, 5, 70);
+    let options = Options::default();
+    let fast = |text: &[u8]| fast_runtime_inventory(text, &options);
+    let general = |text: &[u8]| general_runtime(text, &options);
+    let counts = mutated_documents_agree(&inventory_text(), CASES, fast, general);
+    assert_shares(&counts, CASES, 5, 70);
 }
+
+/// Edited documents per mutation test.
+const CASES: u32 = 400;
 
 #[test]
 fn same_bytes_agrees_with_slice_equality() {
