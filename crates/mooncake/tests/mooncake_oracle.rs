@@ -475,3 +475,124 @@ fn accepted_placements_validate_against_the_published_schema() {
     }
     assert!(checked >= 50, "{checked}");
 }
+
+/// The bytes a region moves: every (source offset, target offset, length) its loops visit,
+/// merged where both sides continue contiguously, in source order. Two regions that move
+/// the same bytes give the same list whatever the form of their loops.
+fn moved_bytes(base: (u64, u64), run: u64, loops: &[(u64, u64, u64)]) -> Vec<(u64, u64, u64)> {
+    let mut runs = vec![base];
+    for &(count, source_stride, target_stride) in loops {
+        runs = runs
+            .iter()
+            .flat_map(|&(s, t)| {
+                (0..count).map(move |i| (s + i * source_stride, t + i * target_stride))
+            })
+            .collect();
+    }
+    runs.sort_unstable();
+    let mut merged: Vec<(u64, u64, u64)> = Vec::new();
+    for (s, t) in runs {
+        match merged.last_mut() {
+            Some(last) if last.0 + last.2 == s && last.1 + last.2 == t => last.2 += run,
+            _ => merged.push((s, t, run)),
+        }
+    }
+    merged
+}
+
+/// Plans of 3-D and 4-D tensors (plans.json `nd_cases`, recorded from upstream's
+/// `plan_placement_transfer`): outer axes of extent 1 and whole outer axes beside a split
+/// one, where this planner writes fewer loops than upstream (it drops extent-1 axes and
+/// merges axes that step as one, §17.3). The regions are upstream's one to one (tensor,
+/// fragments, overlap) and each moves exactly upstream's bytes (§20.9); the forms differ in
+/// many of them, so the comparison is not one of equal loops.
+#[test]
+fn nd_plans_move_upstreams_bytes_in_fewer_loops() {
+    use std::collections::BTreeMap;
+    use weight_manifest::{plan_with_choice, PlanLimits, ReplicaChoice};
+    use weight_manifest_mooncake::{import, MooncakeReplicas};
+    type Key = (String, String, String, Vec<u64>, Vec<u64>);
+    let doc = corpus("plans.json");
+    let layouts = &doc["layouts"];
+    let read = |name: &str| {
+        MooncakePlacement::from_json(str_of(layouts, name).as_bytes(), &Options::default())
+            .expect("layout")
+    };
+    let ints = |v: &Value| -> Vec<u64> {
+        v.as_array()
+            .expect("list")
+            .iter()
+            .map(|n| n.as_u64().expect("u64"))
+            .collect()
+    };
+    let (mut plans, mut regions, mut other_form) = (0, 0, 0);
+    for case in doc["nd_cases"].as_array().expect("nd_cases") {
+        let id = str_of(case, "id");
+        let source = read(str_of(case, "source"));
+        let target = import(&read(str_of(case, "target")))
+            .expect("import")
+            .placement;
+        let replicas = MooncakeReplicas::new(&source);
+        let ours_s = import(&source).expect("import").placement;
+        let plan = plan_with_choice(
+            &ours_s,
+            &target,
+            &PlanLimits::default(),
+            ReplicaChoice::Policy(&replicas),
+        )
+        .expect("plan");
+        let mut ours: BTreeMap<Key, (Vec<(u64, u64, u64)>, usize)> = BTreeMap::new();
+        for r in plan.regions() {
+            let loops: Vec<(u64, u64, u64)> = r
+                .loops
+                .iter()
+                .map(|l| (l.count, l.source_stride, l.target_stride))
+                .collect();
+            let key = (
+                r.tensor_id.clone(),
+                r.target_fragment_id.clone(),
+                r.source_fragment_id.clone(),
+                r.global_offset.clone(),
+                r.shape.clone(),
+            );
+            let bytes = moved_bytes((r.source_offset, r.target_offset), r.run_bytes, &loops);
+            ours.insert(key, (bytes, loops.len()));
+        }
+        let mut theirs: BTreeMap<Key, (Vec<(u64, u64, u64)>, usize)> = BTreeMap::new();
+        for r in case["regions"].as_array().expect("regions") {
+            let counts = ints(&r["outer_loop_counts"]);
+            let (s, t) = (ints(&r["source_strides"]), ints(&r["target_strides"]));
+            let loops: Vec<(u64, u64, u64)> =
+                (0..counts.len()).map(|k| (counts[k], s[k], t[k])).collect();
+            let key = (
+                str_of(r, "tensor_id").to_owned(),
+                str_of(r, "target_fragment_id").to_owned(),
+                str_of(r, "source_fragment_id").to_owned(),
+                ints(&r["overlap_offset"]),
+                ints(&r["overlap_shape"]),
+            );
+            let base = (
+                r["source_base_offset"].as_u64().expect("u64"),
+                r["target_base_offset"].as_u64().expect("u64"),
+            );
+            let run = r["inner_bytes"].as_u64().expect("u64");
+            theirs.insert(key, (moved_bytes(base, run, &loops), loops.len()));
+        }
+        assert_eq!(
+            ours.keys().collect::<Vec<_>>(),
+            theirs.keys().collect::<Vec<_>>(),
+            "{id}: the regions are not upstream's one to one"
+        );
+        for (key, (bytes, loops)) in &ours {
+            let (upstream_bytes, upstream_loops) = &theirs[key];
+            assert_eq!(bytes, upstream_bytes, "{id}: {key:?} moves other bytes");
+            other_form += usize::from(loops != upstream_loops);
+        }
+        plans += 1;
+        regions += ours.len();
+    }
+    assert!(
+        plans == 20 && regions >= 500 && other_form >= 100,
+        "{plans} plans, {regions} regions, {other_form} in another form"
+    );
+}
