@@ -6,8 +6,9 @@
 //! with several faults is the one upstream reports; [`Order`] picks the order.
 
 use weight_manifest::error::{Code, Error, Result};
+use weight_manifest::limits::Limits;
 use weight_manifest::path::Path;
-use weight_manifest::value::Value;
+use weight_manifest::value::{Object, Value};
 use weight_manifest::wire::{key, MooncakeAxis, MooncakeTensorDescriptor};
 
 use crate::fields::{exact, int, ints, member, object, opt_int, seq, string};
@@ -84,6 +85,30 @@ pub(crate) fn read_axis(value: &Value<'_>, index: usize, path: &Path<'_>) -> Res
         _ => Semantics::Ownership,
     };
     Ok(Axis { kind, semantics })
+}
+
+/// Reads a document's `tensors` member (`root` is the document's path): a sequence (named
+/// `list` when it is not one) within the tensor limit, each element a descriptor, named
+/// `label(i)` in a key-set error, whose `global_shape` is within the dimension limit.
+pub(crate) fn read_tensors(
+    obj: &Object<'_>,
+    list: &str,
+    label: impl Fn(usize) -> String,
+    order: Order,
+    root: &Path<'_>,
+    limits: &Limits,
+) -> Result<Vec<Tensor>> {
+    let path = root.key(key::TENSORS);
+    let items = seq(member(obj, key::TENSORS), list, &path)?;
+    limits.check_tensors(items.len(), &path)?;
+    let mut tensors = Vec::with_capacity(items.len());
+    for (i, item) in items.iter().enumerate() {
+        if let Some(shape) = item.as_object().and_then(|o| o.get(key::GLOBAL_SHAPE)) {
+            limits.check_dims(shape, &path.index(i).key(key::GLOBAL_SHAPE))?;
+        }
+        tensors.push(read_tensor(item, &label(i), order, &path.index(i))?);
+    }
+    Ok(tensors)
 }
 
 /// Reads and checks one descriptor at `path`; `label` names it in a key-set error.

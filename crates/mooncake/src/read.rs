@@ -12,7 +12,7 @@ use weight_manifest::wire::{
     MooncakePlacementPart, MooncakeRank, MooncakeTopology,
 };
 
-use crate::descriptor::{read_tensor, Order};
+use crate::descriptor::{read_tensors, Order};
 use crate::draft::{Draft, DraftPart};
 use crate::fields::{exact, int, member, object, seq, string, Boxed, Members};
 use crate::fragments::check_part;
@@ -161,24 +161,14 @@ pub(crate) fn read_placement(value: &Value<'_>, limits: &Limits) -> Result<Draft
         check_topology(topology, given.as_deref(), &root.key(key::TOPOLOGY))?;
 
     let tensors_path = root.key(key::TENSORS);
-    let items = seq(
-        member(obj, key::TENSORS),
+    let tensors = read_tensors(
+        obj,
         "placement tensors",
-        &tensors_path,
+        |i| format!("placement tensor {i}"),
+        Order::Placement,
+        &root,
+        limits,
     )?;
-    limits.check_tensors(items.len(), &tensors_path)?;
-    let mut tensors = Vec::with_capacity(items.len());
-    for (i, item) in items.iter().enumerate() {
-        if let Some(shape) = item.as_object().and_then(|o| o.get(key::GLOBAL_SHAPE)) {
-            limits.check_dims(shape, &tensors_path.index(i).key(key::GLOBAL_SHAPE))?;
-        }
-        tensors.push(read_tensor(
-            item,
-            &format!("placement tensor {i}"),
-            Order::Placement,
-            &tensors_path.index(i),
-        )?);
-    }
     let mut ids: Vec<(&str, usize)> = tensors
         .iter()
         .enumerate()

@@ -13,7 +13,7 @@ use weight_manifest::wire::{self, key};
 use weight_manifest::Options;
 
 use crate::boxes::{over_budget, overlapping_pair, volume, BoxRef};
-use crate::descriptor::{read_tensor, Order};
+use crate::descriptor::{read_tensors, Order};
 use crate::fields::{exact, int, member, seq, string, Boxed, Members};
 use crate::fragments::check_geometry;
 use crate::model::Tensor;
@@ -148,25 +148,14 @@ impl MooncakeStorageManifest {
                 &root.key(key::RESOURCE_KIND),
             ));
         }
-        let tensors_path = root.key(key::TENSORS);
-        let items = seq(
-            member(obj, key::TENSORS),
+        let tensors = read_tensors(
+            obj,
             "WeightManifest tensors",
-            &tensors_path,
+            |_| "tensor descriptor".to_owned(),
+            Order::Storage,
+            &root,
+            limits,
         )?;
-        limits.check_tensors(items.len(), &tensors_path)?;
-        let mut tensors = Vec::with_capacity(items.len());
-        for (i, item) in items.iter().enumerate() {
-            if let Some(shape) = item.as_object().and_then(|o| o.get(key::GLOBAL_SHAPE)) {
-                limits.check_dims(shape, &tensors_path.index(i).key(key::GLOBAL_SHAPE))?;
-            }
-            tensors.push(read_tensor(
-                item,
-                "tensor descriptor",
-                Order::Storage,
-                &tensors_path.index(i),
-            )?);
-        }
         let fragments_path = root.key(key::FRAGMENTS);
         let items = seq(
             member(obj, key::FRAGMENTS),

@@ -512,6 +512,8 @@ fn nd_plans_move_upstreams_bytes_in_fewer_loops() {
     use weight_manifest::{plan_with_choice, PlanLimits, ReplicaChoice};
     use weight_manifest_mooncake::{import, MooncakeReplicas};
     type Key = (String, String, String, Vec<u64>, Vec<u64>);
+    /// A region's moved bytes and how many loops it has.
+    type Moved = (Vec<(u64, u64, u64)>, usize);
     let doc = corpus("plans.json");
     let layouts = &doc["layouts"];
     let read = |name: &str| {
@@ -541,7 +543,7 @@ fn nd_plans_move_upstreams_bytes_in_fewer_loops() {
             ReplicaChoice::Policy(&replicas),
         )
         .expect("plan");
-        let mut ours: BTreeMap<Key, (Vec<(u64, u64, u64)>, usize)> = BTreeMap::new();
+        let mut ours: BTreeMap<Key, Moved> = BTreeMap::new();
         for r in plan.regions() {
             let loops: Vec<(u64, u64, u64)> = r
                 .loops
@@ -558,7 +560,7 @@ fn nd_plans_move_upstreams_bytes_in_fewer_loops() {
             let bytes = moved_bytes((r.source_offset, r.target_offset), r.run_bytes, &loops);
             ours.insert(key, (bytes, loops.len()));
         }
-        let mut theirs: BTreeMap<Key, (Vec<(u64, u64, u64)>, usize)> = BTreeMap::new();
+        let mut theirs: BTreeMap<Key, Moved> = BTreeMap::new();
         for r in case["regions"].as_array().expect("regions") {
             let counts = ints(&r["outer_loop_counts"]);
             let (s, t) = (ints(&r["source_strides"]), ints(&r["target_strides"]));
