@@ -13,7 +13,7 @@ pub const PLACEMENT_INVENTORY_LABEL: &str = "placement inventory";
 
 /// `offsets_require_view_semantics` for the record at `record`, at its non-zero offset
 /// member (storage_offset when both are).
-pub(crate) fn offsets_require_view(record: &crate::Path<'_>, storage_offset: u64) -> Error {
+pub(crate) fn offsets_require_view(record: &crate::path::Path<'_>, storage_offset: u64) -> Error {
     let member = if storage_offset != 0 {
         crate::wire::key::STORAGE_OFFSET
     } else {
