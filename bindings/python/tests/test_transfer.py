@@ -16,7 +16,7 @@ import pytest
 
 import weight_manifest as wm
 from weight_manifest import live, transfer
-from weight_manifest.worker import Side
+from weight_manifest.group import Side
 
 RNG = np.random.default_rng(7)
 

@@ -48,7 +48,7 @@ from ._errors import manifest_error as _error
 from ._manifests import PlacementManifest, RuntimeBindingManifest
 from ._types import RuntimeBindingFragment
 from .mooncake import StorageManifest
-from .worker import Coordinator, Handler
+from .group import Coordinator, Handler
 
 __all__ = [
     "DEFAULT_MAX_OBJECT_BYTES",
