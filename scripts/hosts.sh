@@ -16,6 +16,8 @@
 #   scripts/hosts.sh shape-pair S D RATE   host S -> host D only (htb + u32)
 #   scripts/hosts.sh unshape         remove every shaping
 #   scripts/hosts.sh link H up|down  take host H's link down (or up again)
+#   scripts/hosts.sh kill H          kill every process of host H (a crashed host)
+#   scripts/hosts.sh ray-node H      start host H's Ray node again
 #   scripts/hosts.sh exec H CMD...   run CMD in host H with the cluster's environment
 #   scripts/hosts.sh status          addresses, qdiscs, processes
 #
@@ -26,7 +28,7 @@
 #   WM_PYTHON        the Python with ray and mooncake (default: python3)
 #   WM_RAY_CPUS      CPUs each Ray node announces (default 4)
 #   WM_STORE_BYTES   a Mooncake store holder of this many bytes on host 0 (default 0: none)
-#   WM_RAY_SYSTEM_CONFIG  Ray _system_config JSON for the head (default: fast node-death
+#   WM_RAY_SYSTEM_CONFIG  Ray _system_config JSON for the head (default: a node is dead after 10 missed 1 s health checks,
 #                    detection, see docs/ray.md)
 set -euo pipefail
 
@@ -38,8 +40,8 @@ SW=${P}sw
 BR=br0
 GCS_PORT=6379
 MASTER_PORT=50051
-FAST_DEATH='{"health_check_period_ms":500,"health_check_timeout_ms":1000,"health_check_failure_threshold":3}'
-SYSTEM_CONFIG=${WM_RAY_SYSTEM_CONFIG:-$FAST_DEATH}
+NODE_DEATH='{"health_check_period_ms":1000,"health_check_timeout_ms":1000,"health_check_failure_threshold":10}'
+SYSTEM_CONFIG=${WM_RAY_SYSTEM_CONFIG:-$NODE_DEATH}
 
 case "$NET" in
   198.18.*|198.19.*) ;;
@@ -218,6 +220,20 @@ case "${1:-}" in
     done
     ;;
   link) ip -n "$P${2:?}" link set eth0 "${3:?usage: hosts.sh link H up|down}" ;;
+  kill)
+    # A host crashes: every process in it, at once.
+    h=${2:?usage: hosts.sh kill H}
+    pids=$(ip netns pids "$P$h")
+    [ -n "$pids" ] && kill -9 $pids 2>/dev/null || true
+    ;;
+  ray-node)
+    # Start host H's Ray node again (after a kill); waits until the cluster counts N nodes.
+    h=${2:?usage: hosts.sh ray-node H}
+    spawn "$h" "ray-$h-again-$$" "$PY" -m ray.scripts.scripts start --block --disable-usage-stats \
+      --num-cpus="${WM_RAY_CPUS:-4}" --object-store-memory=100000000 --address="$(addr 0):$GCS_PORT" \
+      --node-ip-address="$(addr "$h")" --resources="{\"host$h\":1}"
+    wait_nodes "$(count)"
+    ;;
   exec)
     h=${2:?usage: hosts.sh exec H CMD...}; shift 2
     # shellcheck disable=SC2046

@@ -210,7 +210,9 @@ class Coordinator:
         try:
             replies = self.request_all(executing, request, at_once=at_once, on_progress=on_progress)
         except Exception as error:
-            if getattr(error, "code", None) in ("transfer_failed", "transfer_timeout"):
+            # A timed-out pair stays a timeout (a partitioned link); a failed one may be a
+            # member's death.
+            if getattr(error, "code", None) == "transfer_failed":
                 self._name_the_lost(bound, error)
             raise
         return {w: replies[w]["report"] for w in executing}

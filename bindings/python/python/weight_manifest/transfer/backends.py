@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import bisect
 import ctypes
-from typing import Any, Optional, Protocol
+from typing import Any, Protocol
 
 from .._errors import manifest_error as _error
 
@@ -33,9 +33,6 @@ class Backend(Protocol):
     def wait(self, handle: int) -> bool:
         """Block until the batch ends; whether every segment of it succeeded."""
 
-    # Optional: ``poll(handle) -> Optional[bool]``, None while the batch runs, else what
-    # ``wait`` would return (then the handle is spent). With it the executor bounds how
-    # long a pair may make no progress (``stall_seconds``).
 
 
 class LocalBackend:
@@ -114,10 +111,3 @@ class EngineBackend:
     def wait(self, handle: int) -> bool:
         return handle > 0 and int(self.engine.get_batch_transfer_status([handle])) == 0
 
-    def poll(self, handle: int) -> Optional[bool]:
-        # transfer_check_status: 0 while the batch runs, 1 when every segment landed,
-        # below 0 when it failed.
-        if handle <= 0:
-            return False
-        status = int(self.engine.transfer_check_status(handle))
-        return None if status == 0 else status == 1

@@ -21,7 +21,7 @@ fragments), after waiting for every batch still in flight. Nothing here marks a 
 ready: the caller does that only when :func:`execute` returned. Re-running a failed update
 is safe: a copy only writes target bytes, so running it again writes the same bytes.
 
-Bounded: on a backend that can poll a batch (the engine), a pair whose batches make no
+Bounded: a pair whose batches make no
 progress for ``stall_seconds`` fails with ``transfer_timeout`` naming the pair; its
 batches still in flight are abandoned (the engine may yet deliver them once the link is
 back, so the pair's target bytes are unknown: it is not ready). ``progress`` is called
@@ -36,6 +36,7 @@ from becoming a stray write.
 from __future__ import annotations
 
 import ctypes
+import threading
 import time
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
@@ -148,6 +149,25 @@ def execute(
     return report
 
 
+def _wait_bounded(backend: Backend, handle: int, seconds: float) -> Optional[bool]:
+    """``backend.wait(handle)``, or None when it has not returned within ``seconds``: the
+    wait goes on in a daemon thread, abandoned (an engine's status call has no bound)."""
+    verdict: list[bool] = []
+    finished = threading.Event()
+
+    def wait() -> None:
+        try:
+            verdict.append(backend.wait(handle))
+        except Exception:  # noqa: BLE001 - a failed wait is a failed batch
+            verdict.append(False)
+        finished.set()
+
+    threading.Thread(target=wait, daemon=True, name="transfer-wait").start()
+    if not finished.wait(max(seconds, 0.0)):
+        return None
+    return verdict[0]
+
+
 def _run_pair(
     pair: CopyGroup,
     ops: list[_Op],
@@ -173,25 +193,19 @@ def _run_pair(
     outstanding = [0] * len(rounds)
     failure: list[_Op] = []
 
-    poll = getattr(backend, "poll", None)
     done = [0, time.monotonic()]  # bytes landed, when the last batch ended
 
     def wait_one() -> None:
         clock = time.perf_counter()
         handle, chunk, k = in_flight[0]
-        if poll is None:
-            ok = backend.wait(handle)
-        else:
-            while (state := poll(handle)) is None:
-                if time.monotonic() - done[1] > stall_seconds:
-                    raise _error(
-                        "transfer_timeout",
-                        f"pair {pair.source_worker_id} -> {pair.target_worker_id}: no batch completed in "
-                        f"{stall_seconds:g} s ({done[0]} of {result.bytes} bytes landed); the update failed "
-                        "and no target is ready",
-                    )
-                time.sleep(0.002)
-            ok = state
+        ok = _wait_bounded(backend, handle, done[1] + stall_seconds - time.monotonic())
+        if ok is None:
+            raise _error(
+                "transfer_timeout",
+                f"pair {pair.source_worker_id} -> {pair.target_worker_id}: no batch completed in "
+                f"{stall_seconds:g} s ({done[0]} of {result.bytes} bytes landed); the update failed "
+                "and no target is ready",
+            )
         in_flight.popleft()
         outstanding[k] -= 1
         done[1] = time.monotonic()
