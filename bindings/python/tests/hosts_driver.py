@@ -112,12 +112,13 @@ def start(group: str, key: str, side: str, instance: str, layout: model.Layout, 
     return actors
 
 
-def setup(name: str) -> tuple[Coordinator, RayGroup, str, dict[str, Any], dict[str, Any]]:
-    """Sources TP2 on host 0, targets ``rollout-a`` TP1/PP2: stage 0 on host 1, 1 on host 2."""
+def setup(name: str, stages: Optional[dict[int, int]] = None) -> tuple[Coordinator, RayGroup, str, dict[str, Any], dict[str, Any]]:
+    """Sources TP2 on host 0, targets ``rollout-a`` TP1/PP2: stage 0 on host 1, 1 on host 2
+    (or as ``stages`` puts them)."""
     key = new_key()
     group = RayGroup(name, key, timeout=120, ping_timeout=8)
     sources = start(name, key, "source", "trainer", model.Layout(tp=2), {0: 0, 1: 0}, True)
-    targets = start(name, key, "target", "rollout-a", model.Layout(pp=2), {0: 1, 1: 2}, False)
+    targets = start(name, key, "target", "rollout-a", model.Layout(pp=2), stages or {0: 1, 1: 2}, False)
     group.wait_for(len(sources) + len(targets))
     group.refresh()
     return Coordinator(group), group, key, sources, targets
@@ -208,8 +209,9 @@ def kill() -> dict[str, Any]:
 
 
 def link() -> dict[str, Any]:
-    """Host 2's link goes down mid-transfer: a timeout naming the pair within the bound."""
-    coordinator, group, key, sources, targets = setup("link")
+    """Host 2's link goes down mid-transfer: a timeout naming the pair within the bound.
+    Stage 0, whose pairs run first, is on host 2, so the cut falls inside its transfer."""
+    coordinator, group, key, sources, targets = setup("link", {0: 2, 1: 1})
     a = sorted(targets)
     hosts("shape", "40mbit", "0")
     down = [0.0]

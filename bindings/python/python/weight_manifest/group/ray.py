@@ -103,6 +103,10 @@ class _Registry:
         if self._ok(key):
             self.progress_by_worker[worker_id] = pairs
 
+    def clear_progress(self, key: str) -> None:
+        if self._ok(key):
+            self.progress_by_worker.clear()
+
     def progress_of(self, key: str) -> dict[str, Any]:
         if not self._ok(key):
             return _refused("a progress query")
@@ -271,6 +275,8 @@ class RayGroup:
         limit = at_once or len(queue) or 1
         deadline = time.monotonic() + bound
         last_progress = 0.0
+        if on_progress is not None:
+            ray.get(self.registry.clear_progress.remote(self.key), timeout=self.ping_timeout)
         while queue or running:
             while queue and len(running) < limit:
                 w = queue.pop(0)
