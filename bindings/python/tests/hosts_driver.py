@@ -18,15 +18,16 @@ from typing import Any, Optional
 
 ROOT = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(ROOT / "examples" / "reshard-te"))
+sys.path.insert(0, str(ROOT / "examples" / "multi-host"))
 
-import numpy as np  # noqa: E402
 import ray  # noqa: E402
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy  # noqa: E402
 
 import model  # noqa: E402
+from ranks import Rank  # noqa: E402
 import weight_manifest as wm  # noqa: E402
 from weight_manifest.group import Coordinator, Member  # noqa: E402
-from weight_manifest.group.ray import GroupMember, RayGroup, engine_backend, new_key  # noqa: E402
+from weight_manifest.group.ray import RayGroup, new_key  # noqa: E402
 
 HOSTS = ROOT / "scripts" / "hosts.sh"
 NET = os.environ["WM_HOSTS_NET"]
@@ -39,57 +40,6 @@ def address(host: int) -> str:
 
 def hosts(*args: str) -> None:
     subprocess.run([str(HOSTS), *args], check=True, capture_output=True)
-
-
-class Rank(GroupMember):
-    """One rank of an instance: its shard of the synthetic model, on this host's engine."""
-
-    def __init__(self, group: str, key: str, side: str, instance: str, layout: dict[str, int],
-                 rank: dict[str, int], fill: bool, size: int) -> None:
-        self.layout, self.rank = model.Layout(**layout), wm.ParallelRank(**rank)
-        self.specs = model.synthetic_tensors(size)
-        shard = model.synthetic_shard(self.specs, self.layout, self.rank, fill)
-        self.tensors = shard["tensors"]
-        self.side = side
-        self.mutation: Optional[tuple[float, int]] = None
-        backend, session = engine_backend()
-        self.worker_id = f"{instance}-pp{self.rank.pp}.tp{self.rank.tp}"
-        self.where = dict(worker_id=self.worker_id, endpoint=session, rank=self.rank, instance_id=instance,
-                          lease_id=f"{instance}-lease", generation=1, **shard["where"])
-        self.member = Member(self.tensors, backend=backend, session=session, handlers={
-            "verify": self.verify, "mutate": self.mutate, "set": self.set}, **self.where)
-        self.wm_join(group, key, side, self.member)
-
-    def verify(self, _: dict[str, Any]) -> dict[str, Any]:
-        problem = model.synthetic_check(self.specs, self.layout, self.rank, self.tensors, self.mutation)
-        if problem is not None:
-            raise wm.ManifestError(f"{self.worker_id}: {problem}")
-        return {"verified": sum(t.nbytes for t in self.tensors.values())}
-
-    def mutate(self, request: dict[str, Any]) -> dict[str, Any]:
-        """The next weights: sources change (fraction, block) of their blocks in place, a
-        target learns what it must then hold."""
-        self.mutation = (float(request["fraction"]), int(request["block"]))
-        for tensor in self.specs:
-            if tensor.name in self.tensors and self.side == "source":
-                offset, _ = model.box(tensor, self.rank, self.layout)
-                model.mutate(self.tensors[tensor.name].view(np.uint32), tensor, offset, *self.mutation)
-        return {}
-
-    def set(self, request: dict[str, Any]) -> dict[str, Any]:
-        self.member.where.update({k: request[k] for k in ("generation", "lease_id") if k in request})
-        return {}
-
-    def first_bytes(self, n: int) -> list[int]:
-        first = self.tensors[sorted(self.tensors)[0]]
-        return first.view(np.uint8).reshape(-1)[:n].tolist()
-
-    def region(self) -> tuple[int, int]:
-        first = self.tensors[sorted(self.tensors)[0]]
-        return int(first.ctypes.data), int(first.nbytes)
-
-    def pid(self) -> int:
-        return os.getpid()
 
 
 def nodes() -> dict[str, str]:
@@ -303,7 +253,7 @@ def auth() -> dict[str, Any]:
 def main(argv: list[str]) -> int:
     scenario = argv[0]
     ray.init(address=os.environ["WM_RAY_ADDRESS"], logging_level="ERROR", log_to_driver=False,
-             runtime_env={"env_vars": {"PYTHONPATH": f"{ROOT / 'examples' / 'reshard-te'}:{Path(__file__).parent}"}})
+             runtime_env={"env_vars": {"PYTHONPATH": f"{ROOT / 'examples' / 'reshard-te'}:{ROOT / 'examples' / 'multi-host'}"}})
     try:
         result = {"chain": chain, "kill": kill, "link": link, "auth": auth}[scenario]()
     finally:

@@ -47,7 +47,8 @@ class Member:
     ``register`` overrides the (address, length) regions registered (default: each
     tensor's bytes); a staging buffer of ``staging_bytes`` is registered with them and
     serves every update (:class:`transfer.Staging`). ``progress``, when set, receives the
-    executing pairs' progress at most every ``progress_seconds``."""
+    executing pairs' progress at most every ``progress_seconds``. ``backends`` names other
+    transports an ``execute`` request may choose (``"backend": "store"``)."""
 
     def __init__(
         self,
@@ -60,12 +61,16 @@ class Member:
         staging_bytes: int = transfer.DEFAULT_STAGING_BYTES,
         progress: Optional[ProgressSink] = None,
         progress_seconds: float = 0.5,
+        backends: Optional[Mapping[str, transfer.Backend]] = None,
         **where: Any,
     ) -> None:
         self.tensors = dict(tensors)
         self.where = dict(where)
         self.worker_id = str(where["worker_id"])
         self.backend = backend
+        #: Other transports an ``execute`` may name (``backend``: a Store client's for a
+        #: restore); their memory registration is the caller's.
+        self.backends = dict(backends or {})
         self.session = session
         self.handlers: dict[str, Handler] = dict(handlers or {})
         self.progress = progress
@@ -106,9 +111,13 @@ class Member:
         changed = None
         if request.get("changed") is not None:
             changed = {(str(w), str(d)): np.array(r, dtype=np.uint64).reshape(-1, 2) for w, d, r in request["changed"]}
+        name = request.get("backend")
+        if name is not None and name not in self.backends:
+            raise _error("transfer_arguments_invalid", f"worker {self.worker_id} has no backend {name!r}")
+        backend = self.backend if name is None else self.backends[name]
         report = transfer.execute(
-            bound, self.backend, request["sessions"], mode=request["mode"], worker=self.worker_id,
-            staging=self.staging, changed=changed, progress=self._progress_sink(),
+            bound, backend, request["sessions"], mode=request["mode"], worker=self.worker_id,
+            staging=self.staging if name is None else None, changed=changed, progress=self._progress_sink(),
             **request.get("options", {}),
         )
         return {"report": report.to_dict()}

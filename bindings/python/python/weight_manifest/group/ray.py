@@ -136,7 +136,7 @@ def engine_backend(host: Optional[str] = None) -> tuple[transfer.EngineBackend, 
     if host is None:
         import ray
 
-        host = ray.util.get_node_ip_address()
+        host = str(ray.util.get_node_ip_address())  # type: ignore[no-untyped-call]
     engine = TransferEngine()
     if engine.initialize(host, "P2PHANDSHAKE", "tcp", "") != 0:
         raise _error("transfer_failed", f"the transfer engine did not initialise on {host}")
@@ -165,7 +165,8 @@ class GroupRole:
         registry = _registry(group, key, namespace, create=create, detached=False)
         context = ray.get_runtime_context()
         entry = {"worker_id": member.worker_id, "side": side, "session": member.session,
-                 "host": ray.util.get_node_ip_address(), "node_id": context.get_node_id(),
+                 "host": ray.util.get_node_ip_address(),  # type: ignore[no-untyped-call]
+                 "node_id": context.get_node_id(),
                  "handle": handle if handle is not None else context.current_actor,
                  "via": list(via), "inventory": member.inventory()}
         self.member, self.group, self._registry = member, group, registry

@@ -193,28 +193,29 @@ def _run_pair(
     outstanding = [0] * len(rounds)
     failure: list[_Op] = []
 
-    done = [0, time.monotonic()]  # bytes landed, when the last batch ended
+    landed = [0]  # bytes landed
+    last = [time.monotonic()]  # when the last batch ended
 
     def wait_one() -> None:
         clock = time.perf_counter()
         handle, chunk, k = in_flight[0]
-        ok = _wait_bounded(backend, handle, done[1] + stall_seconds - time.monotonic())
+        ok = _wait_bounded(backend, handle, last[0] + stall_seconds - time.monotonic())
         if ok is None:
             raise _error(
                 "transfer_timeout",
                 f"pair {pair.source_worker_id} -> {pair.target_worker_id}: no batch completed in "
-                f"{stall_seconds:g} s ({done[0]} of {result.bytes} bytes landed); the update failed "
+                f"{stall_seconds:g} s ({landed[0]} of {result.bytes} bytes landed); the update failed "
                 "and no target is ready",
             )
         in_flight.popleft()
         outstanding[k] -= 1
-        done[1] = time.monotonic()
+        last[0] = time.monotonic()
         if not ok and not failure:
             failure.append(chunk[0])
         if ok:
-            done[0] += sum(sum(p[2] for p in o.pieces) if o.pieces else o.length for o in chunk)
+            landed[0] += sum(sum(p[2] for p in o.pieces) if o.pieces else o.length for o in chunk)
             if progress is not None:
-                progress(pair.source_worker_id, pair.target_worker_id, done[0], result.bytes)
+                progress(pair.source_worker_id, pair.target_worker_id, landed[0], result.bytes)
         result.wait_seconds += time.perf_counter() - clock
 
     def finish(k: int) -> None:
