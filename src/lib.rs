@@ -38,6 +38,7 @@ pub mod code;
 pub mod coverage;
 pub mod detail;
 pub mod error;
+pub mod fence;
 pub mod inventory;
 pub mod limits;
 pub mod mooncake;

@@ -23,7 +23,7 @@ PY_PROFILE ?= dev
 PY_WHEELS := target/wheels
 
 TEST_TARGETS += test-python
-.PHONY: test-python python-wheel python-venv python-system reshard-te store-roundtrip
+.PHONY: test-python python-wheel python-venv python-system reshard-te store-roundtrip multi-host
 
 $(PY):
 	$(PYTHON) -m venv $(PY_VENV)
@@ -50,7 +50,7 @@ test-python: python-wheel
 	$(PY) -m mypy --strict --cache-dir target/mypy-cache bindings/python/python/weight_manifest
 	$(PY) -m pytest -q -p no:cacheprovider bindings/python/tests
 	$(or $(CARGO_TARGET_DIR),target)/debug/weight-manifest conformance run --dir tests/conformance \
-		--testee "$(PY) -m weight_manifest.testee"
+		--testee "$(PY) -m weight_manifest.testing.testee"
 
 ## A weight update on the Mooncake Transfer Engine (examples/reshard-te): 16 processes,
 ## synthetic 1 GiB TP4/PP2 -> TP2/PP4 (then a delta update of 1% of its blocks), then the
@@ -65,3 +65,10 @@ reshard-te: python-wheel
 ## TP2/PP4 (three restores, medians), every byte checked; the last line is its figures.
 store-roundtrip: python-wheel
 	$(PY) examples/store-roundtrip/store_roundtrip.py --repeat 3 $(STORE_ARGS)
+
+## A weight update and a Store round trip on Ray across 4 emulated hosts with 2 Gbit/s
+## links (examples/multi-host, needs root): TP4/PP2 sources on hosts 0-1 update TP2/PP4
+## targets on hosts 2-3 (1 GiB, every byte checked), then save and restore; three
+## repetitions, medians. MULTIHOST_ARGS adds flags.
+multi-host: python-wheel
+	$(PY) examples/multi-host/multi_host.py --repeat 3 $(MULTIHOST_ARGS)

@@ -451,6 +451,18 @@ pub enum Code {
     /// differs from the one saved with the manifest (or the saved digests do not describe
     /// the manifest); nothing is restored. (added by this implementation)
     StoreVerifyFailed,
+    /// `fence_document_invalid`: a held fence document (what a worker or binding holds now,
+    /// schema/fence.schema.json) is not an object with exactly the fence schema's members
+    /// and types. (added by this implementation)
+    FenceDocumentInvalid,
+    /// `transfer_unauthorized`: a call to a group member, or a join of a group, does not
+    /// carry the group's key: the caller is not of the group, and nothing is read, written
+    /// or registered. (added by this implementation)
+    TransferUnauthorized,
+    /// `transfer_timeout`: a worker pair of a weight update made no progress for the stall
+    /// bound (a partitioned link, a hung peer): the message names the pair and the bound,
+    /// and no target is ready. (added by this implementation)
+    TransferTimeout,
 }
 
 impl Code {
@@ -584,6 +596,9 @@ impl Code {
         Code::StoreObjectMissing,
         Code::StoreObjectShort,
         Code::StoreVerifyFailed,
+        Code::FenceDocumentInvalid,
+        Code::TransferUnauthorized,
+        Code::TransferTimeout,
     ];
 
     /// The snake_case spelling used on the wire and in fixtures.
@@ -716,6 +731,9 @@ impl Code {
             Code::StoreObjectMissing => "store_object_missing",
             Code::StoreObjectShort => "store_object_short",
             Code::StoreVerifyFailed => "store_verify_failed",
+            Code::FenceDocumentInvalid => "fence_document_invalid",
+            Code::TransferUnauthorized => "transfer_unauthorized",
+            Code::TransferTimeout => "transfer_timeout",
         }
     }
 

@@ -932,6 +932,26 @@ impl ::std::convert::TryFrom<::std::string::String> for FixtureOp {
         value.parse()
     }
 }
+///What one worker, or one side's whole runtime binding, holds now, compared with a bound plan's fence for its side before a weight update moves a byte (`weight-manifest fence`, API `fence::check`, contract §17.7). A single worker states its instance, lease and generation; a side's binding also states the placement it locates.
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Eq, Hash, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct HeldFence {
+    ///The lease generation held now.
+    pub generation: u64,
+    ///The instance_id held now.
+    pub instance_id: ::std::string::String,
+    ///The lease_id held now.
+    pub lease_id: ::std::string::String,
+    ///The placement digest the holder's binding locates now; null: the holder does not know it (a single worker).
+    #[serde(deserialize_with = "::std::option::Option::deserialize")]
+    pub placement_digest: ::std::option::Option<::std::string::String>,
+    ///The placement_id the holder's binding locates now; null: the holder does not know it (a single worker).
+    #[serde(deserialize_with = "::std::option::Option::deserialize")]
+    pub placement_id: ::std::option::Option<::std::string::String>,
+    ///The worker that holds it, named in the rejection; null for a whole binding.
+    #[serde(deserialize_with = "::std::option::Option::deserialize")]
+    pub worker_id: ::std::option::Option<::std::string::String>,
+}
 ///The rank object of an inventory record (contract §10.3–§10.5): routing coordinates of the rank that owns the fragment. All four coordinates are required; members not listed are ignored.
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Eq, Hash, PartialEq)]
 pub struct InventoryRank {

@@ -592,6 +592,19 @@ impl FixtureInput {
     /// The members the schema requires, in code point order.
     pub const REQUIRED: &'static [&'static str] = &[];
 }
+impl HeldFence {
+    /// The members of a `HeldFence`, in code point order.
+    pub const FIELDS: &'static [&'static str] = &[
+        key::GENERATION,
+        key::INSTANCE_ID,
+        key::LEASE_ID,
+        key::PLACEMENT_DIGEST,
+        key::PLACEMENT_ID,
+        key::WORKER_ID,
+    ];
+    /// The members the schema requires, in code point order.
+    pub const REQUIRED: &'static [&'static str] = Self::FIELDS;
+}
 impl InventoryRank {
     /// The members of a `InventoryRank`, in code point order.
     pub const FIELDS: &'static [&'static str] = &[key::DP, key::EP, key::PP, key::TP];
@@ -1552,6 +1565,43 @@ pub(crate) fn write_coverage_tensor<S: Sink + ?Sized>(
     uncovered_coordinate.write_canonical(out);
     out.put(b",\"uncovered_elements\":");
     uncovered_elements.write_canonical(out);
+    out.put(b"}");
+}
+impl Canonical for HeldFence {
+    fn write_canonical<S: Sink + ?Sized>(&self, out: &mut S) {
+        write_held_fence(
+            out,
+            &self.generation,
+            &self.instance_id,
+            &self.lease_id,
+            &self.placement_digest,
+            &self.placement_id,
+            &self.worker_id,
+        );
+    }
+}
+/// Writes the canonical encoding (contract §5) of a `HeldFence` with these members.
+pub(crate) fn write_held_fence<S: Sink + ?Sized>(
+    out: &mut S,
+    generation: &(impl Canonical + ?Sized),
+    instance_id: &(impl Canonical + ?Sized),
+    lease_id: &(impl Canonical + ?Sized),
+    placement_digest: &(impl Canonical + ?Sized),
+    placement_id: &(impl Canonical + ?Sized),
+    worker_id: &(impl Canonical + ?Sized),
+) {
+    out.put(b"{\"generation\":");
+    generation.write_canonical(out);
+    out.put(b",\"instance_id\":");
+    instance_id.write_canonical(out);
+    out.put(b",\"lease_id\":");
+    lease_id.write_canonical(out);
+    out.put(b",\"placement_digest\":");
+    placement_digest.write_canonical(out);
+    out.put(b",\"placement_id\":");
+    placement_id.write_canonical(out);
+    out.put(b",\"worker_id\":");
+    worker_id.write_canonical(out);
     out.put(b"}");
 }
 impl Canonical for InventoryRank {

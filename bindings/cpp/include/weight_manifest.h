@@ -739,6 +739,24 @@ enum WmCode
    */
   WM_CODE_STORE_VERIFY_FAILED = 127,
   /**
+   * `fence_document_invalid`: a held fence document (what a worker or binding holds now,
+   * schema/fence.schema.json) is not an object with exactly the fence schema's members
+   * and types. (added by this implementation)
+   */
+  WM_CODE_FENCE_DOCUMENT_INVALID = 128,
+  /**
+   * `transfer_unauthorized`: a call to a group member, or a join of a group, does not
+   * carry the group's key: the caller is not of the group, and nothing is read, written
+   * or registered. (added by this implementation)
+   */
+  WM_CODE_TRANSFER_UNAUTHORIZED = 129,
+  /**
+   * `transfer_timeout`: a worker pair of a weight update made no progress for the stall
+   * bound (a partitioned link, a hung peer): the message names the pair and the bound,
+   * and no target is ready. (added by this implementation)
+   */
+  WM_CODE_TRANSFER_TIMEOUT = 130,
+  /**
    * `invalid_argument`: a C argument is unusable (a required pointer is NULL, or a
    * length is too large). Not a contract code: it never comes from a document.
    */
@@ -1087,6 +1105,40 @@ bool wm_error_json_location(const WmError *error,
 void wm_error_free(WmError *error);
 
 /**
+ * Checks a held fence document (`held`: `held_len` bytes of JSON, schema
+ * `fence.schema.json`: a worker's `instance_id`, `lease_id`, `generation`, `worker_id`,
+ * and `placement_id` / `placement_digest` or null) against `bound`'s fence for `side`
+ * (`side_len` bytes: `source` or `target`). Returns NULL when the fence holds, else a new
+ * error: the reader's codes and `fence_document_invalid` for the document, then
+ * `transfer_fence_mismatch` with the pointer `/{side}/{member}` of the bound plan and the
+ * two values in its detail; `WM_CODE_INVALID_ARGUMENT` for a NULL handle or another side.
+ *
+ * # Safety
+ * `bound` is NULL or a live handle; `side` and `held` are each NULL or point to their
+ * length in readable bytes.
+ */
+WmError *wm_fence_check(const WmBoundPlan *bound,
+                        const char *side,
+                        size_t side_len,
+                        const char *held,
+                        size_t held_len);
+
+/**
+ * Checks a whole side's runtime binding (`binding`) against `bound`'s fence for `side`:
+ * every member, the placement's too. Returns NULL when the fence holds, else a new error
+ * (`transfer_fence_mismatch` as for `wm_fence_check`; `WM_CODE_INVALID_ARGUMENT` for a
+ * NULL handle or another side).
+ *
+ * # Safety
+ * `bound` and `binding` are each NULL or a live handle; `side` is NULL or points to
+ * `side_len` readable bytes.
+ */
+WmError *wm_fence_check_binding(const WmBoundPlan *bound,
+                                const char *side,
+                                size_t side_len,
+                                const WmBinding *binding);
+
+/**
  * The canonical placement JSON (contract §6.1: ASCII, no whitespace, no trailing
  * newline), NUL-terminated and owned by the handle; its length in `len` unless NULL.
  * NULL for a NULL handle.
@@ -1175,6 +1227,17 @@ void wm_binding_free(WmBinding *binding);
  * `text` is NULL or points to `text_len` readable bytes; `out` is NULL or writable.
  */
 WmError *wm_plan_parse(const char *text, size_t text_len, WmPlan **out);
+
+/**
+ * Reads a bound plan document (the JSON text `wm_bound_plan_json` gives, in any
+ * spelling: what a worker receives from its coordinator) strictly and checks its
+ * bound_plan_id. Rejections: the reader's codes, `limit_exceeded`,
+ * `bound_plan_document_invalid`, `bound_plan_id_mismatch`.
+ *
+ * # Safety
+ * `text` is NULL or points to `text_len` readable bytes; `out` is NULL or writable.
+ */
+WmError *wm_bound_plan_parse(const char *text, size_t text_len, WmBoundPlan **out);
 
 /**
  * Binds `plan` to the runtime bindings `source` and `target` (`plan.bind`, contract

@@ -461,6 +461,18 @@ pub enum WmCode {
     /// differs from the one saved with the manifest (or the saved digests do not describe
     /// the manifest); nothing is restored. (added by this implementation)
     StoreVerifyFailed = 127,
+    /// `fence_document_invalid`: a held fence document (what a worker or binding holds now,
+    /// schema/fence.schema.json) is not an object with exactly the fence schema's members
+    /// and types. (added by this implementation)
+    FenceDocumentInvalid = 128,
+    /// `transfer_unauthorized`: a call to a group member, or a join of a group, does not
+    /// carry the group's key: the caller is not of the group, and nothing is read, written
+    /// or registered. (added by this implementation)
+    TransferUnauthorized = 129,
+    /// `transfer_timeout`: a worker pair of a weight update made no progress for the stall
+    /// bound (a partitioned link, a hung peer): the message names the pair and the bound,
+    /// and no target is ready. (added by this implementation)
+    TransferTimeout = 130,
     /// `invalid_argument`: a C argument is unusable (a required pointer is NULL, or a
     /// length is too large). Not a contract code: it never comes from a document.
     InvalidArgument = 1000,
@@ -600,6 +612,9 @@ impl WmCode {
             Code::StoreObjectMissing => WmCode::StoreObjectMissing,
             Code::StoreObjectShort => WmCode::StoreObjectShort,
             Code::StoreVerifyFailed => WmCode::StoreVerifyFailed,
+            Code::FenceDocumentInvalid => WmCode::FenceDocumentInvalid,
+            Code::TransferUnauthorized => WmCode::TransferUnauthorized,
+            Code::TransferTimeout => WmCode::TransferTimeout,
             // `Code` is non-exhaustive: a code added after this table was generated
             // (the crate's tests and `codegen --check` catch that).
             _ => WmCode::InternalError,
@@ -738,6 +753,9 @@ impl WmCode {
             WmCode::StoreObjectMissing => c"store_object_missing",
             WmCode::StoreObjectShort => c"store_object_short",
             WmCode::StoreVerifyFailed => c"store_verify_failed",
+            WmCode::FenceDocumentInvalid => c"fence_document_invalid",
+            WmCode::TransferUnauthorized => c"transfer_unauthorized",
+            WmCode::TransferTimeout => c"transfer_timeout",
             WmCode::InvalidArgument => c"invalid_argument",
             WmCode::InternalError => c"internal_error",
         }

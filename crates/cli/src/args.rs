@@ -46,6 +46,7 @@ impl Command {
             Command::Coverage(args) => &args.format,
             Command::Plan(args) => &args.format,
             Command::PlanBind(args) => &args.format,
+            Command::Fence(args) => &args.format,
             Command::Adapt(super::adapt::AdaptCommand::Safetensors(args)) => &args.format,
             Command::Content(command) => command.format(),
             Command::Mooncake(command) => command.format(),
@@ -96,6 +97,8 @@ pub(crate) enum Command {
     Plan(super::plan::PlanArgs),
     /// Bind a reshard plan to the runtime bindings of its placements: the copy list.
     PlanBind(super::plan_bind::PlanBindArgs),
+    /// Check what a worker or a binding holds now against a bound plan's fence (§17.7).
+    Fence(super::fence::FenceArgs),
     /// A placement from a checkpoint's headers and a sharding rules file.
     #[command(subcommand)]
     Adapt(super::adapt::AdaptCommand),

@@ -172,6 +172,7 @@ pub(crate) fn run(command: Command, limits: &Limits, progress: Progress) -> Outc
         Command::Plan(args) => super::plan::run(&args, limits, progress),
         Command::Mooncake(command) => super::mooncake::run(&command, limits, progress),
         Command::PlanBind(args) => super::plan_bind::run(&args, limits, progress),
+        Command::Fence(args) => super::fence::run(&args, limits, progress),
         Command::Conformance(ConformanceCommand::Testee) => {
             conformance::serve(std::io::stdin().lock(), std::io::stdout().lock())
                 .map_err(|e| format!("testee I/O: {e}"))?;

@@ -13,6 +13,7 @@ mod commands;
 mod content;
 mod content_checkpoint;
 mod coverage;
+mod fence;
 mod input;
 mod limits;
 mod mooncake;

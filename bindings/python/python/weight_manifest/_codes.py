@@ -132,6 +132,9 @@ ADDED_CODES: tuple[str, ...] = (
     "store_object_missing",
     "store_object_short",
     "store_verify_failed",
+    "fence_document_invalid",
+    "transfer_unauthorized",
+    "transfer_timeout",
 )
 
 CODES: tuple[str, ...] = CONTRACT_CODES + ADDED_CODES
