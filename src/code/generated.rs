@@ -451,6 +451,14 @@ pub enum Code {
     /// differs from the one saved with the manifest (or the saved digests do not describe
     /// the manifest); nothing is restored. (added by this implementation)
     StoreVerifyFailed,
+    /// `dtensor_placement_unsupported`: a state_dict value cannot be described as boxes a
+    /// rank holds: a Partial placement, a non-default shard order, or a value that is not a
+    /// tensor. (added by this implementation)
+    DtensorPlacementUnsupported,
+    /// `dtensor_axes_invalid`: the mapping of a trainer's mesh dims to the axes dp, tp, pp,
+    /// ep names another axis, leaves a mesh dim out or names a dim the mesh does not have,
+    /// or the process is not on the mesh. (added by this implementation)
+    DtensorAxesInvalid,
 }
 
 impl Code {
@@ -584,6 +592,8 @@ impl Code {
         Code::StoreObjectMissing,
         Code::StoreObjectShort,
         Code::StoreVerifyFailed,
+        Code::DtensorPlacementUnsupported,
+        Code::DtensorAxesInvalid,
     ];
 
     /// The snake_case spelling used on the wire and in fixtures.
@@ -716,6 +726,8 @@ impl Code {
             Code::StoreObjectMissing => "store_object_missing",
             Code::StoreObjectShort => "store_object_short",
             Code::StoreVerifyFailed => "store_verify_failed",
+            Code::DtensorPlacementUnsupported => "dtensor_placement_unsupported",
+            Code::DtensorAxesInvalid => "dtensor_axes_invalid",
         }
     }
 

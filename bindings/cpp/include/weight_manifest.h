@@ -739,6 +739,18 @@ enum WmCode
    */
   WM_CODE_STORE_VERIFY_FAILED = 127,
   /**
+   * `dtensor_placement_unsupported`: a state_dict value cannot be described as boxes a
+   * rank holds: a Partial placement, a non-default shard order, or a value that is not a
+   * tensor. (added by this implementation)
+   */
+  WM_CODE_DTENSOR_PLACEMENT_UNSUPPORTED = 128,
+  /**
+   * `dtensor_axes_invalid`: the mapping of a trainer's mesh dims to the axes dp, tp, pp,
+   * ep names another axis, leaves a mesh dim out or names a dim the mesh does not have,
+   * or the process is not on the mesh. (added by this implementation)
+   */
+  WM_CODE_DTENSOR_AXES_INVALID = 129,
+  /**
    * `invalid_argument`: a C argument is unusable (a required pointer is NULL, or a
    * length is too large). Not a contract code: it never comes from a document.
    */

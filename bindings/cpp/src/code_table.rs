@@ -461,6 +461,14 @@ pub enum WmCode {
     /// differs from the one saved with the manifest (or the saved digests do not describe
     /// the manifest); nothing is restored. (added by this implementation)
     StoreVerifyFailed = 127,
+    /// `dtensor_placement_unsupported`: a state_dict value cannot be described as boxes a
+    /// rank holds: a Partial placement, a non-default shard order, or a value that is not a
+    /// tensor. (added by this implementation)
+    DtensorPlacementUnsupported = 128,
+    /// `dtensor_axes_invalid`: the mapping of a trainer's mesh dims to the axes dp, tp, pp,
+    /// ep names another axis, leaves a mesh dim out or names a dim the mesh does not have,
+    /// or the process is not on the mesh. (added by this implementation)
+    DtensorAxesInvalid = 129,
     /// `invalid_argument`: a C argument is unusable (a required pointer is NULL, or a
     /// length is too large). Not a contract code: it never comes from a document.
     InvalidArgument = 1000,
@@ -600,6 +608,8 @@ impl WmCode {
             Code::StoreObjectMissing => WmCode::StoreObjectMissing,
             Code::StoreObjectShort => WmCode::StoreObjectShort,
             Code::StoreVerifyFailed => WmCode::StoreVerifyFailed,
+            Code::DtensorPlacementUnsupported => WmCode::DtensorPlacementUnsupported,
+            Code::DtensorAxesInvalid => WmCode::DtensorAxesInvalid,
             // `Code` is non-exhaustive: a code added after this table was generated
             // (the crate's tests and `codegen --check` catch that).
             _ => WmCode::InternalError,
@@ -738,6 +748,8 @@ impl WmCode {
             WmCode::StoreObjectMissing => c"store_object_missing",
             WmCode::StoreObjectShort => c"store_object_short",
             WmCode::StoreVerifyFailed => c"store_verify_failed",
+            WmCode::DtensorPlacementUnsupported => c"dtensor_placement_unsupported",
+            WmCode::DtensorAxesInvalid => c"dtensor_axes_invalid",
             WmCode::InvalidArgument => c"invalid_argument",
             WmCode::InternalError => c"internal_error",
         }

@@ -132,6 +132,8 @@ ADDED_CODES: tuple[str, ...] = (
     "store_object_missing",
     "store_object_short",
     "store_verify_failed",
+    "dtensor_placement_unsupported",
+    "dtensor_axes_invalid",
 )
 
 CODES: tuple[str, ...] = CONTRACT_CODES + ADDED_CODES
