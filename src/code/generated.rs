@@ -459,6 +459,28 @@ pub enum Code {
     /// ep names another axis, leaves a mesh dim out or names a dim the mesh does not have,
     /// or the process is not on the mesh. (added by this implementation)
     DtensorAxesInvalid,
+    /// `vllm_direct_unsupported`: a vLLM engine's parameters cannot take direct writes:
+    /// some hold no elements (the CPU backend packed them into its kernels) or do not hold
+    /// the checkpoint's bytes where vLLM's loader put them (a kernel repacked them in
+    /// place). (added by this implementation)
+    VllmDirectUnsupported,
+    /// `vllm_layout_unsupported`: vLLM's loader puts a checkpoint tensor somewhere that is
+    /// not one row-major box of one parameter, refuses it, or fills a parameter with
+    /// members other than its class's packed_modules_mapping; or no safetensors checkpoint
+    /// is found. (added by this implementation)
+    VllmLayoutUnsupported,
+    /// `vllm_staged_mismatch`: the tensors staged for vLLM's reload_weights are not the
+    /// checkpoint's the engine runs (a name missing or extra, a shape differing); refused
+    /// before the reload, which would kill the engine. (added by this implementation)
+    VllmStagedMismatch,
+    /// `vllm_engine_paused`: a forward pass of a paused vLLM engine waited longer than the
+    /// pause timeout for the update to end. (added by this implementation)
+    VllmEnginePaused,
+    /// `vllm_arguments_invalid`: the vLLM extension's methods were called out of order or
+    /// with invalid arguments: a mode other than direct or staged, no wm_describe yet, a
+    /// second registration, an unknown backend, wm_apply_staged on a direct engine. (added
+    /// by this implementation)
+    VllmArgumentsInvalid,
 }
 
 impl Code {
@@ -594,6 +616,11 @@ impl Code {
         Code::StoreVerifyFailed,
         Code::DtensorPlacementUnsupported,
         Code::DtensorAxesInvalid,
+        Code::VllmDirectUnsupported,
+        Code::VllmLayoutUnsupported,
+        Code::VllmStagedMismatch,
+        Code::VllmEnginePaused,
+        Code::VllmArgumentsInvalid,
     ];
 
     /// The snake_case spelling used on the wire and in fixtures.
@@ -728,6 +755,11 @@ impl Code {
             Code::StoreVerifyFailed => "store_verify_failed",
             Code::DtensorPlacementUnsupported => "dtensor_placement_unsupported",
             Code::DtensorAxesInvalid => "dtensor_axes_invalid",
+            Code::VllmDirectUnsupported => "vllm_direct_unsupported",
+            Code::VllmLayoutUnsupported => "vllm_layout_unsupported",
+            Code::VllmStagedMismatch => "vllm_staged_mismatch",
+            Code::VllmEnginePaused => "vllm_engine_paused",
+            Code::VllmArgumentsInvalid => "vllm_arguments_invalid",
         }
     }
 

@@ -751,6 +751,38 @@ enum WmCode
    */
   WM_CODE_DTENSOR_AXES_INVALID = 129,
   /**
+   * `vllm_direct_unsupported`: a vLLM engine's parameters cannot take direct writes:
+   * some hold no elements (the CPU backend packed them into its kernels) or do not hold
+   * the checkpoint's bytes where vLLM's loader put them (a kernel repacked them in
+   * place). (added by this implementation)
+   */
+  WM_CODE_VLLM_DIRECT_UNSUPPORTED = 130,
+  /**
+   * `vllm_layout_unsupported`: vLLM's loader puts a checkpoint tensor somewhere that is
+   * not one row-major box of one parameter, refuses it, or fills a parameter with
+   * members other than its class's packed_modules_mapping; or no safetensors checkpoint
+   * is found. (added by this implementation)
+   */
+  WM_CODE_VLLM_LAYOUT_UNSUPPORTED = 131,
+  /**
+   * `vllm_staged_mismatch`: the tensors staged for vLLM's reload_weights are not the
+   * checkpoint's the engine runs (a name missing or extra, a shape differing); refused
+   * before the reload, which would kill the engine. (added by this implementation)
+   */
+  WM_CODE_VLLM_STAGED_MISMATCH = 132,
+  /**
+   * `vllm_engine_paused`: a forward pass of a paused vLLM engine waited longer than the
+   * pause timeout for the update to end. (added by this implementation)
+   */
+  WM_CODE_VLLM_ENGINE_PAUSED = 133,
+  /**
+   * `vllm_arguments_invalid`: the vLLM extension's methods were called out of order or
+   * with invalid arguments: a mode other than direct or staged, no wm_describe yet, a
+   * second registration, an unknown backend, wm_apply_staged on a direct engine. (added
+   * by this implementation)
+   */
+  WM_CODE_VLLM_ARGUMENTS_INVALID = 134,
+  /**
    * `invalid_argument`: a C argument is unusable (a required pointer is NULL, or a
    * length is too large). Not a contract code: it never comes from a document.
    */

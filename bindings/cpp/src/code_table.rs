@@ -469,6 +469,28 @@ pub enum WmCode {
     /// ep names another axis, leaves a mesh dim out or names a dim the mesh does not have,
     /// or the process is not on the mesh. (added by this implementation)
     DtensorAxesInvalid = 129,
+    /// `vllm_direct_unsupported`: a vLLM engine's parameters cannot take direct writes:
+    /// some hold no elements (the CPU backend packed them into its kernels) or do not hold
+    /// the checkpoint's bytes where vLLM's loader put them (a kernel repacked them in
+    /// place). (added by this implementation)
+    VllmDirectUnsupported = 130,
+    /// `vllm_layout_unsupported`: vLLM's loader puts a checkpoint tensor somewhere that is
+    /// not one row-major box of one parameter, refuses it, or fills a parameter with
+    /// members other than its class's packed_modules_mapping; or no safetensors checkpoint
+    /// is found. (added by this implementation)
+    VllmLayoutUnsupported = 131,
+    /// `vllm_staged_mismatch`: the tensors staged for vLLM's reload_weights are not the
+    /// checkpoint's the engine runs (a name missing or extra, a shape differing); refused
+    /// before the reload, which would kill the engine. (added by this implementation)
+    VllmStagedMismatch = 132,
+    /// `vllm_engine_paused`: a forward pass of a paused vLLM engine waited longer than the
+    /// pause timeout for the update to end. (added by this implementation)
+    VllmEnginePaused = 133,
+    /// `vllm_arguments_invalid`: the vLLM extension's methods were called out of order or
+    /// with invalid arguments: a mode other than direct or staged, no wm_describe yet, a
+    /// second registration, an unknown backend, wm_apply_staged on a direct engine. (added
+    /// by this implementation)
+    VllmArgumentsInvalid = 134,
     /// `invalid_argument`: a C argument is unusable (a required pointer is NULL, or a
     /// length is too large). Not a contract code: it never comes from a document.
     InvalidArgument = 1000,
@@ -610,6 +632,11 @@ impl WmCode {
             Code::StoreVerifyFailed => WmCode::StoreVerifyFailed,
             Code::DtensorPlacementUnsupported => WmCode::DtensorPlacementUnsupported,
             Code::DtensorAxesInvalid => WmCode::DtensorAxesInvalid,
+            Code::VllmDirectUnsupported => WmCode::VllmDirectUnsupported,
+            Code::VllmLayoutUnsupported => WmCode::VllmLayoutUnsupported,
+            Code::VllmStagedMismatch => WmCode::VllmStagedMismatch,
+            Code::VllmEnginePaused => WmCode::VllmEnginePaused,
+            Code::VllmArgumentsInvalid => WmCode::VllmArgumentsInvalid,
             // `Code` is non-exhaustive: a code added after this table was generated
             // (the crate's tests and `codegen --check` catch that).
             _ => WmCode::InternalError,
@@ -750,6 +777,11 @@ impl WmCode {
             WmCode::StoreVerifyFailed => c"store_verify_failed",
             WmCode::DtensorPlacementUnsupported => c"dtensor_placement_unsupported",
             WmCode::DtensorAxesInvalid => c"dtensor_axes_invalid",
+            WmCode::VllmDirectUnsupported => c"vllm_direct_unsupported",
+            WmCode::VllmLayoutUnsupported => c"vllm_layout_unsupported",
+            WmCode::VllmStagedMismatch => c"vllm_staged_mismatch",
+            WmCode::VllmEnginePaused => c"vllm_engine_paused",
+            WmCode::VllmArgumentsInvalid => c"vllm_arguments_invalid",
             WmCode::InvalidArgument => c"invalid_argument",
             WmCode::InternalError => c"internal_error",
         }

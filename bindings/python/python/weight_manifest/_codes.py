@@ -134,6 +134,11 @@ ADDED_CODES: tuple[str, ...] = (
     "store_verify_failed",
     "dtensor_placement_unsupported",
     "dtensor_axes_invalid",
+    "vllm_direct_unsupported",
+    "vllm_layout_unsupported",
+    "vllm_staged_mismatch",
+    "vllm_engine_paused",
+    "vllm_arguments_invalid",
 )
 
 CODES: tuple[str, ...] = CONTRACT_CODES + ADDED_CODES
