@@ -481,6 +481,15 @@ pub enum Code {
     /// second registration, an unknown backend, wm_apply_staged on a direct engine. (added
     /// by this implementation)
     VllmArgumentsInvalid,
+    /// `adapt_fused_invalid`: a rules file's fused entry does not describe buffers the
+    /// placement can hold: another placeholder, too few members, a placeholder missing from
+    /// into, a tensor named by two entries, members missing, of different dtypes or stages,
+    /// disagreeing on a dim other than dim, or not one contiguous run of the buffer. (added
+    /// by this implementation)
+    AdaptFusedInvalid,
+    /// `adapt_dimension_missing`: a split counts the pieces of a model dimension (pieces)
+    /// that the adapter was not given, or was given as 0. (added by this implementation)
+    AdaptDimensionMissing,
 }
 
 impl Code {
@@ -621,6 +630,8 @@ impl Code {
         Code::VllmStagedMismatch,
         Code::VllmEnginePaused,
         Code::VllmArgumentsInvalid,
+        Code::AdaptFusedInvalid,
+        Code::AdaptDimensionMissing,
     ];
 
     /// The snake_case spelling used on the wire and in fixtures.
@@ -760,6 +771,8 @@ impl Code {
             Code::VllmStagedMismatch => "vllm_staged_mismatch",
             Code::VllmEnginePaused => "vllm_engine_paused",
             Code::VllmArgumentsInvalid => "vllm_arguments_invalid",
+            Code::AdaptFusedInvalid => "adapt_fused_invalid",
+            Code::AdaptDimensionMissing => "adapt_dimension_missing",
         }
     }
 

@@ -783,6 +783,19 @@ enum WmCode
    */
   WM_CODE_VLLM_ARGUMENTS_INVALID = 134,
   /**
+   * `adapt_fused_invalid`: a rules file's fused entry does not describe buffers the
+   * placement can hold: another placeholder, too few members, a placeholder missing from
+   * into, a tensor named by two entries, members missing, of different dtypes or stages,
+   * disagreeing on a dim other than dim, or not one contiguous run of the buffer. (added
+   * by this implementation)
+   */
+  WM_CODE_ADAPT_FUSED_INVALID = 135,
+  /**
+   * `adapt_dimension_missing`: a split counts the pieces of a model dimension (pieces)
+   * that the adapter was not given, or was given as 0. (added by this implementation)
+   */
+  WM_CODE_ADAPT_DIMENSION_MISSING = 136,
+  /**
    * `invalid_argument`: a C argument is unusable (a required pointer is NULL, or a
    * length is too large). Not a contract code: it never comes from a document.
    */

@@ -491,6 +491,15 @@ pub enum WmCode {
     /// second registration, an unknown backend, wm_apply_staged on a direct engine. (added
     /// by this implementation)
     VllmArgumentsInvalid = 134,
+    /// `adapt_fused_invalid`: a rules file's fused entry does not describe buffers the
+    /// placement can hold: another placeholder, too few members, a placeholder missing from
+    /// into, a tensor named by two entries, members missing, of different dtypes or stages,
+    /// disagreeing on a dim other than dim, or not one contiguous run of the buffer. (added
+    /// by this implementation)
+    AdaptFusedInvalid = 135,
+    /// `adapt_dimension_missing`: a split counts the pieces of a model dimension (pieces)
+    /// that the adapter was not given, or was given as 0. (added by this implementation)
+    AdaptDimensionMissing = 136,
     /// `invalid_argument`: a C argument is unusable (a required pointer is NULL, or a
     /// length is too large). Not a contract code: it never comes from a document.
     InvalidArgument = 1000,
@@ -637,6 +646,8 @@ impl WmCode {
             Code::VllmStagedMismatch => WmCode::VllmStagedMismatch,
             Code::VllmEnginePaused => WmCode::VllmEnginePaused,
             Code::VllmArgumentsInvalid => WmCode::VllmArgumentsInvalid,
+            Code::AdaptFusedInvalid => WmCode::AdaptFusedInvalid,
+            Code::AdaptDimensionMissing => WmCode::AdaptDimensionMissing,
             // `Code` is non-exhaustive: a code added after this table was generated
             // (the crate's tests and `codegen --check` catch that).
             _ => WmCode::InternalError,
@@ -782,6 +793,8 @@ impl WmCode {
             WmCode::VllmStagedMismatch => c"vllm_staged_mismatch",
             WmCode::VllmEnginePaused => c"vllm_engine_paused",
             WmCode::VllmArgumentsInvalid => c"vllm_arguments_invalid",
+            WmCode::AdaptFusedInvalid => c"adapt_fused_invalid",
+            WmCode::AdaptDimensionMissing => c"adapt_dimension_missing",
             WmCode::InvalidArgument => c"invalid_argument",
             WmCode::InternalError => c"internal_error",
         }

@@ -15,8 +15,8 @@ from typing import Any, Iterator
 import pytest
 
 import weight_manifest as wm
-from vllm_engines import (Engine, checkpoint, engine_fixture, fused_expected, hf_greedy, torch, update, wv,
-                          write_model)
+from vllm_engines import (Engine, assert_preset_is_the_engines, checkpoint, engine_fixture, fused_expected,
+                          hf_greedy, torch, update, wv, write_model)
 
 
 @pytest.fixture(scope="module", params=["llama", "qwen2"])
@@ -53,6 +53,12 @@ def test_the_fused_layout_comes_from_vllms_own_loader(setup: dict[str, Any]) -> 
         assert fused[f"{layer}.self_attn.qkv_proj.bias"] == [f"{layer}.self_attn.{p}_proj.bias" for p in "qkv"]
     assert summary["skipped"] == []
     assert_params_are(engine, checkpoint(setup["a"]))
+
+
+def test_the_adapters_vllm_preset_is_the_engines_layout(setup: dict[str, Any]) -> None:
+    worker = setup["engine"].worker
+    shapes = {n: tuple(p.shape) for n, p in worker.model_runner.model.named_parameters()}
+    assert_preset_is_the_engines(f"vllm-{setup['kind']}.json", setup["a"], [worker.wm_inventory()], 1, shapes)
 
 
 def test_each_record_is_its_box_of_the_fused_parameter(setup: dict[str, Any]) -> None:

@@ -11,7 +11,8 @@ from typing import Any, Iterator
 import pytest
 
 import weight_manifest as wm
-from vllm_engines import checkpoint, engine_fixture, fused_expected, torch, wv, write_model
+from vllm_engines import assert_preset_is_the_engines, checkpoint, engine_fixture, fused_expected, torch, wv, write_model
+from weight_manifest import hf
 
 
 @pytest.fixture(scope="module")
@@ -54,3 +55,28 @@ def test_the_experts_layout_from_vllms_loader(setup: dict[str, Any]) -> None:
     assert rebuilt
     for param, value in rebuilt.items():
         assert torch.equal(value, fused_expected(a, param)), param
+
+
+def test_the_adapters_vllm_preset_is_the_loaders_layout(setup: dict[str, Any]) -> None:
+    """The preset against the boxes vLLM's loader writes (probe_layout), as records: the
+    parameter as alias where it holds several tensors, the box's start in it as byte_offset."""
+    model = setup["engine"].worker.model_runner.model
+    a = checkpoint(setup["a"])
+    placed = wv.probe_layout(model, {n: tuple(t.shape) for n, t in a.items()})
+    shapes = {n: tuple(p.shape) for n, p in model.named_parameters()}
+    counts: dict[str, int] = {}
+    for where in placed.values():
+        assert where is not None
+        counts[where.param] = counts.get(where.param, 0) + 1
+    records = []
+    for name, where in placed.items():
+        assert where is not None
+        strides = torch.empty(shapes[where.param], device="meta").stride()
+        layer, expert = hf.ids(name)
+        records.append({
+            "tensor_id": name, "rank": {"tp": 0}, "global_offset": list(where.global_offset),
+            "local_shape": list(where.local_shape), "nbytes": 4 * int(torch.Size(where.local_shape).numel()),
+            "aliases": [where.param] if counts[where.param] > 1 else [],
+            "byte_offset": 4 * sum(s * x for s, x in zip(where.start, strides)), "layer_id": layer,
+            "expert_id": expert, "layout_fingerprint": hf.LAYOUT_FINGERPRINT})
+    assert_preset_is_the_engines("vllm-qwen3-moe.json", setup["a"], [{"tensors": records}], 1, shapes)

@@ -20,7 +20,8 @@ import pytest
 
 import weight_manifest as wm
 from conftest import require
-from vllm_engines import NEW_TOKENS, PROMPTS, checkpoint, hf_greedy, source_side, vllm_api, wv, write_model
+from vllm_engines import (NEW_TOKENS, PROMPTS, assert_preset_is_the_engines, checkpoint, hf_greedy, source_side,
+                          vllm_api, wv, write_model)
 from weight_manifest import transfer
 from weight_manifest.worker import Side
 
@@ -97,6 +98,8 @@ def test_tp2_direct_update_over_the_transfer_engine(setup: dict[str, Any]) -> No
                 box = [(s.start or 0, (s.stop if s.stop is not None else n) - (s.start or 0))
                        for s, n in zip(index, b[record["tensor_id"]].shape)]
                 assert [list(x) for x in zip(*box)] == [record["global_offset"], record["local_shape"]], record
+        # The adapter's preset at TP2 says the same, fused offsets included.
+        assert_preset_is_the_engines("vllm-llama.json", setup["a"], inventories, TP)
 
         engine = TransferEngine()
         assert engine.initialize("127.0.0.1", "P2PHANDSHAKE", "tcp", "") == 0

@@ -180,3 +180,39 @@ def update(engine: Engine, tensors: dict[str, Any], version: str) -> dict[str, A
         engine.worker.wm_unregister()
     return {"bytes": report.bytes, "transfer_seconds": moved, "apply_seconds": applied["seconds"]}
 
+
+
+def assert_preset_is_the_engines(preset: str, path: Path, inventories: list[dict[str, Any]], tp: int,
+                                 params: Optional[dict[str, tuple[int, ...]]] = None) -> None:
+    """The adapter's vLLM preset on the checkpoint at ``path`` describes what the engine's
+    workers report (their inventories, whose records other tests check against vLLM's own
+    bytes): every fragment's box, alias (the fused parameter), byte_offset in its
+    parameter, ids and fingerprint, and, from ``params`` (name -> shape) when given, each
+    fused parameter's byte size."""
+    from conftest import ROOT
+
+    config = transformers.AutoConfig.from_pretrained(str(path))
+    dims = {"heads": config.num_attention_heads, "kv_heads": config.num_key_value_heads}
+    placement, template = wm.adapt_safetensors(path, ROOT / "examples" / "rules" / preset, model_id=MODEL_ID,
+                                               revision=REVISION, tp=tp, dims=dims)
+
+    def key(r: dict[str, Any]) -> tuple[Any, ...]:
+        return (r["tensor_id"], r["rank"]["tp"], tuple(r["global_offset"]), tuple(r["local_shape"]), r["nbytes"],
+                tuple(r.get("aliases") or ()), r["byte_offset"], r.get("layer_id"), r.get("expert_id"), r["layout_fingerprint"])
+
+    expected = sorted(key(r) for r in template["tensors"])
+    engine = sorted(key(r) for inventory in inventories for r in inventory["tensors"])
+    assert engine == expected
+    assert len(placement.fragments) == len(expected)
+    if params is not None:
+        ends: dict[tuple[str, int], int] = {}
+        for r in template["tensors"]:
+            for alias in r.get("aliases") or ():
+                end = r["byte_offset"] + r["nbytes"]
+                ends[(alias, r["rank"]["tp"])] = max(ends.get((alias, r["rank"]["tp"]), 0), end)
+        assert ends
+        for (alias, _), end in ends.items():
+            count = 1
+            for extent in params[alias]:
+                count *= extent
+            assert end == count * 4, alias

@@ -139,6 +139,8 @@ ADDED_CODES: tuple[str, ...] = (
     "vllm_staged_mismatch",
     "vllm_engine_paused",
     "vllm_arguments_invalid",
+    "adapt_fused_invalid",
+    "adapt_dimension_missing",
 )
 
 CODES: tuple[str, ...] = CONTRACT_CODES + ADDED_CODES
