@@ -785,9 +785,9 @@ enum WmCode
   /**
    * `adapt_fused_invalid`: a rules file's fused entry does not describe buffers the
    * placement can hold: another placeholder, too few members, a placeholder missing from
-   * into, a tensor named by two entries, members missing, of different dtypes or stages,
-   * disagreeing on a dim other than dim, or not one contiguous run of the buffer. (added
-   * by this implementation)
+   * into, a tensor named by two entries, members of different dtypes, and on a rank
+   * members missing (or on another stage), disagreeing on a dim other than dim, or not
+   * one contiguous run of the buffer. (added by this implementation)
    */
   WM_CODE_ADAPT_FUSED_INVALID = 135,
   /**

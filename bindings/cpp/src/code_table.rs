@@ -493,9 +493,9 @@ pub enum WmCode {
     VllmArgumentsInvalid = 134,
     /// `adapt_fused_invalid`: a rules file's fused entry does not describe buffers the
     /// placement can hold: another placeholder, too few members, a placeholder missing from
-    /// into, a tensor named by two entries, members missing, of different dtypes or stages,
-    /// disagreeing on a dim other than dim, or not one contiguous run of the buffer. (added
-    /// by this implementation)
+    /// into, a tensor named by two entries, members of different dtypes, and on a rank
+    /// members missing (or on another stage), disagreeing on a dim other than dim, or not
+    /// one contiguous run of the buffer. (added by this implementation)
     AdaptFusedInvalid = 135,
     /// `adapt_dimension_missing`: a split counts the pieces of a model dimension (pieces)
     /// that the adapter was not given, or was given as 0. (added by this implementation)

@@ -316,9 +316,9 @@ impl std::fmt::Display for RankKey {
 ///
 /// # Errors
 ///
-/// `adapt_fused_invalid` at `/fused/{entry}`: a tensor two entries name, a buffer whose
-/// members (of one expert, with `stack`) are not all present, members of different dtypes
-/// or stages, or a `dim` not below a member's ndim.
+/// `adapt_fused_invalid` at `/fused/{entry}`: a tensor two entries name, members of
+/// different dtypes, or a `dim` not below a member's ndim. A buffer with members missing,
+/// or on two stages, is refused rank by rank ([`Fusion::buffers`]).
 pub fn fusion(entries: &[FusedRule], laid: &[TensorLayout<'_>]) -> Result<Fusion> {
     let mut members: BTreeMap<String, Member> = BTreeMap::new();
     let mut buffers: BTreeMap<(String, Option<u64>), Blocks> = BTreeMap::new();
@@ -363,34 +363,21 @@ pub fn fusion(entries: &[FusedRule], laid: &[TensorLayout<'_>]) -> Result<Fusion
             );
         }
     }
-    for ((buffer, expert), mut held) in buffers {
+    for ((buffer, _), mut held) in buffers {
         held.sort_unstable();
         let entry = members[&laid[held[0].1].tensor.name].entry;
-        let count = entries[entry].members.len();
-        let indices: Vec<usize> = held.iter().map(|h| h.0).collect();
-        if indices != (0..count).collect::<Vec<_>>() {
-            let which = expert.map(|e| format!(" (expert {e})")).unwrap_or_default();
-            return Err(invalid(
-                entry,
-                format!(
-                    "buffer {buffer}{which} has the members {indices:?} of 0..{count}: all or none"
-                ),
-            ));
-        }
         let first = &laid[held[0].1];
         for &(_, position) in &held[1..] {
             let other = &laid[position];
-            if other.tensor.dtype != first.tensor.dtype || other.stage != first.stage {
+            if other.tensor.dtype != first.tensor.dtype {
                 return Err(invalid(
                     entry,
                     format!(
-                        "buffer {buffer}: members {} ({}, stage {}) and {} ({}, stage {}) differ",
+                        "buffer {buffer}: members {} ({}) and {} ({}) differ in dtype",
                         first.tensor.name,
                         first.tensor.dtype,
-                        first.stage,
                         other.tensor.name,
-                        other.tensor.dtype,
-                        other.stage
+                        other.tensor.dtype
                     ),
                 ));
             }

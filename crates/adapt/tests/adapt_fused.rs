@@ -444,3 +444,36 @@ fn without_fused_entries_nothing_moves() {
         .iter()
         .any(|f| !f.aliases.is_empty()));
 }
+
+#[test]
+fn members_on_two_pipeline_stages_are_refused() {
+    let rules = with("vllm-llama.json", |v| {
+        v["fused"] = serde_json::json!([{"into": "ends", "dim": 0, "members": ["model.embed_tokens.weight", "lm_head.weight"]}]);
+    });
+    let two_stages = AdaptOptions::new(
+        "synthetic",
+        "r1",
+        Grid {
+            dp: 1,
+            pp: 2,
+            tp: 1,
+            ep: 1,
+        },
+    )
+    .with_dim("heads", 4)
+    .with_dim("kv_heads", 2);
+    assert_eq!(
+        rejected(&rules, &llama(2), &two_stages),
+        ("adapt_fused_invalid".into(), Some("/fused/0".into()))
+    );
+    // On one stage the same entry is a buffer.
+    let one = AdaptOptions::new("synthetic", "r1", grid(1))
+        .with_dim("heads", 4)
+        .with_dim("kv_heads", 2);
+    let checkpoint = checkpoint("ends", &llama(1));
+    let compiled = Rules::from_json(&rules, &Options::default()).unwrap();
+    assert!(!adapt::adapt(&checkpoint, &compiled, &one)
+        .unwrap()
+        .fusion
+        .is_empty());
+}
