@@ -15,19 +15,16 @@ from typing import Any, Iterator
 import pytest
 
 import weight_manifest as wm
-from vllm_engines import (Engine, assert_preset_is_the_engines, checkpoint, engine_fixture, fused_expected,
-                          hf_greedy, torch, update, wv, write_model)
+from vllm_engines import (Engine, assert_preset_is_the_engines, checkpoint, engine_on_two_checkpoints,
+                          fused_expected, torch, update, wv)
 
 
 @pytest.fixture(scope="module", params=["llama", "qwen2"])
 def setup(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
-    kind = request.param
-    root = tmp_path_factory.mktemp(f"vllm-direct-{kind}")
-    a, b = write_model(kind, 0, root / "a"), write_model(kind, 1, root / "b")
-    for engine in engine_fixture(a, direct=True):
-        summary = engine.worker.wm_describe(instance_id="engine", model_id="tiny", revision="main")
-        yield {"kind": kind, "engine": engine, "a": a, "b": b, "summary": summary,
-               "tokens": {"a": hf_greedy(a), "b": hf_greedy(b)}}
+    root = tmp_path_factory.mktemp(f"vllm-direct-{request.param}")
+    for setup in engine_on_two_checkpoints(request.param, root, direct=True):
+        setup["summary"] = setup["engine"].worker.wm_describe(instance_id="engine", model_id="tiny", revision="main")
+        yield setup
 
 
 def assert_params_are(engine: Engine, tensors: dict[str, Any]) -> None:

@@ -11,16 +11,13 @@ from typing import Any, Iterator
 import pytest
 
 import weight_manifest as wm
-from vllm_engines import checkpoint, engine_fixture, fused_expected, hf_greedy, torch, update, write_model
+from vllm_engines import checkpoint, engine_on_two_checkpoints, fused_expected, torch, update
 
 
 @pytest.fixture(scope="module", params=["llama", "qwen3_moe"])
 def setup(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
-    kind = request.param
-    root = tmp_path_factory.mktemp(f"vllm-staged-{kind}")
-    a, b = write_model(kind, 0, root / "a"), write_model(kind, 1, root / "b")
-    for engine in engine_fixture(a, direct=False):
-        yield {"kind": kind, "engine": engine, "a": a, "b": b, "tokens": {"a": hf_greedy(a), "b": hf_greedy(b)}}
+    yield from engine_on_two_checkpoints(request.param, tmp_path_factory.mktemp(f"vllm-staged-{request.param}"),
+                                         direct=False)
 
 
 def test_direct_writes_are_refused_where_the_kernels_repack(setup: dict[str, Any]) -> None:

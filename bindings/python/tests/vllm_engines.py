@@ -136,6 +136,15 @@ def engine_fixture(path: Path, *, direct: bool) -> Iterator[Engine]:
         engine.close()
 
 
+def engine_on_two_checkpoints(kind: str, root: Path, *, direct: bool) -> Iterator[dict[str, Any]]:
+    """An engine started on a random ``kind`` checkpoint A, with a second one B and HF's
+    greedy tokens of both: what a test module's fixture yields."""
+    a, b = write_model(kind, 0, root / "a"), write_model(kind, 1, root / "b")
+    tokens = {"a": hf_greedy(a), "b": hf_greedy(b)}
+    for engine in engine_fixture(a, direct=direct):
+        yield {"kind": kind, "engine": engine, "a": a, "b": b, "tokens": tokens}
+
+
 def source_side(tensors: dict[str, Any], engine_dtype: str = "float32") -> tuple[Side, dict[str, Any]]:
     """A trainer holding ``tensors`` whole (one rank), described as the engine describes
     the checkpoint's tensors (HF names, :data:`hf.LAYOUT_FINGERPRINT`, :func:`hf.ids`)."""
