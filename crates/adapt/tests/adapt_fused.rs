@@ -21,7 +21,10 @@ const HEAD: u64 = 16; // synthetic: 4 heads of 16, 2 KV heads
 const ITEM: u64 = 2; // BF16
 
 fn checkpoint(test: &str, tensors: &Tensors) -> Checkpoint {
-    let dir = scratch(test);
+    // A folder of its own per call: the tests run in parallel threads of one process.
+    static CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let call = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let dir = scratch(&format!("fused-{test}-{call}"));
     write_header_file(
         &dir.join("model.safetensors"),
         header_json(tensors).as_bytes(),
