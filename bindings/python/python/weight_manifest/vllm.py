@@ -496,7 +496,9 @@ class WeightManifestExtension:
 
     def wm_where(self) -> dict[str, Any]:
         """The keywords of :func:`weight_manifest.live.runtime_inventory` (and of
-        :class:`weight_manifest.worker.Worker`) for what this worker holds."""
+        :class:`weight_manifest.worker.Worker`) for what this worker holds, as objects:
+        for a group member in this process (``collective_rpc`` cannot carry them; use
+        :meth:`wm_inventory`)."""
         state = self._wm_state()
         return {**{k: v for k, v in state.identity.items()}, "descriptors": state.descriptors,
                 "offsets": state.offsets, "packed": state.packed}
