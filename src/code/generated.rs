@@ -463,6 +463,45 @@ pub enum Code {
     /// bound (a partitioned link, a hung peer): the message names the pair and the bound,
     /// and no target is ready. (added by this implementation)
     TransferTimeout,
+    /// `dtensor_placement_unsupported`: a state_dict value cannot be described as boxes a
+    /// rank holds: a Partial placement, a non-default shard order, or a value that is not a
+    /// tensor. (added by this implementation)
+    DtensorPlacementUnsupported,
+    /// `dtensor_axes_invalid`: the mapping of a trainer's mesh dims to the axes dp, tp, pp,
+    /// ep names another axis, leaves a mesh dim out or names a dim the mesh does not have,
+    /// or the process is not on the mesh. (added by this implementation)
+    DtensorAxesInvalid,
+    /// `vllm_direct_unsupported`: a vLLM engine's parameters cannot take direct writes:
+    /// some hold no elements (the CPU backend packed them into its kernels) or do not hold
+    /// the checkpoint's bytes where vLLM's loader put them (a kernel repacked them in
+    /// place). (added by this implementation)
+    VllmDirectUnsupported,
+    /// `vllm_layout_unsupported`: vLLM's loader puts a checkpoint tensor somewhere that is
+    /// not one row-major box of one parameter, refuses it, or fills a parameter with
+    /// members other than its class's packed_modules_mapping; or no safetensors checkpoint
+    /// is found. (added by this implementation)
+    VllmLayoutUnsupported,
+    /// `vllm_staged_mismatch`: the tensors staged for vLLM's reload_weights are not the
+    /// checkpoint's the engine runs (a name missing or extra, a shape differing); refused
+    /// before the reload, which would kill the engine. (added by this implementation)
+    VllmStagedMismatch,
+    /// `vllm_engine_paused`: a forward pass of a paused vLLM engine waited longer than the
+    /// pause timeout for the update to end. (added by this implementation)
+    VllmEnginePaused,
+    /// `vllm_arguments_invalid`: the vLLM extension's methods were called out of order or
+    /// with invalid arguments: a mode other than direct or staged, no wm_describe yet, a
+    /// second registration, an unknown backend, wm_apply_staged on a direct engine. (added
+    /// by this implementation)
+    VllmArgumentsInvalid,
+    /// `adapt_fused_invalid`: a rules file's fused entry does not describe buffers the
+    /// placement can hold: another placeholder, too few members, a placeholder missing from
+    /// into, a tensor named by two entries, members of different dtypes, and on a rank
+    /// members missing (or on another stage), disagreeing on a dim other than dim, or not
+    /// one contiguous run of the buffer. (added by this implementation)
+    AdaptFusedInvalid,
+    /// `adapt_dimension_missing`: a split counts the pieces of a model dimension (pieces)
+    /// that the adapter was not given, or was given as 0. (added by this implementation)
+    AdaptDimensionMissing,
 }
 
 impl Code {
@@ -599,6 +638,15 @@ impl Code {
         Code::FenceDocumentInvalid,
         Code::TransferUnauthorized,
         Code::TransferTimeout,
+        Code::DtensorPlacementUnsupported,
+        Code::DtensorAxesInvalid,
+        Code::VllmDirectUnsupported,
+        Code::VllmLayoutUnsupported,
+        Code::VllmStagedMismatch,
+        Code::VllmEnginePaused,
+        Code::VllmArgumentsInvalid,
+        Code::AdaptFusedInvalid,
+        Code::AdaptDimensionMissing,
     ];
 
     /// The snake_case spelling used on the wire and in fixtures.
@@ -734,6 +782,15 @@ impl Code {
             Code::FenceDocumentInvalid => "fence_document_invalid",
             Code::TransferUnauthorized => "transfer_unauthorized",
             Code::TransferTimeout => "transfer_timeout",
+            Code::DtensorPlacementUnsupported => "dtensor_placement_unsupported",
+            Code::DtensorAxesInvalid => "dtensor_axes_invalid",
+            Code::VllmDirectUnsupported => "vllm_direct_unsupported",
+            Code::VllmLayoutUnsupported => "vllm_layout_unsupported",
+            Code::VllmStagedMismatch => "vllm_staged_mismatch",
+            Code::VllmEnginePaused => "vllm_engine_paused",
+            Code::VllmArgumentsInvalid => "vllm_arguments_invalid",
+            Code::AdaptFusedInvalid => "adapt_fused_invalid",
+            Code::AdaptDimensionMissing => "adapt_dimension_missing",
         }
     }
 

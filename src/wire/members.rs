@@ -73,6 +73,8 @@ pub mod key {
     pub const FRAGMENT_ID: &str = "fragment_id";
     /// The member `fragments`.
     pub const FRAGMENTS: &str = "fragments";
+    /// The member `fused`.
+    pub const FUSED: &str = "fused";
     /// The member `generation`.
     pub const GENERATION: &str = "generation";
     /// The member `global_offset`.
@@ -83,6 +85,8 @@ pub mod key {
     pub const INPUT: &str = "input";
     /// The member `instance_id`.
     pub const INSTANCE_ID: &str = "instance_id";
+    /// The member `into`.
+    pub const INTO: &str = "into";
     /// The member `is_contiguous`.
     pub const IS_CONTIGUOUS: &str = "is_contiguous";
     /// The member `itemsize`.
@@ -109,8 +113,12 @@ pub mod key {
     pub const MAX_REGIONS: &str = "max_regions";
     /// The member `max_segments`.
     pub const MAX_SEGMENTS: &str = "max_segments";
+    /// The member `members`.
+    pub const MEMBERS: &str = "members";
     /// The member `model_id`.
     pub const MODEL_ID: &str = "model_id";
+    /// The member `multiple_of`.
+    pub const MULTIPLE_OF: &str = "multiple_of";
     /// The member `nbytes`.
     pub const NBYTES: &str = "nbytes";
     /// The member `ok`.
@@ -139,6 +147,8 @@ pub mod key {
     pub const PARTS: &str = "parts";
     /// The member `path`.
     pub const PATH: &str = "path";
+    /// The member `pieces`.
+    pub const PIECES: &str = "pieces";
     /// The member `pipeline_stage_id`.
     pub const PIPELINE_STAGE_ID: &str = "pipeline_stage_id";
     /// The member `placement`.
@@ -209,6 +219,8 @@ pub mod key {
     pub const SPLIT: &str = "split";
     /// The member `split_dim`.
     pub const SPLIT_DIM: &str = "split_dim";
+    /// The member `stack`.
+    pub const STACK: &str = "stack";
     /// The member `stage`.
     pub const STAGE: &str = "stage";
     /// The member `stages`.
@@ -284,6 +296,18 @@ impl AdapterExpertOptions {
     /// The members the schema requires, in code point order.
     pub const REQUIRED: &'static [&'static str] = &[];
 }
+impl AdapterFused {
+    /// The members of a `AdapterFused`, in code point order.
+    pub const FIELDS: &'static [&'static str] = &[
+        key::DESCRIPTION,
+        key::DIM,
+        key::INTO,
+        key::MEMBERS,
+        key::STACK,
+    ];
+    /// The members the schema requires, in code point order.
+    pub const REQUIRED: &'static [&'static str] = &[key::DIM, key::INTO, key::MEMBERS];
+}
 impl AdapterRule {
     /// The members of a `AdapterRule`, in code point order.
     pub const FIELDS: &'static [&'static str] = &[
@@ -301,6 +325,7 @@ impl AdapterRules {
     pub const FIELDS: &'static [&'static str] = &[
         key::DESCRIPTION,
         key::EXPERTS,
+        key::FUSED,
         key::LAYOUT_FINGERPRINT,
         key::PP,
         key::RULES,
@@ -311,9 +336,14 @@ impl AdapterRules {
 }
 impl AdapterSplit {
     /// The members of a `AdapterSplit`, in code point order.
-    pub const FIELDS: &'static [&'static str] = &[key::DIM, key::OVER];
+    pub const FIELDS: &'static [&'static str] = &[
+        key::DIM,
+        key::MULTIPLE_OF,
+        key::OVER,
+        key::PIECES,
+    ];
     /// The members the schema requires, in code point order.
-    pub const REQUIRED: &'static [&'static str] = Self::FIELDS;
+    pub const REQUIRED: &'static [&'static str] = &[key::DIM, key::OVER];
 }
 impl AdapterSplitAction {
     /// The members of a `AdapterSplitAction`, in code point order.
@@ -1006,6 +1036,15 @@ impl Canonical for AdapterEvenPipelineSplit {
         );
     }
 }
+impl Canonical for AdapterFusedStack {
+    fn write_canonical<S: Sink + ?Sized>(&self, out: &mut S) {
+        out.put(
+            match self {
+                Self::Expert => b"\"expert\"",
+            },
+        );
+    }
+}
 impl Canonical for AdapterSplitOver {
     fn write_canonical<S: Sink + ?Sized>(&self, out: &mut S) {
         out.put(
@@ -1088,37 +1127,6 @@ impl Canonical for MooncakePlacementManifestResourceKind {
             },
         );
     }
-}
-impl Canonical for AdapterSplit {
-    fn write_canonical<S: Sink + ?Sized>(&self, out: &mut S) {
-        write_adapter_split(out, &self.dim, &self.over);
-    }
-}
-/// Writes the canonical encoding (contract §5) of a `AdapterSplit` with these members.
-pub(crate) fn write_adapter_split<S: Sink + ?Sized>(
-    out: &mut S,
-    dim: &(impl Canonical + ?Sized),
-    over: &(impl Canonical + ?Sized),
-) {
-    out.put(b"{\"dim\":");
-    dim.write_canonical(out);
-    out.put(b",\"over\":");
-    over.write_canonical(out);
-    out.put(b"}");
-}
-impl Canonical for AdapterSplitAction {
-    fn write_canonical<S: Sink + ?Sized>(&self, out: &mut S) {
-        write_adapter_split_action(out, &self.split);
-    }
-}
-/// Writes the canonical encoding (contract §5) of a `AdapterSplitAction` with these members.
-pub(crate) fn write_adapter_split_action<S: Sink + ?Sized>(
-    out: &mut S,
-    split: &(impl Canonical + ?Sized),
-) {
-    out.put(b"{\"split\":");
-    split.write_canonical(out);
-    out.put(b"}");
 }
 impl Canonical for BoundCopy {
     fn write_canonical<S: Sink + ?Sized>(&self, out: &mut S) {

@@ -11,7 +11,8 @@
 //!   `model.safetensors.index.json` — read header-only, never the tensor data;
 //! - [`rules`] (and its structural parser): the rules file as a compiled [`Rules`] value;
 //! - [`layout`] (with `assign`): the rank grid, pipeline stages, expert ownership and
-//!   even splits;
+//!   even splits (in whole pieces of a model dimension where a rule says so);
+//! - [`fuse`]: tensors an engine holds fused in one buffer (vLLM's `qkv_proj`);
 //! - [`build`]: the placement, validated by [`weight_manifest::Placement::from_wire`] so every contract
 //!   rule applies, and [`inventory`]: a runtime inventory template for tests and demos.
 //!
@@ -36,17 +37,21 @@
 mod assign;
 pub mod build;
 pub mod checkpoint;
+pub mod fuse;
 pub mod header;
 pub mod inventory;
 pub mod layout;
 pub mod rules;
 mod rules_parse;
 
-pub use build::placement;
+pub use build::{adapt, placement, Adapted};
 pub use checkpoint::{read_checkpoint, Checkpoint, ReadError};
+pub use fuse::Fusion;
 pub use header::HeaderTensor;
-pub use inventory::runtime_inventory_template;
+pub use inventory::{runtime_inventory_template, runtime_inventory_template_fused};
 pub use rules::Rules;
+
+use std::collections::BTreeMap;
 
 use weight_manifest::error::{Code, Error};
 
@@ -95,7 +100,8 @@ impl Grid {
     }
 }
 
-/// What the placement is for: the model's id and revision and the rank grid.
+/// What the placement is for: the model's id and revision, the rank grid and the model
+/// dimensions the rules count pieces in.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct AdaptOptions {
     /// The placement's model_id.
@@ -104,6 +110,8 @@ pub struct AdaptOptions {
     pub revision: String,
     /// The rank grid.
     pub grid: Grid,
+    /// Model dimensions by name (`heads`, `kv_heads`, ...), for splits with `pieces`.
+    pub dims: BTreeMap<String, u64>,
 }
 
 impl AdaptOptions {
@@ -113,7 +121,15 @@ impl AdaptOptions {
             model_id: model_id.into(),
             revision: revision.into(),
             grid,
+            dims: BTreeMap::new(),
         }
+    }
+
+    /// These options with the model dimension `name` set to `value`.
+    #[must_use]
+    pub fn with_dim(mut self, name: impl Into<String>, value: u64) -> Self {
+        self.dims.insert(name.into(), value);
+        self
     }
 }
 
