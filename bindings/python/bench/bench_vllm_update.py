@@ -44,7 +44,7 @@ import transformers  # noqa: E402
 import weight_manifest as wm  # noqa: E402
 from weight_manifest import hf, live, transfer  # noqa: E402
 from weight_manifest import vllm as wv  # noqa: E402
-from weight_manifest.worker import Side  # noqa: E402
+from weight_manifest.group import Side  # noqa: E402
 
 PROMPTS = [[1, 2, 3, 4], [17, 300, 5]]
 

@@ -23,7 +23,7 @@ from conftest import require
 from vllm_engines import (NEW_TOKENS, PROMPTS, assert_preset_is_the_engines, checkpoint, hf_greedy, source_side,
                           vllm_api, wv, write_model)
 from weight_manifest import transfer
-from weight_manifest.worker import Side
+from weight_manifest.group import Side
 
 psutil = require("psutil")
 TP = 2

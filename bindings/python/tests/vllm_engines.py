@@ -24,7 +24,7 @@ import pytest
 import weight_manifest as wm
 from conftest import require
 from weight_manifest import hf, live, transfer
-from weight_manifest.worker import Side
+from weight_manifest.group import Side
 
 torch = require("torch")
 transformers = require("transformers")

@@ -158,7 +158,7 @@ class LocalShards:
 
     def where(self) -> dict[str, Any]:
         """The keywords of :func:`weight_manifest.live.runtime_inventory` (and of
-        :class:`weight_manifest.worker.Worker`) that say where the tensors sit."""
+        :class:`weight_manifest.group.Member`) that say where the tensors sit."""
         return {"rank": self.rank, "descriptors": self.descriptors, "offsets": self.offsets,
                 "model_id": self.model_id, "revision": self.revision}
 

@@ -496,7 +496,7 @@ class WeightManifestExtension:
 
     def wm_where(self) -> dict[str, Any]:
         """The keywords of :func:`weight_manifest.live.runtime_inventory` (and of
-        :class:`weight_manifest.worker.Worker`) for what this worker holds, as objects:
+        :class:`weight_manifest.group.Member`) for what this worker holds, as objects:
         for a group member in this process (``collective_rpc`` cannot carry them; use
         :meth:`wm_inventory`)."""
         state = self._wm_state()
