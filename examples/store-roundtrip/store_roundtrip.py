@@ -44,8 +44,8 @@ import model  # noqa: E402
 from reshard_te import KillSwitch, failure  # noqa: E402
 import weight_manifest as wm  # noqa: E402
 from weight_manifest import store, transfer  # noqa: E402
-from weight_manifest.local_store import LocalStore  # noqa: E402
-from weight_manifest.worker import Coordinator, Worker  # noqa: E402
+from weight_manifest.testing.local_store import LocalStore  # noqa: E402
+from weight_manifest.group import Coordinator, Member, PipeGroup, serve_pipe  # noqa: E402
 
 FAULTS = {
     "missing-object": "store_object_missing",
@@ -138,13 +138,13 @@ def run_worker(config: dict[str, Any]) -> None:
             raise failure("store_failed", f"the baseline get_into returned {got}")
         return {"seconds": seconds}
 
-    worker = Worker(tensors, backend=backend, session=me,
+    worker = Member(tensors, backend=backend, session=me,
                     handlers={**store.handlers(backend), "verify": verify, "clear": clear, "corrupt": corrupt,
                               "arm": arm, "raw": raw},
                     worker_id=me, endpoint=me, rank=rank, instance_id=f"{side}-instance",
                     lease_id=f"{side}-lease-1", generation=1, **shard["where"])
     try:
-        worker.serve(config["coordinator"], side=side)
+        serve_pipe(worker, side=side)
     finally:
         for buffer in scratch:
             backend.unregister(int(buffer.ctypes.data))
@@ -181,22 +181,24 @@ class Run:
     def spawn(self, side: str, only: Optional[str] = None) -> None:
         """Start ``side``'s workers (or just ``only``) and wait for them to connect."""
         assert self.store is not None
-        coordinator = self.coordinators.setdefault(side, Coordinator(timeout=self.args.timeout))
+        coordinator = self.coordinators.setdefault(side, Coordinator(PipeGroup(timeout=self.args.timeout)))
+        group = coordinator.transport
+        assert isinstance(group, PipeGroup)
         started = []
         for rank in self.layouts[side].ranks():
             me = worker_id(side, rank)
             if only is not None and me != only:
                 continue
             config = {"side": side, "rank": {"dp": rank.dp, "tp": rank.tp, "pp": rank.pp, "ep": rank.ep},
-                      "size_mib": self.args.size_mib, "coordinator": coordinator.address,
+                      "size_mib": self.args.size_mib,
                       "store_threads": self.args.store_threads,
                       "master": self.store.master_address, "metadata_url": self.store.metadata_url,
                       **{s: layout.__dict__ for s, layout in self.layouts.items()}}
             if me in self.processes:  # a restarted worker: reap the old process
                 self.processes[me].wait()
             with open(self.workdir / f"{me}.log", "ab") as log:
-                self.processes[me] = subprocess.Popen([sys.executable, __file__, "worker", json.dumps(config)],
-                                                      stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+                self.processes[me] = group.spawn([sys.executable, __file__, "worker", json.dumps(config)],
+                                                 stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
             started.append(me)
 
         def lost() -> Optional[str]:
@@ -207,7 +209,7 @@ class Run:
                     return f"worker {me} exited with {process.returncode} before connecting: " + " | ".join(tail)
             return None
 
-        coordinator.accept(len(started), lost=lost)
+        group.accept(lost=lost)
 
     def stop_side(self, side: str) -> None:
         coordinator = self.coordinators.pop(side, None)

@@ -451,6 +451,57 @@ pub enum Code {
     /// differs from the one saved with the manifest (or the saved digests do not describe
     /// the manifest); nothing is restored. (added by this implementation)
     StoreVerifyFailed,
+    /// `fence_document_invalid`: a held fence document (what a worker or binding holds now,
+    /// schema/fence.schema.json) is not an object with exactly the fence schema's members
+    /// and types. (added by this implementation)
+    FenceDocumentInvalid,
+    /// `transfer_unauthorized`: a call to a group member, or a join of a group, does not
+    /// carry the group's key: the caller is not of the group, and nothing is read, written
+    /// or registered. (added by this implementation)
+    TransferUnauthorized,
+    /// `transfer_timeout`: a worker pair of a weight update made no progress for the stall
+    /// bound (a partitioned link, a hung peer): the message names the pair and the bound,
+    /// and no target is ready. (added by this implementation)
+    TransferTimeout,
+    /// `dtensor_placement_unsupported`: a state_dict value cannot be described as boxes a
+    /// rank holds: a Partial placement, a non-default shard order, or a value that is not a
+    /// tensor. (added by this implementation)
+    DtensorPlacementUnsupported,
+    /// `dtensor_axes_invalid`: the mapping of a trainer's mesh dims to the axes dp, tp, pp,
+    /// ep names another axis, leaves a mesh dim out or names a dim the mesh does not have,
+    /// or the process is not on the mesh. (added by this implementation)
+    DtensorAxesInvalid,
+    /// `vllm_direct_unsupported`: a vLLM engine's parameters cannot take direct writes:
+    /// some hold no elements (the CPU backend packed them into its kernels) or do not hold
+    /// the checkpoint's bytes where vLLM's loader put them (a kernel repacked them in
+    /// place). (added by this implementation)
+    VllmDirectUnsupported,
+    /// `vllm_layout_unsupported`: vLLM's loader puts a checkpoint tensor somewhere that is
+    /// not one row-major box of one parameter, refuses it, or fills a parameter with
+    /// members other than its class's packed_modules_mapping; or no safetensors checkpoint
+    /// is found. (added by this implementation)
+    VllmLayoutUnsupported,
+    /// `vllm_staged_mismatch`: the tensors staged for vLLM's reload_weights are not the
+    /// checkpoint's the engine runs (a name missing or extra, a shape differing); refused
+    /// before the reload, which would kill the engine. (added by this implementation)
+    VllmStagedMismatch,
+    /// `vllm_engine_paused`: a forward pass of a paused vLLM engine waited longer than the
+    /// pause timeout for the update to end. (added by this implementation)
+    VllmEnginePaused,
+    /// `vllm_arguments_invalid`: the vLLM extension's methods were called out of order or
+    /// with invalid arguments: a mode other than direct or staged, no wm_describe yet, a
+    /// second registration, an unknown backend, wm_apply_staged on a direct engine. (added
+    /// by this implementation)
+    VllmArgumentsInvalid,
+    /// `adapt_fused_invalid`: a rules file's fused entry does not describe buffers the
+    /// placement can hold: another placeholder, too few members, a placeholder missing from
+    /// into, a tensor named by two entries, members of different dtypes, and on a rank
+    /// members missing (or on another stage), disagreeing on a dim other than dim, or not
+    /// one contiguous run of the buffer. (added by this implementation)
+    AdaptFusedInvalid,
+    /// `adapt_dimension_missing`: a split counts the pieces of a model dimension (pieces)
+    /// that the adapter was not given, or was given as 0. (added by this implementation)
+    AdaptDimensionMissing,
 }
 
 impl Code {
@@ -584,6 +635,18 @@ impl Code {
         Code::StoreObjectMissing,
         Code::StoreObjectShort,
         Code::StoreVerifyFailed,
+        Code::FenceDocumentInvalid,
+        Code::TransferUnauthorized,
+        Code::TransferTimeout,
+        Code::DtensorPlacementUnsupported,
+        Code::DtensorAxesInvalid,
+        Code::VllmDirectUnsupported,
+        Code::VllmLayoutUnsupported,
+        Code::VllmStagedMismatch,
+        Code::VllmEnginePaused,
+        Code::VllmArgumentsInvalid,
+        Code::AdaptFusedInvalid,
+        Code::AdaptDimensionMissing,
     ];
 
     /// The snake_case spelling used on the wire and in fixtures.
@@ -716,6 +779,18 @@ impl Code {
             Code::StoreObjectMissing => "store_object_missing",
             Code::StoreObjectShort => "store_object_short",
             Code::StoreVerifyFailed => "store_verify_failed",
+            Code::FenceDocumentInvalid => "fence_document_invalid",
+            Code::TransferUnauthorized => "transfer_unauthorized",
+            Code::TransferTimeout => "transfer_timeout",
+            Code::DtensorPlacementUnsupported => "dtensor_placement_unsupported",
+            Code::DtensorAxesInvalid => "dtensor_axes_invalid",
+            Code::VllmDirectUnsupported => "vllm_direct_unsupported",
+            Code::VllmLayoutUnsupported => "vllm_layout_unsupported",
+            Code::VllmStagedMismatch => "vllm_staged_mismatch",
+            Code::VllmEnginePaused => "vllm_engine_paused",
+            Code::VllmArgumentsInvalid => "vllm_arguments_invalid",
+            Code::AdaptFusedInvalid => "adapt_fused_invalid",
+            Code::AdaptDimensionMissing => "adapt_dimension_missing",
         }
     }
 

@@ -163,6 +163,74 @@ pub struct AdapterExpertOptions {
     #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub split_dim: ::std::option::Option<u64>,
 }
+///One kind of fused buffer: its name and its members as templates with the placeholders {layer} and {expert} (decimal digits), the dim they follow each other on and, for experts, whether the buffer stacks them.
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Eq, Hash, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct AdapterFused {
+    ///Optional free text; ignored.
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub description: ::std::option::Option<::std::string::String>,
+    ///The dim of the members along which they follow each other in the buffer (before a stack's leading dim); below every member's ndim.
+    pub dim: u64,
+    ///The buffer's name template, for example `model.layers.{layer}.self_attn.qkv_proj.weight`: every placeholder of the members appears in it, except {expert} with `stack`, which must not.
+    pub into: ::std::string::String,
+    ///The members' name templates in buffer order, for example `model.layers.{layer}.self_attn.q_proj.weight`: at least two, or at least one with `stack`.
+    pub members: ::std::vec::Vec<::std::string::String>,
+    ///Optional: the buffer holds the rank's experts (the {expert} values of the members) in ascending order on a new leading dim, as vLLM's w13_weight [experts, 2·intermediate, hidden].
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub stack: ::std::option::Option<AdapterFusedStack>,
+}
+///Optional: the buffer holds the rank's experts (the {expert} values of the members) in ascending order on a new leading dim, as vLLM's w13_weight [experts, 2·intermediate, hidden].
+#[derive(
+    ::serde::Deserialize,
+    ::serde::Serialize,
+    Clone,
+    Copy,
+    Debug,
+    Eq,
+    Hash,
+    Ord,
+    PartialEq,
+    PartialOrd
+)]
+pub enum AdapterFusedStack {
+    #[serde(rename = "expert")]
+    Expert,
+}
+impl ::std::fmt::Display for AdapterFusedStack {
+    fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+        match *self {
+            Self::Expert => f.write_str("expert"),
+        }
+    }
+}
+impl ::std::str::FromStr for AdapterFusedStack {
+    type Err = self::error::ConversionError;
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        match value {
+            "expert" => Ok(Self::Expert),
+            _ => Err("invalid value".into()),
+        }
+    }
+}
+impl ::std::convert::TryFrom<&str> for AdapterFusedStack {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl ::std::convert::TryFrom<::std::string::String> for AdapterFusedStack {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
 ///An inclusive range of layers [first, last].
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Eq, Hash, PartialEq)]
 #[serde(transparent)]
@@ -229,6 +297,9 @@ pub struct AdapterRules {
     ///Number of routed experts per layer. When absent it is the largest `expert` group value over the tensors matched by own_by_expert rules, plus one. It must be divisible by ep (else adapt_uneven_split); expert e is owned by ep rank e / (experts / ep), so each ep rank holds one contiguous block of experts. An `expert` value at or above it is adapt_rules_invalid.
     #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub experts: ::std::option::Option<u64>,
+    ///Tensors an engine holds fused in one buffer, as vLLM holds q, k and v in qkv_proj and each expert's gate and up rows in w13_weight. Each entry names, by templates, the members of one kind of buffer; on every rank the buffer is the rank's box of each member, in the order of `members`, concatenated on `dim` (with `stack`, the rank's experts in ascending order, each such concatenation, stacked on a new leading dim). Fusing changes no box: the placement's fragments of a member carry the buffer's name as their alias, and the runtime inventory template puts them inside one allocation at their offsets in the buffer (byte_offset, storage_offset). A tensor no entry names is held on its own. The members of one buffer must all be present or all absent, share their dtype and stage, and have equal extents on every dim but `dim` on each rank; a tensor named by two entries, or a template with another placeholder, is adapt_fused_invalid (pointer /fused/{i}).
+    #[serde(default, skip_serializing_if = "::std::vec::Vec::is_empty")]
+    pub fused: ::std::vec::Vec<AdapterFused>,
     ///The layout_fingerprint of every descriptor (unless a rule gives its own), for example `hf-llama:megatron-tp:v1`. Opaque to the contract: change it when the same names and shapes mean a different memory layout.
     pub layout_fingerprint: ::std::string::String,
     ///How layers map to pipeline stages. Absent means {"split": "even"}. With --pp 1 every tensor is on stage 0.
@@ -246,8 +317,14 @@ pub struct AdapterRules {
 pub struct AdapterSplit {
     ///The sliced dimension; must be below the tensor's ndim (else adapt_rules_invalid at .../dim, naming the tensor).
     pub dim: u64,
+    ///Optional: the dim's size must be a multiple of this (else adapt_uneven_split): where an engine pads a dim to a multiple before it splits it (vLLM pads the vocabulary to 64 rows), only a size it does not pad splits as the rule says.
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub multiple_of: ::std::option::Option<u64>,
     ///The axis whose ranks each hold one slice.
     pub over: AdapterSplitOver,
+    ///Optional: the dim is P equal pieces, P the model dimension of this name given with the grid (`--dim kv_heads=8`; one not given is adapt_dimension_missing at .../pieces), and a piece is never cut: with P at least n each rank holds P/n whole pieces, with P below n each piece is held by n/P consecutive ranks (vLLM's KV heads when tp exceeds them). A size that P does not divide, or P and n of which neither divides the other, is adapt_uneven_split.
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub pieces: ::std::option::Option<::std::string::String>,
 }
 ///Slice the tensor on `split.dim` over the ranks of `split.over`, one contiguous equal slice per rank (rank r holds [r·size/n, (r+1)·size/n)), repeated over every rank of the other axis. The descriptor's partition_dim is the dim, also when the axis has one rank. A dim whose size is not divisible by the axis size is adapt_uneven_split naming the tensor, the dim and the sizes.
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Eq, Hash, PartialEq)]
@@ -931,6 +1008,26 @@ impl ::std::convert::TryFrom<::std::string::String> for FixtureOp {
     ) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
+}
+///What one worker, or one side's whole runtime binding, holds now, compared with a bound plan's fence for its side before a weight update moves a byte (`weight-manifest fence`, API `fence::check`, contract §17.7). A single worker states its instance, lease and generation; a side's binding also states the placement it locates.
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Eq, Hash, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct HeldFence {
+    ///The lease generation held now.
+    pub generation: u64,
+    ///The instance_id held now.
+    pub instance_id: ::std::string::String,
+    ///The lease_id held now.
+    pub lease_id: ::std::string::String,
+    ///The placement digest the holder's binding locates now; null: the holder does not know it (a single worker).
+    #[serde(deserialize_with = "::std::option::Option::deserialize")]
+    pub placement_digest: ::std::option::Option<::std::string::String>,
+    ///The placement_id the holder's binding locates now; null: the holder does not know it (a single worker).
+    #[serde(deserialize_with = "::std::option::Option::deserialize")]
+    pub placement_id: ::std::option::Option<::std::string::String>,
+    ///The worker that holds it, named in the rejection; null for a whole binding.
+    #[serde(deserialize_with = "::std::option::Option::deserialize")]
+    pub worker_id: ::std::option::Option<::std::string::String>,
 }
 ///The rank object of an inventory record (contract §10.3–§10.5): routing coordinates of the rank that owns the fragment. All four coordinates are required; members not listed are ignored.
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Eq, Hash, PartialEq)]

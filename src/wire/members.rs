@@ -75,6 +75,8 @@ pub mod key {
     pub const FRAGMENT_ID: &str = "fragment_id";
     /// The member `fragments`.
     pub const FRAGMENTS: &str = "fragments";
+    /// The member `fused`.
+    pub const FUSED: &str = "fused";
     /// The member `generation`.
     pub const GENERATION: &str = "generation";
     /// The member `global_offset`.
@@ -87,6 +89,8 @@ pub mod key {
     pub const INPUT: &str = "input";
     /// The member `instance_id`.
     pub const INSTANCE_ID: &str = "instance_id";
+    /// The member `into`.
+    pub const INTO: &str = "into";
     /// The member `is_contiguous`.
     pub const IS_CONTIGUOUS: &str = "is_contiguous";
     /// The member `itemsize`.
@@ -115,8 +119,12 @@ pub mod key {
     pub const MAX_REGIONS: &str = "max_regions";
     /// The member `max_segments`.
     pub const MAX_SEGMENTS: &str = "max_segments";
+    /// The member `members`.
+    pub const MEMBERS: &str = "members";
     /// The member `model_id`.
     pub const MODEL_ID: &str = "model_id";
+    /// The member `multiple_of`.
+    pub const MULTIPLE_OF: &str = "multiple_of";
     /// The member `namespace`.
     pub const NAMESPACE: &str = "namespace";
     /// The member `nbytes`.
@@ -151,6 +159,8 @@ pub mod key {
     pub const PARTS: &str = "parts";
     /// The member `path`.
     pub const PATH: &str = "path";
+    /// The member `pieces`.
+    pub const PIECES: &str = "pieces";
     /// The member `pipeline_stage_id`.
     pub const PIPELINE_STAGE_ID: &str = "pipeline_stage_id";
     /// The member `placement`.
@@ -221,6 +231,8 @@ pub mod key {
     pub const SPLIT: &str = "split";
     /// The member `split_dim`.
     pub const SPLIT_DIM: &str = "split_dim";
+    /// The member `stack`.
+    pub const STACK: &str = "stack";
     /// The member `stage`.
     pub const STAGE: &str = "stage";
     /// The member `stages`.
@@ -304,6 +316,18 @@ impl AdapterExpertOptions {
     /// The members the schema requires, in code point order.
     pub const REQUIRED: &'static [&'static str] = &[];
 }
+impl AdapterFused {
+    /// The members of a `AdapterFused`, in code point order.
+    pub const FIELDS: &'static [&'static str] = &[
+        key::DESCRIPTION,
+        key::DIM,
+        key::INTO,
+        key::MEMBERS,
+        key::STACK,
+    ];
+    /// The members the schema requires, in code point order.
+    pub const REQUIRED: &'static [&'static str] = &[key::DIM, key::INTO, key::MEMBERS];
+}
 impl AdapterRule {
     /// The members of a `AdapterRule`, in code point order.
     pub const FIELDS: &'static [&'static str] = &[
@@ -321,6 +345,7 @@ impl AdapterRules {
     pub const FIELDS: &'static [&'static str] = &[
         key::DESCRIPTION,
         key::EXPERTS,
+        key::FUSED,
         key::LAYOUT_FINGERPRINT,
         key::PP,
         key::RULES,
@@ -331,9 +356,14 @@ impl AdapterRules {
 }
 impl AdapterSplit {
     /// The members of a `AdapterSplit`, in code point order.
-    pub const FIELDS: &'static [&'static str] = &[key::DIM, key::OVER];
+    pub const FIELDS: &'static [&'static str] = &[
+        key::DIM,
+        key::MULTIPLE_OF,
+        key::OVER,
+        key::PIECES,
+    ];
     /// The members the schema requires, in code point order.
-    pub const REQUIRED: &'static [&'static str] = Self::FIELDS;
+    pub const REQUIRED: &'static [&'static str] = &[key::DIM, key::OVER];
 }
 impl AdapterSplitAction {
     /// The members of a `AdapterSplitAction`, in code point order.
@@ -611,6 +641,19 @@ impl FixtureInput {
     ];
     /// The members the schema requires, in code point order.
     pub const REQUIRED: &'static [&'static str] = &[];
+}
+impl HeldFence {
+    /// The members of a `HeldFence`, in code point order.
+    pub const FIELDS: &'static [&'static str] = &[
+        key::GENERATION,
+        key::INSTANCE_ID,
+        key::LEASE_ID,
+        key::PLACEMENT_DIGEST,
+        key::PLACEMENT_ID,
+        key::WORKER_ID,
+    ];
+    /// The members the schema requires, in code point order.
+    pub const REQUIRED: &'static [&'static str] = Self::FIELDS;
 }
 impl InventoryRank {
     /// The members of a `InventoryRank`, in code point order.
@@ -1082,6 +1125,15 @@ impl Canonical for AdapterEvenPipelineSplit {
         );
     }
 }
+impl Canonical for AdapterFusedStack {
+    fn write_canonical<S: Sink + ?Sized>(&self, out: &mut S) {
+        out.put(
+            match self {
+                Self::Expert => b"\"expert\"",
+            },
+        );
+    }
+}
 impl Canonical for AdapterSplitOver {
     fn write_canonical<S: Sink + ?Sized>(&self, out: &mut S) {
         out.put(
@@ -1182,37 +1234,6 @@ impl Canonical for MooncakeStorageManifestResourceKind {
             },
         );
     }
-}
-impl Canonical for AdapterSplit {
-    fn write_canonical<S: Sink + ?Sized>(&self, out: &mut S) {
-        write_adapter_split(out, &self.dim, &self.over);
-    }
-}
-/// Writes the canonical encoding (contract §5) of a `AdapterSplit` with these members.
-pub(crate) fn write_adapter_split<S: Sink + ?Sized>(
-    out: &mut S,
-    dim: &(impl Canonical + ?Sized),
-    over: &(impl Canonical + ?Sized),
-) {
-    out.put(b"{\"dim\":");
-    dim.write_canonical(out);
-    out.put(b",\"over\":");
-    over.write_canonical(out);
-    out.put(b"}");
-}
-impl Canonical for AdapterSplitAction {
-    fn write_canonical<S: Sink + ?Sized>(&self, out: &mut S) {
-        write_adapter_split_action(out, &self.split);
-    }
-}
-/// Writes the canonical encoding (contract §5) of a `AdapterSplitAction` with these members.
-pub(crate) fn write_adapter_split_action<S: Sink + ?Sized>(
-    out: &mut S,
-    split: &(impl Canonical + ?Sized),
-) {
-    out.put(b"{\"split\":");
-    split.write_canonical(out);
-    out.put(b"}");
 }
 impl Canonical for BoundCopy {
     fn write_canonical<S: Sink + ?Sized>(&self, out: &mut S) {
@@ -1659,6 +1680,43 @@ pub(crate) fn write_coverage_tensor<S: Sink + ?Sized>(
     uncovered_coordinate.write_canonical(out);
     out.put(b",\"uncovered_elements\":");
     uncovered_elements.write_canonical(out);
+    out.put(b"}");
+}
+impl Canonical for HeldFence {
+    fn write_canonical<S: Sink + ?Sized>(&self, out: &mut S) {
+        write_held_fence(
+            out,
+            &self.generation,
+            &self.instance_id,
+            &self.lease_id,
+            &self.placement_digest,
+            &self.placement_id,
+            &self.worker_id,
+        );
+    }
+}
+/// Writes the canonical encoding (contract §5) of a `HeldFence` with these members.
+pub(crate) fn write_held_fence<S: Sink + ?Sized>(
+    out: &mut S,
+    generation: &(impl Canonical + ?Sized),
+    instance_id: &(impl Canonical + ?Sized),
+    lease_id: &(impl Canonical + ?Sized),
+    placement_digest: &(impl Canonical + ?Sized),
+    placement_id: &(impl Canonical + ?Sized),
+    worker_id: &(impl Canonical + ?Sized),
+) {
+    out.put(b"{\"generation\":");
+    generation.write_canonical(out);
+    out.put(b",\"instance_id\":");
+    instance_id.write_canonical(out);
+    out.put(b",\"lease_id\":");
+    lease_id.write_canonical(out);
+    out.put(b",\"placement_digest\":");
+    placement_digest.write_canonical(out);
+    out.put(b",\"placement_id\":");
+    placement_id.write_canonical(out);
+    out.put(b",\"worker_id\":");
+    worker_id.write_canonical(out);
     out.put(b"}");
 }
 impl Canonical for InventoryRank {

@@ -739,6 +739,81 @@ enum WmCode
    */
   WM_CODE_STORE_VERIFY_FAILED = 127,
   /**
+   * `fence_document_invalid`: a held fence document (what a worker or binding holds now,
+   * schema/fence.schema.json) is not an object with exactly the fence schema's members
+   * and types. (added by this implementation)
+   */
+  WM_CODE_FENCE_DOCUMENT_INVALID = 128,
+  /**
+   * `transfer_unauthorized`: a call to a group member, or a join of a group, does not
+   * carry the group's key: the caller is not of the group, and nothing is read, written
+   * or registered. (added by this implementation)
+   */
+  WM_CODE_TRANSFER_UNAUTHORIZED = 129,
+  /**
+   * `transfer_timeout`: a worker pair of a weight update made no progress for the stall
+   * bound (a partitioned link, a hung peer): the message names the pair and the bound,
+   * and no target is ready. (added by this implementation)
+   */
+  WM_CODE_TRANSFER_TIMEOUT = 130,
+  /**
+   * `dtensor_placement_unsupported`: a state_dict value cannot be described as boxes a
+   * rank holds: a Partial placement, a non-default shard order, or a value that is not a
+   * tensor. (added by this implementation)
+   */
+  WM_CODE_DTENSOR_PLACEMENT_UNSUPPORTED = 131,
+  /**
+   * `dtensor_axes_invalid`: the mapping of a trainer's mesh dims to the axes dp, tp, pp,
+   * ep names another axis, leaves a mesh dim out or names a dim the mesh does not have,
+   * or the process is not on the mesh. (added by this implementation)
+   */
+  WM_CODE_DTENSOR_AXES_INVALID = 132,
+  /**
+   * `vllm_direct_unsupported`: a vLLM engine's parameters cannot take direct writes:
+   * some hold no elements (the CPU backend packed them into its kernels) or do not hold
+   * the checkpoint's bytes where vLLM's loader put them (a kernel repacked them in
+   * place). (added by this implementation)
+   */
+  WM_CODE_VLLM_DIRECT_UNSUPPORTED = 133,
+  /**
+   * `vllm_layout_unsupported`: vLLM's loader puts a checkpoint tensor somewhere that is
+   * not one row-major box of one parameter, refuses it, or fills a parameter with
+   * members other than its class's packed_modules_mapping; or no safetensors checkpoint
+   * is found. (added by this implementation)
+   */
+  WM_CODE_VLLM_LAYOUT_UNSUPPORTED = 134,
+  /**
+   * `vllm_staged_mismatch`: the tensors staged for vLLM's reload_weights are not the
+   * checkpoint's the engine runs (a name missing or extra, a shape differing); refused
+   * before the reload, which would kill the engine. (added by this implementation)
+   */
+  WM_CODE_VLLM_STAGED_MISMATCH = 135,
+  /**
+   * `vllm_engine_paused`: a forward pass of a paused vLLM engine waited longer than the
+   * pause timeout for the update to end. (added by this implementation)
+   */
+  WM_CODE_VLLM_ENGINE_PAUSED = 136,
+  /**
+   * `vllm_arguments_invalid`: the vLLM extension's methods were called out of order or
+   * with invalid arguments: a mode other than direct or staged, no wm_describe yet, a
+   * second registration, an unknown backend, wm_apply_staged on a direct engine. (added
+   * by this implementation)
+   */
+  WM_CODE_VLLM_ARGUMENTS_INVALID = 137,
+  /**
+   * `adapt_fused_invalid`: a rules file's fused entry does not describe buffers the
+   * placement can hold: another placeholder, too few members, a placeholder missing from
+   * into, a tensor named by two entries, members of different dtypes, and on a rank
+   * members missing (or on another stage), disagreeing on a dim other than dim, or not
+   * one contiguous run of the buffer. (added by this implementation)
+   */
+  WM_CODE_ADAPT_FUSED_INVALID = 138,
+  /**
+   * `adapt_dimension_missing`: a split counts the pieces of a model dimension (pieces)
+   * that the adapter was not given, or was given as 0. (added by this implementation)
+   */
+  WM_CODE_ADAPT_DIMENSION_MISSING = 139,
+  /**
    * `invalid_argument`: a C argument is unusable (a required pointer is NULL, or a
    * length is too large). Not a contract code: it never comes from a document.
    */
@@ -1087,6 +1162,40 @@ bool wm_error_json_location(const WmError *error,
 void wm_error_free(WmError *error);
 
 /**
+ * Checks a held fence document (`held`: `held_len` bytes of JSON, schema
+ * `fence.schema.json`: a worker's `instance_id`, `lease_id`, `generation`, `worker_id`,
+ * and `placement_id` / `placement_digest` or null) against `bound`'s fence for `side`
+ * (`side_len` bytes: `source` or `target`). Returns NULL when the fence holds, else a new
+ * error: the reader's codes and `fence_document_invalid` for the document, then
+ * `transfer_fence_mismatch` with the pointer `/{side}/{member}` of the bound plan and the
+ * two values in its detail; `WM_CODE_INVALID_ARGUMENT` for a NULL handle or another side.
+ *
+ * # Safety
+ * `bound` is NULL or a live handle; `side` and `held` are each NULL or point to their
+ * length in readable bytes.
+ */
+WmError *wm_fence_check(const WmBoundPlan *bound,
+                        const char *side,
+                        size_t side_len,
+                        const char *held,
+                        size_t held_len);
+
+/**
+ * Checks a whole side's runtime binding (`binding`) against `bound`'s fence for `side`:
+ * every member, the placement's too. Returns NULL when the fence holds, else a new error
+ * (`transfer_fence_mismatch` as for `wm_fence_check`; `WM_CODE_INVALID_ARGUMENT` for a
+ * NULL handle or another side).
+ *
+ * # Safety
+ * `bound` and `binding` are each NULL or a live handle; `side` is NULL or points to
+ * `side_len` readable bytes.
+ */
+WmError *wm_fence_check_binding(const WmBoundPlan *bound,
+                                const char *side,
+                                size_t side_len,
+                                const WmBinding *binding);
+
+/**
  * The canonical placement JSON (contract §6.1: ASCII, no whitespace, no trailing
  * newline), NUL-terminated and owned by the handle; its length in `len` unless NULL.
  * NULL for a NULL handle.
@@ -1175,6 +1284,17 @@ void wm_binding_free(WmBinding *binding);
  * `text` is NULL or points to `text_len` readable bytes; `out` is NULL or writable.
  */
 WmError *wm_plan_parse(const char *text, size_t text_len, WmPlan **out);
+
+/**
+ * Reads a bound plan document (the JSON text `wm_bound_plan_json` gives, in any
+ * spelling: what a worker receives from its coordinator) strictly and checks its
+ * bound_plan_id. Rejections: the reader's codes, `limit_exceeded`,
+ * `bound_plan_document_invalid`, `bound_plan_id_mismatch`.
+ *
+ * # Safety
+ * `text` is NULL or points to `text_len` readable bytes; `out` is NULL or writable.
+ */
+WmError *wm_bound_plan_parse(const char *text, size_t text_len, WmBoundPlan **out);
 
 /**
  * Binds `plan` to the runtime bindings `source` and `target` (`plan.bind`, contract

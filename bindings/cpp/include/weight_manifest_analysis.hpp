@@ -75,6 +75,15 @@ class Plan {
 /// grouped by (source worker, target worker), with absolute addresses (contract §17.4).
 class BoundPlan {
  public:
+  /// Reads a bound plan document (what a worker receives from its coordinator) strictly
+  /// and checks its bound_plan_id.
+  static Result<BoundPlan> try_parse(std::string_view json) {
+    return detail::Access::run<BoundPlan, ::WmBoundPlan>([&](::WmBoundPlan** out) {
+      return ::wm_bound_plan_parse(json.data(), json.size(), out);
+    });
+  }
+  static BoundPlan parse(std::string_view json) { return detail::value_or_throw(try_parse(json)); }
+
   /// The bound plan as canonical JSON text.
   std::string json() const {
     std::size_t len = 0;
@@ -140,6 +149,46 @@ inline BoundPlan bind_plan(const Plan& plan, const Binding& source, const Bindin
                            std::optional<std::uint64_t> target_generation = std::nullopt) {
   return detail::value_or_throw(
       try_bind_plan(plan, source, target, source_generation, target_generation));
+}
+
+/// The side of a bound plan a fence belongs to.
+enum class FenceSide { source, target };
+
+namespace detail {
+inline std::string_view side_name(FenceSide side) noexcept {
+  return side == FenceSide::source ? std::string_view("source") : std::string_view("target");
+}
+inline std::optional<Error> fence_outcome(::WmError* error) {
+  if (error == nullptr) {
+    return std::nullopt;
+  }
+  return Access::take(error);
+}
+}  // namespace detail
+
+/// The fence rule (contract §17.7): what one worker holds now, as a held fence document
+/// (`fence.schema.json`), against `bound`'s fence for `side`. std::nullopt when it holds;
+/// else transfer_fence_mismatch with the pointer `/{side}/{member}` of the bound plan (or
+/// fence_document_invalid and the reader's codes for the document).
+inline std::optional<Error> try_check_fence(const BoundPlan& bound, FenceSide side,
+                                            std::string_view held) {
+  const std::string_view name = detail::side_name(side);
+  return detail::fence_outcome(::wm_fence_check(detail::Access::raw(bound), name.data(),
+                                                name.size(), held.data(), held.size()));
+}
+/// The fence rule for a whole side's runtime binding (the placement's members too).
+inline std::optional<Error> try_check_fence(const BoundPlan& bound, FenceSide side,
+                                            const Binding& binding) {
+  const std::string_view name = detail::side_name(side);
+  return detail::fence_outcome(::wm_fence_check_binding(
+      detail::Access::raw(bound), name.data(), name.size(), detail::Access::raw(binding)));
+}
+/// try_check_fence, throwing the Error when the fence does not hold.
+template <class Held>
+inline void check_fence(const BoundPlan& bound, FenceSide side, const Held& held) {
+  if (auto error = try_check_fence(bound, side, held)) {
+    throw std::move(*error);
+  }
 }
 
 }  // namespace weight_manifest

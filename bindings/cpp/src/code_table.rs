@@ -461,6 +461,57 @@ pub enum WmCode {
     /// differs from the one saved with the manifest (or the saved digests do not describe
     /// the manifest); nothing is restored. (added by this implementation)
     StoreVerifyFailed = 127,
+    /// `fence_document_invalid`: a held fence document (what a worker or binding holds now,
+    /// schema/fence.schema.json) is not an object with exactly the fence schema's members
+    /// and types. (added by this implementation)
+    FenceDocumentInvalid = 128,
+    /// `transfer_unauthorized`: a call to a group member, or a join of a group, does not
+    /// carry the group's key: the caller is not of the group, and nothing is read, written
+    /// or registered. (added by this implementation)
+    TransferUnauthorized = 129,
+    /// `transfer_timeout`: a worker pair of a weight update made no progress for the stall
+    /// bound (a partitioned link, a hung peer): the message names the pair and the bound,
+    /// and no target is ready. (added by this implementation)
+    TransferTimeout = 130,
+    /// `dtensor_placement_unsupported`: a state_dict value cannot be described as boxes a
+    /// rank holds: a Partial placement, a non-default shard order, or a value that is not a
+    /// tensor. (added by this implementation)
+    DtensorPlacementUnsupported = 131,
+    /// `dtensor_axes_invalid`: the mapping of a trainer's mesh dims to the axes dp, tp, pp,
+    /// ep names another axis, leaves a mesh dim out or names a dim the mesh does not have,
+    /// or the process is not on the mesh. (added by this implementation)
+    DtensorAxesInvalid = 132,
+    /// `vllm_direct_unsupported`: a vLLM engine's parameters cannot take direct writes:
+    /// some hold no elements (the CPU backend packed them into its kernels) or do not hold
+    /// the checkpoint's bytes where vLLM's loader put them (a kernel repacked them in
+    /// place). (added by this implementation)
+    VllmDirectUnsupported = 133,
+    /// `vllm_layout_unsupported`: vLLM's loader puts a checkpoint tensor somewhere that is
+    /// not one row-major box of one parameter, refuses it, or fills a parameter with
+    /// members other than its class's packed_modules_mapping; or no safetensors checkpoint
+    /// is found. (added by this implementation)
+    VllmLayoutUnsupported = 134,
+    /// `vllm_staged_mismatch`: the tensors staged for vLLM's reload_weights are not the
+    /// checkpoint's the engine runs (a name missing or extra, a shape differing); refused
+    /// before the reload, which would kill the engine. (added by this implementation)
+    VllmStagedMismatch = 135,
+    /// `vllm_engine_paused`: a forward pass of a paused vLLM engine waited longer than the
+    /// pause timeout for the update to end. (added by this implementation)
+    VllmEnginePaused = 136,
+    /// `vllm_arguments_invalid`: the vLLM extension's methods were called out of order or
+    /// with invalid arguments: a mode other than direct or staged, no wm_describe yet, a
+    /// second registration, an unknown backend, wm_apply_staged on a direct engine. (added
+    /// by this implementation)
+    VllmArgumentsInvalid = 137,
+    /// `adapt_fused_invalid`: a rules file's fused entry does not describe buffers the
+    /// placement can hold: another placeholder, too few members, a placeholder missing from
+    /// into, a tensor named by two entries, members of different dtypes, and on a rank
+    /// members missing (or on another stage), disagreeing on a dim other than dim, or not
+    /// one contiguous run of the buffer. (added by this implementation)
+    AdaptFusedInvalid = 138,
+    /// `adapt_dimension_missing`: a split counts the pieces of a model dimension (pieces)
+    /// that the adapter was not given, or was given as 0. (added by this implementation)
+    AdaptDimensionMissing = 139,
     /// `invalid_argument`: a C argument is unusable (a required pointer is NULL, or a
     /// length is too large). Not a contract code: it never comes from a document.
     InvalidArgument = 1000,
@@ -600,6 +651,18 @@ impl WmCode {
             Code::StoreObjectMissing => WmCode::StoreObjectMissing,
             Code::StoreObjectShort => WmCode::StoreObjectShort,
             Code::StoreVerifyFailed => WmCode::StoreVerifyFailed,
+            Code::FenceDocumentInvalid => WmCode::FenceDocumentInvalid,
+            Code::TransferUnauthorized => WmCode::TransferUnauthorized,
+            Code::TransferTimeout => WmCode::TransferTimeout,
+            Code::DtensorPlacementUnsupported => WmCode::DtensorPlacementUnsupported,
+            Code::DtensorAxesInvalid => WmCode::DtensorAxesInvalid,
+            Code::VllmDirectUnsupported => WmCode::VllmDirectUnsupported,
+            Code::VllmLayoutUnsupported => WmCode::VllmLayoutUnsupported,
+            Code::VllmStagedMismatch => WmCode::VllmStagedMismatch,
+            Code::VllmEnginePaused => WmCode::VllmEnginePaused,
+            Code::VllmArgumentsInvalid => WmCode::VllmArgumentsInvalid,
+            Code::AdaptFusedInvalid => WmCode::AdaptFusedInvalid,
+            Code::AdaptDimensionMissing => WmCode::AdaptDimensionMissing,
             // `Code` is non-exhaustive: a code added after this table was generated
             // (the crate's tests and `codegen --check` catch that).
             _ => WmCode::InternalError,
@@ -738,6 +801,18 @@ impl WmCode {
             WmCode::StoreObjectMissing => c"store_object_missing",
             WmCode::StoreObjectShort => c"store_object_short",
             WmCode::StoreVerifyFailed => c"store_verify_failed",
+            WmCode::FenceDocumentInvalid => c"fence_document_invalid",
+            WmCode::TransferUnauthorized => c"transfer_unauthorized",
+            WmCode::TransferTimeout => c"transfer_timeout",
+            WmCode::DtensorPlacementUnsupported => c"dtensor_placement_unsupported",
+            WmCode::DtensorAxesInvalid => c"dtensor_axes_invalid",
+            WmCode::VllmDirectUnsupported => c"vllm_direct_unsupported",
+            WmCode::VllmLayoutUnsupported => c"vllm_layout_unsupported",
+            WmCode::VllmStagedMismatch => c"vllm_staged_mismatch",
+            WmCode::VllmEnginePaused => c"vllm_engine_paused",
+            WmCode::VllmArgumentsInvalid => c"vllm_arguments_invalid",
+            WmCode::AdaptFusedInvalid => c"adapt_fused_invalid",
+            WmCode::AdaptDimensionMissing => c"adapt_dimension_missing",
             WmCode::InvalidArgument => c"invalid_argument",
             WmCode::InternalError => c"internal_error",
         }

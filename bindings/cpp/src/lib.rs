@@ -26,6 +26,7 @@ mod code;
 #[rustfmt::skip]
 mod code_table;
 mod error;
+mod fence;
 mod guard;
 mod handles;
 mod plan_bind;
@@ -46,14 +47,15 @@ pub use error::{
     wm_error_code, wm_error_code_name, wm_error_detail_json, wm_error_detail_summary,
     wm_error_free, wm_error_json_location, wm_error_message, wm_error_path, WmError,
 };
+pub use fence::{wm_fence_check, wm_fence_check_binding};
 pub use handles::{
     wm_binding_free, wm_binding_json, wm_placement_canonical, wm_placement_digest,
     wm_placement_free, wm_placement_id, wm_runtime_free, wm_runtime_generation, wm_runtime_json,
     WmBinding, WmPlacement, WmRuntime,
 };
 pub use plan_bind::{
-    wm_bind_plan, wm_bound_plan_free, wm_bound_plan_id, wm_bound_plan_json, wm_plan_parse,
-    WmBoundPlan,
+    wm_bind_plan, wm_bound_plan_free, wm_bound_plan_id, wm_bound_plan_json, wm_bound_plan_parse,
+    wm_plan_parse, WmBoundPlan,
 };
 
 /// The library version (the crate's), NUL-terminated and static.

@@ -4,6 +4,7 @@
 
 use std::ffi::c_char;
 
+use weight_manifest::wire::BoundSide;
 use weight_manifest::{BoundPlan, Fences, Options, Plan};
 
 use crate::analysis::WmPlan;
@@ -18,12 +19,17 @@ use crate::text::{bytes_arg, CText};
 pub struct WmBoundPlan {
     id: CText,
     json: CText,
+    /// The fences of its two sides, for `wm_fence_check`.
+    pub(crate) source: BoundSide,
+    pub(crate) target: BoundSide,
 }
 
 impl WmBoundPlan {
     fn new(inner: BoundPlan) -> WmBoundPlan {
         WmBoundPlan {
             id: CText::new(inner.bound_plan_id()),
+            source: inner.as_wire().source.clone(),
+            target: inner.as_wire().target.clone(),
             json: CText::new(&inner.into_json()),
         }
     }
@@ -47,6 +53,31 @@ pub unsafe extern "C" fn wm_plan_parse(
         run(out, || {
             let text = bytes_arg(text, text_len, "text")?;
             Ok(WmPlan::new(Plan::from_json(text, &Options::default())?))
+        })
+    }
+}
+
+/// Reads a bound plan document (the JSON text `wm_bound_plan_json` gives, in any
+/// spelling: what a worker receives from its coordinator) strictly and checks its
+/// bound_plan_id. Rejections: the reader's codes, `limit_exceeded`,
+/// `bound_plan_document_invalid`, `bound_plan_id_mismatch`.
+///
+/// # Safety
+/// `text` is NULL or points to `text_len` readable bytes; `out` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn wm_bound_plan_parse(
+    text: *const c_char,
+    text_len: usize,
+    out: *mut *mut WmBoundPlan,
+) -> *mut WmError {
+    // SAFETY: forwarded caller promises.
+    unsafe {
+        run(out, || {
+            let text = bytes_arg(text, text_len, "text")?;
+            Ok(WmBoundPlan::new(BoundPlan::from_json(
+                text,
+                &Options::default(),
+            )?))
         })
     }
 }

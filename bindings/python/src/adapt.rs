@@ -53,16 +53,17 @@ fn os_error(py: Python<'_>, path: &std::path::Path, error: &std::io::Error) -> P
     }
 }
 
-/// `adapt_safetensors(path, rules, *, tp, pp, ep, dp, model_id, revision)`: the placement
+/// `adapt_safetensors(path, rules, *, tp, pp, ep, dp, model_id, revision, dims)`: the placement
 /// of the checkpoint at `path` (a safetensors file, an index file or a folder) laid out by
 /// `rules` (the rules JSON as `str`/`bytes`, or a path), as a `PlacementManifest`, and its
-/// runtime inventory template (§17.5) as Python data.
+/// runtime inventory template (§17.5, fused buffers included) as Python data. `dims` maps
+/// the model dimensions a rule's `pieces` counts to their values (the CLI's `--dim`).
 ///
 /// The checks run in the CLI's order: the rules, then the checkpoint, then the layout.
 /// Rejections raise `ManifestError` with the core's code and pointer; a file that cannot
 /// be read raises `OSError`.
 #[pyfunction]
-#[pyo3(signature = (path, rules, *, model_id, revision, tp=1, pp=1, ep=1, dp=1))]
+#[pyo3(signature = (path, rules, *, model_id, revision, tp=1, pp=1, ep=1, dp=1, dims=None))]
 // The CLI's flags, one keyword each; PyO3 extracts the path and ids as owned values.
 #[allow(clippy::too_many_arguments, clippy::needless_pass_by_value)]
 pub(crate) fn adapt_safetensors<'py>(
@@ -75,6 +76,7 @@ pub(crate) fn adapt_safetensors<'py>(
     pp: u64,
     ep: u64,
     dp: u64,
+    dims: Option<std::collections::BTreeMap<String, u64>>,
 ) -> PyResult<Bound<'py, PyTuple>> {
     let options = Options::default();
     let rules = Rules::from_json(rules_text(rules)?, &options).or_raise(py)?;
@@ -84,9 +86,16 @@ pub(crate) fn adapt_safetensors<'py>(
         Err(ReadError::Io { path, error }) => return Err(os_error(py, &path, &error)),
     };
     let grid = Grid { dp, pp, tp, ep };
-    let adapt_options = AdaptOptions::new(model_id, revision, grid);
-    let placement = adapt::placement(&checkpoint, &rules, &adapt_options).or_raise(py)?;
-    let inventory = adapt::runtime_inventory_template(&placement).or_raise(py)?;
+    let adapt_options = dims
+        .unwrap_or_default()
+        .into_iter()
+        .fold(AdaptOptions::new(model_id, revision, grid), |o, (n, v)| {
+            o.with_dim(n, v)
+        });
+    let adapted = adapt::adapt(&checkpoint, &rules, &adapt_options).or_raise(py)?;
+    let inventory = adapt::runtime_inventory_template_fused(&adapted.placement, &adapted.fusion)
+        .or_raise(py)?;
+    let placement = adapted.placement;
     // The template as the CLI encodes it, read by Python's json (exact ints, so a u64
     // address above 2^53 stays exact; no document limit applies to our own output).
     let text = serde_json::to_string(&inventory)

@@ -519,7 +519,7 @@ impl CopyGroup {
 
 /// A plan bound to live runtimes (§17.4): the copy list a transfer engine executes.
 #[pyclass(frozen, module = "weight_manifest")]
-pub(crate) struct BoundPlan(weight_manifest::BoundPlan);
+pub(crate) struct BoundPlan(pub(crate) weight_manifest::BoundPlan);
 
 #[pymethods]
 impl BoundPlan {

@@ -18,6 +18,7 @@ mod content_manifest;
 mod convert;
 mod emit;
 mod errors;
+mod fence;
 mod manifests;
 mod members;
 mod mooncake;
@@ -103,6 +104,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(analysis::coverage, m)?)?;
     m.add_function(wrap_pyfunction!(analysis::plan, m)?)?;
     m.add_function(wrap_pyfunction!(analysis::bind_plan, m)?)?;
+    m.add_function(wrap_pyfunction!(fence::check_fence, m)?)?;
     // ---- issue 18: the safetensors adapter and live tensors (adapt.rs, tensor.rs) ----
     m.add_function(wrap_pyfunction!(adapt::adapt_safetensors, m)?)?;
     m.add_function(wrap_pyfunction!(adapt::adapt_fragment_id, m)?)?;

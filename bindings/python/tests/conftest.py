@@ -3,6 +3,7 @@ paths of the reference vectors and the Rust CLI."""
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import subprocess
@@ -19,6 +20,33 @@ os.environ.setdefault("MC_TCP_BIND_ADDRESS", "127.0.0.1")
 import weight_manifest as wm
 
 ROOT = Path(__file__).resolve().parents[3]
+
+# What installs a package of the test environment: every one is pinned in the lock.
+INSTALL = (
+    "install the test environment: `make python-venv` (it runs `.venv/bin/python -m pip install "
+    "--no-deps -r bindings/python/requirements.lock`)"
+)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+    """No test of the suite may skip: a skip (an ``importorskip``, a ``skip`` mark) is
+    reported as a failure with its reason, so a missing package is never silent."""
+    outcome = yield
+    report = outcome.get_result()
+    if report.skipped and not hasattr(report, "wasxfail"):
+        reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
+        report.outcome = "failed"
+        report.longrepr = f"the test skipped ({reason}); no test may skip: {INSTALL}"
+
+
+def require(module: str) -> Any:
+    """The module ``module`` of the test environment, imported; a test that needs an absent
+    one fails with the install command, never skips."""
+    try:
+        return importlib.import_module(module)
+    except ImportError as missing:
+        pytest.fail(f"{module} is not importable ({missing}): {INSTALL}")
 REFERENCE = ROOT / "tests" / "vectors" / "reference"
 
 W1_ID = "sha256:c4f3bc2feed99a64ff156fd57cb5cf626ae8b38c1551c0fe2225e1921e14d73a"

@@ -17,9 +17,9 @@ import numpy as np
 import pytest
 
 import weight_manifest as wm
+from conftest import INSTALL, ROOT, require
 from weight_manifest import _native
 
-ROOT = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(ROOT / "tests" / "content"))
 import oracle  # noqa: E402
 
@@ -126,12 +126,12 @@ def test_rejections() -> None:
 
 def minilm_tensors() -> dict[str, np.ndarray]:
     """all-MiniLM-L6-v2's tensors as numpy arrays, from the package's model.zip (or
-    MINILM_MODEL_ZIP); skipped when neither is there."""
+    MINILM_MODEL_ZIP); a test fails with the install command when neither is there."""
     zip_path = os.environ.get("MINILM_MODEL_ZIP")
     if zip_path is None:
         spec = importlib.util.find_spec("all_minilm_l6_v2")
         if spec is None or not spec.submodule_search_locations:
-            pytest.skip("all-MiniLM-L6-v2 is not installed (or set MINILM_MODEL_ZIP)")
+            pytest.fail(f"all-MiniLM-L6-v2 is not installed (or set MINILM_MODEL_ZIP): {INSTALL}")
         zip_path = str(Path(next(iter(spec.submodule_search_locations))) / "model.zip")
     with zipfile.ZipFile(zip_path) as archive:
         data = archive.read("model.safetensors")
@@ -179,7 +179,7 @@ def test_minilm_slices_held_live_give_the_whole_digests(tp: int) -> None:
 
 
 def test_torch_bfloat16_parameter_views_are_hashed_in_place() -> None:
-    torch = pytest.importorskip("torch", reason="torch is not installed (CI installs none)")
+    torch = require("torch")
     name, shape, block = "lm_head.weight", [6, 10], 4
     values = torch.randn(*shape, generator=torch.Generator().manual_seed(0)).to(torch.bfloat16)
     weight = torch.nn.Parameter(values)  # requires grad, as a model's weights do

@@ -19,7 +19,7 @@ import pytest
 
 import weight_manifest as wm
 from weight_manifest import content, live
-from conftest import ROOT
+from conftest import ROOT, require
 
 BERT = ROOT / "examples" / "rules" / "bert.json"
 TP2 = ROOT / "tests" / "vectors" / "minilm" / "tp2.expected.json"
@@ -403,15 +403,15 @@ def test_fragment_ids_follow_the_adapters_rule_and_the_placement() -> None:
     assert inventory["tensors"][0]["fragment_id"] == "v@tp1"
 
 
-# ---- torch, when it is installed -------------------------------------------------------
+# ---- torch (in the test environment: a missing torch fails, never skips) --------------
 # Expectations come from torch itself (data_ptr(), stride(), storage_offset(), dtype names
 # and sizes, untyped_storage()) and from offsets computed by hand in its elements.
 
 
 @pytest.fixture
 def torch() -> Any:
-    """torch, else the test is skipped with the reason."""
-    return pytest.importorskip("torch", reason="torch is not installed (CI installs none)")
+    """torch, else the test fails with the install command."""
+    return require("torch")
 
 
 @pytest.mark.parametrize("packed", [True, False], ids=["packed", "untyped_storage"])

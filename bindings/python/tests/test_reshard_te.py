@@ -74,7 +74,7 @@ def test_the_local_backend_runs_the_same_update() -> None:
 @pytest.mark.parametrize(
     "fault,mode,code",
     [
-        ("kill-target", "push", "transfer_failed"),
+        ("kill-target", "push", "transfer_worker_lost"),
         ("kill-target", "pull", "transfer_worker_lost"),
         ("short-buffer", "push", "transfer_failed"),
         ("short-buffer", "pull", "transfer_failed"),

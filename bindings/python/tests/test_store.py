@@ -1,14 +1,13 @@
 """weight_manifest.store in one process against a real Mooncake Store on 127.0.0.1
-(weight_manifest.local_store starts upstream's master and holder): the saved manifest is
+(weight_manifest.testing.local_store starts upstream's master and holder): the saved manifest is
 upstream's (its own ``WeightManifest.from_json`` reads it with the same digest), replicas
 are stored once and spread over their holders, restores are byte-exact (checked against
 the tensors' defining values, not against the digests), and each rule of failing closed
-raises its code. Workers run on threads here; examples/store-roundtrip runs processes."""
+raises its code. Members run in this process here (weight_manifest.group.LocalGroup); examples/store-roundtrip runs processes."""
 
 from __future__ import annotations
 
 import sys
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -18,8 +17,8 @@ import pytest
 
 import weight_manifest as wm
 from weight_manifest import store
-from weight_manifest.local_store import LocalStore
-from weight_manifest.worker import Coordinator, Worker
+from weight_manifest.testing.local_store import LocalStore
+from weight_manifest.group import Coordinator, LocalGroup, Member
 
 from conftest import ROOT
 
@@ -44,27 +43,26 @@ def client(local: LocalStore) -> Iterator[Any]:
 
 
 class Side:
-    """One side's workers on threads, each with its own Store client."""
+    """One side's members in this process, each with its own Store client."""
 
     def __init__(self, local: LocalStore, side: str, layout: model.Layout, fill: bool) -> None:
-        self.coordinator = Coordinator(timeout=60)
+        self.group = LocalGroup()
+        self.coordinator = Coordinator(self.group)
         self.specs = model.synthetic_tensors(SIZE)
         self.held: dict[str, tuple[wm.ParallelRank, dict[str, np.ndarray]]] = {}
-        self.layout, self.threads, self.closers = layout, [], []
+        self.layout, self.members, self.closers = layout, [], []
         for rank in layout.ranks():
             shard = model.synthetic_shard(self.specs, layout, rank, fill)
             c = local.client(local_buffer_bytes=1 << 20)
             backend = store.StoreBackend(c)
             me = f"{side}-dp{rank.dp}-pp{rank.pp}-tp{rank.tp}"
-            worker = Worker(shard["tensors"], backend=backend, session=me, handlers=store.handlers(backend),
+            member = Member(shard["tensors"], backend=backend, session=me, handlers=store.handlers(backend),
                             worker_id=me, endpoint=me, rank=rank, instance_id=side, lease_id="l", generation=1,
                             **shard["where"])
             self.held[me] = (rank, shard["tensors"])
-            thread = threading.Thread(target=worker.serve, args=(self.coordinator.address,), kwargs={"side": side})
-            thread.start()
-            self.threads.append(thread)
+            self.group.join(member, side)
+            self.members.append(member)
             self.closers.append((backend, c))
-        self.coordinator.accept(len(self.threads))
 
     def check(self) -> list[str]:
         problems = []
@@ -76,8 +74,8 @@ class Side:
 
     def close(self) -> None:
         self.coordinator.stop()
-        for thread in self.threads:
-            thread.join()
+        for member in self.members:
+            member.close()
         for backend, c in self.closers:
             backend.close()
             c.close()
@@ -200,30 +198,30 @@ def test_a_safetensors_checkpoint_saved_and_restored_as_live_tp2(client: Any, lo
     assert saved.bytes == sum(t.nbytes for t in checkpoint.values())
     layout = model.Layout(tp=2)
     placement = model.minilm_placement(path, layout)
-    coordinator = Coordinator(timeout=60)
-    threads, closers, held = [], [], {}
+    group = LocalGroup()
+    coordinator = Coordinator(group)
+    members, closers, held = [], [], {}
     for rank in layout.ranks():
         want = model.minilm_slices(placement, checkpoint, rank)
         tensors = {n: np.zeros_like(t) for n, t in want.items()}
         c = local.client(local_buffer_bytes=1 << 20)
         backend = store.StoreBackend(c)
         me = f"target-tp{rank.tp}"
-        worker = Worker(tensors, backend=backend, session=me, worker_id=me, endpoint=me, rank=rank,
+        member = Member(tensors, backend=backend, session=me, worker_id=me, endpoint=me, rank=rank,
                         instance_id="rollout", lease_id="l", generation=1, placement=placement)
         held[me] = (want, tensors)
-        threads.append(threading.Thread(target=worker.serve, args=(coordinator.address,), kwargs={"side": "target"}))
-        threads[-1].start()
+        group.join(member, "target")
+        members.append(member)
         closers.append((backend, c))
     try:
-        coordinator.accept(len(threads))
         store.restore(coordinator, client, saved.manifest_key, manifest_digest=saved.manifest_digest)
         for me, (want, tensors) in held.items():
             for name in want:
                 assert np.array_equal(want[name].view(np.uint8), tensors[name].view(np.uint8)), (me, name)
     finally:
         coordinator.stop()
-        for thread in threads:
-            thread.join()
+        for member in members:
+            member.close()
         for backend, c in closers:
             backend.close()
             c.close()

@@ -7,7 +7,7 @@ import json
 import subprocess
 import sys
 
-from weight_manifest import testee
+from weight_manifest.testing import testee
 from conftest import REFERENCE, W1_DIGEST, W1_ID
 
 
@@ -38,7 +38,7 @@ def test_process_answers_in_order_and_exits_cleanly() -> None:
         for i, doc in enumerate([(REFERENCE / "w2.runtime-inventory.json").read_text(), "{", ""])
     )
     done = subprocess.run(
-        [sys.executable, "-m", "weight_manifest.testee"], input=lines + "\n\n", capture_output=True, text=True, timeout=60
+        [sys.executable, "-m", "weight_manifest.testing.testee"], input=lines + "\n\n", capture_output=True, text=True, timeout=60
     )
     assert done.returncode == 0, done.stderr
     responses = [json.loads(line) for line in done.stdout.splitlines()]

@@ -16,7 +16,7 @@ import pytest
 
 import weight_manifest as wm
 from weight_manifest import live, transfer
-from weight_manifest.worker import Side
+from weight_manifest.group import Side
 
 RNG = np.random.default_rng(7)
 
@@ -55,7 +55,9 @@ class Instance:
                  generation: int = 1, lease: str = "lease-1") -> None:
         self.workers: dict[str, dict[str, np.ndarray]] = {}
         self.boxes: dict[tuple[str, str], tuple[slice, ...]] = {}
-        inventories = []
+        self.descriptors: dict[str, dict[str, wm.TensorDescriptor]] = {}
+        self.offsets: dict[str, dict[str, list[int]]] = {}
+        inventories: list[dict[str, Any]] = []
         for d in range(dp):
             for p in range(pp):
                 for t in range(tp):
@@ -72,10 +74,12 @@ class Instance:
                         offsets[name] = offset
                         self.boxes[(worker, name)] = index
                     self.workers[worker] = held
+                    self.descriptors[worker], self.offsets[worker] = descriptors, offsets
                     inventories.append(live.runtime_inventory(
                         held, worker_id=worker, endpoint=worker, instance_id=prefix, lease_id=lease,
                         generation=generation, rank=rank, descriptors=descriptors, offsets=offsets,
                         model_id="model", revision="r1"))
+        self.inventories = inventories
         self.side = Side(inventories)
 
     def register(self, backend: transfer.Backend) -> None:

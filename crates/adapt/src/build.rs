@@ -2,6 +2,7 @@
 //! placement.
 
 use super::checkpoint::Checkpoint;
+use super::fuse::{fusion, Fusion};
 use super::layout::lay_out;
 use super::rules::Rules;
 use crate::options::AdaptOptions;
@@ -19,26 +20,50 @@ pub fn fragment_id(tensor: &str, rank: &ParallelRank) -> String {
     )
 }
 
-/// The canonical placement of `checkpoint` laid out by `rules` on the options' grid.
-///
-/// Descriptors: tensor_id the name, dtype and itemsize from the header, layer_id and
-/// expert_id from the rule's named groups, layout_fingerprint from the rule or the file,
-/// partition_dim (and shard_dims) the split dim or none. Fragments: one per box per dp
-/// replica, ids from [`fragment_id`]. The manifest is validated by
-/// [`Placement::from_wire`], so every contract rule applies.
+/// A placement and the fused buffers its fragments live in.
+#[derive(Clone, Debug)]
+pub struct Adapted {
+    /// The placement.
+    pub placement: Placement,
+    /// The fused buffers (empty without `fused` rules).
+    pub fusion: Fusion,
+}
+
+/// The canonical placement of `checkpoint` laid out by `rules` on the options' grid (see
+/// [`adapt`], which also returns the fused buffers).
 ///
 /// # Errors
 ///
-/// The layout's adapter errors ([`lay_out`]); `adapt_header_invalid` when a box's byte size
-/// does not fit in 64 bits; a contract code when the result is not a valid placement (for
-/// example `empty_string` for an empty model id).
+/// Those of [`adapt`].
 pub fn placement(
     checkpoint: &Checkpoint,
     rules: &Rules,
     options: &AdaptOptions,
 ) -> Result<Placement> {
+    adapt(checkpoint, rules, options).map(|adapted| adapted.placement)
+}
+
+/// The canonical placement of `checkpoint` laid out by `rules` on the options' grid, and
+/// its fused buffers.
+///
+/// Descriptors: tensor_id the name, dtype and itemsize from the header, layer_id and
+/// expert_id from the rule's named groups, layout_fingerprint from the rule or the file,
+/// partition_dim (and shard_dims) the split dim or none. Fragments: one per box per dp
+/// replica, ids from [`fragment_id`], aliases the name of the fused buffer a member lives in
+/// (none otherwise). The manifest is validated by [`Placement::from_wire`], so every contract
+/// rule applies.
+///
+/// # Errors
+///
+/// The layout's adapter errors ([`lay_out`]); `adapt_fused_invalid` for fused buffers whose
+/// members do not fit together ([`fusion`], [`Fusion::buffers`]); `adapt_header_invalid`
+/// when a box's byte size
+/// does not fit in 64 bits; a contract code when the result is not a valid placement (for
+/// example `empty_string` for an empty model id).
+pub fn adapt(checkpoint: &Checkpoint, rules: &Rules, options: &AdaptOptions) -> Result<Adapted> {
     let grid = options.grid;
-    let laid = lay_out(checkpoint, rules, grid)?;
+    let laid = lay_out(checkpoint, rules, options)?;
+    let fusion = fusion(rules.fused(), &laid)?;
     let mut tensors = Vec::with_capacity(laid.len());
     let mut fragments = Vec::new();
     for layout in &laid {
@@ -81,7 +106,10 @@ pub fn placement(
                     tp: piece.tp,
                 };
                 fragments.push(PlacementFragment {
-                    aliases: Vec::new(),
+                    aliases: fusion
+                        .member(&tensor.name)
+                        .map(|m| vec![m.buffer.clone()])
+                        .unwrap_or_default(),
                     global_offset: piece.offset.clone(),
                     local_shape: piece.shape.clone(),
                     nbytes,
@@ -92,11 +120,13 @@ pub fn placement(
             }
         }
     }
-    Placement::from_wire(&PlacementManifest {
+    fusion.buffers(&fragments)?;
+    let placement = Placement::from_wire(&PlacementManifest {
         fragments,
         model_id: options.model_id.clone(),
         placement_id: None,
         revision: options.revision.clone(),
         tensors,
-    })
+    })?;
+    Ok(Adapted { placement, fusion })
 }

@@ -10,6 +10,8 @@ use weight_manifest::wire::{
 };
 use weight_manifest::Placement;
 
+use super::fuse::{Fusion, RankKey};
+
 /// The first placeholder address of every worker.
 pub const BASE_ADDRESS: u64 = 0x1_0000;
 /// Every placeholder address is a multiple of this.
@@ -43,6 +45,33 @@ fn overflow() -> Error {
 ///
 /// `adapt_grid_invalid` when a worker's addresses or a stride overflow 64 bits.
 pub fn runtime_inventory_template(placement: &Placement) -> Result<RuntimeInventory> {
+    runtime_inventory_template_fused(placement, &Fusion::default())
+}
+
+/// [`runtime_inventory_template`] with the members of each fused buffer of `fusion` inside
+/// one allocation: the buffer starts where its first fragment in placement order would
+/// (aligned to [`ALIGNMENT`]) and is as long as its members together; each member's
+/// address is its offset in the buffer past that start, which is its byte_offset
+/// (storage_offset in elements), and its alias is the buffer's name. Reading it back needs
+/// `address_semantics` "view" when some offset is not 0.
+///
+/// # Errors
+///
+/// `adapt_grid_invalid` when a worker's addresses or a stride overflow 64 bits;
+/// `adapt_fused_invalid` when the fused buffers do not fit the placement's fragments.
+pub fn runtime_inventory_template_fused(
+    placement: &Placement,
+    fusion: &Fusion,
+) -> Result<RuntimeInventory> {
+    let buffers = fusion.buffers(placement.fragments())?;
+    // fragment position -> (buffer key, offset in the buffer)
+    let mut in_buffer: BTreeMap<usize, ((RankKey, String), u64)> = BTreeMap::new();
+    for (key, buffer) in &buffers {
+        for &(position, offset) in &buffer.members {
+            in_buffer.insert(position, (key.clone(), offset));
+        }
+    }
+    let mut starts: BTreeMap<(RankKey, String), u64> = BTreeMap::new();
     let descriptors: BTreeMap<&str, _> = placement
         .tensors()
         .iter()
@@ -50,22 +79,42 @@ pub fn runtime_inventory_template(placement: &Placement) -> Result<RuntimeInvent
         .collect();
     let mut next: BTreeMap<String, u64> = BTreeMap::new();
     let mut records = Vec::with_capacity(placement.fragments().len());
-    for fragment in placement.fragments() {
+    for (position, fragment) in placement.fragments().iter().enumerate() {
         let Some(descriptor) = descriptors.get(fragment.tensor_id.as_str()) else {
             continue; // unreachable: a valid placement names only its own tensors (§8.2 F3)
         };
         let worker = worker_id(&fragment.rank);
         let cursor = next.entry(worker.clone()).or_insert(BASE_ADDRESS);
-        let address = *cursor;
-        *cursor = address
-            .checked_add(fragment.nbytes)
-            .and_then(|end| end.checked_next_multiple_of(ALIGNMENT))
-            .ok_or_else(overflow)?;
+        let (address, byte_offset, aliases) = match in_buffer.get(&position) {
+            None => {
+                let address = *cursor;
+                *cursor = address
+                    .checked_add(fragment.nbytes)
+                    .and_then(|end| end.checked_next_multiple_of(ALIGNMENT))
+                    .ok_or_else(overflow)?;
+                (address, 0, None)
+            }
+            Some((key, offset)) => {
+                let start = if let Some(&start) = starts.get(key) {
+                    start
+                } else {
+                    let start = *cursor;
+                    *cursor = start
+                        .checked_add(buffers[key].bytes)
+                        .and_then(|end| end.checked_next_multiple_of(ALIGNMENT))
+                        .ok_or_else(overflow)?;
+                    starts.insert(key.clone(), start);
+                    start
+                };
+                let address = start.checked_add(*offset).ok_or_else(overflow)?;
+                (address, *offset, Some(vec![key.1.clone()]))
+            }
+        };
         let rank = &fragment.rank;
         records.push(RuntimeInventoryRecord {
             address,
-            aliases: None,
-            byte_offset: 0,
+            aliases,
+            byte_offset,
             device: "cuda:0".to_owned(),
             dtype: descriptor.dtype.clone(),
             endpoint: format!("placeholder://{worker}"),
@@ -89,7 +138,7 @@ pub fn runtime_inventory_template(placement: &Placement) -> Result<RuntimeInvent
                 tp: rank.tp,
             },
             shard_dims: descriptor.shard_dims.clone(),
-            storage_offset: 0,
+            storage_offset: byte_offset / descriptor.itemsize.max(1),
             stride: row_major_strides(&fragment.local_shape).ok_or_else(overflow)?,
             tensor_id: fragment.tensor_id.clone(),
             worker_id: worker,

@@ -5,7 +5,9 @@
 //! through the pipeline, else from its rule's `stage`. Within the stage:
 //! - replicate: the whole tensor on every (tp, ep);
 //! - split dim d over an axis of n ranks: rank r of that axis holds [r·s/n, (r+1)·s/n) on
-//!   d (s the extent), repeated over every rank of the other axis;
+//!   d (s the extent), repeated over every rank of the other axis; with `pieces` P (a model
+//!   dimension given in the options), pieces are never cut: for P ≥ n the same slices (each
+//!   P/n whole pieces), for P < n rank r holds piece r / (n/P), shared by n/P ranks;
 //! - own_by_expert: expert e of E experts is owned by ep rank e / (E / ep); each tp rank of
 //!   that ep rank holds the whole tensor, or its tp slice on `split_dim`.
 //!
@@ -16,7 +18,7 @@ use super::assign;
 use super::checkpoint::Checkpoint;
 use super::rules::{Action, Axis, Rules, Stage};
 use crate::errors::{error_at, rule_pointer};
-use crate::options::{Grid, MAX_FRAGMENTS};
+use crate::options::{AdaptOptions, MAX_FRAGMENTS};
 use weight_manifest::error::{Code, Error, Result};
 
 pub use crate::tensor_layout::{Cut, Piece, TensorLayout};
@@ -38,10 +40,13 @@ fn id(text: Option<&str>, group: &str, tensor: &str, rule: usize) -> Result<Opti
     }
 }
 
-/// Lays out every tensor of `checkpoint` by `rules` on `grid`.
+/// Lays out every tensor of `checkpoint` by `rules` on the options' grid (with their model
+/// dimensions for `pieces`).
 ///
 /// # Errors
 ///
+/// `adapt_dimension_missing` (a split's `pieces` names a dimension the options lack, or
+/// give as 0; pointer `/rules/{i}/action/split/pieces`),
 /// `adapt_grid_invalid` (a size of 0, or more than [`MAX_FRAGMENTS`] fragments),
 /// `adapt_unmatched_tensor` (pointer `/rules`), `adapt_uneven_split` (pointer of the rule's
 /// action, or `/pp`, `/experts`), `adapt_rules_invalid` (a stage, dim, layer or expert out
@@ -49,8 +54,9 @@ fn id(text: Option<&str>, group: &str, tensor: &str, rule: usize) -> Result<Opti
 pub fn lay_out<'c>(
     checkpoint: &'c Checkpoint,
     rules: &Rules,
-    grid: Grid,
+    options: &AdaptOptions,
 ) -> Result<Vec<TensorLayout<'c>>> {
+    let grid = options.grid;
     grid.check()?;
     for (index, rule) in rules.rules().iter().enumerate() {
         if let Stage::Index(stage) = rule.stage {
@@ -86,7 +92,7 @@ pub fn lay_out<'c>(
     let mut fragments: u64 = 0;
     for (layout, stage) in laid.iter_mut().zip(stage_of) {
         layout.stage = stage;
-        layout.cut = cut(layout, rules, grid, experts)?;
+        layout.cut = cut(layout, rules, options, experts)?;
         fragments = layout
             .piece_count(grid)
             .and_then(|n| n.checked_mul(grid.dp))
@@ -138,13 +144,95 @@ fn even_chunk(
     Ok((index, extent / n))
 }
 
-fn cut(l: &TensorLayout<'_>, rules: &Rules, grid: Grid, experts: u64) -> Result<Cut> {
-    Ok(match rules.rules()[l.rule].action {
+/// The pieces of a `pieces` split of `extent` over `n` ranks: the slice length and how
+/// many ranks share one slice.
+fn piece_chunk(
+    l: &TensorLayout<'_>,
+    name: &str,
+    options: &AdaptOptions,
+    extent: u64,
+    n: u64,
+) -> Result<(u64, u64)> {
+    let pointer = rule_pointer(l.rule, "/action/split/pieces");
+    let pieces = options.dims.get(name).copied().filter(|&p| p > 0).ok_or_else(|| {
+        error_at(
+            Code::AdaptDimensionMissing,
+            format!(
+                "tensor {}: the split counts {name} pieces; give the model's {name} (at least 1) with the grid (--dim {name}=N)",
+                l.tensor.name
+            ),
+            pointer.clone(),
+        )
+    })?;
+    let uneven = |why: String| {
+        error_at(
+            Code::AdaptUnevenSplit,
+            format!("tensor {}: {why}", l.tensor.name),
+            rule_pointer(l.rule, "/action"),
+        )
+    };
+    if !extent.is_multiple_of(pieces) {
+        return Err(uneven(format!(
+            "a dim of size {extent} is not {pieces} equal {name} pieces"
+        )));
+    }
+    if pieces >= n {
+        if !pieces.is_multiple_of(n) {
+            return Err(uneven(format!(
+                "{pieces} {name} pieces do not split evenly over {n} ranks"
+            )));
+        }
+        return Ok((extent / n, 1));
+    }
+    if !n.is_multiple_of(pieces) {
+        return Err(uneven(format!(
+            "{n} ranks do not share {pieces} {name} pieces evenly"
+        )));
+    }
+    Ok((extent / pieces, n / pieces))
+}
+
+fn cut(l: &TensorLayout<'_>, rules: &Rules, options: &AdaptOptions, experts: u64) -> Result<Cut> {
+    let grid = options.grid;
+    Ok(match &rules.rules()[l.rule].action {
         Action::Replicate => Cut::Replicate,
-        Action::Split { dim, over } => {
-            let n = if over == Axis::Tp { grid.tp } else { grid.ep };
-            let (dim, chunk) = even_chunk(l, dim, "/action/split/dim", over.name(), n)?;
-            Cut::Split { dim, over, chunk }
+        Action::Split {
+            dim,
+            over,
+            pieces,
+            multiple_of,
+        } => {
+            let n = if *over == Axis::Tp { grid.tp } else { grid.ep };
+            if let Some(m) = multiple_of {
+                let (index, _) = even_chunk(l, *dim, "/action/split/dim", over.name(), 1)?;
+                let extent = l.tensor.shape[index];
+                if !extent.is_multiple_of(*m) {
+                    return Err(error_at(
+                        Code::AdaptUnevenSplit,
+                        format!(
+                            "tensor {}: dim {dim} of size {extent} is not a multiple of {m}, which the rule requires (an engine would pad it)",
+                            l.tensor.name
+                        ),
+                        rule_pointer(l.rule, "/action/split/multiple_of"),
+                    ));
+                }
+            }
+            let (dim, (chunk, share)) = match pieces {
+                None => {
+                    let (dim, chunk) = even_chunk(l, *dim, "/action/split/dim", over.name(), n)?;
+                    (dim, (chunk, 1))
+                }
+                Some(name) => {
+                    let (dim, _) = even_chunk(l, *dim, "/action/split/dim", over.name(), 1)?;
+                    (dim, piece_chunk(l, name, options, l.tensor.shape[dim], n)?)
+                }
+            };
+            Cut::Split {
+                dim,
+                over: *over,
+                chunk,
+                share,
+            }
         }
         Action::OwnByExpert { split_dim } => {
             let per_rank = experts / grid.ep;

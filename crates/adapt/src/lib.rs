@@ -11,7 +11,8 @@
 //!   `model.safetensors.index.json` — read header-only, never the tensor data;
 //! - [`rules`] (and its structural parser): the rules file as a compiled [`Rules`] value;
 //! - [`layout`] (with `assign`): the rank grid, pipeline stages, expert ownership and
-//!   even splits;
+//!   even splits (in whole pieces of a model dimension where a rule says so);
+//! - [`fuse`]: tensors an engine holds fused in one buffer (vLLM's `qkv_proj`);
 //! - [`build`]: the placement, validated by [`weight_manifest::Placement::from_wire`] so every contract
 //!   rule applies, and [`inventory`]: a runtime inventory template for tests and demos.
 //!
@@ -37,6 +38,7 @@ mod assign;
 pub mod build;
 pub mod checkpoint;
 mod errors;
+pub mod fuse;
 pub mod header;
 pub mod inventory;
 pub mod layout;
@@ -45,9 +47,10 @@ pub mod rules;
 mod rules_parse;
 mod tensor_layout;
 
-pub use build::placement;
+pub use build::{adapt, placement, Adapted};
 pub use checkpoint::{read_checkpoint, Checkpoint, ReadError};
+pub use fuse::Fusion;
 pub use header::HeaderTensor;
-pub use inventory::runtime_inventory_template;
+pub use inventory::{runtime_inventory_template, runtime_inventory_template_fused};
 pub use options::{AdaptOptions, Grid, MAX_FRAGMENTS};
 pub use rules::Rules;

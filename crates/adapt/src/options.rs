@@ -1,7 +1,29 @@
-//! What an adaptation is for: the rank grid, the model's id and revision, and the bound
-//! on the fragments it may produce.
+//! What an adaptation is for: the parallel axes and the rank grid, the model's id and
+//! revision, the model dimensions pieces are counted in, and the bound on the fragments it
+//! may produce.
+
+use std::collections::BTreeMap;
 
 use weight_manifest::error::{Code, Error};
+
+/// The parallel axis a split runs over.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Axis {
+    /// Tensor parallelism.
+    Tp,
+    /// Expert parallelism.
+    Ep,
+}
+
+impl Axis {
+    /// `tp` or `ep`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Axis::Tp => "tp",
+            Axis::Ep => "ep",
+        }
+    }
+}
 
 /// The rank grid: every placement fragment sits on one (dp, pp, tp, ep) coordinate with
 /// each coordinate below its size here. Every size must be at least 1.
@@ -48,7 +70,8 @@ impl Grid {
     }
 }
 
-/// What the placement is for: the model's id and revision and the rank grid.
+/// What the placement is for: the model's id and revision, the rank grid and the model
+/// dimensions the rules count pieces in.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct AdaptOptions {
     /// The placement's model_id.
@@ -57,6 +80,8 @@ pub struct AdaptOptions {
     pub revision: String,
     /// The rank grid.
     pub grid: Grid,
+    /// Model dimensions by name (`heads`, `kv_heads`, ...), for splits with `pieces`.
+    pub dims: BTreeMap<String, u64>,
 }
 
 impl AdaptOptions {
@@ -66,7 +91,15 @@ impl AdaptOptions {
             model_id: model_id.into(),
             revision: revision.into(),
             grid,
+            dims: BTreeMap::new(),
         }
+    }
+
+    /// These options with the model dimension `name` set to `value`.
+    #[must_use]
+    pub fn with_dim(mut self, name: impl Into<String>, value: u64) -> Self {
+        self.dims.insert(name.into(), value);
+        self
     }
 }
 

@@ -5,6 +5,8 @@
 use regex::Regex;
 
 use crate::errors::{error_at, rule_pointer};
+use crate::fuse::FusedRule;
+pub use crate::options::Axis;
 use crate::rules_parse;
 use weight_manifest::error::{Code, Result};
 use weight_manifest::wire::{
@@ -16,27 +18,8 @@ use weight_manifest::Options;
 /// The named groups a rule regex may have.
 pub const GROUPS: [&str; 2] = ["layer", "expert"];
 
-/// The parallel axis a split runs over.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Axis {
-    /// Tensor parallelism.
-    Tp,
-    /// Expert parallelism.
-    Ep,
-}
-
-impl Axis {
-    /// `tp` or `ep`.
-    pub fn name(self) -> &'static str {
-        match self {
-            Axis::Tp => "tp",
-            Axis::Ep => "ep",
-        }
-    }
-}
-
 /// What a rule does with the tensors it matches (see the schema's `AdapterAction`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Action {
     /// The whole tensor on every tp and ep rank of its stage.
     Replicate,
@@ -46,6 +29,10 @@ pub enum Action {
         dim: u64,
         /// The axis.
         over: Axis,
+        /// The model dimension that counts the dim's uncuttable pieces, if any.
+        pieces: Option<String>,
+        /// What the dim's size must be a multiple of, if anything.
+        multiple_of: Option<u64>,
     },
     /// On the ep rank that owns the tensor's expert; sliced on `split_dim` over its tp
     /// ranks when given, else whole on each.
@@ -97,6 +84,7 @@ pub struct Rules {
     wire: AdapterRules,
     compiled: Vec<Rule>,
     pipeline: Pipeline,
+    fused: Vec<FusedRule>,
 }
 
 impl Rules {
@@ -106,8 +94,9 @@ impl Rules {
     /// # Errors
     ///
     /// The reader's `invalid_json`, `duplicate_key` or `non_finite_number`; then
-    /// `adapt_rules_invalid` (shape), `adapt_unknown_action`, `adapt_regex_invalid`, each
-    /// with the pointer of the member at fault; `limit_exceeded` under `options.limits`
+    /// `adapt_rules_invalid` (shape), `adapt_unknown_action`, `adapt_regex_invalid`,
+    /// `adapt_fused_invalid` (a `fused` template), each with the pointer of the member at
+    /// fault; `limit_exceeded` under `options.limits`
     /// (size, depth, string length).
     pub fn from_json(text: impl AsRef<[u8]>, options: &Options<'_>) -> Result<Rules> {
         let document =
@@ -116,7 +105,8 @@ impl Rules {
     }
 
     /// Compiles a typed rules value: builds every regex (only the named groups `layer` and
-    /// `expert`), and checks fingerprints and the pipeline ranges.
+    /// `expert`), checks fingerprints and the pipeline ranges, and compiles the `fused`
+    /// templates ([`FusedRule::compile`]).
     pub fn from_wire(wire: &AdapterRules) -> Result<Rules> {
         if wire.layout_fingerprint.is_empty() {
             return Err(error_at(
@@ -156,10 +146,17 @@ impl Rules {
                 Pipeline::Stages(ranges(&stages.stages)?)
             }
         };
+        let fused = wire
+            .fused
+            .iter()
+            .enumerate()
+            .map(|(index, entry)| FusedRule::compile(index, entry))
+            .collect::<Result<Vec<_>>>()?;
         Ok(Rules {
             wire: wire.clone(),
             compiled,
             pipeline,
+            fused,
         })
     }
 
@@ -171,6 +168,11 @@ impl Rules {
     /// The compiled rules, in priority order.
     pub fn rules(&self) -> &[Rule] {
         &self.compiled
+    }
+
+    /// The compiled `fused` entries, in file order.
+    pub fn fused(&self) -> &[FusedRule] {
+        &self.fused
     }
 
     /// The pipeline.
@@ -233,6 +235,8 @@ fn compile(index: usize, rule: &weight_manifest::wire::AdapterRule) -> Result<Ru
                 AdapterSplitOver::Tp => Axis::Tp,
                 AdapterSplitOver::Ep => Axis::Ep,
             },
+            pieces: split.split.pieces.clone(),
+            multiple_of: split.split.multiple_of,
         },
         AdapterAction::AdapterExpertAction(expert) => Action::OwnByExpert {
             split_dim: expert.own_by_expert.split_dim,

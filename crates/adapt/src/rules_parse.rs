@@ -10,9 +10,9 @@ use weight_manifest::path::Path;
 use weight_manifest::value::{Object, Value};
 use weight_manifest::wire::{
     AdapterAction, AdapterActionString, AdapterEvenPipeline, AdapterEvenPipelineSplit,
-    AdapterExpertAction, AdapterExpertOptions, AdapterLayerRange, AdapterPipeline, AdapterRule,
-    AdapterRules, AdapterSplit, AdapterSplitAction, AdapterSplitOver, AdapterStage,
-    AdapterStagePipeline, AdapterStageString,
+    AdapterExpertAction, AdapterExpertOptions, AdapterFused, AdapterFusedStack, AdapterLayerRange,
+    AdapterPipeline, AdapterRule, AdapterRules, AdapterSplit, AdapterSplitAction, AdapterSplitOver,
+    AdapterStage, AdapterStagePipeline, AdapterStageString,
 };
 
 /// The label of a rules file in reader messages.
@@ -101,6 +101,7 @@ pub(crate) fn rules(document: &Value<'_>) -> Result<AdapterRules> {
             "$schema",
             "description",
             "experts",
+            "fused",
             "layout_fingerprint",
             "pp",
             "rules",
@@ -126,10 +127,66 @@ pub(crate) fn rules(document: &Value<'_>) -> Result<AdapterRules> {
             string(v, "description", p)
         })?,
         experts: optional(top, "experts", &root, |v, p| uint(v, "experts", 1, p))?,
+        fused: optional(top, "fused", &root, fused_list)?.unwrap_or_default(),
         layout_fingerprint,
         pp: optional(top, "pp", &root, pipeline)?,
         rules,
         schema: optional(top, "$schema", &root, |v, p| string(v, "$schema", p))?,
+    })
+}
+
+fn fused_list(value: &Value<'_>, path: &Path<'_>) -> Result<Vec<AdapterFused>> {
+    let Value::Array(items) = value else {
+        return Err(invalid("fused must be an array", path));
+    };
+    items
+        .iter()
+        .enumerate()
+        .map(|(index, item)| fused(item, &path.index(index)))
+        .collect()
+}
+
+fn fused(value: &Value<'_>, path: &Path<'_>) -> Result<AdapterFused> {
+    let what = "a fused entry";
+    let entry = object(value, what, path)?;
+    known_members(
+        entry,
+        &["description", "dim", "into", "members", "stack"],
+        what,
+        path,
+    )?;
+    let members_path = path.key("members");
+    let Value::Array(items) = required(entry, "members", what, path)? else {
+        return Err(invalid("members must be an array", &members_path));
+    };
+    if items.is_empty() {
+        return Err(invalid("members must not be empty", &members_path));
+    }
+    let members = items
+        .iter()
+        .enumerate()
+        .map(|(index, item)| non_empty(item, "a member", &members_path.index(index)))
+        .collect::<Result<Vec<_>>>()?;
+    Ok(AdapterFused {
+        description: optional(entry, "description", path, |v, p| {
+            string(v, "description", p)
+        })?,
+        dim: uint(
+            required(entry, "dim", what, path)?,
+            "dim",
+            0,
+            &path.key("dim"),
+        )?,
+        into: non_empty(
+            required(entry, "into", what, path)?,
+            "into",
+            &path.key("into"),
+        )?,
+        members,
+        stack: optional(entry, "stack", path, |v, p| match v {
+            Value::Str(s) if s == "expert" => Ok(AdapterFusedStack::Expert),
+            _ => Err(invalid("stack must be \"expert\"", p)),
+        })?,
     })
 }
 
@@ -196,7 +253,12 @@ fn action(value: &Value<'_>, path: &Path<'_>) -> Result<AdapterAction> {
             match key {
                 "split" => {
                     let split = object(body, "split", &body_path)?;
-                    known_members(split, &["dim", "over"], "split", &body_path)?;
+                    known_members(
+                        split,
+                        &["dim", "multiple_of", "over", "pieces"],
+                        "split",
+                        &body_path,
+                    )?;
                     let dim = uint(
                         required(split, "dim", "split", &body_path)?,
                         "dim",
@@ -209,8 +271,19 @@ fn action(value: &Value<'_>, path: &Path<'_>) -> Result<AdapterAction> {
                         Value::Str(s) if s == "ep" => AdapterSplitOver::Ep,
                         _ => return Err(invalid("over must be \"tp\" or \"ep\"", &over_path)),
                     };
+                    let pieces = optional(split, "pieces", &body_path, |v, p| {
+                        non_empty(v, "pieces", p)
+                    })?;
+                    let multiple_of = optional(split, "multiple_of", &body_path, |v, p| {
+                        uint(v, "multiple_of", 1, p)
+                    })?;
                     Ok(AdapterAction::AdapterSplitAction(AdapterSplitAction {
-                        split: AdapterSplit { dim, over },
+                        split: AdapterSplit {
+                            dim,
+                            multiple_of,
+                            over,
+                            pieces,
+                        },
                     }))
                 }
                 "own_by_expert" => {

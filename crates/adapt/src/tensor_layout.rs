@@ -3,15 +3,14 @@
 //! expert assignments share.
 
 use crate::header::HeaderTensor;
-use crate::options::Grid;
-use crate::rules::Axis;
+use crate::options::{Axis, Grid};
 
 /// How the boxes of one tensor are cut within its stage.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Cut {
     /// The whole tensor on every tp and ep rank.
     Replicate,
-    /// Slices of `chunk` on `dim`, one per rank of `over`.
+    /// Slices of `chunk` on `dim`: rank r of `over` holds slice r / `share`.
     Split {
         /// The sliced dimension.
         dim: usize,
@@ -19,6 +18,8 @@ pub enum Cut {
         over: Axis,
         /// The slice length.
         chunk: u64,
+        /// How many consecutive ranks hold the same slice (1 but for pieces below n).
+        share: u64,
     },
     /// On ep rank `owner` only, whole or in `(dim, chunk)` slices over tp.
     Expert {
@@ -92,9 +93,12 @@ impl TensorLayout<'_> {
                 let mut shape = self.tensor.shape.clone();
                 let slice = match self.cut {
                     Cut::Replicate | Cut::Expert { split: None, .. } => None,
-                    Cut::Split { dim, over, chunk } => {
-                        Some((dim, chunk, if over == Axis::Tp { tp } else { ep }))
-                    }
+                    Cut::Split {
+                        dim,
+                        over,
+                        chunk,
+                        share,
+                    } => Some((dim, chunk, (if over == Axis::Tp { tp } else { ep }) / share)),
                     Cut::Expert {
                         split: Some((dim, chunk)),
                         ..

@@ -248,6 +248,9 @@ fn presets_match_the_published_schema() {
         "llama.json",
         "qwen3-moe.json",
         "deepseek-v3.json",
+        "vllm-llama.json",
+        "vllm-qwen2.json",
+        "vllm-qwen3-moe.json",
     ] {
         let value: serde_json::Value = serde_json::from_str(&preset(name)).unwrap();
         let errors: Vec<String> = validator

@@ -61,6 +61,8 @@ pub(crate) enum Command {
     Plan(command::plan::PlanArgs),
     /// Bind a reshard plan to the runtime bindings of its placements: the copy list.
     PlanBind(command::plan_bind::PlanBindArgs),
+    /// Check what a worker or a binding holds now against a bound plan's fence (§17.7).
+    Fence(command::fence::FenceArgs),
     /// A placement from a checkpoint's headers and a sharding rules file.
     #[command(subcommand)]
     Adapt(command::adapt::AdaptCommand),
@@ -87,6 +89,7 @@ impl Command {
             Command::Coverage(args) => args.format.format,
             Command::Plan(args) => args.format.format,
             Command::PlanBind(args) => args.format.format,
+            Command::Fence(args) => args.format.format,
             Command::Adapt(command::adapt::AdaptCommand::Safetensors(args)) => args.format.format,
             Command::Content(command) => command.format().format,
             Command::Mooncake(command) => command.format().format,
@@ -107,6 +110,7 @@ impl Command {
             Command::Coverage(args) => command::coverage::run(&args, limits, progress),
             Command::Plan(args) => command::plan::run(&args, limits, progress),
             Command::PlanBind(args) => command::plan_bind::run(&args, limits, progress),
+            Command::Fence(args) => command::fence::run(&args, limits, progress),
             Command::Adapt(command) => command::adapt::run(command, limits, progress),
             Command::Content(command) => command::content::run(command, limits, progress),
             Command::Mooncake(command) => command::mooncake::run(&command, limits, progress),

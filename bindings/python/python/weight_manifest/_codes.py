@@ -132,6 +132,18 @@ ADDED_CODES: tuple[str, ...] = (
     "store_object_missing",
     "store_object_short",
     "store_verify_failed",
+    "fence_document_invalid",
+    "transfer_unauthorized",
+    "transfer_timeout",
+    "dtensor_placement_unsupported",
+    "dtensor_axes_invalid",
+    "vllm_direct_unsupported",
+    "vllm_layout_unsupported",
+    "vllm_staged_mismatch",
+    "vllm_engine_paused",
+    "vllm_arguments_invalid",
+    "adapt_fused_invalid",
+    "adapt_dimension_missing",
 )
 
 CODES: tuple[str, ...] = CONTRACT_CODES + ADDED_CODES

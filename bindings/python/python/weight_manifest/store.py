@@ -48,7 +48,7 @@ from ._errors import manifest_error as _error
 from ._manifests import PlacementManifest, RuntimeBindingManifest
 from ._types import RuntimeBindingFragment
 from .mooncake import StorageManifest
-from .worker import Coordinator, Handler
+from .group import Coordinator, Handler
 
 __all__ = [
     "DEFAULT_MAX_OBJECT_BYTES",
@@ -482,6 +482,7 @@ def restore(
     block_elements: int = content.DEFAULT_BLOCK_ELEMENTS,
     after_transfer: Optional[Callable[[], Any]] = None,
     readers: Optional[int] = None,
+    backend: Optional[str] = None,
 ) -> RestoreReport:
     """Restore the save at ``manifest_key`` into the coordinator's target workers (each
     holding a :class:`StoreBackend`), then check every tensor's content digest on the
@@ -490,7 +491,8 @@ def restore(
     :func:`weight_manifest.transfer.execute`; ``after_transfer`` runs between the transfer
     and the content check (a test's fault). ``readers`` bounds how many target workers
     read at once (default: all): on a host with few cores, many concurrent readers of one
-    store holder contend for the same CPUs."""
+    store holder contend for the same CPUs. ``backend`` names the targets' Store backend
+    when it is not their main one (:class:`weight_manifest.group.Member`'s ``backends``)."""
     started = time.perf_counter()
     manifest = read_manifest(client, manifest_key, manifest_digest)
     record = _native.content_manifest_read(_get_text(client, f"{manifest.group_id}/content"))
@@ -511,6 +513,8 @@ def restore(
     transfer_started = time.perf_counter()
     request = {"op": "execute", "bound_plan": bound.to_json(), "mode": "pull", "sessions": sessions,
                "options": dict(options or {})}
+    if backend is not None:
+        request["backend"] = backend
     replies = coordinator.request_all(targets, request, at_once=readers)
     seconds = time.perf_counter() - started
     transfer_seconds = time.perf_counter() - transfer_started

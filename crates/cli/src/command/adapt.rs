@@ -40,6 +40,9 @@ pub(crate) struct SafetensorsArgs {
     /// Data-parallel replicas.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
     pub dp: u64,
+    /// A model dimension a rule's `pieces` counts, as NAME=N (repeatable): `--dim kv_heads=8`.
+    #[arg(long = "dim", value_name = "NAME=N", value_parser = parse_dim)]
+    pub dims: Vec<(String, u64)>,
     /// The placement's model_id.
     #[arg(long)]
     pub model_id: String,
@@ -53,6 +56,19 @@ pub(crate) struct SafetensorsArgs {
     pub out: Out,
     #[command(flatten)]
     pub format: FormatArg,
+}
+
+fn parse_dim(text: &str) -> Result<(String, u64), String> {
+    let (name, value) = text
+        .split_once('=')
+        .ok_or_else(|| format!("{text}: give a dimension as NAME=N"))?;
+    let value = value
+        .parse::<u64>()
+        .map_err(|e| format!("{text}: {value} is not a non-negative integer ({e})"))?;
+    if name.is_empty() {
+        return Err(format!("{text}: the dimension has no name"));
+    }
+    Ok((name.to_owned(), value))
 }
 
 pub(crate) fn run(
@@ -84,15 +100,19 @@ pub(crate) fn run(
         tp: args.tp,
         ep: args.ep,
     };
-    let options = AdaptOptions::new(args.model_id, args.revision, grid);
-    let placement = match progress.phase("placing the tensors", || {
-        adapt::placement(&checkpoint, &rules, &options)
+    let options = args.dims.into_iter().fold(
+        AdaptOptions::new(args.model_id, args.revision, grid),
+        |o, (n, v)| o.with_dim(n, v),
+    );
+    let adapted = match progress.phase("placing the tensors", || {
+        adapt::adapt(&checkpoint, &rules, &options)
     }) {
-        Ok(placement) => placement,
+        Ok(adapted) => adapted,
         Err(e) => return Ok(rejection(&e, format)),
     };
+    let placement = &adapted.placement;
     if let Some(path) = &args.inventory {
-        let inventory = match adapt::runtime_inventory_template(&placement) {
+        let inventory = match adapt::runtime_inventory_template_fused(placement, &adapted.fusion) {
             Ok(inventory) => inventory,
             Err(e) => return Ok(rejection(&e, format)),
         };

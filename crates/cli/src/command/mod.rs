@@ -8,6 +8,7 @@ pub(crate) mod binding;
 pub(crate) mod conformance;
 pub(crate) mod content;
 pub(crate) mod coverage;
+pub(crate) mod fence;
 pub(crate) mod mooncake;
 pub(crate) mod placement;
 pub(crate) mod plan;

@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 from typing import Any, Optional
 
-from ._errors import manifest_error as _error
+from .._errors import manifest_error as _error
 
 __all__ = ["LOOPBACK_ENV", "LocalStore", "free_port", "use_loopback"]
 

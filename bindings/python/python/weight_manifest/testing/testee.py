@@ -1,4 +1,4 @@
-"""The conformance testee of the Python binding: ``python -m weight_manifest.testee``.
+"""The conformance testee of the Python binding: ``python -m weight_manifest.testing.testee``.
 
 Speaks the NDJSON protocol of the conformance spec on standard input and output. Every
 operation runs through the public Python API: documents are read with the core's strict
@@ -15,9 +15,9 @@ import json
 import sys
 from typing import Any, Callable, Optional, TextIO
 
-from . import _native
-from ._analysis import PlanLimits, bind_plan, coverage, plan
-from ._manifests import (
+from .. import _native
+from .._analysis import PlanLimits, bind_plan, coverage, plan
+from .._manifests import (
     PlacementManifest,
     RuntimeBindingManifest,
     RuntimeManifest,

@@ -1,0 +1,340 @@
+"""The orchestration of a weight update over a group's members, whatever carries the calls.
+
+A :class:`Coordinator` holds a :class:`Transport` (members on Ray:
+:class:`weight_manifest.group.ray.RayGroup`; child processes: :mod:`.pipe`; this process:
+:mod:`.local`), which says who the members are (:class:`MemberInfo`: side, session, host,
+inventory) and carries calls to them. From the members' inventories it builds each side's
+runtime manifest, placement and binding (:class:`Side`), plans and binds, and runs
+:meth:`Coordinator.update`: every participant's fence checked against the bound plan (the
+core's rule, for each worker and for each side's binding rebuilt from fresh inventories),
+each executing worker given its pairs, then the content check. Any member that fails, is
+lost or times out fails the whole update, named with its host; the update is reported
+only when every pair succeeded and every target verified, and only then may the caller
+:meth:`~Coordinator.activate` a version on the targets.
+
+The steps are separate calls (plan, bind, check_live, execute, verify, activate) so that
+a lifecycle with a prepare and a commit barrier (and a replacement coordinator that reads
+a durable decision) can sit on them without another protocol.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Optional, Protocol
+
+from .. import content, live, transfer
+from .._analysis import bind_plan, plan
+from .._errors import manifest_error as _error
+from .._manifests import (
+    PlacementManifest,
+    RuntimeBindingManifest,
+    placement_manifest_from_runtime_manifest,
+    runtime_binding_from_runtime_manifest,
+)
+from .._native import BoundPlan, Plan
+
+__all__ = ["Coordinator", "MemberInfo", "Outcome", "ProgressCallback", "Side", "Transport"]
+
+#: ``on_progress(pairs)``: each executing pair's ``[source, target, done, total]``.
+ProgressCallback = Callable[[list[list[Any]]], None]
+
+
+@dataclass
+class MemberInfo:
+    """A member as its group knows it: its side's name, the session peers reach its
+    engine by, the host it runs on, and the inventory it announced when it joined."""
+
+    worker_id: str
+    side: str
+    session: str
+    host: str
+    inventory: dict[str, Any] = field(repr=False)
+
+
+#: A call's outcome: the member's reply (``ok`` and the result or ``error``), or None and
+#: why there is none (the member was lost or did not answer in time).
+Outcome = tuple[Optional[dict[str, Any]], str]
+
+
+class Transport(Protocol):
+    """What carries the group's calls."""
+
+    def members(self) -> dict[str, MemberInfo]:
+        """The members now, by worker id."""
+
+    def call_all(self, calls: Mapping[str, tuple[str, dict[str, Any]]], *, at_once: Optional[int] = None,
+                 on_progress: Optional[ProgressCallback] = None) -> dict[str, Outcome]:
+        """Each worker's call (op, request), all in flight at once (or ``at_once`` at a
+        time); every outcome, after all are in."""
+
+    def refresh(self) -> tuple[list[str], list[str]]:
+        """Look again at the membership: the worker ids that joined and that left."""
+
+    def close(self) -> None:
+        """Stop every member's service (where the transport owns it) and let go."""
+
+
+class Side:
+    """One side of an update as the coordinator sees it: its workers' inventories read by
+    the core into a runtime manifest, its placement and its binding."""
+
+    def __init__(self, inventories: Sequence[Mapping[str, Any]]) -> None:
+        self.inventory = live.combine(inventories)
+        self.manifest = live.read_inventory(self.inventory)
+        self.placement: PlacementManifest = placement_manifest_from_runtime_manifest(self.manifest)
+        self.binding: RuntimeBindingManifest = runtime_binding_from_runtime_manifest(self.manifest)
+
+
+def _participants(bound: BoundPlan, side: str) -> list[str]:
+    key = "source_worker_id" if side == "source" else "target_worker_id"
+    return sorted({getattr(p, key) for p in bound.pairs})
+
+
+class Coordinator:
+    """Plans, binds, fences and drives updates between a group's members."""
+
+    def __init__(self, transport: Transport) -> None:
+        self.transport = transport
+
+    # ---- who ---------------------------------------------------------------------------
+
+    @property
+    def peers(self) -> dict[str, MemberInfo]:
+        """The members now, by worker id."""
+        return self.transport.members()
+
+    def workers(self, side: str, instance: Optional[str] = None) -> list[str]:
+        """The worker ids of ``side`` (of one instance, if given), sorted."""
+        return sorted(w for w, m in self.peers.items()
+                      if m.side == side and (instance is None or m.inventory.get("instance_id") == instance))
+
+    def instances(self, side: str) -> list[str]:
+        """The instance_ids of ``side``'s members (a DP replica each), sorted."""
+        return sorted({str(m.inventory.get("instance_id")) for m in self.peers.values() if m.side == side})
+
+    def side(self, side: str, workers: Optional[Iterable[str]] = None) -> Side:
+        """The manifest, placement and binding of ``side`` (or of ``workers``) from the
+        inventories they announced."""
+        peers = self.peers
+        ids = sorted(workers) if workers is not None else self.workers(side)
+        return Side([peers[w].inventory for w in ids])
+
+    def host_of(self, worker: str) -> str:
+        member = self.transport.members().get(worker)
+        return member.host if member is not None else "an unknown host"
+
+    # ---- calls -------------------------------------------------------------------------
+
+    def request_all(self, ids: Sequence[str], request: Mapping[str, Any],
+                    per_worker: Optional[Mapping[str, Mapping[str, Any]]] = None,
+                    at_once: Optional[int] = None,
+                    on_progress: Optional[ProgressCallback] = None) -> dict[str, dict[str, Any]]:
+        """Send ``request`` (its ``op`` and members, merged with ``per_worker[id]``) to each
+        worker and collect every reply; with ``at_once``, at most that many at a time.
+        Raises ``transfer_worker_lost`` or the first worker's own error, naming the worker
+        and its host, after every outcome is in."""
+        op = str(request["op"])
+        calls = {w: (op, {**{k: v for k, v in request.items() if k != "op"}, **(per_worker or {}).get(w, {})})
+                 for w in ids}
+        outcomes = self.transport.call_all(calls, at_once=at_once, on_progress=on_progress)
+        replies: dict[str, dict[str, Any]] = {}
+        failures: list[tuple[str, str, str]] = []
+        for w in ids:
+            reply, why = outcomes[w]
+            if reply is None:
+                failures.append((w, "transfer_worker_lost", f"worker {w} on {self.host_of(w)} was lost ({why})"))
+            elif not reply.get("ok"):
+                err = reply.get("error") or {}
+                failures.append((w, str(err.get("code", "transfer_failed")),
+                                 f"worker {w} on {self.host_of(w)}: {err.get('message')}"))
+            else:
+                replies[w] = reply
+        if failures:
+            code, text = failures[0][1], failures[0][2]
+            more = "" if len(failures) == 1 else (
+                f" (and {len(failures) - 1} more: " + "; ".join(f[2] for f in failures[1:]) + ")")
+            raise _error(code, text + more)
+        return replies
+
+    def alive(self, ids: Sequence[str]) -> dict[str, bool]:
+        """Whether each worker answers a ping now."""
+        outcomes = self.transport.call_all({w: ("ping", {}) for w in ids})
+        return {w: outcomes[w][0] is not None for w in ids}
+
+    # ---- plan and bind -----------------------------------------------------------------
+
+    def plan(self, sources: Optional[Iterable[str]] = None, targets: Optional[Iterable[str]] = None,
+             **limits: Any) -> Plan:
+        """The plan from the sources' placement (all source members, or ``sources``) to
+        the targets'."""
+        return plan(self.side("source", sources).placement, self.side("target", targets).placement, **limits)
+
+    def bind(self, reshard: Plan, sources: Optional[Iterable[str]] = None,
+             targets: Optional[Iterable[str]] = None) -> BoundPlan:
+        """``reshard`` bound to both sides' announced bindings, fenced at their generations."""
+        source, target = self.side("source", sources).binding, self.side("target", targets).binding
+        return bind_plan(reshard, source, target, source_generation=source.generation,
+                         target_generation=target.generation)
+
+    def check_live(self, bound: BoundPlan, sides: Sequence[str] = ("source", "target")) -> None:
+        """The bound plan's fences against what every participant of ``sides`` holds now:
+        each worker's own fence (naming it), then each side's binding rebuilt from the
+        fresh inventories (placement_id and digest too). A side not in ``sides`` (a Store
+        restore's source) is taken as bound."""
+        for side in sides:
+            ids = _participants(bound, side)
+            replies = self.request_all(ids, {"op": "inventory"})
+            for w in ids:
+                inventory = replies[w]["inventory"]
+                transfer.check_fence(bound, side, {**inventory, "worker_id": w})
+            transfer.check_fence(bound, side, Side([replies[w]["inventory"] for w in ids]).binding)
+
+    # ---- the update --------------------------------------------------------------------
+
+    def execute(self, bound: BoundPlan, *, mode: str = "push", options: Optional[Mapping[str, Any]] = None,
+                changed: Optional[list[Any]] = None, sessions: Optional[Mapping[str, str]] = None,
+                at_once: Optional[int] = None,
+                on_progress: Optional[ProgressCallback] = None) -> dict[str, dict[str, Any]]:
+        """Every executing worker runs its pairs of ``bound`` (push: the sources, pull: the
+        targets); their reports. A pair's failure towards a member that no longer answers
+        is reported as that member's loss (``transfer_worker_lost``, named with its host)."""
+        side = "source" if mode == "push" else "target"
+        executing = _participants(bound, side)
+        request: dict[str, Any] = {"op": "execute", "bound_plan": bound.to_json(), "mode": mode,
+                                   "sessions": dict(sessions or {w: m.session for w, m in self.peers.items()}),
+                                   "options": dict(options or {})}
+        if changed is not None:
+            request["changed"] = changed
+        try:
+            replies = self.request_all(executing, request, at_once=at_once, on_progress=on_progress)
+        except Exception as error:
+            # A timed-out pair stays a timeout (a partitioned link); a failed one may be a
+            # member's death.
+            if getattr(error, "code", None) == "transfer_failed":
+                self._name_the_lost(bound, error)
+            raise
+        return {w: replies[w]["report"] for w in executing}
+
+    def _name_the_lost(self, bound: BoundPlan, error: BaseException) -> None:
+        """After a failed pair: if a participant no longer answers, its loss is the cause."""
+        peers = self.peers
+        ids = [w for w in {*_participants(bound, "source"), *_participants(bound, "target")} if w in peers]
+        gone = sorted(w for w, up in self.alive(ids).items() if not up)
+        if gone:
+            raise _error("transfer_worker_lost",
+                         f"worker {gone[0]} on {self.host_of(gone[0])} was lost during the update ({error}); "
+                         "no target is ready") from error
+
+    def update(self, bound: BoundPlan, *, mode: str = "push", options: Optional[Mapping[str, Any]] = None,
+               verify: Optional[str] = None, verify_content: bool = True,
+               block_elements: int = content.DEFAULT_BLOCK_ELEMENTS, delta: bool = False,
+               after_transfer: Optional[Callable[[], Any]] = None,
+               on_progress: Optional[ProgressCallback] = None) -> dict[str, Any]:
+        """Run ``bound``: fences against the live bindings, every pair on its executing
+        worker, then the content check (``verify_content``, on by default: every target's
+        digests, combined from their partials, must equal the sources', tensor by tensor)
+        and, with ``verify`` (a handler name), each target's own check. With ``delta``,
+        only the source bytes changed since the sources' last :meth:`snapshot` move.
+        ``after_transfer`` runs between the transfer and the checks (a test's fault);
+        ``on_progress`` sees the pairs' progress while they run. Returns the totals and
+        the pairs' reports; raises on any failure, and then no target is ready."""
+        self.check_live(bound)
+        sources, targets = _participants(bound, "source"), _participants(bound, "target")
+        started = time.perf_counter()
+        changed = None
+        if delta:
+            replies = self.request_all(sources, {"op": "changed"})
+            changed = [entry for w in sources for entry in replies[w]["changed"]]
+        workers = self.execute(bound, mode=mode, options=options, changed=changed, on_progress=on_progress)
+        seconds = time.perf_counter() - started
+        pairs = [pair for report in workers.values() for pair in report["pairs"]]
+        if after_transfer is not None:
+            after_transfer()
+        verify_seconds = 0.0
+        if verify_content:
+            clock = time.perf_counter()
+            self.verify_content(block_elements, sources=sources, targets=targets)
+            verify_seconds = time.perf_counter() - clock
+        if verify is not None:
+            self.request_all(targets, {"op": verify})
+        return {
+            "bytes": sum(p["bytes"] for p in pairs),
+            "segments": sum(p["segments"] for p in pairs),
+            "runs": sum(p["runs"] for p in pairs),
+            "staged_pieces": sum(p["staged_pieces"] for p in pairs),
+            "batches": sum(p["batches"] for p in pairs),
+            "seconds": seconds,
+            "verify_seconds": verify_seconds,
+            "pairs": pairs,
+            "workers": {w: {k: r[k] for k in ("seconds", "prepare_seconds")} for w, r in workers.items()},
+        }
+
+    def activate(self, workers: Sequence[str], version: Any) -> None:
+        """Tell ``workers`` the version they now hold and serve (after a verified update)."""
+        self.request_all(workers, {"op": "activate", "version": version})
+
+    # ---- membership --------------------------------------------------------------------
+
+    def refresh(self) -> tuple[list[str], list[str]]:
+        """Look again at who is in the group: the worker ids that joined and that left
+        (a member that left is dropped; the others keep running)."""
+        return self.transport.refresh()
+
+    def catch_up(self, joined: Sequence[str], peers: Sequence[str], version: Any, *,
+                 mode: str = "pull", options: Optional[Mapping[str, Any]] = None) -> dict[str, Any]:
+        """Bring members that joined after ``version`` was activated (``joined``: one
+        instance's target workers) to it from ``peers`` (workers that hold it, of one
+        instance), verify by content, then activate it on them: only then do they serve."""
+        peer_side, new_side = self.side("", peers), self.side("", joined)
+        reshard = plan(peer_side.placement, new_side.placement)
+        bound = bind_plan(reshard, peer_side.binding, new_side.binding,
+                          source_generation=peer_side.binding.generation,
+                          target_generation=new_side.binding.generation)
+        result = self.update(bound, mode=mode, options=options)
+        self.activate(list(joined), version)
+        return result
+
+    # ---- content -----------------------------------------------------------------------
+
+    def digests(self, side: str, block_elements: int = content.DEFAULT_BLOCK_ELEMENTS,
+                workers: Optional[Sequence[str]] = None) -> dict[str, str]:
+        """Each tensor's content digest on ``side`` (or over ``workers``), combined from
+        their partials."""
+        return self._digests(list(workers) if workers is not None else self.workers(side), block_elements)[0]
+
+    def _digests(self, ids: Sequence[str], block_elements: int) -> tuple[dict[str, str], dict[str, list[str]]]:
+        replies = self.request_all(ids, {"op": "content", "block_elements": block_elements})
+        holders: dict[str, list[str]] = {}
+        for w in ids:
+            for record in replies[w]["partials"]:
+                holders.setdefault(record["tensor_id"], []).append(w)
+        return content.digests((r for w in ids for r in replies[w]["partials"]), block_elements), holders
+
+    def verify_content(self, block_elements: int = content.DEFAULT_BLOCK_ELEMENTS,
+                       sources: Optional[Sequence[str]] = None, targets: Optional[Sequence[str]] = None) -> None:
+        """Raise ``transfer_verify_failed`` naming every tensor whose digest on the targets
+        is not the sources' (and the target workers holding the first)."""
+        source = self._digests(sources if sources is not None else self.workers("source"), block_elements)[0]
+        target, holders = self._digests(targets if targets is not None else self.workers("target"), block_elements)
+        differ = [n for n in content.compare(source, target) if n in target]
+        missing = [n for n in source if n not in target]
+        if differ:
+            shown = ", ".join(differ[:5]) + (f" and {len(differ) - 5} more" if len(differ) > 5 else "")
+            raise _error(
+                "transfer_verify_failed",
+                f"after the update, tensor {shown} differs on the targets from the sources' content digest "
+                f"(held by {', '.join(holders[differ[0]])}); no target is ready",
+            )
+        if missing:
+            raise _error("transfer_verify_failed",
+                         f"the targets hold no fragment of tensor {missing[0]}; no target is ready")
+
+    def snapshot(self, block_elements: int = content.DEFAULT_BLOCK_ELEMENTS) -> None:
+        """Every source records its fragments' block values: the base of a later delta."""
+        self.request_all(self.workers("source"), {"op": "snapshot", "block_elements": block_elements})
+
+    def stop(self) -> None:
+        """Let go of the members (a transport that owns their service stops it)."""
+        self.transport.close()

@@ -1,0 +1,187 @@
+"""The member role of a weight-update group: what a process that holds weights answers.
+
+A :class:`Member` is a plain object, transport-free: it owns no process, thread or event
+loop. Its holder (a Ray actor through :class:`weight_manifest.group.ray.GroupMember`, a
+vLLM worker extension, a trainer, a child process on :mod:`.pipe`, or a test through
+:mod:`.local`) registers its live tensors, then hands each call of the group's coordinator
+to :meth:`Member.call` (or :meth:`Member.reply`, which turns a rejection into a reply).
+
+The calls (``op``, then the request's members):
+
+- ``inventory``: the runtime inventory of what it holds now;
+- ``execute``: run its pairs of a bound plan (``bound_plan``, ``mode``, ``sessions``,
+  ``options``, ``changed``) after checking its own fence (the core's rule) first;
+- ``content``: its fragments' content partials; ``snapshot`` / ``changed``: the base and
+  the changed ranges of a delta;
+- ``activate``: the version it now serves (the coordinator's word after a verified
+  update); ``ping``: liveness;
+- whatever extra ``handlers`` it was given (an example's ``verify``, a test's fault).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Optional
+
+import numpy as np
+
+from .. import content, live, transfer
+from .._errors import manifest_error as _error
+from .._native import BoundPlan, ManifestError
+
+__all__ = ["Handler", "Member", "ProgressSink"]
+
+Handler = Callable[[dict[str, Any]], dict[str, Any]]
+#: ``sink(worker_id, pairs)``: each executing pair's ``[source, target, done, total]``.
+ProgressSink = Callable[[str, list[list[Any]]], None]
+
+
+class Member:
+    """One holder's side of an update. ``tensors`` are the live tensors it holds and
+    ``where`` the keywords of :func:`live.runtime_inventory` (worker_id, endpoint,
+    instance_id, generation, lease_id, rank, placement or descriptors/offsets, ...).
+    ``backend`` moves bytes (an :class:`transfer.EngineBackend` with its engine, or a
+    :class:`transfer.LocalBackend`) and ``session`` is the name peers reach it by.
+    ``register`` overrides the (address, length) regions registered (default: each
+    tensor's bytes); a staging buffer of ``staging_bytes`` is registered with them and
+    serves every update (:class:`transfer.Staging`). ``progress``, when set, receives the
+    executing pairs' progress at most every ``progress_seconds``. ``backends`` names other
+    transports an ``execute`` request may choose (``"backend": "store"``)."""
+
+    def __init__(
+        self,
+        tensors: Mapping[str, Any],
+        *,
+        backend: transfer.Backend,
+        session: str,
+        handlers: Optional[Mapping[str, Handler]] = None,
+        register: Optional[Sequence[tuple[int, int]]] = None,
+        staging_bytes: int = transfer.DEFAULT_STAGING_BYTES,
+        progress: Optional[ProgressSink] = None,
+        progress_seconds: float = 0.5,
+        backends: Optional[Mapping[str, transfer.Backend]] = None,
+        **where: Any,
+    ) -> None:
+        self.tensors = dict(tensors)
+        self.where = dict(where)
+        self.worker_id = str(where["worker_id"])
+        self.backend = backend
+        #: Other transports an ``execute`` may name (``backend``: a Store client's for a
+        #: restore); their memory registration is the caller's.
+        self.backends = dict(backends or {})
+        self.session = session
+        self.handlers: dict[str, Handler] = dict(handlers or {})
+        self.progress = progress
+        self.progress_seconds = progress_seconds
+        #: The version it serves: None until the group has brought it up to date.
+        self.version: Optional[Any] = None
+        self._activated = threading.Condition()
+        inventory = self.inventory()
+        if register is None:
+            register = [(int(r["address"]), int(r["nbytes"])) for r in inventory["tensors"]]
+        self.registered = list(register)
+        for address, length in self.registered:
+            backend.register(address, length)
+        # Registered once, with the tensors, and reused by every update.
+        self.staging = transfer.Staging(backend, staging_bytes) if staging_bytes >= 2 else None
+        self.snapshot: Optional[content.Snapshot] = None
+
+    def inventory(self) -> dict[str, Any]:
+        """The runtime inventory of what this member holds now."""
+        return live.runtime_inventory(self.tensors, **self.where)
+
+    def fence(self) -> dict[str, Any]:
+        """What it holds now, as a held fence (contract §17.7)."""
+        return {"worker_id": self.worker_id, **{m: self.where.get(m) for m in ("instance_id", "lease_id", "generation")}}
+
+    def wait_version(self, timeout: Optional[float] = None) -> Any:
+        """Block until the group has activated a version here (a late joiner serves only
+        then); the version, or None after ``timeout``."""
+        with self._activated:
+            self._activated.wait_for(lambda: self.version is not None, timeout)
+            return self.version
+
+    def _execute(self, request: dict[str, Any]) -> dict[str, Any]:
+        bound = BoundPlan.from_json(request["bound_plan"])
+        side = "source" if request["mode"] == "push" else "target"
+        # Its own last look before the first byte: its lease and generation now.
+        transfer.check_fence(bound, side, self.fence())
+        changed = None
+        if request.get("changed") is not None:
+            changed = {(str(w), str(d)): np.array(r, dtype=np.uint64).reshape(-1, 2) for w, d, r in request["changed"]}
+        name = request.get("backend")
+        if name is not None and name not in self.backends:
+            raise _error("transfer_arguments_invalid", f"worker {self.worker_id} has no backend {name!r}")
+        backend = self.backend if name is None else self.backends[name]
+        report = transfer.execute(
+            bound, backend, request["sessions"], mode=request["mode"], worker=self.worker_id,
+            staging=self.staging if name is None else None, changed=changed, progress=self._progress_sink(),
+            **request.get("options", {}),
+        )
+        return {"report": report.to_dict()}
+
+    def _progress_sink(self) -> Optional[transfer.Progress]:
+        if self.progress is None:
+            return None
+        pairs: dict[tuple[str, str], list[Any]] = {}
+        last = [0.0]
+        sink = self.progress
+
+        def record(source: str, target: str, done: int, total: int) -> None:
+            pairs[(source, target)] = [source, target, done, total]
+            now = time.monotonic()
+            if now - last[0] >= self.progress_seconds or done == total:
+                last[0] = now
+                sink(self.worker_id, list(pairs.values()))
+
+        return record
+
+    def call(self, op: str, request: Mapping[str, Any]) -> dict[str, Any]:
+        """The result of one call; a rejection raises :class:`ManifestError`."""
+        body = dict(request)
+        if op == "inventory":
+            return {"inventory": self.inventory()}
+        if op == "execute":
+            return self._execute(body)
+        if op == "content":
+            block = int(body.get("block_elements", content.DEFAULT_BLOCK_ELEMENTS))
+            return {"partials": content.partials(self.tensors, self.inventory(), block)}
+        if op == "snapshot":
+            block = int(body.get("block_elements", content.DEFAULT_BLOCK_ELEMENTS))
+            self.snapshot = content.Snapshot(self.tensors, self.inventory(), block)
+            return {}
+        if op == "changed":
+            if self.snapshot is None:
+                raise _error("transfer_arguments_invalid", f"worker {self.worker_id} has no snapshot to compare with")
+            ranges = self.snapshot.changed(self.tensors)
+            return {"changed": [[w, d, r.tolist()] for (w, d), r in ranges.items()]}
+        if op == "activate":
+            with self._activated:
+                self.version = body.get("version")
+                self._activated.notify_all()
+            return {}
+        if op == "ping":
+            return {"worker_id": self.worker_id, "version": self.version}
+        if op in self.handlers:
+            return self.handlers[op](body)
+        raise _error("transfer_arguments_invalid", f"unknown request {op!r}")
+
+    def reply(self, op: str, request: Mapping[str, Any]) -> dict[str, Any]:
+        """:meth:`call` as a reply a transport carries: ``{"ok": true, ...result}`` or
+        ``{"ok": false, "error": {"code", "message", "path"}}`` (an exception's own
+        attributes do not survive every transport)."""
+        try:
+            return {"ok": True, **self.call(op, request)}
+        except ManifestError as error:
+            return {"ok": False, "error": {"code": error.code, "message": str(error), "path": error.path}}
+
+    def close(self) -> None:
+        """Unregister this member's memory (idempotent)."""
+        for address, _ in self.registered:
+            self.backend.unregister(address)
+        self.registered = []
+        if self.staging is not None:
+            self.staging.close()
+            self.staging = None

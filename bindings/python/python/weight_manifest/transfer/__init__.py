@@ -1,0 +1,44 @@
+"""Execute a bound plan's copies: move the bytes of a weight update, failing closed.
+
+The parts, one responsibility each: :mod:`.fences` (the core's fence rule for each holder),
+:mod:`.backends` (the transports), :mod:`.lowering` (copies to engine operations, staging),
+:mod:`.reports` (what moved) and :mod:`.executor` (:func:`execute`: batches in flight,
+waited for, bounded, reported). Who runs which pairs is the group's business
+(:mod:`weight_manifest.group`).
+"""
+
+from .backends import Backend, EngineBackend, LocalBackend
+from .defaults import (
+    DEFAULT_BATCH_SEGMENTS,
+    DEFAULT_MAX_IN_FLIGHT,
+    DEFAULT_STAGE_BELOW,
+    DEFAULT_STAGING_BYTES,
+    DEFAULT_STALL_SECONDS,
+)
+from .executor import Progress, execute, operation_count
+from .fences import FENCE_MEMBERS, Fence, check_fence, check_fences, fence_of
+from .lowering import Changed, Staging
+from .reports import PairReport, UpdateReport
+
+__all__ = [
+    "DEFAULT_BATCH_SEGMENTS",
+    "DEFAULT_MAX_IN_FLIGHT",
+    "DEFAULT_STAGE_BELOW",
+    "DEFAULT_STAGING_BYTES",
+    "DEFAULT_STALL_SECONDS",
+    "FENCE_MEMBERS",
+    "Backend",
+    "Changed",
+    "EngineBackend",
+    "Fence",
+    "LocalBackend",
+    "PairReport",
+    "Progress",
+    "Staging",
+    "UpdateReport",
+    "check_fence",
+    "check_fences",
+    "execute",
+    "fence_of",
+    "operation_count",
+]

@@ -1,0 +1,11 @@
+"""The executor's default bounds, shared by the executor, its backends and the workers."""
+
+DEFAULT_BATCH_SEGMENTS = 256
+# The engine's TCP lanes reject work beyond their queue (measured: 4 x 1,024 segments in
+# flight fail with "queue-full"); 4 x 256 stays below it.
+DEFAULT_MAX_IN_FLIGHT = 4
+DEFAULT_STAGE_BELOW = 256 << 10
+DEFAULT_STAGING_BYTES = 64 << 20
+#: A pair whose batches make no progress for this long fails with ``transfer_timeout``
+#: (a partitioned link, a hung peer); the engine itself has no bound on TCP.
+DEFAULT_STALL_SECONDS = 30.0
