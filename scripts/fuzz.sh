@@ -15,7 +15,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-TARGETS=(placement_parse placement_inventory runtime_inventory binding_inventory runtime_parse binding_parse canonical plan plan_bind adapt_rules safetensors_header mooncake)
+TARGETS=(placement_parse placement_inventory runtime_inventory binding_inventory runtime_parse binding_parse canonical plan plan_bind adapt_rules safetensors_header mooncake content_manifest)
 
 need_cargo_fuzz() {
   if ! cargo fuzz --version >/dev/null 2>&1; then
@@ -46,6 +46,7 @@ ops = {
     "adapt_rules": set(),
     "safetensors_header": set(),
     "mooncake": set(),
+    "content_manifest": set(),
 }[target]
 for path in sorted(pathlib.Path("tests/conformance").glob("*/*.json")):
     fixture = json.loads(path.read_text())
@@ -92,6 +93,23 @@ for name in ("placement.json", "storage.json"):
         if len(data) <= 65536:
             (out / hashlib.sha1(data).hexdigest()).write_bytes(data)
 PY
+      ;;
+    content_manifest)
+      # The content manifest of a small checkpoint, written by this project's CLI (the
+      # fuzzer grows fragments and partials from the schema's members).
+      local bin=${CARGO_TARGET_DIR:-target}/debug/weight-manifest
+      [ -x "$bin" ] || cargo build -q
+      python3 - "$dir" <<'PY'
+import json, pathlib, struct, sys
+out = pathlib.Path(sys.argv[1])
+header = {"a.weight": {"dtype": "U8", "shape": [4, 6], "data_offsets": [0, 24]},
+          "b.bias": {"dtype": "F32", "shape": [3], "data_offsets": [24, 36]}}
+text = json.dumps(header, separators=(",", ":")).encode()
+data = bytes(range(24)) + struct.pack("<3f", 1.0, -2.5, 3.25)
+(out / "checkpoint.safetensors").write_bytes(struct.pack("<Q", len(text)) + text + data)
+PY
+      "$bin" content checkpoint "$dir/checkpoint.safetensors" --block-elements 4 -o "$dir/manifest-tensors"
+      rm "$dir/checkpoint.safetensors"
       ;;
     safetensors_header)
       # The real MiniLM header alone, and as a file with its 8-byte length prefix.

@@ -168,6 +168,7 @@ pub fn bind(placement: &Placement, binding: &Binding) -> Result<Runtime> {
         placement.tensors().to_vec(),
         fragments,
         owners,
+        crate::limits::DEFAULT_MAX_GEOMETRY_WORK,
     )
     .map_err(|e| e.with_pointer(None))
 }

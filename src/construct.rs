@@ -14,17 +14,18 @@ use std::borrow::Cow;
 use crate::error::{Code, Error, Result};
 use crate::locate::Origin;
 use crate::model::binding::BindingHeader;
-use crate::model::descriptor::{check_descriptor, DescriptorFields};
-use crate::model::fragment::{
-    check_binding_fragment, check_placement_fragment, check_runtime_fragment,
-    BindingFragmentFields, PlacementFragmentFields, RuntimeFragmentFields,
-};
-use crate::model::rank::{check_rank, RankFields};
+use crate::model::placement::PlacementHeader;
 use crate::model::runtime::RuntimeHeader;
 use crate::model::{
     construct_binding, construct_placement, construct_runtime, Binding, Owner, Placement, Runtime,
 };
 use crate::path::Path;
+use crate::rules::descriptor::{check_descriptor, DescriptorFields};
+use crate::rules::fragment::{
+    check_binding_fragment, check_placement_fragment, check_runtime_fragment,
+    BindingFragmentFields, PlacementFragmentFields, RuntimeFragmentFields,
+};
+use crate::rules::rank::{check_rank, RankFields};
 use crate::value::{Object, Value};
 use crate::wire::key;
 use crate::wire::{
@@ -108,11 +109,14 @@ pub fn placement_manifest(
     construct_placement(
         &Path::Root,
         &Origin::default(),
-        required(fields, key::MODEL_ID),
-        required(fields, key::REVISION),
-        fields.get(key::PLACEMENT_ID),
+        &PlacementHeader {
+            model_id: required(fields, key::MODEL_ID),
+            revision: required(fields, key::REVISION),
+            placement_id: fields.get(key::PLACEMENT_ID),
+        },
         tensors,
         fragments,
+        crate::limits::DEFAULT_MAX_GEOMETRY_WORK,
     )
     .map_err(no_path)
 }
@@ -141,6 +145,7 @@ pub fn runtime_manifest(
         tensors,
         fragments,
         owners,
+        crate::limits::DEFAULT_MAX_GEOMETRY_WORK,
     )
     .map_err(no_path)
 }

@@ -3,7 +3,74 @@
 //! ([`Detail::to_json`]) and as one readable line ([`Detail::summary`]); the CLI, the
 //! Python binding and the C ABI show these renderings.
 
-use crate::error::JsonLocation;
+use std::fmt;
+
+/// A position in a document's text: where the strict reader (contract §4) found that the
+/// text is not JSON. Carried by every `invalid_json` rejection of the reader (see
+/// [`Error::json_location`](crate::Error::json_location)); the message itself stays the contract's.
+///
+/// The position is the first offending byte:
+/// - for text that is not UTF-8, the first byte of the first ill-formed UTF-8 sequence
+///   (what Python's `UnicodeDecodeError.start` reports);
+/// - otherwise the first byte that no valid JSON text could have there: the text before
+///   it is the beginning of some JSON document, and with this byte it is not (an escaped
+///   lone surrogate counts as invalid from the first hex digit that makes it one). When
+///   the whole text is such a beginning (it ends early, or is empty), the position is the
+///   end of the text: `offset` is its length.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct JsonLocation {
+    /// The byte offset of the position from the start of the text, 0-based.
+    pub offset: u64,
+    /// The line, 1-based: the number of line feeds (`\n`, U+000A) before the position,
+    /// plus one. A carriage return does not end a line (as in Python's `json` and
+    /// serde_json), so CRLF text counts lines correctly.
+    pub line: u64,
+    /// The column, 1-based, counted in characters (Unicode scalar values, not bytes or
+    /// UTF-16 units): the number of characters between the start of the line and the
+    /// position, plus one. A multi-byte UTF-8 character counts once (and the bytes of a
+    /// cut-off one before the position count as one character).
+    pub column: u64,
+}
+
+impl JsonLocation {
+    /// The location of byte `offset` (at most `text.len()`) in `text`. Counts the lines
+    /// from the start of the text, so it is for the cold path of a rejection only.
+    #[cold]
+    pub(crate) fn in_text(text: &[u8], offset: usize) -> JsonLocation {
+        let before = text.get(..offset).unwrap_or(text);
+        let (mut lines, mut line_start) = (0usize, 0usize);
+        for (i, &b) in before.iter().enumerate() {
+            if b == b'\n' {
+                lines += 1;
+                line_start = i + 1;
+            }
+        }
+        // Every byte that does not continue a UTF-8 sequence starts a character.
+        let characters = before
+            .get(line_start..)
+            .unwrap_or_default()
+            .iter()
+            .filter(|&&b| b & 0xC0 != 0x80)
+            .count();
+        let wide = |n: usize| u64::try_from(n).unwrap_or(u64::MAX);
+        JsonLocation {
+            offset: wide(before.len()),
+            line: wide(lines).saturating_add(1),
+            column: wide(characters).saturating_add(1),
+        }
+    }
+}
+
+impl fmt::Display for JsonLocation {
+    /// Renders `line 3 column 17 (byte 52)`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "line {} column {} (byte {})",
+            self.line, self.column, self.offset
+        )
+    }
+}
 
 /// The values behind a rejection. Pointers in a detail are RFC 6901 pointers into the same
 /// input document as the error's own [`path`](crate::Error::path).

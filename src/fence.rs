@@ -12,11 +12,13 @@
 //! ([`Held::of_binding`]) for them. The Python binding, the CLI (`weight-manifest fence`)
 //! and the C ABI (`wm_fence_check`) all call this one function.
 
+use crate::derived::HeldFenceDocument;
+use crate::document;
 use crate::error::{Code, Detail, Error, Result};
 use crate::model::Binding;
 use crate::options::Options;
 use crate::plan_bind::BoundPlan;
-use crate::wire::{read_typed, BoundSide, HeldFence};
+use crate::wire::{BoundSide, HeldFence};
 
 /// The side of a bound plan a fence belongs to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -98,12 +100,7 @@ impl<'a> Held<'a> {
 /// The reader's errors (contract §4), `limit_exceeded`, and `fence_document_invalid` when
 /// the document is not an object with exactly the fence schema's members and types.
 pub fn read_held(text: impl AsRef<[u8]>, options: &Options<'_>) -> Result<HeldFence> {
-    read_typed(
-        text.as_ref(),
-        "held fence",
-        &options.limits,
-        Code::FenceDocumentInvalid,
-    )
+    document::read::<HeldFenceDocument>(text.as_ref(), options)
 }
 
 /// One member of a fence: its name, what the bound plan was bound at and what is held

@@ -37,17 +37,19 @@ pub mod canonical;
 pub mod code;
 pub mod coverage;
 pub mod detail;
+pub mod document;
 pub mod error;
 pub mod fence;
 pub mod inventory;
 pub mod limits;
-pub mod mooncake;
 mod options;
 pub mod path;
 pub mod plan;
 pub mod plan_bind;
 pub mod reader;
+pub mod rules;
 pub mod schema;
+pub mod util;
 pub mod value;
 pub mod wire;
 
@@ -55,16 +57,14 @@ pub mod wire;
 mod test_support;
 
 mod bind;
-mod check;
 pub mod construct;
+mod derived;
 mod geometry;
 mod identity;
 mod locate;
 mod model;
 mod parse;
 mod project;
-mod rules;
-mod validate;
 
 pub use bind::bind;
 pub use code::Code;
@@ -75,7 +75,7 @@ pub use limits::{LimitSettingError, Limits};
 pub use model::{Binding, Owner, Placement, Runtime};
 pub use options::{AddressSemantics, Options, OwnerResolver};
 pub use path::Path;
-pub use plan::{plan, plan_with_choice, Plan, PlanLimits, ReplicaChoice};
+pub use plan::{plan, plan_with_choice, Plan, PlanLimits, ReplicaChoice, ReplicaPolicy};
 pub use plan_bind::{bind_plan, BoundPlan, Fences};
 pub use project::{
     placement_fragment_id, project_binding, project_binding_value, project_placement,

@@ -123,12 +123,6 @@ impl std::fmt::Debug for Options<'_> {
 }
 
 impl<'o> Options<'o> {
-    /// Runs `f` (a constructor's reading and validation) with these options'
-    /// `max_geometry_work` as the budget of its box searches.
-    pub(crate) fn apply<R>(&self, f: impl FnOnce() -> R) -> R {
-        crate::geometry::work::with_per_box(self.limits.max_geometry_work, f)
-    }
-
     /// The default options with `address_semantics` set to `view`.
     pub fn view() -> Options<'static> {
         Options {

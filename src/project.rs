@@ -3,12 +3,13 @@
 
 use std::borrow::Cow;
 
-use crate::check;
 use crate::error::{Code, Error, Result};
 use crate::identity;
 use crate::model::binding::BindingHeader;
+use crate::model::placement::PlacementHeader;
 use crate::model::{construct_binding, construct_placement, Binding, Placement, Runtime};
 use crate::path::Path;
+use crate::rules::values;
 use crate::value::Value;
 use crate::wire::key;
 use crate::wire::{PlacementFragment, RuntimeBindingFragment, RuntimeFragment};
@@ -65,7 +66,7 @@ pub fn project_placement_value(
         None | Some(Value::Null) => None,
         // The argument is not part of the document: no pointer.
         Some(value) => Some(
-            check::string(value, key::PLACEMENT_ID, &Path::Root)
+            values::string(value, key::PLACEMENT_ID, &Path::Root)
                 .map_err(|e| e.with_pointer(None))?,
         ),
     };
@@ -75,11 +76,14 @@ pub fn project_placement_value(
     construct_placement(
         &Path::Root,
         runtime.origin(),
-        &Value::Str(Cow::Borrowed(&wire.model_id)),
-        &Value::Str(Cow::Borrowed(&wire.revision)),
-        id.as_ref(),
+        &PlacementHeader {
+            model_id: &Value::Str(Cow::Borrowed(&wire.model_id)),
+            revision: &Value::Str(Cow::Borrowed(&wire.revision)),
+            placement_id: id.as_ref(),
+        },
         wire.tensors.clone(),
         fragments,
+        crate::limits::DEFAULT_MAX_GEOMETRY_WORK,
     )
     // The placement_id compared is the argument's, not the document's.
     .map_err(|e| {

@@ -40,8 +40,16 @@ pub const PUBLISHED: &[(&str, &str)] = &[
         include_str!("../schema/dist/fence.schema.json"),
     ),
     (
+        "mooncake-binding.schema.json",
+        include_str!("../schema/dist/mooncake-binding.schema.json"),
+    ),
+    (
         "mooncake-placement.schema.json",
         include_str!("../schema/dist/mooncake-placement.schema.json"),
+    ),
+    (
+        "mooncake-storage.schema.json",
+        include_str!("../schema/dist/mooncake-storage.schema.json"),
     ),
     (
         "placement-inventory.schema.json",

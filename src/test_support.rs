@@ -116,3 +116,65 @@ pub(crate) fn slab_family(ndim: usize, m: u64) -> (Vec<u64>, RawBoxes) {
     }
     (shape, boxes)
 }
+
+/// The fast paths as the agreement tests call them: on bytes (`None` unless UTF-8), and
+/// an accepted document as `Some(Ok(_))`, so that it compares with the general path's
+/// result (a fast path never rejects).
+pub(crate) fn fast_placement(
+    text: &[u8],
+    limits: &crate::limits::Limits,
+) -> Option<crate::error::Result<crate::model::Placement>> {
+    crate::parse::fast_placement(std::str::from_utf8(text).ok()?, limits).map(Ok)
+}
+
+/// [`fast_placement`] for the runtime inventory's fast path.
+pub(crate) fn fast_runtime_inventory(
+    text: &[u8],
+    options: &crate::options::Options<'_>,
+) -> Option<crate::error::Result<crate::model::Runtime>> {
+    crate::inventory::fast_runtime_inventory(std::str::from_utf8(text).ok()?, options).map(Ok)
+}
+
+/// The compact validation of a runtime inventory, on bytes.
+pub(crate) fn fast_runtime_inventory_summary(
+    text: &[u8],
+    options: &crate::options::Options<'_>,
+) -> Option<crate::inventory::RuntimeSummary> {
+    crate::inventory::fast_runtime_inventory_summary(std::str::from_utf8(text).ok()?, options)
+}
+
+/// The DeepSeek-V3-like model cut to 4 layers on a small grid (4 experts, TP2, PP2, its
+/// DP2): the generated documents of the fast-path tests.
+pub(crate) fn small_model() -> weight_manifest_bench_data::Model {
+    weight_manifest_bench_data::Model {
+        experts: 4,
+        tp: 2,
+        pp: 2,
+        ..weight_manifest_bench_data::Model::deepseek_v3().truncated(4)
+    }
+}
+
+/// The generated placement of `model`.
+pub(crate) fn placement_text(model: &weight_manifest_bench_data::Model) -> Vec<u8> {
+    let mut text = Vec::new();
+    weight_manifest_bench_data::write_placement(model, &mut text).unwrap();
+    text
+}
+
+/// The generated runtime inventory of `model`.
+pub(crate) fn inventory_text(model: &weight_manifest_bench_data::Model) -> Vec<u8> {
+    let mut text = Vec::new();
+    weight_manifest_bench_data::write_runtime_inventory(model, &mut text).unwrap();
+    text
+}
+
+/// A proptest configuration of `cases` cases from the fixed `seed`, without a failure
+/// file: the same cases on every run.
+pub(crate) fn fixed_seed(cases: u32, seed: u64) -> proptest::test_runner::Config {
+    proptest::test_runner::Config {
+        cases,
+        rng_seed: proptest::test_runner::RngSeed::Fixed(seed),
+        failure_persistence: None,
+        ..proptest::test_runner::Config::default()
+    }
+}

@@ -1,6 +1,6 @@
 //! The leaves of the encoding: strings (contract §5 escaping table) and integers.
 
-use super::{EncodeError, Sink};
+use super::sink::{EncodeError, Sink};
 
 const HEX: &[u8; 16] = b"0123456789abcdef";
 
@@ -46,7 +46,7 @@ fn all_plain(bytes: &[u8]) -> bool {
 }
 
 /// Writes `s` as a JSON string literal with Python's `ensure_ascii` escaping.
-pub(crate) fn write_str<S: Sink + ?Sized>(sink: &mut S, s: &str) {
+pub fn write_str<S: Sink + ?Sized>(sink: &mut S, s: &str) {
     sink.put(b"\"");
     let bytes = s.as_bytes();
     if all_plain(bytes) {
@@ -125,7 +125,7 @@ pub(super) fn write_u128<S: Sink + ?Sized>(sink: &mut S, mut n: u128) {
 
 /// Writes an unsigned 64-bit integer in decimal.
 #[inline]
-pub(crate) fn write_u64<S: Sink + ?Sized>(sink: &mut S, n: u64) {
+pub fn write_u64<S: Sink + ?Sized>(sink: &mut S, n: u64) {
     sink.put(itoa::Buffer::new().format(n).as_bytes());
 }
 

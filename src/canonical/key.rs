@@ -2,7 +2,7 @@
 
 use serde::ser::{Impossible, Serialize, Serializer};
 
-use super::EncodeError;
+use super::sink::EncodeError;
 
 /// A serializer that accepts only strings (and newtypes or unit variants that serialize as
 /// strings), yielding the key text.

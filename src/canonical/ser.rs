@@ -6,7 +6,7 @@ use serde::ser::{self, Serialize};
 
 use super::escape::{write_i128, write_str, write_u128, write_u64};
 use super::key::KeyCapture;
-use super::{EncodeError, Sink};
+use super::sink::{EncodeError, Sink};
 
 /// The canonical serializer over a sink.
 pub(super) struct Encoder<'s, S: Sink + ?Sized> {

@@ -4,7 +4,7 @@ use std::slice;
 use std::vec;
 
 use super::escape::{write_integer_text, write_str, write_u64};
-use super::{EncodeError, Sink};
+use super::sink::{EncodeError, Sink};
 use crate::value::Value;
 
 /// An open array or object: the elements or (sorted) members still to write.

@@ -5,7 +5,7 @@
 //! per-member calls: the identities of a large placement are dominated by these bytes.
 
 use super::escape::{write_str, write_u64};
-use super::Sink;
+use super::sink::Sink;
 
 /// A value with a canonical encoding (contract §5) written straight into a [`Sink`].
 pub trait Canonical {

@@ -5,7 +5,7 @@ use std::cmp::Ordering;
 
 use crate::geometry::BoxRef;
 use crate::model::Placement;
-use crate::validate::fxhash::{hash_str, map_with_capacity, FxHashMap};
+use crate::util::fxhash::{hash_str, map_with_capacity, FxHashMap};
 use crate::wire::{ParallelRank, PlacementFragment};
 
 /// The rank order used for ties everywhere: dp, tp, pp, ep (the contract's coordinate

@@ -38,8 +38,7 @@ use crate::canonical;
 use crate::error::{Code, Error, Result};
 use crate::limits::Limits;
 use crate::model::Placement;
-use crate::options::Options;
-use crate::wire::{read_typed, CoverageReport, CoverageStatus, CoverageTensor};
+use crate::wire::{CoverageReport, CoverageStatus, CoverageTensor};
 
 /// The coverage report of one placement.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -94,21 +93,8 @@ fn status_counts(tensors: &[CoverageTensor]) -> (u64, u64, u64) {
 }
 
 impl Coverage {
-    /// Reads a coverage report document (the output of `weight-manifest coverage`)
-    /// strictly, under `options.limits`.
-    ///
-    /// # Errors
-    ///
-    /// The reader's errors (contract §4) and `limit_exceeded`; `coverage_document_invalid`
-    /// when the document is not an object with exactly the coverage schema's members and
-    /// types, or when its three tensor counts are not the counts of its tensors by status.
-    pub fn from_json(text: impl AsRef<[u8]>, options: &Options<'_>) -> Result<Coverage> {
-        let report: CoverageReport = read_typed(
-            text.as_ref(),
-            "coverage report",
-            &options.limits,
-            Code::CoverageDocumentInvalid,
-        )?;
+    /// The coverage of a report read from a document, once its counts are checked.
+    pub(crate) fn checked(report: CoverageReport) -> Result<Coverage> {
         let counted = status_counts(&report.tensors);
         let stated = (
             report.tensors_complete,

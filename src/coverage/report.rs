@@ -28,7 +28,7 @@ pub(crate) fn tensor_coverage(
     members: &[usize],
     per_box: u64,
 ) -> Result<CoverageTensor> {
-    let mut work = Work::with_per_box(per_box, members.len().saturating_mul(2));
+    let mut work = Work::new(per_box, members.len().saturating_mul(2));
     let exhausted = |e: crate::geometry::Exhausted| e.error("coverage analysis", &tensor.tensor_id);
     let boxes = distinct_boxes(fragments, members.iter().copied());
     let refs = box_refs(fragments, &boxes);

@@ -20,9 +20,9 @@
 //! none. Query work is charged to a [`Work`] budget, one unit per node visited and per
 //! member compared.
 
+use super::boxref::BoxRef;
 use super::split::{self, Split};
 use super::work::{Exhausted, Work};
-use super::BoxRef;
 
 /// Boxes per leaf: below this a linear scan is cheaper than another level.
 const LEAF: usize = 8;
@@ -312,7 +312,7 @@ mod tests {
         let raw: Vec<(Vec<u64>, Vec<u64>)> = (0..100).map(|i| (vec![i, 0], vec![1, 5])).collect();
         let boxes = box_refs(&raw);
         let index = BoxIndex::new(&boxes);
-        let mut work = Work::with_per_box(1, 3);
+        let mut work = Work::new(1, 3);
         let hi = [100, 5];
         let result = index.for_each_intersecting(&[0, 0], &hi, &mut work, &mut |_| {});
         assert!(result.is_err());

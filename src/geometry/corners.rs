@@ -13,9 +13,9 @@
 //! Boxes whose volumes do not sum to the tensor's cannot tile it; that is checked first
 //! (O(ndim · n)), so the corner map is only built for plausible tilings.
 
+use super::boxref::BoxRef;
 use super::volume::{product_u128, Natural};
-use super::BoxRef;
-use crate::validate::fxhash::map_with_capacity;
+use crate::util::fxhash::map_with_capacity;
 
 /// At most this many split axes (2^12 corners per box) are handled here.
 const MAX_SPLIT_AXES: usize = 12;

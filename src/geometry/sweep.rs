@@ -15,8 +15,8 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
 use super::box_index::BoxIndex;
+use super::boxref::BoxRef;
 use super::work::{Exhausted, Work};
-use super::BoxRef;
 
 /// The first intersecting pair in the contract's order, as indices into `boxes`
 /// (which are in manifest order): `(first, second)`; `Err` when `work` runs out first.
@@ -208,7 +208,7 @@ mod tests {
         for ndim in [3usize, 4, 5] {
             let (_, raw) = slab_family(ndim, 3000);
             let boxes = box_refs(&raw);
-            let mut work = Work::with_per_box(250, boxes.len());
+            let mut work = Work::new(250, boxes.len());
             assert_eq!(first_intersection(&boxes, &mut work), Ok(None), "{ndim}-D");
             // One element more on one box: the canonical pair is the brute-force one.
             let mut grown = raw.clone();
@@ -217,7 +217,7 @@ mod tests {
                 check(&grown[..600]);
             }
             let boxes = box_refs(&grown);
-            let mut work = Work::with_per_box(250, boxes.len());
+            let mut work = Work::new(250, boxes.len());
             assert!(matches!(first_intersection(&boxes, &mut work), Ok(Some(_))));
         }
     }

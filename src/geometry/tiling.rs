@@ -24,10 +24,11 @@
 //! dimension) under the caller's [`Work`] budget. A tiling is exactly "pairwise disjoint
 //! and volumes sum to the whole", so the answer is the one the other steps would give.
 
+use super::boxref::BoxRef;
 use super::corners::tiles_exactly;
+use super::sweep::first_intersection;
 use super::volume::{product_u128, Natural};
 use super::work::{Exhausted, Work};
-use super::{first_intersection, BoxRef};
 
 /// Up to this many boxes are compared pairwise.
 const PAIRWISE: usize = 16;

@@ -7,19 +7,15 @@
 //! of axes, so the budget caps what any input can cost, and a search that runs out fails
 //! closed ([`Exhausted`]; the callers report `limit_exceeded` naming the tensor).
 //!
-//! Entry points that take no [`Limits`] (validation inside the parsers, [`crate::plan()`])
-//! read the budget of the current thread: [`Limits::default()`] unless the caller runs
-//! them inside [`crate::limits::with_limits`].
-
-use std::cell::Cell;
+//! The units per box come with every search as an argument, from the [`Limits`] of the
+//! constructor's [`Options`](crate::Options) or the [`PlanLimits`](crate::PlanLimits) of
+//! the plan; an entry point that takes neither ([`crate::bind()`], the projections, the
+//! in-memory constructors) searches under [`Limits::default()`].
+//!
+//! [`Limits`]: crate::Limits
+//! [`Limits::default()`]: crate::Limits::default
 
 use crate::error::{Code, Error};
-use crate::limits::Limits;
-
-thread_local! {
-    /// Units per box for the searches of this thread.
-    static PER_BOX: Cell<u64> = Cell::new(Limits::default().max_geometry_work);
-}
 
 /// The budget of one search ran out.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -52,14 +48,9 @@ pub(crate) struct Work {
 }
 
 impl Work {
-    /// The budget of a search over `boxes` boxes (stored and queried) under this thread's
-    /// `max_geometry_work`.
-    pub(crate) fn for_boxes(boxes: usize) -> Work {
-        Work::with_per_box(PER_BOX.with(Cell::get), boxes)
-    }
-
-    /// The budget of a search over `boxes` boxes at `per_box` units each.
-    pub(crate) fn with_per_box(per_box: u64, boxes: usize) -> Work {
+    /// The budget of a search over `boxes` boxes (stored and queried) at `per_box` units
+    /// each (`max_geometry_work`).
+    pub(crate) fn new(per_box: u64, boxes: usize) -> Work {
         let boxes = u64::try_from(boxes).unwrap_or(u64::MAX).max(1);
         Work {
             left: per_box.saturating_mul(boxes),
@@ -99,37 +90,16 @@ impl Work {
     }
 }
 
-/// Runs `f` with `per_box` as this thread's `max_geometry_work`, restoring the previous
-/// value afterwards (also when `f` unwinds).
-pub(crate) fn with_per_box<R>(per_box: u64, f: impl FnOnce() -> R) -> R {
-    struct Restore(u64);
-    impl Drop for Restore {
-        fn drop(&mut self) {
-            PER_BOX.with(|c| c.set(self.0));
-        }
-    }
-    let _restore = Restore(PER_BOX.with(|c| c.replace(per_box)));
-    f()
-}
-
 #[cfg(test)]
 mod tests {
-    use super::{with_per_box, Work};
+    use super::Work;
 
     #[test]
     fn budgets_scale_with_the_boxes_and_run_out() {
-        let mut work = Work::with_per_box(3, 2);
+        let mut work = Work::new(3, 2);
         assert!(work.spend(5).is_ok());
         assert!(work.spend(1).is_ok());
         assert_eq!(work.spend(1).unwrap_err().per_box, 3);
-        assert!(Work::with_per_box(u64::MAX, usize::MAX)
-            .spend(u64::MAX)
-            .is_ok());
-        let inner = with_per_box(7, || Work::for_boxes(1).spend(8).is_err());
-        assert!(inner);
-        assert!(
-            Work::for_boxes(1).spend(8).is_ok(),
-            "restored after the scope"
-        );
+        assert!(Work::new(u64::MAX, usize::MAX).spend(u64::MAX).is_ok());
     }
 }

@@ -1,21 +1,22 @@
 //! The binding inventory reader (contract §10.4).
 
+use super::labels::offsets_require_view;
 use super::members::Members;
-use super::offsets_require_view;
-use crate::check;
+use crate::document::top_object;
+use crate::document::{self, Document};
 use crate::error::{Code, Error, Result};
 use crate::locate::MANIFEST;
 use crate::model::binding::BindingHeader;
-use crate::model::fragment::SiteFields;
-use crate::model::fragment::{check_binding_fragment, BindingFragmentFields};
 use crate::model::{construct_binding, Binding};
 use crate::options::Options;
-use crate::parse::top_object_of;
 use crate::path::Path;
+use crate::rules::fragment::SiteFields;
+use crate::rules::fragment::{check_binding_fragment, BindingFragmentFields};
+use crate::rules::values;
 use crate::value::Value;
 use crate::wire::key;
 
-const LABEL: &str = super::BINDING_INVENTORY_LABEL;
+const LABEL: &str = super::labels::BINDING_INVENTORY_LABEL;
 
 /// Reads a binding inventory document into a validated [`Binding`]: `max_fragments` on
 /// the records.
@@ -24,13 +25,13 @@ pub(crate) fn binding_from_inventory(
     options: &Options<'_>,
 ) -> Result<Binding> {
     let root = Path::Root;
-    top_object_of(document, LABEL)?;
+    top_object(document, LABEL)?;
     let view = options.address_semantics.is_view();
     let limits = &options.limits;
     let top = Members::of(document, &root);
 
     let generation_value = top.req(key::GENERATION)?;
-    let generation = check::int(
+    let generation = values::int(
         generation_value,
         key::GENERATION,
         0,
@@ -46,7 +47,7 @@ pub(crate) fn binding_from_inventory(
         generation: generation_value,
     };
     let fragments_at = top.at(key::FRAGMENTS);
-    let records = check::seq(
+    let records = values::seq(
         top.req(key::FRAGMENTS)?,
         "runtime binding fragments",
         &fragments_at,
@@ -89,4 +90,30 @@ pub(crate) fn binding_from_inventory(
         owners.push(options.owners.and_then(|resolve| resolve(value)));
     }
     construct_binding(&root, &MANIFEST, &header, fragments, owners)
+}
+
+/// The binding inventory (§10.4) as a document kind of the reading pipeline.
+pub(crate) struct BindingInventoryDocument;
+
+impl Document for BindingInventoryDocument {
+    type Output = Binding;
+    const LABEL: &'static str = LABEL;
+
+    fn from_tree(document: &Value<'_>, options: &Options<'_>) -> Result<Binding> {
+        binding_from_inventory(document, options)
+    }
+}
+
+impl Binding {
+    /// Reads a binding inventory JSON document (§10.4) under `options` (limits, address
+    /// semantics, owners); `max_fragments` bounds the records.
+    pub fn from_inventory_json(text: impl AsRef<[u8]>, options: &Options<'_>) -> Result<Binding> {
+        document::read::<BindingInventoryDocument>(text.as_ref(), options)
+    }
+
+    /// Reads a binding inventory already read into a [`Value`], under `options` (limits,
+    /// address semantics, owners).
+    pub fn from_inventory(document: &Value<'_>, options: &Options<'_>) -> Result<Binding> {
+        BindingInventoryDocument::from_tree(document, options)
+    }
 }

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use super::members::Members;
 use crate::error::{Code, Error, Result};
 use crate::limits::Limits;
-use crate::model::descriptor::{check_descriptor, DescriptorFields};
+use crate::rules::descriptor::{check_descriptor, DescriptorFields};
 use crate::wire::key;
 use crate::wire::TensorDescriptor;
 

@@ -1,10 +1,12 @@
 //! Reading members of inventory records (§10.1): a record that is not an object is read
 //! as an object with no members.
 
-use crate::check;
 use crate::error::{Code, Error, Result};
 use crate::path::Path;
+use crate::rules::rank::{check_rank, RankFields};
+use crate::rules::values;
 use crate::value::{Object, Value};
+use crate::wire::{key, ParallelRank};
 
 /// A record (or the top level, or a rank) being read.
 #[derive(Clone, Copy)]
@@ -52,11 +54,34 @@ impl<'v, 'a> Members<'v, 'a> {
 
     /// "read x (req)" as an integer of at least `min`, the member named in the error.
     pub(crate) fn int(&self, key: &'v str, min: u64) -> Result<u64> {
-        check::int(self.req(key)?, key, min, &self.at(key))
+        values::int(self.req(key)?, key, min, &self.at(key))
     }
 
     /// "read x (opt)" as an integer of at least `min` when set.
     pub(crate) fn opt_int(&self, key: &'v str, min: u64) -> Result<Option<u64>> {
-        check::opt_int(self.opt(key), key, min, &self.at(key))
+        values::opt_int(self.opt(key), key, min, &self.at(key))
+    }
+}
+
+/// Reads dp, tp, pp, ep (req, in this order) and runs the ParallelRank checks.
+pub(crate) fn read_rank(rank: &Members<'_, '_>) -> Result<ParallelRank> {
+    let fields = RankFields {
+        dp: rank.req(key::DP)?,
+        tp: rank.req(key::TP)?,
+        pp: rank.req(key::PP)?,
+        ep: rank.req(key::EP)?,
+    };
+    check_rank(&fields, rank.path())
+}
+
+/// Reads aliases (opt): a set value that is not an array is `aliases_invalid`.
+pub(crate) fn read_aliases<'v, 'a>(record: &Members<'v, 'a>) -> Result<Option<&'v Value<'a>>> {
+    match record.opt(key::ALIASES) {
+        Some(value) if !matches!(value, Value::Array(_)) => Err(Error::at(
+            Code::AliasesInvalid,
+            "aliases must be a sequence of non-empty strings",
+            &record.at(key::ALIASES),
+        )),
+        other => Ok(other),
     }
 }

@@ -2,19 +2,21 @@
 
 use super::descriptor::{read_descriptor, DescriptorSet};
 use super::members::Members;
-use super::runtime::{read_aliases, read_rank};
-use crate::check;
+use super::members::{read_aliases, read_rank};
+use crate::document::top_object;
+use crate::document::{self, Document};
 use crate::error::Result;
 use crate::locate::INVENTORY;
-use crate::model::fragment::{check_placement_fragment, PlacementFragmentFields};
+use crate::model::placement::PlacementHeader;
 use crate::model::{construct_placement, Placement};
 use crate::options::Options;
-use crate::parse::top_object_of;
 use crate::path::Path;
+use crate::rules::fragment::{check_placement_fragment, PlacementFragmentFields};
+use crate::rules::values;
 use crate::value::Value;
 use crate::wire::key;
 
-const LABEL: &str = super::PLACEMENT_INVENTORY_LABEL;
+const LABEL: &str = super::labels::PLACEMENT_INVENTORY_LABEL;
 
 /// Reads a placement inventory document into a validated [`Placement`]: `max_fragments`
 /// on the records, `max_tensors` on their distinct tensor_ids and `max_dims` on each
@@ -25,11 +27,11 @@ pub(crate) fn placement_from_inventory(
 ) -> Result<Placement> {
     let limits = &options.limits;
     let root = Path::Root;
-    top_object_of(document, LABEL)?;
+    top_object(document, LABEL)?;
     let top = Members::of(document, &root);
 
     let tensors_at = top.at(key::TENSORS);
-    let records = check::seq(
+    let records = values::seq(
         top.req(key::TENSORS)?,
         "placement inventory tensors",
         &tensors_at,
@@ -67,10 +69,38 @@ pub(crate) fn placement_from_inventory(
     construct_placement(
         &root,
         &INVENTORY,
-        top.req(key::MODEL_ID)?,
-        top.req(key::REVISION)?,
-        top.opt(key::PLACEMENT_ID),
+        &PlacementHeader {
+            model_id: top.req(key::MODEL_ID)?,
+            revision: top.req(key::REVISION)?,
+            placement_id: top.opt(key::PLACEMENT_ID),
+        },
         descriptors.into_sorted(),
         fragments,
+        limits.max_geometry_work,
     )
+}
+
+/// The placement inventory (§10.5) as a document kind of the reading pipeline.
+pub(crate) struct PlacementInventoryDocument;
+
+impl Document for PlacementInventoryDocument {
+    type Output = Placement;
+    const LABEL: &'static str = LABEL;
+
+    fn from_tree(document: &Value<'_>, options: &Options<'_>) -> Result<Placement> {
+        placement_from_inventory(document, options)
+    }
+}
+
+impl Placement {
+    /// Reads a placement inventory JSON document (§10.5) under `options.limits` (the
+    /// placement inventory has no other option); `max_fragments` bounds the records.
+    pub fn from_inventory_json(text: impl AsRef<[u8]>, options: &Options<'_>) -> Result<Placement> {
+        document::read::<PlacementInventoryDocument>(text.as_ref(), options)
+    }
+
+    /// Reads a placement inventory already read into a [`Value`], under `options.limits`.
+    pub fn from_inventory(document: &Value<'_>, options: &Options<'_>) -> Result<Placement> {
+        PlacementInventoryDocument::from_tree(document, options)
+    }
 }

@@ -117,19 +117,17 @@ fn read_owned_records<R: Record, T>(
     kind: &Kind,
     read: fn(&Value<'_>, &Options<'_>) -> Result<T>,
 ) -> Result<T> {
-    options.apply(|| {
-        let list = records
-            .iter()
-            .map(|r| object_of(r, kind.record_members))
-            .collect();
-        let resolver = InOrder::new(records);
-        let resolve = |record: &Value<'_>| resolver.next(record);
-        let options = Options {
-            owners: Some(&resolve),
-            ..*options
-        };
-        read(&document(top, kind.top_members, kind.list, list), &options)
-    })
+    let list = records
+        .iter()
+        .map(|r| object_of(r, kind.record_members))
+        .collect();
+    let resolver = InOrder::new(records);
+    let resolve = |record: &Value<'_>| resolver.next(record);
+    let options = Options {
+        owners: Some(&resolve),
+        ..*options
+    };
+    read(&document(top, kind.top_members, kind.list, list), &options)
 }
 
 /// What a kind's records say of owners, for the docs.

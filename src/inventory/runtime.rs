@@ -1,26 +1,26 @@
 //! The runtime inventory reader (contract §10.3).
 
 use super::descriptor::{read_descriptor, DescriptorSet};
-use super::members::Members;
-use super::offsets_require_view;
-use crate::check;
+use super::labels::offsets_require_view;
+use super::members::{read_aliases, read_rank, Members};
+use crate::document::top_object;
+use crate::document::{self, Document};
 use crate::error::{Code, Error, Result};
 use crate::locate::INVENTORY;
-use crate::model::fragment::SiteFields;
-use crate::model::fragment::{check_runtime_fragment, RuntimeFragmentFields};
-use crate::model::rank::{check_rank, RankFields};
 use crate::model::runtime::RuntimeHeader;
 use crate::model::{construct_runtime, Runtime};
 use crate::options::Options;
-use crate::parse::top_object_of;
 use crate::path::Path;
+use crate::rules::fragment::SiteFields;
+use crate::rules::fragment::{check_runtime_fragment, RuntimeFragmentFields};
 use crate::rules::stride::is_canonical_stride;
+use crate::rules::values;
 use crate::rules::values::{MIN_EXTENT, MIN_OFFSET, MIN_STRIDE};
 use crate::value::Value;
 use crate::wire::key;
-use crate::wire::{ParallelRank, TensorDescriptor};
+use crate::wire::TensorDescriptor;
 
-const LABEL: &str = super::RUNTIME_INVENTORY_LABEL;
+const LABEL: &str = super::labels::RUNTIME_INVENTORY_LABEL;
 
 /// Reads a runtime inventory document (already read by the strict reader with label
 /// `runtime inventory`) into a validated [`Runtime`]: `max_fragments` on the records,
@@ -30,14 +30,14 @@ pub(crate) fn runtime_from_inventory(
     options: &Options<'_>,
 ) -> Result<Runtime> {
     let root = Path::Root;
-    top_object_of(document, LABEL)?;
+    top_object(document, LABEL)?;
     let view = options.address_semantics.is_view();
     let limits = &options.limits;
     let top = Members::of(document, &root);
 
     let generation = top.int(key::GENERATION, 0)?;
     let tensors_at = top.at(key::TENSORS);
-    let records = check::seq(
+    let records = values::seq(
         top.req(key::TENSORS)?,
         "runtime inventory tensors",
         &tensors_at,
@@ -56,7 +56,7 @@ pub(crate) fn runtime_from_inventory(
 
         let rank_value = record.req(key::RANK)?;
         let lease_generation = record.req(key::LEASE_GENERATION)?;
-        let lease = check::int(
+        let lease = values::int(
             lease_generation,
             "lease_generation",
             0,
@@ -102,7 +102,15 @@ pub(crate) fn runtime_from_inventory(
         generation: Some(&Value::UInt(generation)),
     };
     let tensors = descriptors.into_sorted();
-    construct_runtime(&root, INVENTORY, &header, tensors, fragments, owners)
+    construct_runtime(
+        &root,
+        INVENTORY,
+        &header,
+        tensors,
+        fragments,
+        owners,
+        limits.max_geometry_work,
+    )
 }
 
 /// §10.3 step 4.3: the view must be contiguous with canonical strides, its byte offset
@@ -115,14 +123,14 @@ fn check_view(record: &Members<'_, '_>, descriptor: &TensorDescriptor, view: boo
             &record.at(key::IS_CONTIGUOUS),
         ));
     }
-    let local_shape = check::ints(
+    let local_shape = values::ints(
         record.req(key::LOCAL_SHAPE)?,
         "local_shape",
         MIN_EXTENT,
         &record.at(key::LOCAL_SHAPE),
     )?;
     let stride_at = record.at(key::STRIDE);
-    let stride = check::ints(
+    let stride = values::ints(
         record.req(key::STRIDE)?,
         key::STRIDE,
         MIN_STRIDE,
@@ -145,7 +153,7 @@ fn check_view(record: &Members<'_, '_>, descriptor: &TensorDescriptor, view: boo
     // Both are read before either is checked (§10.3 step 4.3).
     let storage_offset = record.req(key::STORAGE_OFFSET)?;
     let byte_offset = record.req(key::BYTE_OFFSET)?;
-    let offset = |value, key| check::int(value, key, MIN_OFFSET, &record.at(key));
+    let offset = |value, key| values::int(value, key, MIN_OFFSET, &record.at(key));
     let storage_offset = offset(storage_offset, key::STORAGE_OFFSET)?;
     let byte_offset = offset(byte_offset, key::BYTE_OFFSET)?;
     if byte_offset % descriptor.itemsize != 0 {
@@ -161,25 +169,32 @@ fn check_view(record: &Members<'_, '_>, descriptor: &TensorDescriptor, view: boo
     Ok(())
 }
 
-/// Reads dp, tp, pp, ep (req, in this order) and runs the ParallelRank checks.
-pub(crate) fn read_rank(rank: &Members<'_, '_>) -> Result<ParallelRank> {
-    let fields = RankFields {
-        dp: rank.req(key::DP)?,
-        tp: rank.req(key::TP)?,
-        pp: rank.req(key::PP)?,
-        ep: rank.req(key::EP)?,
-    };
-    check_rank(&fields, rank.path())
+/// The runtime inventory (§10.3) as a document kind of the reading pipeline.
+pub(crate) struct RuntimeInventoryDocument;
+
+impl Document for RuntimeInventoryDocument {
+    type Output = Runtime;
+    const LABEL: &'static str = LABEL;
+
+    fn fast(text: &str, options: &Options<'_>) -> Option<Runtime> {
+        super::fast::runtime_inventory(text, options)
+    }
+
+    fn from_tree(document: &Value<'_>, options: &Options<'_>) -> Result<Runtime> {
+        runtime_from_inventory(document, options)
+    }
 }
 
-/// Reads aliases (opt): a set value that is not an array is `aliases_invalid`.
-pub(crate) fn read_aliases<'v, 'a>(record: &Members<'v, 'a>) -> Result<Option<&'v Value<'a>>> {
-    match record.opt(key::ALIASES) {
-        Some(value) if !matches!(value, Value::Array(_)) => Err(Error::at(
-            Code::AliasesInvalid,
-            "aliases must be a sequence of non-empty strings",
-            &record.at(key::ALIASES),
-        )),
-        other => Ok(other),
+impl Runtime {
+    /// Reads a runtime inventory JSON document (§10.3) under `options` (limits, address
+    /// semantics, owners); `max_fragments` bounds the records.
+    pub fn from_inventory_json(text: impl AsRef<[u8]>, options: &Options<'_>) -> Result<Runtime> {
+        document::read::<RuntimeInventoryDocument>(text.as_ref(), options)
+    }
+
+    /// Reads a runtime inventory already read into a [`Value`], under `options` (limits,
+    /// address semantics, owners).
+    pub fn from_inventory(document: &Value<'_>, options: &Options<'_>) -> Result<Runtime> {
+        RuntimeInventoryDocument::from_tree(document, options)
     }
 }

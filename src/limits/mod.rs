@@ -191,18 +191,18 @@ impl Limits {
     }
 
     /// `max_tensors` on a sequence of `len` tensors at `path`.
-    pub(crate) fn check_tensors(&self, len: usize, path: &Path<'_>) -> Result<()> {
+    pub fn check_tensors(&self, len: usize, path: &Path<'_>) -> Result<()> {
         check_count(len, "tensors", "max_tensors", self.max_tensors, path)
     }
 
     /// `max_fragments` on a sequence of `len` fragments (or inventory records) at `path`.
-    pub(crate) fn check_fragments(&self, len: usize, path: &Path<'_>) -> Result<()> {
+    pub fn check_fragments(&self, len: usize, path: &Path<'_>) -> Result<()> {
         check_count(len, "fragments", "max_fragments", self.max_fragments, path)
     }
 
     /// `max_dims` on a `global_shape` member at `path`: only an array is counted (any
     /// other value is left to the descriptor checks).
-    pub(crate) fn check_dims(&self, global_shape: &Value<'_>, path: &Path<'_>) -> Result<()> {
+    pub fn check_dims(&self, global_shape: &Value<'_>, path: &Path<'_>) -> Result<()> {
         match global_shape {
             Value::Array(dims) if dims.len() > self.max_dims => Err(exceeded(
                 format!(

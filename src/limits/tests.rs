@@ -9,7 +9,7 @@ use crate::code::Code;
 use crate::model::Placement;
 use crate::model::Runtime;
 use crate::options::Options;
-use crate::parse::{fast_placement, fast_runtime_inventory};
+use crate::test_support::{fast_placement, fast_runtime_inventory};
 
 #[test]
 fn defaults_are_the_documented_values() {

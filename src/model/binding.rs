@@ -2,13 +2,13 @@
 
 use std::collections::HashMap;
 
-use super::order::sort_by_str_key;
 use super::owner::Owner;
 use crate::canonical;
-use crate::check;
 use crate::error::{Code, Detail, Error, Result};
 use crate::locate::{Orders, Origin, Site};
 use crate::path::Path;
+use crate::rules::values;
+use crate::util::order::sort_by_str_key;
 use crate::value::Value;
 use crate::wire::key;
 use crate::wire::{RuntimeBindingFragment, RuntimeBindingManifest};
@@ -82,16 +82,16 @@ pub(crate) fn construct_binding(
     let (fragments, owners): (Vec<_>, Vec<_>) = paired.into_iter().unzip();
 
     let at = |key: &'static str| root.key(key);
-    let model_id = check::string(header.model_id, key::MODEL_ID, &at(key::MODEL_ID))?;
-    let revision = check::string(header.revision, key::REVISION, &at(key::REVISION))?;
-    let placement_id = check::string(
+    let model_id = values::string(header.model_id, key::MODEL_ID, &at(key::MODEL_ID))?;
+    let revision = values::string(header.revision, key::REVISION, &at(key::REVISION))?;
+    let placement_id = values::string(
         header.placement_id,
         key::PLACEMENT_ID,
         &at(key::PLACEMENT_ID),
     )?;
-    let instance_id = check::string(header.instance_id, key::INSTANCE_ID, &at(key::INSTANCE_ID))?;
-    let lease_id = check::string(header.lease_id, key::LEASE_ID, &at(key::LEASE_ID))?;
-    let placement_digest = check::string(
+    let instance_id = values::string(header.instance_id, key::INSTANCE_ID, &at(key::INSTANCE_ID))?;
+    let lease_id = values::string(header.lease_id, key::LEASE_ID, &at(key::LEASE_ID))?;
+    let placement_digest = values::string(
         header.placement_digest,
         "placement_digest",
         &at(key::PLACEMENT_DIGEST),
@@ -103,7 +103,7 @@ pub(crate) fn construct_binding(
             &at(key::PLACEMENT_DIGEST),
         ));
     }
-    let generation = check::int(header.generation, key::GENERATION, 0, &at(key::GENERATION))?;
+    let generation = values::int(header.generation, key::GENERATION, 0, &at(key::GENERATION))?;
 
     let orders = Orders {
         tensors: None,

@@ -4,7 +4,7 @@
 macro_rules! logical_fragment {
     ($fragment:expr, $id:ident) => {{
         let fragment = $fragment;
-        $crate::validate::LogicalFragment {
+        $crate::rules::logical::LogicalFragment {
             id: &fragment.$id,
             id_key: stringify!($id),
             tensor_id: &fragment.tensor_id,
@@ -16,14 +16,9 @@ macro_rules! logical_fragment {
     }};
 }
 
-pub(crate) mod descriptor;
-pub(crate) mod fragment;
-pub(crate) mod rank;
-
 pub(crate) mod binding;
-pub(crate) mod order;
 mod owner;
-mod placement;
+pub(crate) mod placement;
 pub(crate) mod runtime;
 
 pub use binding::Binding;

@@ -1,14 +1,14 @@
 //! PlacementManifest (contract §2.6) and its construction (§8.1).
 
 use crate::canonical;
-use crate::check;
 use crate::detail;
 use crate::error::{Code, Detail, Error, Result};
 use crate::identity;
 use crate::locate::{Orders, Origin};
-use crate::model::order::sort_by_str_key;
 use crate::path::Path;
-use crate::validate::check_fragment_set;
+use crate::rules::fragment_set::check_fragment_set;
+use crate::rules::values;
+use crate::util::order::sort_by_str_key;
 use crate::value::Value;
 use crate::wire::key;
 use crate::wire::{PlacementFragment, PlacementManifest, TensorDescriptor};
@@ -66,25 +66,31 @@ impl Placement {
     }
 }
 
-/// The §8.1 construction from checked parts. `model_id`, `revision` and `placement_id`
-/// are the members as found (`root` locates their object); `placement_id` not set means
-/// "compute". `origin` says where the tensors and fragments are in the document, in the
-/// order given, so that a rule on the sorted lists points at the element as written.
+/// The header members of a placement as found (`placement_id` not set means "compute").
+pub(crate) struct PlacementHeader<'v, 'a> {
+    pub model_id: &'v Value<'a>,
+    pub revision: &'v Value<'a>,
+    pub placement_id: Option<&'v Value<'a>>,
+}
+
+/// The §8.1 construction from checked parts. The header's members are as found (`root`
+/// locates their object). `origin` says where the tensors and fragments are in the document, in the
+/// order given, so that a rule on the sorted lists points at the element as written. The
+/// box searches spend at most `per_box` units per box (`max_geometry_work`).
 pub(crate) fn construct_placement(
     root: &Path<'_>,
     origin: &Origin<'_>,
-    model_id: &Value<'_>,
-    revision: &Value<'_>,
-    placement_id: Option<&Value<'_>>,
+    header: &PlacementHeader<'_, '_>,
     mut tensors: Vec<TensorDescriptor>,
     mut fragments: Vec<PlacementFragment>,
+    per_box: u64,
 ) -> Result<Placement> {
     let tensor_order = sort_by_str_key(&mut tensors, |t| &t.tensor_id);
     let fragment_order = sort_by_str_key(&mut fragments, |f| &f.placement_fragment_id);
-    let model_id = check::string(model_id, key::MODEL_ID, &root.key(key::MODEL_ID))?;
-    let revision = check::string(revision, key::REVISION, &root.key(key::REVISION))?;
+    let model_id = values::string(header.model_id, key::MODEL_ID, &root.key(key::MODEL_ID))?;
+    let revision = values::string(header.revision, key::REVISION, &root.key(key::REVISION))?;
 
-    check_fragment_set(&tensors, fragments.len(), |i| {
+    check_fragment_set(&tensors, fragments.len(), per_box, |i| {
         logical_fragment!(&fragments[i], placement_fragment_id)
     })
     .map_err(|e| {
@@ -98,8 +104,8 @@ pub(crate) fn construct_placement(
 
     let (canonical_id, digest) =
         identity::placement_identities(model_id, revision, &tensors, &fragments);
-    let given = check::opt_string(
-        placement_id,
+    let given = values::opt_string(
+        header.placement_id,
         key::PLACEMENT_ID,
         &root.key(key::PLACEMENT_ID),
     )?;

@@ -2,12 +2,13 @@
 
 use super::owner::Owner;
 use crate::canonical;
-use crate::check;
 use crate::error::{Code, Detail, Error, Result};
 use crate::locate::{Orders, Origin, Site};
 use crate::path::Path;
-use crate::validate::fxhash::{map_with_capacity, FxHashMap};
-use crate::validate::{check_fragment_set, check_physical};
+use crate::rules::fragment_set::check_fragment_set;
+use crate::rules::physical::check_physical;
+use crate::rules::values;
+use crate::util::fxhash::{map_with_capacity, FxHashMap};
 use crate::value::Value;
 use crate::wire::key;
 use crate::wire::{RuntimeFragment, RuntimeManifest, TensorDescriptor};
@@ -106,20 +107,20 @@ pub(crate) fn check_header<'v>(
     header: &RuntimeHeader<'v, '_>,
 ) -> Result<CheckedHeader<'v>> {
     Ok(CheckedHeader {
-        model_id: check::string(header.model_id, key::MODEL_ID, &root.key(key::MODEL_ID))?,
-        revision: check::string(header.revision, key::REVISION, &root.key(key::REVISION))?,
-        instance_id: check::string(
+        model_id: values::string(header.model_id, key::MODEL_ID, &root.key(key::MODEL_ID))?,
+        revision: values::string(header.revision, key::REVISION, &root.key(key::REVISION))?,
+        instance_id: values::string(
             header.instance_id,
             key::INSTANCE_ID,
             &root.key(key::INSTANCE_ID),
         )?,
-        lease_id: check::opt_string(header.lease_id, key::LEASE_ID, &root.key(key::LEASE_ID))?,
-        placement_id: check::opt_string(
+        lease_id: values::opt_string(header.lease_id, key::LEASE_ID, &root.key(key::LEASE_ID))?,
+        placement_id: values::opt_string(
             header.placement_id,
             "placement_id",
             &root.key(key::PLACEMENT_ID),
         )?,
-        generation: check::opt_int(
+        generation: values::opt_int(
             header.generation,
             key::GENERATION,
             0,
@@ -129,7 +130,8 @@ pub(crate) fn check_header<'v>(
 }
 
 /// §8.4 steps 2–9 on checked, canonical descriptors and checked fragments. `origin` says
-/// where the tensors and fragments are in the document, in the order given.
+/// where the tensors and fragments are in the document, in the order given; the box
+/// searches spend at most `per_box` units per box (`max_geometry_work`).
 pub(crate) fn construct_runtime(
     root: &Path<'_>,
     origin: Origin<'static>,
@@ -137,12 +139,13 @@ pub(crate) fn construct_runtime(
     tensors: Vec<TensorDescriptor>,
     fragments: Vec<RuntimeFragment>,
     owners: Vec<Option<Owner>>,
+    per_box: u64,
 ) -> Result<Runtime> {
     let header = check_header(root, header)?;
     let locate = |e: Error| e.locate(&origin, &Orders::default());
     let generation = derived_generation(root, header.generation, &fragments).map_err(locate)?;
 
-    check_fragment_set(&tensors, fragments.len(), |i| {
+    check_fragment_set(&tensors, fragments.len(), per_box, |i| {
         logical_fragment!(&fragments[i], fragment_id)
     })
     .map_err(locate)?;

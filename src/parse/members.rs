@@ -1,92 +1,15 @@
-//! Shared pieces of the strict parsers: exact key sets (the schemas' field lists), and the descriptor and rank
-//! members of the two forms that carry them.
+//! Shared pieces of the strict parsers: the descriptor and rank members of the two forms
+//! that carry them, and the tensor and fragment lists.
 
-use crate::error::{Code, Detail, Error, Result};
+use crate::document::{exact, member};
+use crate::error::Result;
 use crate::limits::Limits;
-use crate::model::descriptor::{check_descriptor, DescriptorFields};
-use crate::model::rank::{check_rank, RankFields};
 use crate::path::Path;
-use crate::value::{Object, Value};
+use crate::rules::descriptor::{check_descriptor, DescriptorFields};
+use crate::rules::rank::{check_rank, RankFields};
+use crate::value::Object;
 use crate::wire::key;
 use crate::wire::{ParallelRank, TensorDescriptor};
-
-static NULL: Value<'static> = Value::Null;
-
-/// Member `key` of an object whose key set was checked (absent cannot happen; `null`
-/// would be returned).
-pub(crate) fn member<'v, 'a>(object: &'v Object<'a>, key: &str) -> &'v Value<'a> {
-    object.get(key).unwrap_or(&NULL)
-}
-
-/// The top level of a document: an object, else `not_an_object`.
-pub(crate) fn top_object<'v, 'a>(document: &'v Value<'a>, label: &str) -> Result<&'v Object<'a>> {
-    document.as_object().ok_or_else(|| {
-        Error::at(
-            Code::NotAnObject,
-            format!("{label} must be a JSON object"),
-            &Path::Root,
-        )
-    })
-}
-
-/// The top level of a manifest: an object (else `not_an_object`) with exactly `keys`
-/// (else `fields_mismatch`).
-pub(crate) fn manifest_top<'v, 'a>(
-    document: &'v Value<'a>,
-    label: &str,
-    keys: &[&str],
-) -> Result<&'v Object<'a>> {
-    top_object(document, label)?;
-    exact(document, keys, &|| label.to_owned(), &Path::Root)
-}
-
-/// An object with exactly `keys`, else `fields_mismatch` with "{label} schema fields do
-/// not match contract", located at `path`.
-pub(crate) fn exact<'v, 'a>(
-    value: &'v Value<'a>,
-    keys: &[&str],
-    label: &dyn Fn() -> String,
-    path: &Path<'_>,
-) -> Result<&'v Object<'a>> {
-    let error = || {
-        Error::at(
-            Code::FieldsMismatch,
-            format!("{} schema fields do not match contract", label()),
-            path,
-        )
-    };
-    match value.as_object() {
-        Some(object) if object.has_exact_keys(keys) => Ok(object),
-        Some(object) => Err(error().with_detail(key_difference(object, keys, path))),
-        None => Err(error()),
-    }
-}
-
-/// How `object`'s keys differ from `keys`; at the document root, also the document kind
-/// they are instead.
-fn key_difference(object: &Object<'_>, keys: &[&str], path: &Path<'_>) -> Detail {
-    let mut missing: Vec<String> = keys
-        .iter()
-        .filter(|key| object.get(key).is_none())
-        .map(|key| (*key).to_owned())
-        .collect();
-    let mut unexpected: Vec<String> = object
-        .iter()
-        .map(|(key, _)| key)
-        .filter(|key| !keys.contains(key))
-        .map(str::to_owned)
-        .collect();
-    missing.sort();
-    unexpected.sort();
-    let root = matches!(path, Path::Root);
-    Detail::FieldsMismatch {
-        missing,
-        unexpected,
-        looks_like: root
-            .then(|| super::kind::document_kind(object, keys))
-            .flatten(),
-    }
-}
 
 /// The descriptor checks (§2.2) on a tensor element with exactly the 9 keys.
 pub(crate) fn descriptor(object: &Object<'_>, path: &Path<'_>) -> Result<TensorDescriptor> {
@@ -126,7 +49,7 @@ pub(crate) fn tensors(
     limits: &Limits,
 ) -> Result<Vec<TensorDescriptor>> {
     let at = root.key(key::TENSORS);
-    let items = crate::check::seq(member(top, "tensors"), &format!("{kind} tensors"), &at)?;
+    let items = crate::rules::values::seq(member(top, "tensors"), &format!("{kind} tensors"), &at)?;
     limits.check_tensors(items.len(), &at)?;
     let mut tensors = Vec::with_capacity(items.len());
     for (i, item) in items.iter().enumerate() {
@@ -155,7 +78,8 @@ pub(crate) fn fragments<'v, 'a, T>(
     mut check: impl FnMut(&'v Object<'a>, &Path<'_>, usize) -> Result<T>,
 ) -> Result<Vec<T>> {
     let at = Path::Root.key(key::FRAGMENTS);
-    let items = crate::check::seq(member(top, "fragments"), &format!("{kind} fragments"), &at)?;
+    let items =
+        crate::rules::values::seq(member(top, "fragments"), &format!("{kind} fragments"), &at)?;
     limits.check_fragments(items.len(), &at)?;
     let mut fragments = Vec::with_capacity(items.len());
     for (i, item) in items.iter().enumerate() {

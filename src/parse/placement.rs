@@ -1,28 +1,39 @@
 //! Strict parse of placement manifest JSON (contract §6.2).
 
-use super::members::{fragment_rank, fragments, manifest_top, member, tensors};
+use super::members::{fragment_rank, fragments, tensors};
+use crate::document::{self, manifest_top, member, Document};
 use crate::error::Result;
 use crate::limits::Limits;
 use crate::locate::MANIFEST;
 use crate::model::construct_placement;
-use crate::model::fragment::{check_placement_fragment, PlacementFragmentFields};
+use crate::model::placement::PlacementHeader;
 use crate::model::Placement;
 use crate::options::Options;
 use crate::path::Path;
-use crate::reader;
+use crate::rules::fragment::{check_placement_fragment, PlacementFragmentFields};
 use crate::value::Value;
 use crate::wire::PlacementManifest;
 use crate::wire::{key, PlacementFragment};
 
-const LABEL: &str = "placement manifest";
+/// The placement manifest (§6.2) as a document kind of the reading pipeline.
+struct PlacementDocument;
 
-manifest_constructors!(
-    Placement,
-    PlacementManifest,
-    placement,
-    placement_from_value,
-    "placement manifest",
-    "§6.2",
+impl Document for PlacementDocument {
+    type Output = Placement;
+    const LABEL: &'static str = "placement manifest";
+
+    fn fast(text: &str, options: &Options<'_>) -> Option<Placement> {
+        super::fast::placement(text, &options.limits)
+    }
+
+    fn from_tree(document: &Value<'_>, options: &Options<'_>) -> Result<Placement> {
+        placement_from_value(document, &options.limits)
+    }
+}
+
+impl Placement {
+    /// Parses placement manifest JSON strictly (contract §6.2), under `options.limits`.
+    ///
     /// ```
     /// use weight_manifest::{Code, Options, Placement};
     ///
@@ -41,32 +52,40 @@ manifest_constructors!(
     /// assert_eq!(error.message(), "fragment byte size mismatch: placement-0: expected 32, got 30");
     /// # Ok::<(), weight_manifest::Error>(())
     /// ```
-);
+    pub fn from_json(text: impl AsRef<[u8]>, options: &Options<'_>) -> Result<Placement> {
+        document::read::<PlacementDocument>(text.as_ref(), options)
+    }
 
-impl Placement {
+    /// Parses a placement manifest already read into a [`Value`] (for bindings that build
+    /// the tree from their own objects): the count, dimension and geometry limits of
+    /// `options.limits` apply here, the reader's when the tree was read.
+    pub fn from_value(document: &Value<'_>, options: &Options<'_>) -> Result<Placement> {
+        PlacementDocument::from_tree(document, options)
+    }
+
+    /// Validates a typed manifest exactly as if it were its JSON document (default limits);
+    /// error paths point into that document.
+    pub fn from_wire(manifest: &PlacementManifest) -> Result<Placement> {
+        document::read::<PlacementDocument>(&super::encode_wire(manifest), &Options::default())
+    }
+
     /// [`Placement::from_wire`] taking the manifest by value: the same result, rejection
     /// included, and whenever every value is one the text reader's fast path accepts (a
     /// manifest built in memory typically is) without writing the manifest as JSON and
     /// reading it back.
     pub fn from_wire_owned(manifest: PlacementManifest) -> Result<Placement> {
-        super::placement_from_manifest(manifest)
+        super::fast::placement_from_manifest(manifest)
     }
-}
-
-/// Reads and parses a placement manifest document: the fast path when it applies, else
-/// the document tree.
-pub(crate) fn placement(text: &[u8], limits: &Limits) -> Result<Placement> {
-    limits.check_document_bytes(text.len())?;
-    if let Some(result) = super::fast::placement(text, limits) {
-        return result;
-    }
-    placement_from_value(&reader::read(text, LABEL, limits)?, limits)
 }
 
 /// §6.2 steps 1–5 on a read document.
 pub(crate) fn placement_from_value(document: &Value<'_>, limits: &Limits) -> Result<Placement> {
     let root = Path::Root;
-    let top = manifest_top(document, LABEL, PlacementManifest::FIELDS)?;
+    let top = manifest_top(
+        document,
+        PlacementDocument::LABEL,
+        PlacementManifest::FIELDS,
+    )?;
     let object = top;
 
     let tensors = tensors(top, "placement", &root, limits)?;
@@ -89,10 +108,13 @@ pub(crate) fn placement_from_value(document: &Value<'_>, limits: &Limits) -> Res
     construct_placement(
         &root,
         &MANIFEST,
-        member(object, key::MODEL_ID),
-        member(object, key::REVISION),
-        Some(member(object, key::PLACEMENT_ID)),
+        &PlacementHeader {
+            model_id: member(object, key::MODEL_ID),
+            revision: member(object, key::REVISION),
+            placement_id: Some(member(object, key::PLACEMENT_ID)),
+        },
         tensors,
         fragments,
+        limits.max_geometry_work,
     )
 }

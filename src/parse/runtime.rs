@@ -1,34 +1,56 @@
 //! Strict parse of runtime manifest JSON (contract §9.1).
 
-use super::members::{fragment_rank, fragments, manifest_top, member, tensors};
+use super::members::{fragment_rank, fragments, tensors};
+use crate::document::{self, manifest_top, member, Document};
 use crate::error::Result;
 use crate::limits::Limits;
 use crate::locate::MANIFEST;
 use crate::model::construct_runtime;
-use crate::model::fragment::{check_runtime_fragment, RuntimeFragmentFields};
 use crate::model::runtime::RuntimeHeader;
 use crate::model::Runtime;
 use crate::options::Options;
 use crate::path::Path;
-use crate::reader;
+use crate::rules::fragment::{check_runtime_fragment, RuntimeFragmentFields};
 use crate::value::Value;
 use crate::wire::RuntimeManifest;
 use crate::wire::{key, RuntimeFragment};
 
-const LABEL: &str = "runtime manifest";
+/// The runtime manifest (§9.1) as a document kind of the reading pipeline.
+struct RuntimeDocument;
 
-#[rustfmt::skip]
-manifest_constructors!(Runtime, RuntimeManifest, runtime, runtime_from_value, "runtime manifest", "§9.1",);
+impl Document for RuntimeDocument {
+    type Output = Runtime;
+    const LABEL: &'static str = "runtime manifest";
 
-/// Reads and parses a runtime manifest document.
-pub(crate) fn runtime(text: &[u8], limits: &Limits) -> Result<Runtime> {
-    runtime_from_value(&reader::read(text, LABEL, limits)?, limits)
+    fn from_tree(document: &Value<'_>, options: &Options<'_>) -> Result<Runtime> {
+        runtime_from_value(document, &options.limits)
+    }
+}
+
+impl Runtime {
+    /// Parses runtime manifest JSON strictly (contract §9.1), under `options.limits`.
+    pub fn from_json(text: impl AsRef<[u8]>, options: &Options<'_>) -> Result<Runtime> {
+        document::read::<RuntimeDocument>(text.as_ref(), options)
+    }
+
+    /// Parses a runtime manifest already read into a [`Value`] (for bindings that build the tree
+    /// from their own objects): the count, dimension and geometry limits of
+    /// `options.limits` apply here, the reader's when the tree was read.
+    pub fn from_value(document: &Value<'_>, options: &Options<'_>) -> Result<Runtime> {
+        RuntimeDocument::from_tree(document, options)
+    }
+
+    /// Validates a typed manifest exactly as if it were its JSON document (default limits);
+    /// error paths point into that document.
+    pub fn from_wire(manifest: &RuntimeManifest) -> Result<Runtime> {
+        document::read::<RuntimeDocument>(&super::encode_wire(manifest), &Options::default())
+    }
 }
 
 /// §9.1 parse steps 1–5 on a read document.
 pub(crate) fn runtime_from_value(document: &Value<'_>, limits: &Limits) -> Result<Runtime> {
     let root = Path::Root;
-    let top = manifest_top(document, LABEL, RuntimeManifest::FIELDS)?;
+    let top = manifest_top(document, RuntimeDocument::LABEL, RuntimeManifest::FIELDS)?;
 
     let tensors = tensors(top, "runtime", &root, limits)?;
 
@@ -55,5 +77,13 @@ pub(crate) fn runtime_from_value(document: &Value<'_>, limits: &Limits) -> Resul
         placement_id: top.get(key::PLACEMENT_ID),
         generation: top.get(key::GENERATION),
     };
-    construct_runtime(&root, MANIFEST, &header, tensors, fragments, Vec::new())
+    construct_runtime(
+        &root,
+        MANIFEST,
+        &header,
+        tensors,
+        fragments,
+        Vec::new(),
+        limits.max_geometry_work,
+    )
 }

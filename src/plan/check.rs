@@ -11,25 +11,17 @@ use crate::wire::TensorDescriptor;
 /// in global_shape, dtype, itemsize, layout_fingerprint, layer_id or expert_id (checked in
 /// that order).
 pub(crate) fn check_compatible(source: &Placement, target: &Placement) -> Result<()> {
-    if source.model_id() != target.model_id() {
-        return Err(Error::new(
-            Code::PlanModelMismatch,
-            format!(
-                "source and target placements name different models: model_id {} and {}",
-                source.model_id(),
-                target.model_id()
-            ),
-        ));
-    }
-    if source.revision() != target.revision() {
-        return Err(Error::new(
-            Code::PlanModelMismatch,
-            format!(
-                "source and target placements name different revisions: {} and {}",
-                source.revision(),
-                target.revision()
-            ),
-        ));
+    // model_id first, then revision.
+    for (what, ours, theirs) in [
+        ("models: model_id", source.model_id(), target.model_id()),
+        ("revisions:", source.revision(), target.revision()),
+    ] {
+        if ours != theirs {
+            return Err(Error::new(
+                Code::PlanModelMismatch,
+                format!("source and target placements name different {what} {ours} and {theirs}"),
+            ));
+        }
     }
     let (sources, targets) = (source.tensors(), target.tensors());
     let (mut at_source, mut at_target) = (0, 0);

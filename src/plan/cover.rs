@@ -56,14 +56,16 @@ impl Covers {
     }
 }
 
-/// Selects the covers of `tensor` from its source fragments `members`.
+/// Selects the covers of `tensor` from its source fragments `members`, the search
+/// spending at most `per_box` units (`max_geometry_work`) per box.
 pub(crate) fn select(
     tensor: &TensorDescriptor,
     fragments: &[PlacementFragment],
     members: &[usize],
+    per_box: u64,
 ) -> Result<Covers> {
     let shape = &tensor.global_shape;
-    let mut work = Work::for_boxes(members.len().saturating_mul(2));
+    let mut work = Work::new(per_box, members.len().saturating_mul(2));
     let exhausted =
         |e: crate::geometry::Exhausted| e.error("source cover search", &tensor.tensor_id);
     let tiles = distinct_boxes(fragments, members.iter().copied());

@@ -31,7 +31,7 @@ impl Default for PlanLimits {
         PlanLimits {
             max_regions: DEFAULT_MAX_REGIONS,
             max_segments: DEFAULT_MAX_SEGMENTS,
-            max_geometry_work: crate::Limits::default().max_geometry_work,
+            max_geometry_work: crate::limits::Limits::default().max_geometry_work,
         }
     }
 }

@@ -46,7 +46,7 @@ use crate::model::Placement;
 use crate::wire::{ParallelRank, PlanRegion, ReshardPlan};
 
 pub use limits::{PlanLimits, DEFAULT_MAX_REGIONS, DEFAULT_MAX_SEGMENTS};
-pub use replica::ReplicaChoice;
+pub use replica::{ReplicaChoice, ReplicaPolicy};
 
 /// A reshard plan: its canonical text, its plan_id and its statistics. The typed wire
 /// value is read from the text on first use ([`Plan::as_wire`], [`Plan::regions`]).
@@ -110,9 +110,7 @@ pub fn plan_with_progress(
     limits: &PlanLimits,
     mut walked: impl FnMut(usize, usize),
 ) -> Result<Plan> {
-    crate::geometry::work::with_per_box(limits.max_geometry_work, || {
-        plan_within(source, target, limits, &mut walked, ReplicaChoice::Balanced)
-    })
+    plan_within(source, target, limits, &mut walked, ReplicaChoice::Balanced)
 }
 
 /// [`plan`] with the replica choice `choice` ([`ReplicaChoice::Balanced`] is [`plan`]).
@@ -126,12 +124,10 @@ pub fn plan_with_choice(
     limits: &PlanLimits,
     choice: ReplicaChoice<'_>,
 ) -> Result<Plan> {
-    crate::geometry::work::with_per_box(limits.max_geometry_work, || {
-        plan_within(source, target, limits, &mut |_, _| {}, choice)
-    })
+    plan_within(source, target, limits, &mut |_, _| {}, choice)
 }
 
-/// [`plan_with_progress`] with the geometry budget in force.
+/// [`plan_with_progress`] with the replica choice `choice`.
 fn plan_within(
     source: &Placement,
     target: &Placement,
@@ -139,12 +135,10 @@ fn plan_within(
     walked: &mut impl FnMut(usize, usize),
     choice: ReplicaChoice<'_>,
 ) -> Result<Plan> {
-    let walk = walk::Walk::prepare(source, target)?;
-    // Mooncake reads a target's tiles from one source DP replica, chosen by the target's dp.
-    let source_dp = |dp: u64| match choice {
-        ReplicaChoice::Balanced => dp,
-        ReplicaChoice::Mooncake(m) => m.source_dp(dp).unwrap_or(dp),
-    };
+    let walk = walk::Walk::prepare(source, target, limits.max_geometry_work)?;
+    // A policy (Mooncake's) may read a target's tiles from one source DP replica, chosen
+    // by the target's dp.
+    let source_dp = |dp: u64| choice.source_dp(dp);
     // Count first, keeping the overlaps compactly (bounded by the limits): nothing is
     // built until every limit has held.
     let mut budget = limits::Budget::new(*limits);
@@ -171,11 +165,7 @@ fn plan_within(
     let mut bytes = 0u128;
     for overlap in pending.iter() {
         let target = &targets[overlap.target];
-        let mooncake = match choice {
-            ReplicaChoice::Balanced => None,
-            ReplicaChoice::Mooncake(m) => m.choose(sources, overlap.replicas, target.rank.dp),
-        };
-        let chosen = match mooncake {
+        let chosen = match choice.choose(sources, overlap.replicas, target.rank.dp) {
             Some(chosen) => {
                 loads.charge(sources, chosen, overlap.nbytes);
                 chosen

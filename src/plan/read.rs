@@ -1,37 +1,15 @@
-//! Reading a reshard plan document: the contract's JSON rules (§4), the plan schema's
-//! members and types, then the plan_id recomputed from the contents.
+//! A plan from its wire value: the plan_id recomputed from the contents (the document
+//! kind that reads it is in `derived`).
 
 use super::Plan;
 use crate::canonical;
+use crate::document::check_id;
 use crate::error::{Code, Result};
-use crate::options::Options;
+use crate::wire::key;
 use crate::wire::members::reshard_plan_id;
 use crate::wire::ReshardPlan;
-use crate::wire::{check_id, key, read_typed};
 
 impl Plan {
-    /// Reads a reshard plan document (the output of `weight-manifest plan`) strictly,
-    /// under `options.limits` (size, depth, string length), and recomputes its plan_id.
-    /// The plan keeps the canonical encoding of what it read. A plan read from JSON has no
-    /// per-source-rank figures (the document names fragments, not ranks):
-    /// [`PlanStats::sources`](super::PlanStats::sources) is empty.
-    ///
-    /// # Errors
-    ///
-    /// `invalid_json`, `non_finite_number`, `duplicate_key` or `limit_exceeded` (contract
-    /// §4); `plan_document_invalid` when the document is not an object with exactly the
-    /// plan schema's members and types; `plan_id_mismatch` when its plan_id is not the id
-    /// of its contents.
-    pub fn from_json(text: impl AsRef<[u8]>, options: &Options<'_>) -> Result<Plan> {
-        let plan: ReshardPlan = read_typed(
-            text.as_ref(),
-            "reshard plan",
-            &options.limits,
-            Code::PlanDocumentInvalid,
-        )?;
-        Plan::checked(plan)
-    }
-
     /// A plan from its typed wire value, whose plan_id must be the id of its contents
     /// (`plan_id_mismatch`).
     pub fn from_wire(plan: &ReshardPlan) -> Result<Plan> {
@@ -39,7 +17,7 @@ impl Plan {
     }
 
     /// The plan of `plan` once its plan_id is checked.
-    fn checked(plan: ReshardPlan) -> Result<Plan> {
+    pub(crate) fn checked(plan: ReshardPlan) -> Result<Plan> {
         let computed = reshard_plan_id(
             &plan.model_id,
             &plan.regions,

@@ -1,27 +1,80 @@
 //! Replica choice: which of the source fragments holding a tile a region reads from.
 //!
-//! Prefer the replicas with the target's own DP rank; among the candidates, take the one
-//! whose source rank has had the fewest bytes read so far, ties broken by rank order
-//! (dp, tp, pp, ep). Loads accumulate over the whole plan in region order, so the choice
-//! is deterministic.
+//! Balanced (the default): prefer the replicas with the target's own DP rank; among the
+//! candidates, take the one whose source rank has had the fewest bytes read so far, ties
+//! broken by rank order (dp, tp, pp, ep). Loads accumulate over the whole plan in region
+//! order, so the choice is deterministic. Another planner's choice (Mooncake's, in the
+//! crate `weight-manifest-mooncake`) comes in as a [`ReplicaPolicy`].
 
 use crate::coverage::group::rank_key;
-use crate::mooncake::MooncakeReplicas;
-use crate::validate::fxhash::FxHashMap;
+use crate::util::fxhash::FxHashMap;
 use crate::wire::{ParallelRank, PlacementFragment};
 
 type RankKey = (u64, u64, u64, u64);
 
+/// A replica choice other than the balanced one, supplied by the caller: which source DP
+/// replica a target reads its tiles from, and which of the fragments holding a tile a
+/// region reads. Whatever it chooses, the plan stays valid (every choice is a fragment
+/// holding the tile); only which replica is read changes.
+pub trait ReplicaPolicy {
+    /// The source DP replica whose tiles a target of DP rank `target_dp` is planned
+    /// against, or `None` for the target's own `target_dp`.
+    fn source_dp(&self, target_dp: u64) -> Option<u64>;
+
+    /// The one of `replicas` (indices into `fragments`, all holding the same box of one
+    /// tensor, in rank order) a region of a target of DP rank `target_dp` reads, or `None`
+    /// to leave it to the balanced choice.
+    fn choose(
+        &self,
+        fragments: &[PlacementFragment],
+        replicas: &[usize],
+        target_dp: u64,
+    ) -> Option<usize>;
+}
+
 /// How a region picks, among the source fragments holding its tile, the one it reads.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Default)]
 pub enum ReplicaChoice<'a> {
     /// This planner's default: the target's own DP rank if any, then the least loaded
     /// source rank so far (module documentation).
     #[default]
     Balanced,
-    /// Mooncake's choice ([`MooncakeReplicas`]), so that regions compare one to one with
-    /// upstream's `plan_placement_transfer`.
-    Mooncake(&'a MooncakeReplicas),
+    /// The caller's policy (Mooncake's, `weight_manifest_mooncake::MooncakeReplicas`, so
+    /// that regions compare one to one with upstream's `plan_placement_transfer`); where it
+    /// declines, the balanced choice.
+    Policy(&'a dyn ReplicaPolicy),
+}
+
+impl std::fmt::Debug for ReplicaChoice<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            ReplicaChoice::Balanced => "Balanced",
+            ReplicaChoice::Policy(_) => "Policy(..)",
+        })
+    }
+}
+
+impl ReplicaChoice<'_> {
+    /// The source DP replica a target of DP rank `target_dp` is planned against.
+    pub(crate) fn source_dp(&self, target_dp: u64) -> u64 {
+        match self {
+            ReplicaChoice::Balanced => target_dp,
+            ReplicaChoice::Policy(p) => p.source_dp(target_dp).unwrap_or(target_dp),
+        }
+    }
+
+    /// The policy's choice among `replicas`, if it makes one.
+    pub(crate) fn choose(
+        &self,
+        fragments: &[PlacementFragment],
+        replicas: &[usize],
+        target_dp: u64,
+    ) -> Option<usize> {
+        match self {
+            ReplicaChoice::Balanced => None,
+            ReplicaChoice::Policy(p) => p.choose(fragments, replicas, target_dp),
+        }
+    }
 }
 
 /// Bytes and regions read from each source rank so far.

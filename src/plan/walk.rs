@@ -41,13 +41,20 @@ pub(crate) struct Walk<'p> {
     /// Target fragment indices by tensor, in fragment order.
     targets: Groups,
     work: Vec<TensorWork<'p>>,
+    /// `max_geometry_work`: the units per box of every search.
+    per_box: u64,
 }
 
 impl<'p> Walk<'p> {
     /// Checks the pair (`plan_model_mismatch`, `plan_tensor_mismatch`) and selects the
     /// covers (`plan_uncovered_tensor`, for the first such tensor by tensor_id). A tensor
-    /// that no target fragment holds needs no cover.
-    pub(crate) fn prepare(source: &'p Placement, target: &'p Placement) -> Result<Walk<'p>> {
+    /// that no target fragment holds needs no cover. Every search spends at most
+    /// `per_box` units (`max_geometry_work`) per box.
+    pub(crate) fn prepare(
+        source: &'p Placement,
+        target: &'p Placement,
+        per_box: u64,
+    ) -> Result<Walk<'p>> {
         check_compatible(source, target)?;
         let sources = fragments_by_tensor(source);
         let targets = fragments_by_tensor(target);
@@ -57,7 +64,7 @@ impl<'p> Walk<'p> {
             if targets.get(index).is_empty() {
                 continue;
             }
-            let covers = select(tensor, source.fragments(), sources.get(index))?;
+            let covers = select(tensor, source.fragments(), sources.get(index), per_box)?;
             work.push(TensorWork {
                 tensor,
                 covers,
@@ -70,6 +77,7 @@ impl<'p> Walk<'p> {
             target,
             targets,
             work,
+            per_box,
         })
     }
 
@@ -88,7 +96,7 @@ impl<'p> Walk<'p> {
         for (done, work) in self.work.iter().enumerate() {
             let mut turn = 0usize;
             let targets_of = self.targets.get(work.index);
-            let mut budget = Work::for_boxes(work.sources.saturating_add(targets_of.len()));
+            let mut budget = Work::new(self.per_box, work.sources.saturating_add(targets_of.len()));
             for &t in targets_of {
                 let fragment = &targets[t];
                 let cover = work

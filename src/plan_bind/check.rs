@@ -14,23 +14,30 @@ pub(super) fn side(
     generation: Option<u64>,
 ) -> Result<BoundSide> {
     let wire = binding.as_wire();
-    if wire.placement_id != placement.placement_id {
-        return Err(Error::new(
+    // The placement_id first, then the digest: (code, what the binding says, the plan's).
+    for (code, located, planned, says) in [
+        (
             Code::PlanBindingPlacementIdMismatch,
-            format!(
-                "the {name} binding locates placement {}, the plan's {name} is {}",
-                wire.placement_id, placement.placement_id
-            ),
-        ));
-    }
-    if wire.placement_digest != placement.digest {
-        return Err(Error::new(
+            &wire.placement_id,
+            &placement.placement_id,
+            ("placement", "is"),
+        ),
+        (
             Code::PlanBindingDigestMismatch,
-            format!(
-                "the {name} binding locates a placement of digest {}, the plan's {name} has digest {}",
-                wire.placement_digest, placement.digest
-            ),
-        ));
+            &wire.placement_digest,
+            &placement.digest,
+            ("a placement of digest", "has digest"),
+        ),
+    ] {
+        if located != planned {
+            let (located_as, planned_as) = says;
+            return Err(Error::new(
+                code,
+                format!(
+                    "the {name} binding locates {located_as} {located}, the plan's {name} {planned_as} {planned}"
+                ),
+            ));
+        }
     }
     if let Some(expected) = generation {
         if wire.generation != expected {

@@ -18,11 +18,11 @@ mod wire;
 
 use std::collections::BTreeMap;
 
+use crate::document::check_id;
 use crate::error::{Code, Error, Result};
 use crate::model::Binding;
-use crate::options::Options;
 use crate::plan::Plan;
-use crate::wire::{check_id, key, members, read_typed};
+use crate::wire::{key, members};
 use crate::wire::{BoundCopy, BoundPair, BoundPlan as BoundPlanWire};
 
 pub use segments::{segments, Segments};
@@ -45,24 +45,8 @@ pub struct BoundPlan {
 }
 
 impl BoundPlan {
-    /// Reads a bound plan document (the output of `weight-manifest plan-bind`) strictly,
-    /// under `options.limits`, and recomputes its bound_plan_id: what an executor that
-    /// receives a copy list from a coordinator checks before it moves a byte. The bound
-    /// plan keeps the canonical encoding of what it read.
-    ///
-    /// # Errors
-    ///
-    /// The reader's errors (contract §4) and `limit_exceeded`;
-    /// `bound_plan_document_invalid` when the document is not an object with exactly the
-    /// bound plan schema's members and types; `bound_plan_id_mismatch` when its
-    /// bound_plan_id is not the id of its contents.
-    pub fn from_json(text: impl AsRef<[u8]>, options: &Options<'_>) -> Result<BoundPlan> {
-        let wire: BoundPlanWire = read_typed(
-            text.as_ref(),
-            "bound plan",
-            &options.limits,
-            Code::BoundPlanDocumentInvalid,
-        )?;
+    /// The bound plan of `wire` once its bound_plan_id is checked.
+    pub(crate) fn checked(wire: BoundPlanWire) -> Result<BoundPlan> {
         let computed =
             members::bound_plan_id(&wire.pairs, &wire.plan_id, &wire.source, &wire.target);
         check_id(

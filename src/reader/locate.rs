@@ -3,7 +3,7 @@
 //! such an error is reported. (`invalid_json` has a line and column instead: the text is
 //! not a document a pointer could resolve in.)
 
-use super::parser::Frame;
+use super::frame::Frame;
 use crate::code::Code;
 use crate::error::Error;
 

@@ -242,12 +242,7 @@ fn every_single_byte_change_is_located_at_its_first_offending_byte() {
 }
 
 proptest::proptest! {
-    #![proptest_config(proptest::test_runner::Config {
-        cases: 2000,
-        rng_seed: proptest::test_runner::RngSeed::Fixed(0x10ca_7e00),
-        failure_persistence: None,
-        ..proptest::test_runner::Config::default()
-    })]
+    #![proptest_config(crate::test_support::fixed_seed(2000, 0x10ca_7e00))]
 
     /// Token soup from the JSON alphabet: every `invalid_json` is located at its first
     /// offending byte.

@@ -14,12 +14,15 @@
 //!
 //! Strings without escapes borrow from the input ([`Cow::Borrowed`](std::borrow::Cow)).
 //!
-//! Every `invalid_json` rejection carries a [`JsonLocation`] (byte offset, line, column of
+//! Every `invalid_json` rejection carries a [`JsonLocation`](crate::error::JsonLocation) (byte offset, line, column of
 //! the first offending byte; [`Error::json_location`]); its message stays the contract's
 //! and its [`Error::path`] stays `None`. The line and column are computed from the text
 //! only when the error is raised: the parsing loop tracks nothing but the byte position.
 
+pub mod cursor;
 mod dup;
+mod errors;
+mod frame;
 mod locate;
 mod parser;
 mod scan;
@@ -31,8 +34,7 @@ mod location_tests;
 #[cfg(test)]
 mod tests;
 
-use crate::code::Code;
-use crate::error::{Detail, Error, JsonLocation};
+use crate::error::Error;
 use crate::limits::Limits;
 use crate::value::Value;
 
@@ -56,10 +58,7 @@ pub const MAX_DEPTH: usize = crate::limits::MAX_DEPTH_CEILING;
 /// `limit_exceeded` as described in [`crate::limits`].
 pub fn read<'a>(text: &'a [u8], label: &str, limits: &Limits) -> Result<Value<'a>, Error> {
     limits.check_document_bytes(text.len())?;
-    match std::str::from_utf8(text) {
-        Ok(text) => parser::Parser::new(text, label, limits).parse(),
-        Err(e) => Err(invalid_json(label, text, e.valid_up_to())),
-    }
+    parse(utf8(text, label)?, label, limits)
 }
 
 /// Reads a document supplied as text, under `limits`; as [`read`] without the UTF-8 check.
@@ -69,30 +68,24 @@ pub fn read<'a>(text: &'a [u8], label: &str, limits: &Limits) -> Result<Value<'a
 /// As [`read`].
 pub fn read_str<'a>(text: &'a str, label: &str, limits: &Limits) -> Result<Value<'a>, Error> {
     limits.check_document_bytes(text.len())?;
+    parse(text, label, limits)
+}
+
+/// The bytes as text, else `invalid_json` located at the first byte of the first
+/// ill-formed UTF-8 sequence (the second step of [`read`]).
+///
+/// # Errors
+///
+/// `invalid_json`.
+pub fn utf8<'a>(text: &'a [u8], label: &str) -> Result<&'a str, Error> {
+    std::str::from_utf8(text).map_err(|e| invalid_json(label, text, e.valid_up_to()))
+}
+
+/// Reads text whose size has been checked (the last step of [`read`]): the depth and
+/// string limits apply.
+pub(crate) fn parse<'a>(text: &'a str, label: &str, limits: &Limits) -> Result<Value<'a>, Error> {
     parser::Parser::new(text, label, limits).parse()
 }
 
+pub(crate) use errors::invalid_json;
 pub(crate) use scan::{find_special, parse_u64, skip_whitespace};
-
-/// The `invalid_json` error for the document kind `label`, located at byte `offset` of
-/// `text` (the first offending byte, or `text.len()`: see [`JsonLocation`]).
-#[cold]
-pub(crate) fn invalid_json(label: &str, text: &[u8], offset: usize) -> Error {
-    Error::new(Code::InvalidJson, format!("{label} is not valid JSON"))
-        .with_detail(Detail::JsonLocation(JsonLocation::in_text(text, offset)))
-}
-
-/// The `non_finite_number` error for `token` as written.
-#[cold]
-fn non_finite(token: &str) -> Error {
-    Error::new(
-        Code::NonFiniteNumber,
-        format!("non-finite JSON number is unsupported: {token}"),
-    )
-}
-
-/// The `duplicate_key` error for the unescaped `key`.
-#[cold]
-fn duplicate_key(key: &str) -> Error {
-    Error::new(Code::DuplicateKey, format!("duplicate JSON field: {key}"))
-}

@@ -3,20 +3,15 @@
 use std::borrow::Cow;
 use std::mem;
 
+use super::dup;
+use super::errors::{duplicate_key, invalid_json, non_finite};
+use super::frame::Frame;
 use super::locate::{locate, member_pointer, pointer};
 use super::scan::{find_special, hex4, parse_u64, skip_digits, skip_whitespace};
-use super::{dup, duplicate_key, invalid_json, non_finite};
 use crate::code::Code;
 use crate::error::Error;
 use crate::limits::{depth_message, string_message, Limits};
 use crate::value::{Object, Value};
-
-/// An open array or object. Finished children wait on the parser's shared value and member
-/// stacks from `start` on, so each container is allocated once, at its exact size.
-pub(super) enum Frame<'a> {
-    Array { start: usize },
-    Object { start: usize, key: Cow<'a, str> },
-}
 
 /// Parser state over one document.
 pub(super) struct Parser<'a, 'l> {

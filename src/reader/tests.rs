@@ -316,12 +316,7 @@ fn never_panics_on_truncations() {
 }
 
 proptest::proptest! {
-    #![proptest_config(proptest::test_runner::Config {
-        cases: 2000,
-        rng_seed: proptest::test_runner::RngSeed::Fixed(0x7ead_e500),
-        failure_persistence: None,
-        ..proptest::test_runner::Config::default()
-    })]
+    #![proptest_config(crate::test_support::fixed_seed(2000, 0x7ead_e500))]
 
     /// Token soup from the JSON alphabet: the reader never panics, and what it accepts it
     /// accepts again after canonical re-encoding.

@@ -1,7 +1,7 @@
 //! The predicates on their own: each rule's edge cases.
 
-use super::alias_pair::{exact_alias_pair, AliasCandidate};
-use super::fragment_box::{first_box_failure, BoxFailure, TensorFrame};
+use super::fragment_set::fragment_box::{first_box_failure, BoxFailure, TensorFrame};
+use super::physical::alias_pair::{exact_alias_pair, AliasCandidate};
 use super::stride::{is_canonical_stride, row_major_strides};
 use super::values::{at_least, end_address, is_non_empty, sort_aliases, MIN_ADDRESS, MIN_NBYTES};
 use crate::wire::TensorDescriptor;
@@ -191,4 +191,95 @@ fn an_exact_alias_pair_agrees_in_every_listed_member() {
         ..a
     };
     assert!(!exact_alias_pair(&single, &single));
+}
+
+/// The §1.4 value checks (INT, INTS, ALIASES, STR) and their messages.
+mod value_checks {
+    use crate::error::Code;
+    use crate::path::Path;
+    use crate::rules::values::{aliases, int, ints, string};
+    use crate::value::Value;
+    use std::borrow::Cow;
+
+    fn s(text: &str) -> Value<'_> {
+        Value::Str(Cow::Borrowed(text))
+    }
+
+    #[test]
+    fn int_distinguishes_type_minimum_and_range() {
+        let p = Path::Root;
+        assert_eq!(int(&Value::UInt(3), "x", 1, &p).unwrap(), 3);
+        let codes: Vec<Code> = [
+            Value::UInt(0),
+            Value::NegInt(Cow::Borrowed("-99999999999999999999999")),
+            Value::BigUInt(Cow::Borrowed("18446744073709551616")),
+            Value::Float(Cow::Borrowed("2.0")),
+            Value::Bool(true),
+            Value::Null,
+            s("1"),
+        ]
+        .iter()
+        .map(|v| int(v, "x", 1, &p).unwrap_err().code())
+        .collect();
+        assert_eq!(
+            codes,
+            [
+                Code::BelowMinimum,
+                Code::BelowMinimum,
+                Code::U64Overflow,
+                Code::NotAnInteger,
+                Code::NotAnInteger,
+                Code::NotAnInteger,
+                Code::NotAnInteger
+            ]
+        );
+        assert_eq!(
+            int(&Value::UInt(0), "itemsize", 1, &p)
+                .unwrap_err()
+                .message(),
+            "itemsize must be at least 1"
+        );
+    }
+
+    #[test]
+    fn ints_names_the_array() {
+        let p = Path::Root;
+        let err = ints(
+            &Value::Array(vec![Value::UInt(1), Value::Null]),
+            "local_shape",
+            1,
+            &p,
+        )
+        .unwrap_err();
+        assert_eq!(err.message(), "local_shape must be an integer");
+        let err = ints(&s("x"), "local_shape", 1, &p).unwrap_err();
+        assert_eq!(err.code(), Code::NotASequence);
+        assert_eq!(err.message(), "local_shape must contain integers");
+    }
+
+    #[test]
+    fn aliases_are_sorted_and_distinct() {
+        let p = Path::Root;
+        let v = Value::Array(vec![s("zeta"), s("alpha")]);
+        assert_eq!(aliases(&v, &p).unwrap(), ["alpha", "zeta"]);
+        let dup = Value::Array(vec![s("a"), s("a")]);
+        assert_eq!(
+            aliases(&dup, &p).unwrap_err().code(),
+            Code::AliasesDuplicate
+        );
+        for bad in [Value::Null, s("a"), Value::Array(vec![s("")])] {
+            assert_eq!(aliases(&bad, &p).unwrap_err().code(), Code::AliasesInvalid);
+        }
+    }
+
+    #[test]
+    fn string_rejects_empty_and_non_strings() {
+        let p = Path::Root;
+        assert_eq!(string(&s("a"), "f", &p).unwrap(), "a");
+        for bad in [s(""), Value::Null, Value::UInt(1)] {
+            let err = string(&bad, "model_id", &p).unwrap_err();
+            assert_eq!(err.code(), Code::EmptyString);
+            assert_eq!(err.message(), "model_id must be a non-empty string");
+        }
+    }
 }

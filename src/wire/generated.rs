@@ -1305,6 +1305,212 @@ pub struct MooncakeRank {
     ///Tensor-parallel coordinate.
     pub tp: u64,
 }
+///One participant's binding (Mooncake's WeightRuntimeBindingManifest): where its placement fragments live now, fenced by a lease and a generation.
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Eq, Hash, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct MooncakeRuntimeBinding {
+    ///One view per placement fragment of the participant, sorted by placement_fragment_id.
+    pub fragments: ::std::vec::Vec<MooncakeRuntimeBindingFragment>,
+    ///The lease generation.
+    pub generation: u64,
+    ///The running instance.
+    pub instance_id: ::std::string::String,
+    ///The lease.
+    pub lease_id: ::std::string::String,
+    ///The participant whose fragments these are.
+    pub participant_id: ::std::string::String,
+    ///The Mooncake placement's digest (64 lowercase hex digits).
+    pub placement_digest: ::std::string::String,
+    ///The Mooncake placement's id.
+    pub placement_id: ::std::string::String,
+    ///The model.
+    pub resource_id: ::std::string::String,
+    ///Always `model_weight`.
+    pub resource_kind: MooncakeRuntimeBindingResourceKind,
+    ///The revision.
+    pub revision: ::std::string::String,
+}
+///One placement fragment's physical view (Mooncake's RuntimeBindingFragment), with its strides and the allocation it lies in.
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Eq, Hash, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct MooncakeRuntimeBindingFragment {
+    ///Address of the view's first byte.
+    pub address: u64,
+    ///Device holding the memory.
+    pub device: ::std::string::String,
+    ///Where to reach the worker.
+    pub endpoint: ::std::string::String,
+    ///Runtime-side id, unique in the binding.
+    pub fragment_id: ::std::string::String,
+    ///Bytes per element.
+    pub itemsize: u64,
+    ///Extents of the view.
+    pub local_shape: ::std::vec::Vec<u64>,
+    ///Bytes of the view.
+    pub nbytes: u64,
+    ///The placement fragment bound here.
+    pub placement_fragment_id: ::std::string::String,
+    ///The first byte of the allocation the view lies in.
+    pub storage_address: u64,
+    ///The allocation's size.
+    pub storage_nbytes: u64,
+    ///The view's offset in the allocation (address - storage_address).
+    pub storage_offset_bytes: u64,
+    ///Byte stride per dimension (a singleton dimension's normalized to the canonical).
+    pub strides_bytes: ::std::vec::Vec<u64>,
+    ///Worker process holding the memory.
+    pub worker_id: ::std::string::String,
+}
+///Always `model_weight`.
+#[derive(
+    ::serde::Deserialize,
+    ::serde::Serialize,
+    Clone,
+    Copy,
+    Debug,
+    Eq,
+    Hash,
+    Ord,
+    PartialEq,
+    PartialOrd
+)]
+pub enum MooncakeRuntimeBindingResourceKind {
+    #[serde(rename = "model_weight")]
+    ModelWeight,
+}
+impl ::std::fmt::Display for MooncakeRuntimeBindingResourceKind {
+    fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+        match *self {
+            Self::ModelWeight => f.write_str("model_weight"),
+        }
+    }
+}
+impl ::std::str::FromStr for MooncakeRuntimeBindingResourceKind {
+    type Err = self::error::ConversionError;
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        match value {
+            "model_weight" => Ok(Self::ModelWeight),
+            _ => Err("invalid value".into()),
+        }
+    }
+}
+impl ::std::convert::TryFrom<&str> for MooncakeRuntimeBindingResourceKind {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl ::std::convert::TryFrom<::std::string::String>
+for MooncakeRuntimeBindingResourceKind {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+///Mooncake Store's WeightManifest as released in mooncake.reshard 0.3.13 (upstream's format, not this project's contract; docs/contract.md §20.6): where each stored box of each tensor sits in a Store object of one saved weight generation. Every key is required, no other key is allowed; the text is JSON with sorted keys, no whitespace and raw UTF-8 (Python's ensure_ascii=False); tensors and fragments keep their written order, which is part of the text and its digest.
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Eq, Hash, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct MooncakeStorageManifest {
+    ///When the manifest was written, as written (upstream's ISO 8601 text).
+    pub created_at: ::std::string::String,
+    ///The stored boxes, in written order; their object ranges do not overlap.
+    pub fragments: ::std::vec::Vec<MooncakeStoredFragment>,
+    ///The saved group: `{namespace}/{resource_id}/{revision}/{weight_generation}`.
+    pub group_id: ::std::string::String,
+    ///The manifest's own Store key: `{group_id}/manifest`.
+    pub manifest_key: ::std::string::String,
+    ///The Store namespace.
+    pub namespace: ::std::string::String,
+    ///The resource stored: the model (this project's model_id).
+    pub resource_id: ::std::string::String,
+    ///Always `model_weight`.
+    pub resource_kind: MooncakeStorageManifestResourceKind,
+    ///Revision of the weights.
+    pub revision: ::std::string::String,
+    ///Every stored tensor once, in written order, each covered exactly by its fragments.
+    pub tensors: ::std::vec::Vec<MooncakeTensorDescriptor>,
+    ///Generation of the weights.
+    pub weight_generation: u64,
+}
+///Always `model_weight`.
+#[derive(
+    ::serde::Deserialize,
+    ::serde::Serialize,
+    Clone,
+    Copy,
+    Debug,
+    Eq,
+    Hash,
+    Ord,
+    PartialEq,
+    PartialOrd
+)]
+pub enum MooncakeStorageManifestResourceKind {
+    #[serde(rename = "model_weight")]
+    ModelWeight,
+}
+impl ::std::fmt::Display for MooncakeStorageManifestResourceKind {
+    fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+        match *self {
+            Self::ModelWeight => f.write_str("model_weight"),
+        }
+    }
+}
+impl ::std::str::FromStr for MooncakeStorageManifestResourceKind {
+    type Err = self::error::ConversionError;
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        match value {
+            "model_weight" => Ok(Self::ModelWeight),
+            _ => Err("invalid value".into()),
+        }
+    }
+}
+impl ::std::convert::TryFrom<&str> for MooncakeStorageManifestResourceKind {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl ::std::convert::TryFrom<::std::string::String>
+for MooncakeStorageManifestResourceKind {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+///One stored box of a tensor (Mooncake's StoredFragment): the bytes of the box, row-major, at object_offset in the Store object object_key.
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Eq, Hash, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct MooncakeStoredFragment {
+    ///Empty, or at least two tensor ids including the own one, sorted.
+    pub aliases: ::std::vec::Vec<::std::string::String>,
+    ///The fragment's id, unique in the manifest.
+    pub fragment_id: ::std::string::String,
+    ///Offset of the box in the tensor.
+    pub global_offset: ::std::vec::Vec<u64>,
+    ///Extents of the box.
+    pub local_shape: ::std::vec::Vec<u64>,
+    ///Bytes of the box.
+    pub nbytes: u64,
+    ///The Store object holding the bytes, under `{group_id}/payload/`.
+    pub object_key: ::std::string::String,
+    ///Byte offset of the box in the object.
+    pub object_offset: u64,
+    ///The tensor.
+    pub tensor_id: ::std::string::String,
+}
 ///A logical tensor (Mooncake's TensorDescriptor).
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Eq, Hash, PartialEq)]
 #[serde(deny_unknown_fields)]

@@ -39,6 +39,8 @@ pub mod key {
     pub const COPIES: &str = "copies";
     /// The member `count`.
     pub const COUNT: &str = "count";
+    /// The member `created_at`.
+    pub const CREATED_AT: &str = "created_at";
     /// The member `description`.
     pub const DESCRIPTION: &str = "description";
     /// The member `device`.
@@ -81,6 +83,8 @@ pub mod key {
     pub const GLOBAL_OFFSET: &str = "global_offset";
     /// The member `global_shape`.
     pub const GLOBAL_SHAPE: &str = "global_shape";
+    /// The member `group_id`.
+    pub const GROUP_ID: &str = "group_id";
     /// The member `input`.
     pub const INPUT: &str = "input";
     /// The member `instance_id`.
@@ -107,6 +111,8 @@ pub mod key {
     pub const LOCAL_SHAPE: &str = "local_shape";
     /// The member `loops`.
     pub const LOOPS: &str = "loops";
+    /// The member `manifest_key`.
+    pub const MANIFEST_KEY: &str = "manifest_key";
     /// The member `match_`.
     pub const MATCH_: &str = "match_";
     /// The member `max_regions`.
@@ -119,8 +125,14 @@ pub mod key {
     pub const MODEL_ID: &str = "model_id";
     /// The member `multiple_of`.
     pub const MULTIPLE_OF: &str = "multiple_of";
+    /// The member `namespace`.
+    pub const NAMESPACE: &str = "namespace";
     /// The member `nbytes`.
     pub const NBYTES: &str = "nbytes";
+    /// The member `object_key`.
+    pub const OBJECT_KEY: &str = "object_key";
+    /// The member `object_offset`.
+    pub const OBJECT_OFFSET: &str = "object_offset";
     /// The member `ok`.
     pub const OK: &str = "ok";
     /// The member `op`.
@@ -229,10 +241,18 @@ pub mod key {
     pub const START: &str = "start";
     /// The member `status`.
     pub const STATUS: &str = "status";
+    /// The member `storage_address`.
+    pub const STORAGE_ADDRESS: &str = "storage_address";
+    /// The member `storage_nbytes`.
+    pub const STORAGE_NBYTES: &str = "storage_nbytes";
     /// The member `storage_offset`.
     pub const STORAGE_OFFSET: &str = "storage_offset";
+    /// The member `storage_offset_bytes`.
+    pub const STORAGE_OFFSET_BYTES: &str = "storage_offset_bytes";
     /// The member `stride`.
     pub const STRIDE: &str = "stride";
+    /// The member `strides_bytes`.
+    pub const STRIDES_BYTES: &str = "strides_bytes";
     /// The member `sum`.
     pub const SUM: &str = "sum";
     /// The member `tags`.
@@ -708,6 +728,75 @@ impl MooncakeRank {
     /// The members the schema requires, in code point order.
     pub const REQUIRED: &'static [&'static str] = Self::FIELDS;
 }
+impl MooncakeRuntimeBinding {
+    /// The members of a `MooncakeRuntimeBinding`, in code point order.
+    pub const FIELDS: &'static [&'static str] = &[
+        key::FRAGMENTS,
+        key::GENERATION,
+        key::INSTANCE_ID,
+        key::LEASE_ID,
+        key::PARTICIPANT_ID,
+        key::PLACEMENT_DIGEST,
+        key::PLACEMENT_ID,
+        key::RESOURCE_ID,
+        key::RESOURCE_KIND,
+        key::REVISION,
+    ];
+    /// The members the schema requires, in code point order.
+    pub const REQUIRED: &'static [&'static str] = Self::FIELDS;
+}
+impl MooncakeRuntimeBindingFragment {
+    /// The members of a `MooncakeRuntimeBindingFragment`, in code point order.
+    pub const FIELDS: &'static [&'static str] = &[
+        key::ADDRESS,
+        key::DEVICE,
+        key::ENDPOINT,
+        key::FRAGMENT_ID,
+        key::ITEMSIZE,
+        key::LOCAL_SHAPE,
+        key::NBYTES,
+        key::PLACEMENT_FRAGMENT_ID,
+        key::STORAGE_ADDRESS,
+        key::STORAGE_NBYTES,
+        key::STORAGE_OFFSET_BYTES,
+        key::STRIDES_BYTES,
+        key::WORKER_ID,
+    ];
+    /// The members the schema requires, in code point order.
+    pub const REQUIRED: &'static [&'static str] = Self::FIELDS;
+}
+impl MooncakeStorageManifest {
+    /// The members of a `MooncakeStorageManifest`, in code point order.
+    pub const FIELDS: &'static [&'static str] = &[
+        key::CREATED_AT,
+        key::FRAGMENTS,
+        key::GROUP_ID,
+        key::MANIFEST_KEY,
+        key::NAMESPACE,
+        key::RESOURCE_ID,
+        key::RESOURCE_KIND,
+        key::REVISION,
+        key::TENSORS,
+        key::WEIGHT_GENERATION,
+    ];
+    /// The members the schema requires, in code point order.
+    pub const REQUIRED: &'static [&'static str] = Self::FIELDS;
+}
+impl MooncakeStoredFragment {
+    /// The members of a `MooncakeStoredFragment`, in code point order.
+    pub const FIELDS: &'static [&'static str] = &[
+        key::ALIASES,
+        key::FRAGMENT_ID,
+        key::GLOBAL_OFFSET,
+        key::LOCAL_SHAPE,
+        key::NBYTES,
+        key::OBJECT_KEY,
+        key::OBJECT_OFFSET,
+        key::TENSOR_ID,
+    ];
+    /// The members the schema requires, in code point order.
+    pub const REQUIRED: &'static [&'static str] = Self::FIELDS;
+}
 impl MooncakeTensorDescriptor {
     /// The members of a `MooncakeTensorDescriptor`, in code point order.
     pub const FIELDS: &'static [&'static str] = &[
@@ -1120,6 +1209,24 @@ impl Canonical for MooncakeAxisSemantics {
     }
 }
 impl Canonical for MooncakePlacementManifestResourceKind {
+    fn write_canonical<S: Sink + ?Sized>(&self, out: &mut S) {
+        out.put(
+            match self {
+                Self::ModelWeight => b"\"model_weight\"",
+            },
+        );
+    }
+}
+impl Canonical for MooncakeRuntimeBindingResourceKind {
+    fn write_canonical<S: Sink + ?Sized>(&self, out: &mut S) {
+        out.put(
+            match self {
+                Self::ModelWeight => b"\"model_weight\"",
+            },
+        );
+    }
+}
+impl Canonical for MooncakeStorageManifestResourceKind {
     fn write_canonical<S: Sink + ?Sized>(&self, out: &mut S) {
         out.put(
             match self {
@@ -1673,6 +1780,169 @@ pub(crate) fn write_mooncake_rank<S: Sink + ?Sized>(
     pp.write_canonical(out);
     out.put(b",\"tp\":");
     tp.write_canonical(out);
+    out.put(b"}");
+}
+impl Canonical for MooncakeRuntimeBinding {
+    fn write_canonical<S: Sink + ?Sized>(&self, out: &mut S) {
+        write_mooncake_runtime_binding(
+            out,
+            &self.fragments,
+            &self.generation,
+            &self.instance_id,
+            &self.lease_id,
+            &self.participant_id,
+            &self.placement_digest,
+            &self.placement_id,
+            &self.resource_id,
+            &self.resource_kind,
+            &self.revision,
+        );
+    }
+}
+/// Writes the canonical encoding (contract §5) of a `MooncakeRuntimeBinding` with these members.
+pub(crate) fn write_mooncake_runtime_binding<S: Sink + ?Sized>(
+    out: &mut S,
+    fragments: &(impl Canonical + ?Sized),
+    generation: &(impl Canonical + ?Sized),
+    instance_id: &(impl Canonical + ?Sized),
+    lease_id: &(impl Canonical + ?Sized),
+    participant_id: &(impl Canonical + ?Sized),
+    placement_digest: &(impl Canonical + ?Sized),
+    placement_id: &(impl Canonical + ?Sized),
+    resource_id: &(impl Canonical + ?Sized),
+    resource_kind: &(impl Canonical + ?Sized),
+    revision: &(impl Canonical + ?Sized),
+) {
+    out.put(b"{\"fragments\":");
+    fragments.write_canonical(out);
+    out.put(b",\"generation\":");
+    generation.write_canonical(out);
+    out.put(b",\"instance_id\":");
+    instance_id.write_canonical(out);
+    out.put(b",\"lease_id\":");
+    lease_id.write_canonical(out);
+    out.put(b",\"participant_id\":");
+    participant_id.write_canonical(out);
+    out.put(b",\"placement_digest\":");
+    placement_digest.write_canonical(out);
+    out.put(b",\"placement_id\":");
+    placement_id.write_canonical(out);
+    out.put(b",\"resource_id\":");
+    resource_id.write_canonical(out);
+    out.put(b",\"resource_kind\":");
+    resource_kind.write_canonical(out);
+    out.put(b",\"revision\":");
+    revision.write_canonical(out);
+    out.put(b"}");
+}
+impl Canonical for MooncakeRuntimeBindingFragment {
+    fn write_canonical<S: Sink + ?Sized>(&self, out: &mut S) {
+        write_mooncake_runtime_binding_fragment(
+            out,
+            &self.address,
+            &self.device,
+            &self.endpoint,
+            &self.fragment_id,
+            &self.itemsize,
+            &self.local_shape,
+            &self.nbytes,
+            &self.placement_fragment_id,
+            &self.storage_address,
+            &self.storage_nbytes,
+            &self.storage_offset_bytes,
+            &self.strides_bytes,
+            &self.worker_id,
+        );
+    }
+}
+/// Writes the canonical encoding (contract §5) of a `MooncakeRuntimeBindingFragment` with these members.
+pub(crate) fn write_mooncake_runtime_binding_fragment<S: Sink + ?Sized>(
+    out: &mut S,
+    address: &(impl Canonical + ?Sized),
+    device: &(impl Canonical + ?Sized),
+    endpoint: &(impl Canonical + ?Sized),
+    fragment_id: &(impl Canonical + ?Sized),
+    itemsize: &(impl Canonical + ?Sized),
+    local_shape: &(impl Canonical + ?Sized),
+    nbytes: &(impl Canonical + ?Sized),
+    placement_fragment_id: &(impl Canonical + ?Sized),
+    storage_address: &(impl Canonical + ?Sized),
+    storage_nbytes: &(impl Canonical + ?Sized),
+    storage_offset_bytes: &(impl Canonical + ?Sized),
+    strides_bytes: &(impl Canonical + ?Sized),
+    worker_id: &(impl Canonical + ?Sized),
+) {
+    out.put(b"{\"address\":");
+    address.write_canonical(out);
+    out.put(b",\"device\":");
+    device.write_canonical(out);
+    out.put(b",\"endpoint\":");
+    endpoint.write_canonical(out);
+    out.put(b",\"fragment_id\":");
+    fragment_id.write_canonical(out);
+    out.put(b",\"itemsize\":");
+    itemsize.write_canonical(out);
+    out.put(b",\"local_shape\":");
+    local_shape.write_canonical(out);
+    out.put(b",\"nbytes\":");
+    nbytes.write_canonical(out);
+    out.put(b",\"placement_fragment_id\":");
+    placement_fragment_id.write_canonical(out);
+    out.put(b",\"storage_address\":");
+    storage_address.write_canonical(out);
+    out.put(b",\"storage_nbytes\":");
+    storage_nbytes.write_canonical(out);
+    out.put(b",\"storage_offset_bytes\":");
+    storage_offset_bytes.write_canonical(out);
+    out.put(b",\"strides_bytes\":");
+    strides_bytes.write_canonical(out);
+    out.put(b",\"worker_id\":");
+    worker_id.write_canonical(out);
+    out.put(b"}");
+}
+impl Canonical for MooncakeStoredFragment {
+    fn write_canonical<S: Sink + ?Sized>(&self, out: &mut S) {
+        write_mooncake_stored_fragment(
+            out,
+            &self.aliases,
+            &self.fragment_id,
+            &self.global_offset,
+            &self.local_shape,
+            &self.nbytes,
+            &self.object_key,
+            &self.object_offset,
+            &self.tensor_id,
+        );
+    }
+}
+/// Writes the canonical encoding (contract §5) of a `MooncakeStoredFragment` with these members.
+pub(crate) fn write_mooncake_stored_fragment<S: Sink + ?Sized>(
+    out: &mut S,
+    aliases: &(impl Canonical + ?Sized),
+    fragment_id: &(impl Canonical + ?Sized),
+    global_offset: &(impl Canonical + ?Sized),
+    local_shape: &(impl Canonical + ?Sized),
+    nbytes: &(impl Canonical + ?Sized),
+    object_key: &(impl Canonical + ?Sized),
+    object_offset: &(impl Canonical + ?Sized),
+    tensor_id: &(impl Canonical + ?Sized),
+) {
+    out.put(b"{\"aliases\":");
+    aliases.write_canonical(out);
+    out.put(b",\"fragment_id\":");
+    fragment_id.write_canonical(out);
+    out.put(b",\"global_offset\":");
+    global_offset.write_canonical(out);
+    out.put(b",\"local_shape\":");
+    local_shape.write_canonical(out);
+    out.put(b",\"nbytes\":");
+    nbytes.write_canonical(out);
+    out.put(b",\"object_key\":");
+    object_key.write_canonical(out);
+    out.put(b",\"object_offset\":");
+    object_offset.write_canonical(out);
+    out.put(b",\"tensor_id\":");
+    tensor_id.write_canonical(out);
     out.put(b"}");
 }
 impl Canonical for MooncakeTopology {

@@ -14,9 +14,6 @@ pub use generated::*;
 pub(crate) mod members;
 pub use members::key;
 
-mod typed;
-pub(crate) use typed::{check_id, read_typed};
-
 /// The position of `name` in `fields` (a wire type's `FIELDS`, or any list of names), for
 /// `const` items and blocks.
 ///

@@ -32,7 +32,7 @@ from cases.build import bases  # noqa: E402
 from cases.common import CASES, RULE_CODES  # noqa: E402
 from cases.placement import cases_accepted, cases_coverage, cases_rejected, cases_rules  # noqa: E402
 from cases.bindings import BINDINGS, PLACEMENTS, cases_bindings  # noqa: E402
-from cases.plans import GENERATIONS, LAYOUTS, PLANS, cases_generations, cases_plans  # noqa: E402
+from cases.plans import GENERATIONS, LAYOUTS, ND_PLANS, PLANS, cases_generations, cases_nd_plans, cases_plans  # noqa: E402
 from cases.storage import STORAGE, cases_storage  # noqa: E402
 
 
@@ -69,10 +69,12 @@ def generate() -> dict[str, str]:
                        indent=1, ensure_ascii=False, sort_keys=True) + "\n"
     cases_plans()
     cases_generations()
+    cases_nd_plans()
     assert sorted(g["expect"]["ok"] for g in GENERATIONS.values()) == [False] * 3 + [True] * 3, GENERATIONS
     ptext = json.dumps({"upstream": "mooncake-transfer-engine-non-cuda==0.3.13.post1 plan_placement_transfer",
                         "layouts": LAYOUTS, "generations": GENERATIONS,
-                        "cases": [dict(id=cid, **case) for cid, case in sorted(PLANS.items())]},
+                        "cases": [dict(id=cid, **case) for cid, case in sorted(PLANS.items())],
+                        "nd_cases": [dict(id=cid, **case) for cid, case in sorted(ND_PLANS.items())]},
                        indent=None, ensure_ascii=False, sort_keys=True, separators=(",", ":")) + "\n"
     cases_bindings()
     bcodes = sorted({c["expect"].get("code", "ok") for c in BINDINGS.values()})

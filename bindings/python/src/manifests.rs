@@ -15,8 +15,9 @@ use weight_manifest::{construct, Binding, Object, Owner, Placement, Runtime};
 
 use crate::classes::{classes, is_a, store, Names};
 use crate::convert::{is_sequence, value};
-use crate::emit::{self, descriptors, int, opt_int, opt_str, string};
 use crate::errors::to_py;
+use crate::members::{self, descriptors};
+use crate::scalars::{int, opt_int, opt_str, string};
 use crate::values::{PlacementFragment, RuntimeBindingFragment, RuntimeFragment, TensorDescriptor};
 
 /// The instance attribute that holds the validated core value.
@@ -316,11 +317,11 @@ pub(crate) fn materialize(this: &Bound<'_, PyAny>) -> PyResult<()> {
         return Ok(());
     };
     let members = if let Ok(core) = held.cast::<PlacementCore>() {
-        emit::placement_members(py, &core.get().0)?
+        members::placement_members(py, &core.get().0)?
     } else if let Ok(core) = held.cast::<RuntimeCore>() {
-        emit::runtime_members(py, &core.get().0)?
+        members::runtime_members(py, &core.get().0)?
     } else if let Ok(core) = held.cast::<BindingCore>() {
-        emit::binding_members(py, &core.get().0)?
+        members::binding_members(py, &core.get().0)?
     } else {
         return Ok(());
     };

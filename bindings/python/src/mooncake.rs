@@ -8,12 +8,12 @@
 
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
-use weight_manifest::mooncake::{
+use weight_manifest::{canonical, Options};
+use weight_manifest_mooncake::{
     export, export_binding, generated_fragment_id, import, import_binding, import_storage,
     validate_bindings, ExportOptions, MooncakeBinding, MooncakePlacement, MooncakeStorageManifest,
     StoredFragment,
 };
-use weight_manifest::{canonical, Limits};
 
 use crate::analysis::{binding_arg, placement_arg};
 use crate::errors::OrRaise;
@@ -23,7 +23,10 @@ use crate::ops::document_bytes;
 fn options(py: Python<'_>, overrides: Option<&Bound<'_, PyAny>>) -> PyResult<ExportOptions> {
     match overrides {
         None => Ok(ExportOptions::default()),
-        Some(text) => ExportOptions::from_overrides_json(&document_bytes(text)?).or_raise(py),
+        Some(text) => {
+            ExportOptions::from_overrides_json(&document_bytes(text)?, &Options::default())
+                .or_raise(py)
+        }
     }
 }
 
@@ -46,8 +49,8 @@ pub(crate) fn mooncake_export(
 #[pyfunction]
 pub(crate) fn mooncake_import(text: &Bound<'_, PyAny>) -> PyResult<(String, Vec<String>)> {
     let py = text.py();
-    let m = MooncakePlacement::from_json_with(&document_bytes(text)?, &Limits::default())
-        .or_raise(py)?;
+    let m =
+        MooncakePlacement::from_json(&document_bytes(text)?, &Options::default()).or_raise(py)?;
     let imported = import(&m).or_raise(py)?;
     Ok((imported.placement.to_json(), imported.dropped))
 }
@@ -57,8 +60,8 @@ pub(crate) fn mooncake_import(text: &Bound<'_, PyAny>) -> PyResult<(String, Vec<
 #[pyfunction]
 pub(crate) fn mooncake_validate<'py>(text: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyDict>> {
     let py = text.py();
-    let m = MooncakePlacement::from_json_with(&document_bytes(text)?, &Limits::default())
-        .or_raise(py)?;
+    let m =
+        MooncakePlacement::from_json(&document_bytes(text)?, &Options::default()).or_raise(py)?;
     let fragments = m.fragments().count();
     let generated = m
         .fragments()
@@ -152,7 +155,7 @@ pub(crate) fn mooncake_storage_write(
 #[pyfunction]
 pub(crate) fn mooncake_storage_read<'py>(text: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyDict>> {
     let py = text.py();
-    let m = MooncakeStorageManifest::from_json_with(&document_bytes(text)?, &Limits::default())
+    let m = MooncakeStorageManifest::from_json(&document_bytes(text)?, &Options::default())
         .or_raise(py)?;
     let imported = import_storage(&m).or_raise(py)?;
     let out = PyDict::new(py);
@@ -183,8 +186,7 @@ pub(crate) fn mooncake_storage_read<'py>(text: &Bound<'py, PyAny>) -> PyResult<B
 
 /// A Mooncake placement given as its JSON text, read by every Mooncake rule.
 fn mooncake_placement(text: &Bound<'_, PyAny>) -> PyResult<MooncakePlacement> {
-    MooncakePlacement::from_json_with(&document_bytes(text)?, &Limits::default())
-        .or_raise(text.py())
+    MooncakePlacement::from_json(&document_bytes(text)?, &Options::default()).or_raise(text.py())
 }
 
 /// `mooncake_export_binding(binding, placement)`: our runtime binding (a
@@ -210,7 +212,8 @@ pub(crate) fn mooncake_import_binding(
     placement: &Bound<'_, PyAny>,
 ) -> PyResult<(String, Vec<String>)> {
     let py = bindings.py();
-    let theirs = MooncakeBinding::list_from_json(&document_bytes(bindings)?).or_raise(py)?;
+    let theirs = MooncakeBinding::list_from_json(&document_bytes(bindings)?, &Options::default())
+        .or_raise(py)?;
     let m = mooncake_placement(placement)?;
     let imported = import_binding(&theirs, &m).or_raise(py)?;
     let text = canonical::to_string(&imported.binding)
@@ -227,7 +230,8 @@ pub(crate) fn mooncake_validate_bindings(
     placement: &Bound<'_, PyAny>,
 ) -> PyResult<()> {
     let py = bindings.py();
-    let theirs = MooncakeBinding::list_from_json(&document_bytes(bindings)?).or_raise(py)?;
+    let theirs = MooncakeBinding::list_from_json(&document_bytes(bindings)?, &Options::default())
+        .or_raise(py)?;
     let m = mooncake_placement(placement)?;
     validate_bindings(&m, &theirs).or_raise(py)
 }

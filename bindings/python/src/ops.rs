@@ -12,10 +12,11 @@ use weight_manifest::{
 
 use crate::classes::classes;
 use crate::convert::value;
-use crate::emit::{self, to_py};
+use crate::emit;
 use crate::errors::OrRaise;
 use crate::manifests::{binding_core, placement_core, runtime_core};
 use crate::records::{self, Inventory};
+use crate::scalars::to_py;
 
 /// The bytes of a document given as `str` or `bytes`. A `str` that is not UTF-8
 /// encodable (lone surrogates) keeps its invalid bytes, and anything else is no text at

@@ -160,3 +160,46 @@ def test_a_binding_exported_is_upstreams_and_imports_back(upstream: Any) -> None
     with pytest.raises(wm.ManifestError) as caught:
         mooncake.import_binding(short, placement_text)
     assert caught.value.code == "mooncake_binding_participant"
+
+
+def _rejection(cli: Path, *args: str) -> dict[str, Any]:
+    """The JSON rejection of a CLI command that must exit 1."""
+    done = subprocess.run([str(cli), *args, "--format", "json"], capture_output=True, text=True)
+    assert done.returncode == 1, (done.stdout, done.stderr)
+    error: dict[str, Any] = json.loads(done.stdout)["error"]
+    return error
+
+
+def test_a_document_given_to_the_other_format_names_its_keys_and_command(upstream: Any, cli: Path,
+                                                                          tmp_path: Path) -> None:
+    """Upstream's own texts given to `placement validate` point at `mooncake validate`; this
+    project's placement given to `mooncake validate` or `mooncake import` names the keys
+    missing and unexpected and `placement validate` (contract §20.1)."""
+    from mooncake.reshard.weight.storage_manifest import WeightManifest
+
+    theirs = upstream.weight_placement_to_json(
+        upstream.weight_placement_from_json(mooncake.export_placement(PLACEMENT.read_text())))
+    upstream_placement = tmp_path / "upstream.json"
+    upstream_placement.write_text(theirs)
+    error = _rejection(cli, "placement", "validate", str(upstream_placement))
+    assert (error["code"], error["path"]) == ("fields_mismatch", "")
+    assert error["detail"]["looks_like"] == {"kind": "Mooncake placement manifest",
+                                             "command": "weight-manifest mooncake validate"}
+    ours = set(json.loads(PLACEMENT.read_text()))
+    assert error["detail"]["missing"] == sorted(ours - set(json.loads(theirs))) == ["fragments", "model_id"]
+    assert error["detail"]["unexpected"] == sorted(set(json.loads(theirs)) - ours)
+
+    stored = next(c for c in json.loads((CORPUS / "storage.json").read_text())["cases"] if c["expect"]["ok"])
+    upstream_store = tmp_path / "store.json"
+    upstream_store.write_text(WeightManifest.from_json(stored["input"]).to_json())
+    error = _rejection(cli, "placement", "validate", str(upstream_store))
+    assert error["detail"]["looks_like"] == {"kind": "Mooncake Store manifest",
+                                             "command": "weight-manifest mooncake validate"}
+
+    for command in ("validate", "import"):
+        error = _rejection(cli, "mooncake", command, str(PLACEMENT))
+        assert (error["code"], error["path"]) == ("fields_mismatch", "")
+        assert error["detail"]["looks_like"] == {"kind": "placement manifest",
+                                                 "command": "weight-manifest placement validate"}
+        assert error["detail"]["unexpected"] == ["fragments", "model_id"]
+        assert set(error["detail"]["missing"]) == set(json.loads(theirs)) - set(ours)

@@ -2,9 +2,10 @@
 //! its layer through `pp`, or from its rule's `stage`) and the number of experts (given, or
 //! the largest expert value plus one), each checked against the grid.
 
-use super::layout::TensorLayout;
 use super::rules::{Action, Pipeline, Rules, Stage};
-use super::{error_at, rule_pointer, Grid};
+use crate::errors::{error_at, rule_pointer};
+use crate::options::Grid;
+use crate::tensor_layout::TensorLayout;
 use weight_manifest::error::{Code, Result};
 
 /// The stage of every laid-out tensor.

@@ -5,7 +5,7 @@ use super::checkpoint::Checkpoint;
 use super::fuse::{fusion, Fusion};
 use super::layout::lay_out;
 use super::rules::Rules;
-use super::AdaptOptions;
+use crate::options::AdaptOptions;
 use weight_manifest::error::{Code, Error, Result};
 use weight_manifest::wire::{ParallelRank, PlacementFragment, PlacementManifest, TensorDescriptor};
 use weight_manifest::Placement;

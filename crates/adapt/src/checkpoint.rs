@@ -11,8 +11,8 @@ use std::fs::File;
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 
-use super::error_at;
 use super::header::{header_limits, parse_header, HeaderTensor};
+use crate::errors::error_at;
 use weight_manifest::error::{Code, Error, Result};
 use weight_manifest::value::Value;
 

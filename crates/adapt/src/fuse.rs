@@ -14,8 +14,8 @@ use std::fmt::Write as _;
 
 use regex::Regex;
 
-use super::error_at;
-use super::layout::TensorLayout;
+use crate::errors::error_at;
+use crate::tensor_layout::TensorLayout;
 use weight_manifest::error::{Code, Error, Result};
 use weight_manifest::wire::{AdapterFused, ParallelRank, PlacementFragment};
 

@@ -4,8 +4,10 @@
 
 use regex::Regex;
 
-use super::fuse::FusedRule;
-use super::{error_at, rule_pointer, rules_parse};
+use crate::errors::{error_at, rule_pointer};
+use crate::fuse::FusedRule;
+pub use crate::options::Axis;
+use crate::rules_parse;
 use weight_manifest::error::{Code, Result};
 use weight_manifest::wire::{
     AdapterAction, AdapterActionString, AdapterPipeline, AdapterRules, AdapterSplitOver,
@@ -15,25 +17,6 @@ use weight_manifest::Options;
 
 /// The named groups a rule regex may have.
 pub const GROUPS: [&str; 2] = ["layer", "expert"];
-
-/// The parallel axis a split runs over.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Axis {
-    /// Tensor parallelism.
-    Tp,
-    /// Expert parallelism.
-    Ep,
-}
-
-impl Axis {
-    /// `tp` or `ep`.
-    pub fn name(self) -> &'static str {
-        match self {
-            Axis::Tp => "tp",
-            Axis::Ep => "ep",
-        }
-    }
-}
 
 /// What a rule does with the tensors it matches (see the schema's `AdapterAction`).
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -264,9 +264,9 @@ fn presets_match_the_published_schema() {
 }
 
 #[test]
-fn readme_example_rules_are_valid() {
-    let readme = std::fs::read_to_string(adapt_support::root().join("README.md")).unwrap();
-    let section = &readme[readme.find("## From a checkpoint").unwrap()..];
+fn the_cli_guides_example_rules_are_valid() {
+    let guide = std::fs::read_to_string(adapt_support::root().join("docs/cli.md")).unwrap();
+    let section = &guide[guide.find("## From a checkpoint").unwrap()..];
     let start = section.find("```json\n").unwrap() + 8;
     let end = start + section[start..].find("```").unwrap();
     let rules = Rules::from_json(&section[start..end], &Options::default()).unwrap();

@@ -25,7 +25,7 @@ use std::fs::File;
 use std::io::{self, Read};
 use std::ops::Deref;
 
-use super::progress::{Counter, Progress, Unit};
+use crate::progress::{Counter, Progress, Unit};
 
 /// Files below this size are read into memory: mapping costs more than a small copy.
 const MAP_THRESHOLD: u64 = 1 << 20;

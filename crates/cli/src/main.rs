@@ -6,22 +6,14 @@
 //! `weight-manifest`, `weight-manifest-adapt`, `weight-manifest-conformance`) and renders
 //! its result or error.
 
-mod adapt;
-mod args;
-mod bench_data;
-mod commands;
-mod content;
-mod content_checkpoint;
-mod coverage;
-mod fence;
+mod cli;
+mod command;
 mod input;
 mod limits;
-mod mooncake;
-mod mooncake_binding;
+mod options;
 mod output;
-mod plan;
-mod plan_bind;
 mod progress;
+mod reading;
 mod render;
 
 use std::process::ExitCode;
@@ -80,10 +72,10 @@ fn main() -> ExitCode {
 /// Parses the arguments and runs the command. Exit codes: 0 accepted, 1 rejected (or a
 /// conformance failure), 2 usage or I/O error.
 fn run() -> ExitCode {
-    let cli = args::Cli::parse();
+    let cli = cli::Cli::parse();
     let progress = progress::Progress::new(cli.quiet, cli.command.format());
-    let outcome = limits::from_settings(&cli.limits)
-        .and_then(|limits| commands::run(cli.command, &limits, progress));
+    let outcome =
+        limits::from_settings(&cli.limits).and_then(|limits| cli.command.run(&limits, &progress));
     match outcome {
         Ok(code) => code,
         Err(error) => {

@@ -36,7 +36,7 @@ use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-use super::args::Format;
+use crate::options::Format;
 
 /// The environment variable that sets the delay before progress is drawn, in
 /// milliseconds from the start of the command (default 1000; `0` draws every phase at

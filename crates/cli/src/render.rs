@@ -6,8 +6,8 @@ use std::process::ExitCode;
 use serde_json::{json, Value as Json};
 use weight_manifest::{Detail, Error};
 
-use super::args::Format;
-use super::output::{emit, leave_to_exit};
+use crate::options::Format;
+use crate::output::{emit, leave_to_exit};
 
 /// Prints a rejection and returns exit code 1: `error[code]: message at /pointer` on
 /// standard error (`invalid_json`: `... at line 3 column 17 (byte 52)`), then, for a

@@ -1,4 +1,4 @@
-//! `weight-manifest adapt safetensors` end to end: the README's three commands on the
+//! `weight-manifest adapt safetensors` end to end: docs/cli.md's three commands on the
 //! MiniLM header, the inventory template through the other commands, and rejections.
 
 #[path = "../../adapt/tests/adapt_support/mod.rs"]

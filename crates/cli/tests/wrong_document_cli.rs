@@ -1,6 +1,6 @@
 //! A document given to the wrong command: `fields_mismatch` names the missing and the
 //! unexpected keys and the command that reads the document (issue 24), in text (a second
-//! line) and in `--format json` (`detail`). The expected commands are the README's.
+//! line) and in `--format json` (`detail`). The expected commands are docs/cli.md's.
 
 mod cli_support;
 

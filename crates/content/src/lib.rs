@@ -46,6 +46,7 @@
 
 pub mod blocks;
 pub mod combine;
+mod errors;
 pub mod hash;
 pub mod manifest;
 pub mod partial;
@@ -57,15 +58,3 @@ pub use combine::{combine, Fragment};
 pub use hash::Digest;
 pub use partial::{Edge, Partial};
 pub use tensor::{Tensor, DEFAULT_BLOCK_ELEMENTS};
-
-use weight_manifest::error::{Code, Error};
-
-/// `content_shape_invalid` with `message`.
-pub(crate) fn shape_error(message: impl Into<String>) -> Error {
-    Error::new(Code::ContentShapeInvalid, message)
-}
-
-/// `content_shape_invalid` for an arithmetic overflow in `what`.
-pub(crate) fn overflow(what: &str) -> Error {
-    shape_error(format!("{what} must fit in an unsigned 64-bit integer"))
-}

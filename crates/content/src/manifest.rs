@@ -3,9 +3,10 @@
 
 use std::collections::BTreeMap;
 
+use weight_manifest::document::{self, Typed};
 use weight_manifest::error::{Code, Error, Result};
 use weight_manifest::wire::{ContentEdge, ContentFragment, ContentManifest, ContentPartial};
-use weight_manifest::{canonical, reader, Limits};
+use weight_manifest::{canonical, Limits, Options};
 
 use crate::combine::{combine, Fragment};
 use crate::hash::{self, Digest};
@@ -33,13 +34,31 @@ fn invalid(message: impl Into<String>, pointer: impl Into<String>) -> Error {
 /// anything else, with the pointer of the member at fault; `content_shape_invalid` for a
 /// tensor or box geometry that is not valid (with its pointer).
 pub fn read(text: &[u8], limits: &Limits) -> Result<ContentManifest> {
-    let document = reader::read(text, LABEL, limits)?;
-    if document.as_object().is_none() {
-        return Err(invalid(format!("a {LABEL} must be a JSON object"), ""));
+    document::read::<ContentManifestDocument>(text, &Options::default().with_limits(*limits))
+}
+
+/// The content manifest as a document kind of the core's reading pipeline: the strict
+/// reader, serde on the text for the schema's members and types, then [`checked`].
+struct ContentManifestDocument;
+
+impl Typed for ContentManifestDocument {
+    type Output = ContentManifest;
+    type Wire = ContentManifest;
+    const LABEL: &'static str = LABEL;
+    const INVALID: Code = Code::ContentManifestInvalid;
+
+    fn checked(manifest: ContentManifest) -> Result<ContentManifest> {
+        checked(manifest)
     }
-    // The strict reader accepted the text, so serde sees valid, duplicate-free JSON.
-    let manifest: ContentManifest = serde_json::from_slice(text)
-        .map_err(|e| Error::new(Code::ContentManifestInvalid, format!("not a {LABEL}: {e}")))?;
+
+    /// Located at the document (pointer `""`), as every rejection of a manifest is.
+    fn not_an_object() -> Error {
+        invalid(format!("a {LABEL} must be a JSON object"), "")
+    }
+}
+
+/// What the schema cannot say of a manifest it admits (see [`read`]).
+fn checked(manifest: ContentManifest) -> Result<ContentManifest> {
     if manifest.algorithm != ALGORITHM {
         return Err(invalid(
             format!("algorithm {} is not {ALGORITHM}", manifest.algorithm),

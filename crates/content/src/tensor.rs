@@ -7,7 +7,8 @@
 
 use weight_manifest::error::Result;
 
-use crate::{hash, overflow, shape_error};
+use crate::errors::{overflow, shape_error};
+use crate::hash;
 
 /// The block size used when a manifest does not choose one.
 pub const DEFAULT_BLOCK_ELEMENTS: u64 = 64;

@@ -7,8 +7,8 @@
 
 use weight_manifest::error::{Code, Error, Result};
 
+use crate::errors::{overflow, shape_error};
 use crate::tensor::{check_shape, volume_bytes, Tensor};
-use crate::{overflow, shape_error};
 
 /// A row-major buffer and where a fragment's box sits in it.
 #[derive(Clone, Copy, Debug)]

@@ -1,23 +1,23 @@
 //! The fast path of the strict placement parse (§6.2): one pass over the text straight
 //! into the wire values, no document tree.
 //!
-//! It reads the documents placements are made of (see [`super::cursor`]) and checks every
-//! per-element rule of §6.2 steps 2–4 as a yes/no question. When all hold, the tensors and
-//! fragments it built are exactly those the general path builds, so §8.1 construction
-//! runs on the same input and gives the same result, error included. Anything else (invalid
-//! JSON, a failed element check, an escape) returns `None` and the general path reports
-//! the error with its exact code, message and pointer.
+//! It reads the documents placements are made of (see [`crate::reader::cursor`]) and
+//! checks every per-element rule of §6.2 steps 2–4 as a yes/no question. When all hold, the
+//! tensors and fragments it built are exactly those the general path builds, and §8.1
+//! construction runs on them. Anything else (invalid JSON, a failed element check, an
+//! escape, a rejection of §8.1) returns `None` and the general path reports the error with
+//! its exact code, message and pointer.
 
 use std::borrow::Cow;
 
-use super::cursor::{aliases, Cursor, Fast, KeyOrder};
+use crate::reader::cursor::{aliases, rank, Cursor, Fast, KeyOrder};
 // The key sets of §6.1, shared with the general path.
-use crate::error::Result;
 use crate::limits::Limits;
 use crate::locate::MANIFEST;
-use crate::model::descriptor::{accept_typed, Typed};
+use crate::model::placement::PlacementHeader;
 use crate::model::{construct_placement, Placement};
 use crate::path::Path;
+use crate::rules::descriptor::{accept_typed, Typed};
 use crate::rules::values::{MIN_EXTENT, MIN_ITEMSIZE, MIN_NBYTES, MIN_OFFSET};
 use crate::value::Value;
 use crate::wire::PlacementManifest;
@@ -28,7 +28,7 @@ use crate::wire::{ParallelRank, PlacementFragment, TensorDescriptor};
 macro_rules! member_indices {
     ($module:ident, $wire:ident, $($name:ident),*) => {
         mod $module {
-            use super::super::cursor::{index_of, mask_of};
+            use crate::reader::cursor::{index_of, mask_of};
             use crate::wire::{key, $wire};
             $(pub(super) const $name: usize = index_of($wire::FIELDS, key::$name);)*
             pub(super) const ALL: u32 = mask_of($wire::FIELDS, $wire::REQUIRED);
@@ -58,7 +58,6 @@ member_indices!(
     SHARD_DIMS,
     TENSOR_ID
 );
-member_indices!(ranks, ParallelRank, DP, EP, PP, TP);
 member_indices!(
     fragment,
     PlacementFragment,
@@ -71,12 +70,12 @@ member_indices!(
     TENSOR_ID
 );
 
-/// Parses and constructs a placement, or `None` when the general path must run.
-pub(crate) fn placement(text: &[u8], limits: &Limits) -> Option<Result<Placement>> {
+/// Parses and constructs a valid placement, or `None` when the general path must run (for
+/// anything this path does not read, and for every rejection).
+pub(crate) fn placement(text: &str, limits: &Limits) -> Option<Placement> {
     if !limits.admits_fast_shapes() {
         return None;
     }
-    let text = std::str::from_utf8(text).ok()?;
     let mut cursor = Cursor::limited(text, limits.max_string_bytes);
     let mut tensors = Vec::new();
     // Reserve once instead of growing (a grown vector leaves its old buffer behind in
@@ -120,15 +119,19 @@ pub(crate) fn placement(text: &[u8], limits: &Limits) -> Option<Result<Placement
     }
     let model_id = Value::Str(Cow::Borrowed(model_id));
     let revision = Value::Str(Cow::Borrowed(revision));
-    Some(construct_placement(
+    construct_placement(
         &Path::Root,
         &MANIFEST,
-        &model_id,
-        &revision,
-        Some(&placement_id),
+        &PlacementHeader {
+            model_id: &model_id,
+            revision: &revision,
+            placement_id: Some(&placement_id),
+        },
         tensors,
         fragments,
-    ))
+        limits.max_geometry_work,
+    )
+    .ok()
 }
 
 /// `null` or an integer.
@@ -213,19 +216,4 @@ fn fragment(
         Some(())
     })?;
     (seen == fragment::ALL).then_some(fragment)
-}
-
-/// A rank object with exactly dp, ep, pp, tp, each a u64.
-pub(super) fn rank(cursor: &mut Cursor<'_>, order: &mut KeyOrder) -> Fast<ParallelRank> {
-    let mut rank = [0u64; 4];
-    let seen = cursor.members(ParallelRank::FIELDS, order, |c, key| {
-        *rank.get_mut(key)? = c.u64()?;
-        Some(())
-    })?;
-    (seen == ranks::ALL).then_some(ParallelRank {
-        dp: rank[ranks::DP],
-        ep: rank[ranks::EP],
-        pp: rank[ranks::PP],
-        tp: rank[ranks::TP],
-    })
 }

@@ -7,13 +7,15 @@ use std::path::Path;
 use proptest::prelude::*;
 use proptest::test_runner::{RngSeed, TestRunner};
 
-use crate::error::{Code, Result};
+use crate::error::Result;
 use crate::inventory::RuntimeSummary;
 use crate::limits::Limits;
 use crate::model::{Placement, Runtime};
 use crate::options::Options;
 use crate::reader;
-use weight_manifest_bench_data::{write_placement, write_runtime_inventory, Model};
+use crate::test_support::{
+    fast_placement, fast_runtime_inventory, fast_runtime_inventory_summary, small_model,
+};
 
 fn general_placement(text: &[u8]) -> Result<Placement> {
     Placement::from_value(
@@ -33,7 +35,7 @@ fn general_runtime(text: &[u8], options: &Options<'_>) -> Result<Runtime> {
 /// that decided (did not defer).
 fn agree(text: &[u8]) -> usize {
     let mut decided = 0;
-    if let Some(fast) = super::placement(text, &Limits::default()) {
+    if let Some(fast) = fast_placement(text, &Limits::default()) {
         assert_eq!(
             fast,
             general_placement(text),
@@ -43,7 +45,7 @@ fn agree(text: &[u8]) -> usize {
         decided += 1;
     }
     for options in [Options::default(), Options::view()] {
-        if let Some(fast) = super::runtime_inventory(text, &options) {
+        if let Some(fast) = fast_runtime_inventory(text, &options) {
             assert_eq!(
                 fast,
                 general_runtime(text, &options),
@@ -53,7 +55,7 @@ fn agree(text: &[u8]) -> usize {
             decided += 1;
         }
         // The compact validation only ever says "valid", and then with the full counts.
-        if let Some(summary) = super::runtime_inventory_summary(text, &options) {
+        if let Some(summary) = fast_runtime_inventory_summary(text, &options) {
             let runtime = general_runtime(text, &options).expect("compact path accepted");
             assert_eq!(summary, RuntimeSummary::from(&runtime));
         }
@@ -61,34 +63,21 @@ fn agree(text: &[u8]) -> usize {
     decided
 }
 
-fn small_model() -> Model {
-    Model {
-        experts: 4,
-        tp: 2,
-        pp: 2,
-        ..Model::deepseek_v3().truncated(4)
-    }
-}
-
 fn placement_text() -> Vec<u8> {
-    let mut text = Vec::new();
-    write_placement(&small_model(), &mut text).unwrap();
-    text
+    crate::test_support::placement_text(&small_model())
 }
 
 fn inventory_text() -> Vec<u8> {
-    let mut text = Vec::new();
-    write_runtime_inventory(&small_model(), &mut text).unwrap();
-    text
+    crate::test_support::inventory_text(&small_model())
 }
 
 #[test]
 fn generated_documents_take_the_fast_path() {
     let placement = placement_text();
-    assert!(super::placement(&placement, &Limits::default()).is_some_and(|r| r.is_ok()));
+    assert!(fast_placement(&placement, &Limits::default()).is_some_and(|r| r.is_ok()));
     assert_eq!(agree(&placement), 1);
     let inventory = inventory_text();
-    assert!(super::runtime_inventory(&inventory, &Options::default()).is_some_and(|r| r.is_ok()));
+    assert!(fast_runtime_inventory(&inventory, &Options::default()).is_some_and(|r| r.is_ok()));
     assert_eq!(agree(&inventory), 2);
 }
 
@@ -135,36 +124,12 @@ fn mutate(text: &mut Vec<u8>, (kind, at, len, byte): (u8, usize, usize, u8)) {
     }
 }
 
-/// The codes of the construction rules (§8), raised once every element passed its
-/// checks: a document whose general verdict is one of these, or valid, is in reach of the
-/// fast path (unless its text is outside what the fast path reads: an escape, an unknown
-/// member, a number it does not take).
-const CONSTRUCTION_CODES: [Code; 17] = [
-    Code::DuplicateTensorId,
-    Code::DuplicateFragmentId,
-    Code::DuplicateLogicalFragment,
-    Code::UnknownTensorId,
-    Code::FragmentRankMismatch,
-    Code::FragmentOutOfBounds,
-    Code::ReplicatedFragmentOffset,
-    Code::ReplicatedFragmentIncomplete,
-    Code::NonShardAxisOffset,
-    Code::NonShardAxisShape,
-    Code::NbytesMismatch,
-    Code::FragmentOverlap,
-    Code::PlacementIdMismatch,
-    Code::InconsistentLeaseGenerations,
-    Code::GenerationMismatch,
-    Code::AddressOverlap,
-    Code::LimitExceeded,
-];
-
 /// How many edited documents reached construction on the general path (valid, or
 /// rejected by a §8 rule), and how many of those and of all the fast path decided.
 #[derive(Default)]
 struct Counts {
-    constructed: u32,
-    decided_constructed: u32,
+    accepted: u32,
+    decided_accepted: u32,
     all_decided: u32,
 }
 
@@ -192,14 +157,15 @@ fn mutated_documents_agree<T>(
             }
             agree(&text);
             let decided = fast(&text).is_some();
-            let constructed = match general(&text) {
-                Ok(_) => true,
-                Err(e) => CONSTRUCTION_CODES.contains(&e.code()),
-            };
+            let accepted = general(&text).is_ok();
+            assert!(
+                accepted || !decided,
+                "the fast path decided a rejected document"
+            );
             let mut counts = counts.borrow_mut();
             counts.all_decided += u32::from(decided);
-            counts.constructed += u32::from(constructed);
-            counts.decided_constructed += u32::from(decided && constructed);
+            counts.accepted += u32::from(accepted);
+            counts.decided_accepted += u32::from(decided && accepted);
             Ok(())
         })
         .unwrap();
@@ -207,12 +173,12 @@ fn mutated_documents_agree<T>(
 }
 
 /// The shares of [`Counts`], asserted in percent: of all edited documents, at least
-/// `share` decided; of those that reached construction (at least 5% of all), at least
-/// `constructed_share`.
-fn assert_shares(counts: &Counts, cases: u32, share: u32, constructed_share: u32) {
+/// `share` decided; of those the general path accepts (at least `share` of all), at least
+/// `accepted_share`.
+fn assert_shares(counts: &Counts, cases: u32, share: u32, accepted_share: u32) {
     let Counts {
-        constructed,
-        decided_constructed,
+        accepted,
+        decided_accepted,
         all_decided: decided,
     } = *counts;
     assert!(
@@ -220,58 +186,53 @@ fn assert_shares(counts: &Counts, cases: u32, share: u32, constructed_share: u32
         "the fast path decided {decided} of {cases} edited documents"
     );
     assert!(
-        constructed * 20 >= cases && decided_constructed * 100 >= constructed * constructed_share,
-        "the fast path decided {decided_constructed} of {constructed} documents that reached construction"
+        accepted * 100 >= cases * share && decided_accepted * 100 >= accepted * accepted_share,
+        "the fast path decided {decided_accepted} of {accepted} documents the general path accepts"
     );
 }
 
 // Byte edits break the JSON, a string or a number of most documents, which the fast path
-// declines (the general path names the error). It decides the documents it reads: edits
-// inside a string or a number, repeated slices that stay well-formed. Measured (fixed
-// seed, 400 cases): placements 72 decided (18%), all 72 that reached construction;
-// inventories 29 decided (7%), 29 of the 36 that reached construction (the other 7 have
-// a member name edited into an unknown one, which an inventory ignores and the fast path
-// does not read). A fast path that declines every edited document fails both bounds.
+// declines (the general path names the error), and the fast path never decides a
+// rejection. It decides the valid documents it reads: edits inside a string or a number,
+// repeated slices that stay well-formed. Measured (fixed seed, 400 cases): placements 6
+// accepted, all 6 decided; inventories 34 accepted, 27 decided (the other 7 have a member
+// name edited into an unknown one, which an inventory ignores and the fast path does not
+// read). A fast path that declines every edited document fails both bounds.
 #[test]
 fn mutated_placements_agree() {
-    let cases = 400;
-    let counts = mutated_documents_agree(
-        &placement_text(),
-        cases,
-        |text| super::placement(text, &Limits::default()),
-        general_placement,
-    );
-    assert_shares(&counts, cases, 10, 95);
+    let fast = |text: &[u8]| fast_placement(text, &Limits::default());
+    let counts = mutated_documents_agree(&placement_text(), CASES, fast, general_placement);
+    assert_shares(&counts, CASES, 1, 95);
 }
 
 #[test]
 fn mutated_inventories_agree() {
-    let cases = 400;
-    let counts = mutated_documents_agree(
-        &inventory_text(),
-        cases,
-        |text| super::runtime_inventory(text, &Options::default()),
-        |text| general_runtime(text, &Options::default()),
-    );
-    assert_shares(&counts, cases, 5, 70);
+    let options = Options::default();
+    let fast = |text: &[u8]| fast_runtime_inventory(text, &options);
+    let general = |text: &[u8]| general_runtime(text, &options);
+    let counts = mutated_documents_agree(&inventory_text(), CASES, fast, general);
+    assert_shares(&counts, CASES, 5, 70);
 }
+
+/// Edited documents per mutation test.
+const CASES: u32 = 400;
 
 #[test]
 fn same_bytes_agrees_with_slice_equality() {
     let base: Vec<u8> = (0u8..40).map(|i| b'a' + i % 26).collect();
     for n in 0..=40 {
         let a = &base[..n];
-        assert!(super::cursor::same_bytes(a, a));
+        assert!(crate::reader::cursor::same_bytes(a, a));
         for at in 0..n {
             let mut b = a.to_vec();
             b[at] ^= 1;
             assert!(
-                !super::cursor::same_bytes(a, &b),
+                !crate::reader::cursor::same_bytes(a, &b),
                 "length {n}, differing at {at}"
             );
         }
         if n > 0 {
-            assert!(!super::cursor::same_bytes(a, &base[..n - 1]));
+            assert!(!crate::reader::cursor::same_bytes(a, &base[..n - 1]));
         }
     }
 }
@@ -349,7 +310,7 @@ fn broken_element_rules_are_never_decided_otherwise() {
     let placement = placement_text();
     for (list, edit, expected) in &placements {
         let text = broken(&placement, list, edit);
-        if let Some(fast) = super::placement(&text, &Limits::default()) {
+        if let Some(fast) = fast_placement(&text, &Limits::default()) {
             let code = fast.err().map(|e| e.code().as_str());
             assert_eq!(code, Some(*expected), "the fast path on a placement");
         }
@@ -360,11 +321,11 @@ fn broken_element_rules_are_never_decided_otherwise() {
     let options = Options::default();
     for (list, edit, expected) in &inventories {
         let text = broken(&inventory, list, edit);
-        if let Some(fast) = super::runtime_inventory(&text, &options) {
+        if let Some(fast) = fast_runtime_inventory(&text, &options) {
             let code = fast.err().map(|e| e.code().as_str());
             assert_eq!(code, Some(*expected), "the fast path on an inventory");
         }
-        let summary = super::runtime_inventory_summary(&text, &options);
+        let summary = fast_runtime_inventory_summary(&text, &options);
         assert_eq!(summary, None, "the compact path accepted {expected}");
         let general = general_runtime(&text, &options).map(drop);
         assert_eq!(general.unwrap_err().code().as_str(), *expected);

@@ -13,9 +13,10 @@ use std::borrow::Cow;
 use crate::error::Result;
 use crate::limits::Limits;
 use crate::locate::MANIFEST;
-use crate::model::descriptor::{accept_typed, Typed};
+use crate::model::placement::PlacementHeader;
 use crate::model::{construct_placement, Placement};
 use crate::path::Path;
+use crate::rules::descriptor::{accept_typed, Typed};
 use crate::rules::values::{
     at_least, is_non_empty, sort_aliases, MIN_EXTENT, MIN_ITEMSIZE, MIN_NBYTES,
 };
@@ -51,11 +52,14 @@ pub(crate) fn placement_from_manifest(mut manifest: PlacementManifest) -> Result
     construct_placement(
         &Path::Root,
         &MANIFEST,
-        &Value::Str(Cow::Borrowed(&manifest.model_id)),
-        &Value::Str(Cow::Borrowed(&manifest.revision)),
-        Some(&placement_id),
+        &PlacementHeader {
+            model_id: &Value::Str(Cow::Borrowed(&manifest.model_id)),
+            revision: &Value::Str(Cow::Borrowed(&manifest.revision)),
+            placement_id: Some(&placement_id),
+        },
         tensors,
         manifest.fragments,
+        crate::limits::DEFAULT_MAX_GEOMETRY_WORK,
     )
 }
 

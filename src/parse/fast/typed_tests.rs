@@ -2,8 +2,6 @@
 //! JSON and read back): equal placements, or the same rejection, on generated manifests
 //! and on each of them broken one value at a time.
 
-use weight_manifest_bench_data::{write_placement, Model};
-
 use crate::error::Result;
 use crate::model::Placement;
 use crate::wire::PlacementManifest;
@@ -24,14 +22,7 @@ fn same(manifest: &PlacementManifest) -> Result<Placement> {
 }
 
 fn manifest() -> PlacementManifest {
-    let model = Model {
-        experts: 4,
-        tp: 2,
-        pp: 2,
-        ..Model::deepseek_v3().truncated(4)
-    };
-    let mut text = Vec::new();
-    write_placement(&model, &mut text).unwrap();
+    let text = crate::test_support::placement_text(&crate::test_support::small_model());
     serde_json::from_slice(&text).unwrap()
 }
 

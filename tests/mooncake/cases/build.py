@@ -146,3 +146,23 @@ def layout(sizes, name):
             eo = dict(owner, **({"ep": e % ep} if ep > 1 else {}))
             tensors.append((f"l{l}.e{e}.w", [4, 8], 2, rep + own + eown + tp_split(1), eo, {"layer": l, "expert": e}))
     return build(name, sizes, tensors, resource="moe", revision="r", generation=1)
+
+
+def nd_layout(sizes, name):
+    """A model of 3-D and 4-D tensors under `sizes` (tp, ep): outer axes of extent 1, and
+    whole outer axes beside a split inner one, whose regions this project's planner writes
+    with fewer loops than upstream's (the same bytes, §20.9)."""
+    tp, ep = sizes["tp"], sizes["ep"]
+    tp_split = lambda d: [("split", "tp", d)] if tp > 1 else []  # noqa: E731
+    ep_split = [("split", "ep", 0)] if ep > 1 else []
+    tp_rep = [("replicated", "tp")] if tp > 1 else []
+    ep_rep = [("replicated", "ep")] if ep > 1 else []
+    tensors = [
+        ("conv.w", [1, 8, 6], 2, ep_rep + tp_split(1), {}),         # an outer axis of extent 1
+        ("mid.w", [4, 1, 8], 4, ep_rep + tp_split(2), {}),          # extent 1 between two axes
+        ("block.w", [2, 3, 8], 2, ep_rep + tp_split(2), {}),        # two whole outer axes
+        ("stack.w", [4, 1, 3, 8], 2, ep_split + tp_split(3), {}),   # 4-D, experts on dim 0
+        ("grid.w", [2, 2, 2, 4], 1, ep_rep + tp_split(3), {}),      # 4-D, three whole outer axes
+        ("flat.w", [1, 1, 4, 4], 2, ep_rep + tp_rep, {}),           # 4-D, replicated
+    ]
+    return build(name, sizes, tensors, resource="nd", revision="r", generation=1)

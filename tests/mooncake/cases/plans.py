@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from mooncake.reshard import weight as mw
 
-from .build import layout, one
+from .build import layout, nd_layout, one
 from .common import code_of
 
 
@@ -13,6 +13,9 @@ PLANS: dict[str, dict] = {}
 LAYOUTS: dict[str, str] = {}
 # Pairs whose weight_generations are compared: upstream's answer (plans, or its rejection).
 GENERATIONS: dict[str, dict] = {}
+# Plans of 3-D and 4-D tensors whose regions this planner writes in another form (outer
+# axes of extent 1 dropped, outer axes that step as one merged): the same bytes (§20.9).
+ND_PLANS: dict[str, dict] = {}
 
 
 def region_of(r):
@@ -102,3 +105,17 @@ def cases_generations():
     stored_plan = mw.plan_stored_transfer_to_target_placement
     generation_case("stored1->gen2", "stored", f"{b}@2", lambda: stored_plan(stored, pieces[b], planning_limits=limits))
     generation_case("stored1->gen1", "stored", b, lambda: stored_plan(stored, pb, planning_limits=limits))
+
+
+def cases_nd_plans():
+    """Every ordered pair of a few grids of the N-D model, planned by upstream."""
+    limits = mw.PlanningLimits(max_transfer_regions=10**7, max_segments_per_region=10**7, max_total_lowered_segments=10**8)
+    grids = [one({}), one({"tp": 2}), one({"tp": 4}), one({"ep": 2, "tp": 2}), one({"ep": 4})]
+    layouts = [nd_layout(g, "nd-tp{tp}-ep{ep}".format(**g)) for g in grids]
+    for name, p in layouts:
+        LAYOUTS[name] = mw.weight_placement_to_json(p)
+    for a, pa in layouts:
+        for b, pb in layouts:
+            if a != b:
+                plan = mw.plan_placement_transfer(pa, pb, planning_limits=limits)
+                ND_PLANS[f"{a}->{b}"] = {"source": a, "target": b, "regions": [region_of(r) for r in plan.operations]}

@@ -9,13 +9,13 @@ use weight_manifest::{construct, Value};
 
 use super::args::Signature;
 use super::fields::{arguments, stored};
-use crate::emit::{int, ints, opt_int, string, to_py};
 use crate::errors::OrRaise;
+use crate::scalars::{int, ints, opt_int, string, to_py};
 
-super::value_class! {
+super::class::value_class! {
     /// Logical tensor identity (§2.2).
     TensorDescriptor = "TensorDescriptor", checked: wire::TensorDescriptor,
-    new: TensorDescriptor::new,
+    new: TensorDescriptor::new, rank: super::rank::ParallelRank,
     fields: [
         tensor_id,
         global_shape,

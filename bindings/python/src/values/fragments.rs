@@ -9,14 +9,14 @@ use weight_manifest::wire::{self, key};
 
 use super::args::Signature;
 use super::fields::{arguments, stored};
-use super::ParallelRank;
-use crate::emit::{int, ints, opt_str, string, strs};
+use super::rank::ParallelRank;
 use crate::errors::OrRaise;
+use crate::scalars::{int, ints, opt_str, string, strs};
 
-super::value_class! {
+super::class::value_class! {
     /// An address-free logical box owned by one rank (§2.3).
     PlacementFragment = "PlacementFragment", checked: wire::PlacementFragment,
-    new: PlacementFragment::new,
+    new: PlacementFragment::new, rank: super::rank::ParallelRank,
     fields: [
         placement_fragment_id,
         tensor_id,
@@ -29,10 +29,10 @@ super::value_class! {
     traverse: [rank],
 }
 
-super::value_class! {
+super::class::value_class! {
     /// One contiguous runtime view backing a logical box (§2.4).
     RuntimeFragment = "RuntimeFragment", checked: wire::RuntimeFragment,
-    new: RuntimeFragment::new,
+    new: RuntimeFragment::new, rank: super::rank::ParallelRank,
     fields: [
         fragment_id,
         tensor_id,
@@ -52,10 +52,10 @@ super::value_class! {
     traverse: [rank, owner],
 }
 
-super::value_class! {
+super::class::value_class! {
     /// The physical location of one placement fragment (§2.5).
     RuntimeBindingFragment = "RuntimeBindingFragment", checked: wire::RuntimeBindingFragment,
-    new: RuntimeBindingFragment::new,
+    new: RuntimeBindingFragment::new, rank: super::rank::ParallelRank,
     fields: [
         placement_fragment_id,
         fragment_id,

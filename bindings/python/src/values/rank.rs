@@ -7,12 +7,12 @@ use weight_manifest::wire;
 
 use super::args::Signature;
 use super::fields::{arguments, stored};
-use crate::emit::int;
 use crate::errors::OrRaise;
+use crate::scalars::int;
 
-super::value_class! {
+super::class::value_class! {
     /// Routing coordinates of the rank that owns a fragment (§2.1).
-    ParallelRank = "ParallelRank", checked: wire::ParallelRank, new: ParallelRank::new,
+    ParallelRank = "ParallelRank", checked: wire::ParallelRank, new: ParallelRank::new, rank: ParallelRank,
     fields: [dp, tp, pp, ep],
 }
 
