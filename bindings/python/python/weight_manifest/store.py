@@ -313,22 +313,23 @@ def _save(
                       seconds=time.perf_counter() - started)
 
 
-def save(coordinator: Coordinator, client: Any, options: SaveOptions) -> SaveReport:
-    """Save the weights the coordinator's source workers hold (each answering
-    ``store_put``, see :func:`handlers`) through ``client`` (this process's Store client):
-    objects, then content digests, then the manifest. ``store_manifest_exists`` if the
+def save(coordinator: Coordinator, client: Any, options: SaveOptions, *, side: str = "source") -> SaveReport:
+    """Save the weights the coordinator's source workers hold (or ``side``'s: a target's
+    active revision, kept for a rollback), each answering ``store_put`` (see
+    :func:`handlers`), through ``client`` (this process's Store client): objects, then
+    content digests, then the manifest. ``store_manifest_exists`` if the
     group already has a manifest (remove it first: a saved generation is not overwritten);
     ``store_failed`` if the Store refuses an object, ``transfer_worker_lost`` if a worker
     dies (no manifest is then written)."""
-    side = coordinator.side("source")
+    layout = coordinator.side(side)
 
     def put(objects: dict[str, list[tuple[str, list[tuple[int, int]]]]]) -> None:
         workers = sorted(objects)
         coordinator.request_all(workers, {"op": "store_put"},
                                 {w: {"objects": [[k, p] for k, p in objects[w]]} for w in workers})
 
-    return _save(side.placement, side.binding, client, put,
-                 lambda: coordinator.digests("source", options.block_elements), options)
+    return _save(layout.placement, layout.binding, client, put,
+                 lambda: coordinator.digests(side, options.block_elements), options)
 
 
 def save_checkpoint(
