@@ -17,7 +17,8 @@ import numpy as np
 import weight_manifest as wm
 from weight_manifest import live, transfer
 from weight_manifest.group import Coordinator, LocalGroup, Member
-from weight_manifest.lifecycle import DecisionLog, TargetVersions, VersionedUpdate
+from weight_manifest import store as wm_store
+from weight_manifest.lifecycle import DecisionLog, StoreRevisions, TargetVersions, VersionedUpdate
 from weight_manifest.testing.revisions import MemoryRevisions
 
 # A tensor: (global shape, split dim over tp or None, pipeline layer 0 or 1)
@@ -88,7 +89,7 @@ class World:
 
     def __init__(self, rng: np.random.Generator, folder: Path, *, source: tuple[int, int] = (2, 1),
                  target: tuple[int, int] = (1, 2), model: Optional[Model] = None, delta: Optional[float] = None,
-                 backend: Optional[transfer.Backend] = None, keep: int = 2) -> None:
+                 backend: Optional[transfer.Backend] = None, keep: int = 2, store: Any = None) -> None:
         self.rng = rng
         self.model = model or random_model(rng)
         self.folder = folder
@@ -99,20 +100,45 @@ class World:
         self.group = LocalGroup()
         self.members: dict[str, Member] = {}
         self.versions: dict[str, TargetVersions] = {}
+        self.closers: list[Any] = []
         for side_name, side in (("source", self.source), ("target", self.target)):
             for worker, held in side.workers.items():
-                member = Member(held, backend=self.backend, session=worker, staging_bytes=0, **side.where[worker])
+                extra: dict[str, Any] = {}
+                if store is not None:
+                    extra = self._store_member(store, held)
+                member = Member(held, backend=self.backend, session=worker, staging_bytes=0, **extra,
+                                **side.where[worker])
                 self.group.join(member, side_name)
                 self.members[worker] = member
                 if side_name == "target":
                     self.versions[worker] = TargetVersions(member, 1)
         self.group.refresh()
         self.coordinator = Coordinator(self.group)
-        self.revisions = MemoryRevisions(self.members, keep=keep)
+        self.revisions: Any = MemoryRevisions(self.members, keep=keep)
+        if store is not None:
+            self.client = store.client()
+            self.closers.append(self.client)
+            self.revisions = StoreRevisions(self.client, "lifecycle", keep=keep, backend="store")
         self.revisions.save(self.coordinator, 1, "target")
         self.log = DecisionLog(folder, "group-1")
         self.delta = delta
         self.next_generation(2)
+
+    def _store_member(self, local: Any, held: dict[str, np.ndarray]) -> dict[str, Any]:
+        """A member's Store client and backend (a restore's and a save's), its tensors
+        registered with it."""
+        client = local.client(local_buffer_bytes=1 << 20)
+        backend = wm_store.StoreBackend(client)
+        for tensor in held.values():
+            backend.register(int(tensor.ctypes.data), tensor.nbytes)
+        self.closers.extend([backend, client])
+        return {"backends": {"store": backend}, "handlers": wm_store.handlers(backend)}
+
+    def close(self) -> None:
+        for member in self.members.values():
+            member.close()
+        for thing in self.closers:
+            thing.close()
 
     def _draw(self) -> dict[str, np.ndarray]:
         return {n: self.rng.integers(0, 2**32, size=s, dtype=np.uint32).view(np.float32)
@@ -129,11 +155,17 @@ class World:
             self.coordinator.snapshot()
             now = {}
             for name, values in before.items():
-                flat = values.copy().reshape(-1).view(np.uint32)
-                hit = self.rng.random(flat.size) < self.delta
-                hit[int(self.rng.integers(0, flat.size))] = True
-                flat[hit] ^= np.uint32(0x5A5A5A5A)
-                now[name] = flat.view(np.float32).reshape(values.shape)
+                bits = values.copy().view(np.uint32)
+                flat = bits.reshape(-1)
+                flat[self.rng.random(flat.size) < self.delta] ^= np.uint32(0x5A5A5A5A)
+                # At least one change in every target box, so that no target's bytes are
+                # both generations (the oracle tells them apart).
+                for (_, tensor), index in self.target.boxes.items():
+                    if tensor == name and np.array_equal(bits[index], values.view(np.uint32)[index]):
+                        where = tuple(int(self.rng.integers(b.start or 0, b.stop if b.stop is not None else n))
+                                      for b, n in zip(index, bits.shape))
+                        bits[where] ^= np.uint32(0x5A5A5A5A)
+                now[name] = bits.view(np.float32)
             self.generations[g] = now
         self.source.write(self.generations[g])
 

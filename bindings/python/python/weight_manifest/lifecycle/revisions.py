@@ -34,10 +34,10 @@ class Revisions(Protocol):
     def digests(self, generation: int) -> Optional[dict[str, str]]:
         """The content digests of kept revision ``generation``, or None if not kept."""
 
-    def restore(self, coordinator: Coordinator, generation: int) -> None:
-        """Write kept revision ``generation`` into the coordinator's targets and check
-        their content digests against the kept ones; ``lifecycle_revision_missing`` if it
-        is not kept."""
+    def restore(self, coordinator: Coordinator, generation: int, *, check: bool = True) -> None:
+        """Write kept revision ``generation`` into the coordinator's targets and (with
+        ``check``: when they cover every tensor) check their content digests against the
+        kept ones; ``lifecycle_revision_missing`` if it is not kept."""
 
     def save(self, coordinator: Coordinator, generation: int, side: str) -> None:
         """Keep what ``side``'s workers hold as revision ``generation`` (activated), and
@@ -52,6 +52,8 @@ class RevisionKeeper:
             raise _error("transfer_arguments_invalid", f"keep must be at least 1, not {keep}")
         self.keep = keep
         self.kept: list[int] = []
+        #: The tensors every kept revision holds (the first saved one's).
+        self.tensors: Optional[frozenset[str]] = None
         self._leases: dict[int, int] = {}
         self._lock = threading.Lock()
 
@@ -75,6 +77,15 @@ class RevisionKeeper:
     def leased(self, generation: int) -> bool:
         with self._lock:
             return generation in self._leases
+
+    def check_whole(self, generation: int, tensors: Iterator[str]) -> None:
+        """``store_failed`` unless revision ``generation`` holds every tensor the kept
+        ones hold (a save from a side that lost a worker is not a revision)."""
+        names = frozenset(tensors)
+        if self.tensors is not None and names != self.tensors:
+            missing = sorted(self.tensors - names) or sorted(names - self.tensors)
+            raise _error("store_failed", f"revision {generation} would not hold the model's tensors "
+                         f"({', '.join(missing[:5])} differ): it is not kept")
 
     def add(self, generation: int) -> list[int]:
         """Record ``generation`` as kept; the generations to remove now (beyond the kept
@@ -106,17 +117,23 @@ class StoreRevisions:
     def digests(self, generation: int) -> Optional[dict[str, str]]:
         return dict(self._digests[generation]) if generation in self.keeper.kept else None
 
-    def restore(self, coordinator: Coordinator, generation: int) -> None:
+    def restore(self, coordinator: Coordinator, generation: int, *, check: bool = True) -> None:
         with self.keeper.lease(generation):
             report = self.saved[generation]
             store.restore(coordinator, self.client, report.manifest_key, manifest_digest=report.manifest_digest,
-                          block_elements=self.block_elements, backend=self.backend)
+                          block_elements=self.block_elements, backend=self.backend, verify_content=check)
 
     def save(self, coordinator: Coordinator, generation: int, side: str) -> None:
         report = store.save(coordinator, self.client,
                             store.SaveOptions(namespace=self.namespace, weight_generation=generation,
                                               block_elements=self.block_elements), side=side)
         record = _native.content_manifest_read(bytes(self.client.get(f"{report.group_id}/content")))
+        try:
+            self.keeper.check_whole(generation, iter(record["digests"]))
+        except Exception:
+            self.client.remove_by_regex("^" + re.escape(report.group_id + "/"), True)
+            raise
+        self.keeper.tensors = self.keeper.tensors or frozenset(record["digests"])
         self.saved[generation], self._digests[generation] = report, dict(record["digests"])
         for old in self.keeper.add(generation):
             self._remove(old)

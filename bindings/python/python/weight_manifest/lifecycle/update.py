@@ -42,7 +42,8 @@ from .revisions import Revisions
 
 __all__ = ["MODES", "StepHook", "VersionedUpdate"]
 
-MODES = ("full", "delta")
+#: ``full`` and ``delta`` move the sources' bytes; ``restore`` writes a kept revision.
+MODES = ("full", "delta", "restore")
 #: ``on_step(step, worker)``: called after each step of an update (``prepared``,
 #: ``transferred``, ``verified``, ``decided``, ``activated`` per target with its id,
 #: ``done``; ``aborted``, ``restored``, ``rolled_back`` on the way back). A test's faults
@@ -115,10 +116,12 @@ class VersionedUpdate:
 
     # ---- the steps --------------------------------------------------------------------
 
-    def prepare(self, bound: BoundPlan, to_generation: int, *, mode: str = "full", transfer_mode: str = "push",
-                options: Optional[Mapping[str, Any]] = None) -> Decision:
+    def prepare(self, bound: Optional[BoundPlan], to_generation: int, *, mode: str = "full",
+                transfer_mode: str = "push", options: Optional[Mapping[str, Any]] = None) -> Decision:
         """Check, reserve and record the update of the bound plan's targets to
-        ``to_generation``; every target stops serving. See the module's step 1."""
+        ``to_generation`` (``mode="restore"``: of the group's targets to kept revision
+        ``to_generation``, no bound plan); every target stops serving. See the module's
+        step 1."""
         if mode not in MODES:
             raise _error("transfer_arguments_invalid", f"mode must be one of {MODES}, not {mode!r}")
         self.record = None
@@ -129,7 +132,10 @@ class VersionedUpdate:
             raise _error("lifecycle_state_invalid",
                          f"group {self.log.group} has an open update to generation {previous.to_generation} "
                          f"(state {previous.state}): recover() first")
-        targets = sorted({p.target_worker_id for p in bound.pairs})
+        if (bound is None) != (mode == "restore"):
+            raise _error("transfer_arguments_invalid", "a restore takes no bound plan; an update needs one")
+        targets = sorted({p.target_worker_id for p in bound.pairs}) if bound is not None else \
+            self.coordinator.workers("target")
         held = self.statuses(targets)
         bases = {w: s["active"] for w, s in held.items()}
         not_serving = [w for w, s in held.items() if not s["serving"]]
@@ -140,23 +146,28 @@ class VersionedUpdate:
         if len(set(bases.values())) != 1:
             raise _error("lifecycle_state_invalid", f"the targets serve different generations: {bases}")
         base = int(next(iter(bases.values())))
-        if to_generation <= base:
+        if to_generation <= base and mode != "restore" or to_generation == base:
             raise _error("lifecycle_state_invalid",
                          f"generation {to_generation} does not follow the targets' generation {base}")
-        self.coordinator.check_live(bound)
-        if previous is not None and previous.active_generation == base and previous.targets == targets:
+        if bound is not None:
+            self.coordinator.check_live(bound)
+        unhashed = [w for w, st in held.items() if not st.get("hashed")]
+        if previous is not None and previous.active_generation == base and previous.targets == targets \
+                and not unhashed:
             from_digests = dict(previous.to_digests if previous.decision == "commit" else previous.from_digests)
         else:
             # No record of what generation g digests to (a first update): its targets say.
             from_digests = self._target_digests(targets, base)
-        if mode == "full":
+        if mode == "restore" and (self.revisions is None or self.revisions.digests(to_generation) is None):
+            raise _error("lifecycle_revision_missing", f"revision {to_generation} is not kept: it cannot be restored")
+        if mode in ("full", "restore"):
             kept = self.revisions.digests(base) if self.revisions is not None else None
             if kept is None or content.compare(kept, from_digests):
                 raise _error("lifecycle_revision_missing",
                              f"a full update's rollback restores generation {base} from the Store, and no kept "
                              f"revision {base} holds the targets' bytes: save it first")
         changed = None
-        if mode == "delta":
+        if mode == "delta" and bound is not None:
             sources = sorted({p.source_worker_id for p in bound.pairs})
             replies = self.coordinator.request_all(sources, {"op": "changed"})
             changed = [entry for w in sources for entry in replies[w]["changed"]]
@@ -169,7 +180,7 @@ class VersionedUpdate:
         self.log.write(self.record)
         request: dict[str, Any] = {"op": "lc_prepare", "from_generation": base, "to_generation": to_generation,
                                    "mode": mode, "coordinator": self.name}
-        if mode == "delta":
+        if mode == "delta" and bound is not None:
             request.update(bound_plan=bound.to_json(), changed=changed)
         replies = self.coordinator.request_all(targets, request)
         self.figures = {"prepare_seconds": time.perf_counter() - started,
@@ -178,7 +189,7 @@ class VersionedUpdate:
         return self.record
 
     def _open(self, *states: str) -> Decision:
-        if self.record is None or self.bound is None:
+        if self.record is None:
             raise _error("lifecycle_state_invalid", "no update is prepared by this coordinator")
         if self.record.state not in states:
             raise _error("lifecycle_state_invalid",
@@ -188,25 +199,46 @@ class VersionedUpdate:
 
     def transfer(self) -> dict[str, Any]:
         """Move the bytes (the executing workers run their pairs)."""
-        self._open("prepared")
-        assert self.bound is not None
+        record = self._open("prepared")
         self._save(state="transferring")
         started = time.perf_counter()
-        reports = self.coordinator.execute(self.bound, mode=self.transfer_mode, options=self.options,
-                                           changed=self.changed)
+        reports: dict[str, Any] = {}
+        if record.mode == "restore":
+            assert self.revisions is not None
+            self.revisions.restore(self.coordinator, record.to_generation)
+        else:
+            assert self.bound is not None
+            reports = self.coordinator.execute(self.bound, mode=self.transfer_mode, options=self.options,
+                                               changed=self.changed)
         self.figures["transfer_seconds"] = time.perf_counter() - started
         self._step("transferred")
         return reports
 
     def verify(self) -> None:
-        """Every target's content digests against the sources' (``transfer_verify_failed``
-        naming the tensors and their holders); then each target is told it verified."""
+        """The fences again (a lease that moved during the transfer), then every target's
+        content digests against the sources' (``transfer_verify_failed`` naming the
+        tensors and their holders); then each target is told it verified."""
         record = self._open("transferring")
-        assert self.bound is not None
         started = time.perf_counter()
-        sources = sorted({p.source_worker_id for p in self.bound.pairs})
-        expected = self.coordinator.digests("source", self.block_elements, workers=sources)
-        got = self._target_digests(record.targets, record.to_generation)
+        if record.mode == "restore":
+            assert self.revisions is not None
+            expected = self.revisions.digests(record.to_generation) or {}
+        else:
+            assert self.bound is not None
+            # A lease or generation that moved during the transfer: the bytes may have gone
+            # to memory the binding no longer describes.
+            self.coordinator.check_live(self.bound)
+            sources = sorted({p.source_worker_id for p in self.bound.pairs})
+            expected = self.coordinator.digests("source", self.block_elements, workers=sources)
+        try:
+            got = self._target_digests(record.targets, record.to_generation)
+        except ManifestError as error:
+            if not _code(error).startswith("content_"):
+                raise
+            # Replicas that differ, boxes that do not combine: some target's bytes are wrong.
+            raise _error("transfer_verify_failed",
+                         f"after the update to generation {record.to_generation}, the targets' content does not "
+                         f"combine ({error}; targets {', '.join(record.targets)}); no target is ready") from None
         try:
             self._compare(expected, got, "transfer_verify_failed",
                           f"after the update to generation {record.to_generation}, on the targets")
@@ -256,12 +288,13 @@ class VersionedUpdate:
         self.figures["commit_seconds"] = time.perf_counter() - started
         self._step("done")
         result: dict[str, Any] = {"generation": record.to_generation, "committed": True, "lost": lost}
-        if self.revisions is not None and self.save_revisions:
+        if self.revisions is not None and self.save_revisions and self.revisions.digests(record.to_generation) is None:
             # Off the barrier (every target serves already): the next update's generation g.
             clock = time.perf_counter()
             try:
-                self.revisions.save(_Only(self.coordinator, [w for w in record.targets if w not in lost]),
-                                    record.to_generation, "target")
+                # The targets hold it; with one lost, the sources hold it whole (verified equal).
+                whole = all(self.coordinator.alive(record.targets).values())
+                self.revisions.save(self.coordinator, record.to_generation, "target" if whole else "source")
                 result["revision_saved"] = True
             except ManifestError as error:
                 result.update(revision_saved=False, revision_error={"code": _code(error), "message": str(error)})
@@ -286,7 +319,9 @@ class VersionedUpdate:
     def rollback(self) -> dict[str, Any]:
         """Every reachable target back to generation g, checked against g's digests, and
         activated at g; ``lifecycle_rollback_failed`` naming the targets that could not
-        (they stay inactive)."""
+        (they stay inactive). A delta's undo log that does not bring back g (a byte
+        corrupted outside the delta's ranges) is followed by a restore of revision g when
+        one is kept."""
         record = self.record
         if record is None or record.decision != "abort":
             raise _error("lifecycle_state_invalid", "rollback follows an abort decision")
@@ -297,20 +332,16 @@ class VersionedUpdate:
         touched = bool((record.reason or {}).get("touched", True))
         base: dict[str, Any] = {"op": "lc_rollback", "generation": g, "mode": record.mode, "coordinator": self.name}
         try:
-            if record.mode == "full":
-                if self.revisions is None:
-                    raise _error("lifecycle_revision_missing",
-                                 f"no revisions to restore generation {g} from: pass revisions=")
-                self.coordinator.request_all(alive, base)  # every target stops serving first
-                if touched:
-                    self.revisions.restore(_Only(self.coordinator, alive), g)
-                self.coordinator.request_all(alive, {**base, "restored": True})
-            else:
+            if record.mode == "delta":
                 self.coordinator.request_all(alive, base)
-            self._step("restored")
-            got = self._target_digests(alive, g)
-            self._compare({n: record.from_digests[n] for n in got}, got, "lifecycle_rollback_failed",
-                          f"after the rollback to generation {g}, on the targets")
+                try:
+                    self._check_back(alive, lost)
+                except ManifestError:
+                    if self.revisions is None or self.revisions.digests(g) is None:
+                        raise
+                    self._restore_back(alive, lost, {**base, "mode": "full"}, True)
+            else:
+                self._restore_back(alive, lost, base, touched)
             self.coordinator.request_all(alive, {"op": "lc_verified", "generation": g})
             for worker in alive:
                 self.coordinator.request_all([worker], {"op": "lc_activate", "generation": g})
@@ -324,9 +355,48 @@ class VersionedUpdate:
         self._step("rolled_back")
         return {"generation": g, "committed": False, "lost": lost, **self.figures}
 
+    def _restore_back(self, alive: Sequence[str], lost: Sequence[str], base: Mapping[str, Any],
+                      touched: bool) -> None:
+        """Generation g from the kept revision into ``alive`` (all stop serving first)."""
+        assert self.record is not None
+        g = self.record.from_generation
+        if self.revisions is None:
+            raise _error("lifecycle_revision_missing", f"no revisions to restore generation {g} from: pass revisions=")
+        self.coordinator.request_all(alive, dict(base))
+        if touched:
+            self.revisions.restore(_Only(self.coordinator, alive), g, check=not lost)
+        self.coordinator.request_all(alive, {**base, "restored": True})
+        self._check_back(alive, lost)
+
+    def _check_back(self, alive: Sequence[str], lost: Sequence[str]) -> None:
+        """The targets' bytes against generation g: the tensors' digests when every target
+        answers; with some lost (their boxes missing from the combination), each
+        survivor's partials against those it verified when it activated g."""
+        assert self.record is not None
+        g = self.record.from_generation
+        self._step("restored")
+        if not lost:
+            got = self._target_digests(alive, g)
+            self._compare(self.record.from_digests, got, "lifecycle_rollback_failed",
+                          f"after the rollback to generation {g}, on the targets")
+            return
+        replies = self.coordinator.request_all(alive, {"op": "lc_content", "generation": g,
+                                                       "block_elements": self.block_elements})
+        differ = [w for w in alive if replies[w].get("matches_active") is not True]
+        if differ:
+            raise _error("lifecycle_rollback_failed",
+                         f"after the rollback to generation {g}, target {', '.join(differ)} does not hold the bytes "
+                         f"it verified at generation {g}")
+
     # ---- the whole update -------------------------------------------------------------
 
-    def run(self, bound: BoundPlan, to_generation: int, *, mode: str = "full", transfer_mode: str = "push",
+    def restore(self, generation: int) -> dict[str, Any]:
+        """Every target to kept revision ``generation`` (an earlier one, say), as one
+        version change: prepared, restored from the Store, verified against the
+        revision's digests, activated at the barrier; or rolled back."""
+        return self.run(None, generation, mode="restore")
+
+    def run(self, bound: Optional[BoundPlan], to_generation: int, *, mode: str = "full", transfer_mode: str = "push",
             options: Optional[Mapping[str, Any]] = None) -> dict[str, Any]:
         """Prepare, transfer, verify and commit; on any failure before the decision,
         abort and roll back, then raise the failure (its own code, naming the participant)

@@ -114,6 +114,7 @@ class TargetVersions:
                 "serving": self.serving, "staged": self.staged, "coordinator": self.coordinator,
                 "undo_bytes": int(self._undo[0].nbytes) if self._undo is not None else 0,
                 "orphaned": not self.serving and time.monotonic() - self._heard > self.orphan_seconds,
+                "hashed": self._active_partials is not None,
             }
             partials = self._active_partials
         if check:
@@ -190,7 +191,11 @@ class TargetVersions:
         partials = self._partials(block)
         with self._lock:
             self._checked = (generation, partials)
-        return {"partials": partials}
+            if self.state == "active" and self._active_partials is None:
+                self._active_partials = partials  # what it serves: the base of its own checks
+            matches = None if self._active_partials is None or generation != self.active else \
+                self._active_partials == partials
+        return {"partials": partials, "matches_active": matches}
 
     def _verified(self, request: dict[str, Any]) -> dict[str, Any]:
         generation = int(request["generation"])
