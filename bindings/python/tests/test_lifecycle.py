@@ -316,3 +316,26 @@ def test_successive_updates_roll_back_to_the_last_committed_generation(tmp_path:
     assert w.revisions.keeper.kept == [1, 2]
     w.update().run(w.bound(), 3)
     assert everyone(w) == all_at(w, 3) and w.revisions.keeper.kept == [2, 3]
+
+
+def test_a_rollback_that_cannot_bring_back_g_leaves_the_targets_inactive_until_recovered(tmp_path: Path) -> None:
+    w = world(tmp_path, delta=0.01)
+    victim = sorted(w.versions)[0]
+    name = next(iter(w.target.workers[victim]))
+
+    def corrupt(step: str, worker: Optional[str]) -> None:
+        if step == "transferred":
+            # A byte the delta does not write: its undo log cannot bring it back, and the
+            # Store, which could, is away.
+            changed = (w.generations[1][name].view(np.uint32) != w.generations[2][name].view(np.uint32))
+            box = changed[w.target.boxes[(victim, name)]].reshape(-1)
+            w.target.workers[victim][name].view(np.uint32).reshape(-1)[int(np.flatnonzero(~box)[0])] ^= 1
+            w.revisions.stopped = True
+
+    with pytest.raises(wm.ManifestError) as caught:
+        w.update(on_step=corrupt).run(w.bound(), 2, mode="delta")
+    assert caught.value.code == "lifecycle_rollback_failed" and victim in str(caught.value)
+    assert not any(v.serving for v in w.versions.values())
+    w.revisions.stopped = False
+    assert w.update(takeover=True).recover()["generation"] == 1
+    assert everyone(w) == all_at(w, 1)
