@@ -89,7 +89,8 @@ class World:
 
     def __init__(self, rng: np.random.Generator, folder: Path, *, source: tuple[int, int] = (2, 1),
                  target: tuple[int, int] = (1, 2), model: Optional[Model] = None, delta: Optional[float] = None,
-                 backend: Optional[transfer.Backend] = None, keep: int = 2, store: Any = None) -> None:
+                 backend: Optional[transfer.Backend] = None, keep: int = 2, store: Any = None,
+                 delta_rows: bool = False) -> None:
         self.rng = rng
         self.model = model or random_model(rng)
         self.folder = folder
@@ -122,6 +123,8 @@ class World:
         self.revisions.save(self.coordinator, 1, "target")
         self.log = DecisionLog(folder, "group-1")
         self.delta = delta
+        #: A delta changes whole rows (a fraction ``delta`` of them) rather than elements.
+        self.delta_rows = delta_rows
         self.next_generation(2)
 
     def _store_member(self, local: Any, held: dict[str, np.ndarray]) -> dict[str, Any]:
@@ -157,7 +160,10 @@ class World:
             for name, values in before.items():
                 bits = values.copy().view(np.uint32)
                 flat = bits.reshape(-1)
-                flat[self.rng.random(flat.size) < self.delta] ^= np.uint32(0x5A5A5A5A)
+                if self.delta_rows and bits.ndim == 2:
+                    bits[self.rng.random(bits.shape[0]) < self.delta] ^= np.uint32(0x5A5A5A5A)
+                else:
+                    flat[self.rng.random(flat.size) < self.delta] ^= np.uint32(0x5A5A5A5A)
                 # At least one change in every target box, so that no target's bytes are
                 # both generations (the oracle tells them apart).
                 for (_, tensor), index in self.target.boxes.items():

@@ -124,11 +124,10 @@ class DecisionLog:
                                  f"(process {owner.get('pid')} on {owner.get('host')}); one coordinator per group")
                 self.owner_path.unlink(missing_ok=True)
                 continue
+            # Not fsynced: a claim that a crash tore or lost is nobody's, which is what a
+            # crashed coordinator's claim is anyway.
             with os.fdopen(fd, "w") as out:
                 out.write(json.dumps(me))
-                out.flush()
-                os.fsync(out.fileno())
-            _fsync_dir(self.folder)
             return
         raise _error("lifecycle_coordinator_conflict", f"group {self.group}: another coordinator keeps claiming it")
 
@@ -147,7 +146,6 @@ class DecisionLog:
         owner = self.owner()
         if owner is not None and owner.get("coordinator") == coordinator:
             self.owner_path.unlink(missing_ok=True)
-            _fsync_dir(self.folder)
 
     # ---- the record -----------------------------------------------------------------
 

@@ -246,7 +246,9 @@ class VersionedUpdate:
             holders = self._holders(record.targets, content.compare(expected, got))
             raise _error("transfer_verify_failed", f"{error} (held by {holders}); no target is ready") from None
         self.coordinator.request_all(record.targets, {"op": "lc_verified", "generation": record.to_generation})
-        self._save(state="verified", to_digests=dict(expected))
+        # Not written: the decision that follows carries it (a replacement that finds the
+        # record still transferring aborts, as it would here).
+        record.state, record.to_digests = "verified", dict(expected)
         self.figures["verify_seconds"] = time.perf_counter() - started
         self._step("verified")
 
