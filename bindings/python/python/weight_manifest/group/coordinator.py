@@ -190,7 +190,7 @@ class Coordinator:
             instance = (bound.source if side == "source" else bound.target).get("instance_id")
             everyone = sorted({*ids, *(w for w, m in self.peers.items() if m.inventory.get("instance_id") == instance)})
             replies = self.request_all(everyone, {"op": "inventory"})
-            for w in ids:
+            for w in everyone:
                 inventory = replies[w]["inventory"]
                 transfer.check_fence(bound, side, {**inventory, "worker_id": w})
             transfer.check_fence(bound, side, Side([replies[w]["inventory"] for w in everyone]).binding)

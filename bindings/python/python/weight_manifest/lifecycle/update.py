@@ -420,12 +420,27 @@ class VersionedUpdate:
 
     # ---- a replacement coordinator ----------------------------------------------------
 
+    def _serves(self, worker: str) -> Optional[int]:
+        """The generation ``worker`` serves, or None (not serving, or not answering)."""
+        try:
+            status = self.statuses([worker])[worker]
+        except ManifestError:
+            return None
+        return int(status["active"]) if status["serving"] else None
+
     def recover(self) -> Optional[dict[str, Any]]:
         """Finish what the record says: a commit decided → every target activates the new
-        generation; no decision, or abort → abort and roll back. None when no update is
-        open. ``lifecycle_decision_stale`` when the record does not describe the targets."""
+        generation; no decision, or abort → abort and roll back. A finished update whose
+        targets do not all serve its outcome (one was unreachable then and is back) is
+        finished again for them. None when there is nothing to do.
+        ``lifecycle_decision_stale`` when the record does not describe the targets."""
         self.log.claim(self.name, takeover=self.takeover)
         record = self.log.read()
+        if record is not None and record.state == "done" and record.decision is not None:
+            behind = [w for w in record.targets if w in self.coordinator.peers
+                      and self._serves(w) != record.active_generation]
+            if behind:
+                record.state = "decided"  # in memory only: the record stays done
         if record is None or record.state == "done":
             self.log.release(self.name)
             return None
