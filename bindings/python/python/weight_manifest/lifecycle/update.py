@@ -10,9 +10,9 @@ over members whose targets carry :class:`~.versions.TargetVersions`) with a
    the rollback needs reserved (a delta: each target's undo log; a full update: revision
    g kept in the Store, :mod:`.revisions`), the record written (``prepared``), then each
    target told (it stops serving: the bytes change in place);
-2. **transfer**: the record says ``transferring``, the executing workers run their pairs;
-3. **verify**: every target's content digests (from its own partials) against the
-   sources'; only then is each target told it verified g+1;
+2. **transfer**: the executing workers run their pairs;
+3. **verify**: every worker's fence again, then every target's content digests (from its
+   own partials) against the sources'; only then is each target told it verified g+1;
 4. **commit**: the decision ``commit`` written (fsync, rename) before the first
    activation, then every target activates g+1, then the record says ``done``. Or
    **abort**: the decision ``abort`` written, then **rollback**: every target gets g's
@@ -87,11 +87,11 @@ class VersionedUpdate:
         if self.on_step is not None:
             self.on_step(step, worker)
 
-    def _save(self, **changes: Any) -> Decision:
+    def _save(self, durable: bool = True, **changes: Any) -> Decision:
         assert self.record is not None
         for key, value in changes.items():
             setattr(self.record, key, value)
-        self.log.write(self.record)
+        self.log.write(self.record, durable=durable)
         return self.record
 
     def targets(self) -> list[str]:
@@ -200,7 +200,9 @@ class VersionedUpdate:
     def transfer(self) -> dict[str, Any]:
         """Move the bytes (the executing workers run their pairs)."""
         record = self._open("prepared")
-        self._save(state="transferring")
+        # In memory only: a replacement that finds the record ``prepared`` takes its
+        # targets' bytes as touched (it restores them), so no durable write is needed here.
+        record.state = "transferring"
         started = time.perf_counter()
         reports: dict[str, Any] = {}
         if record.mode == "restore":
@@ -227,7 +229,7 @@ class VersionedUpdate:
             assert self.bound is not None
             # A lease or generation that moved during the transfer: the bytes may have gone
             # to memory the binding no longer describes.
-            self.coordinator.check_live(self.bound)
+            self.coordinator.check_held(self.bound)
             sources = sorted({p.source_worker_id for p in self.bound.pairs})
             expected = self.coordinator.digests("source", self.block_elements, workers=sources)
         try:
@@ -247,7 +249,7 @@ class VersionedUpdate:
             raise _error("transfer_verify_failed", f"{error} (held by {holders}); no target is ready") from None
         self.coordinator.request_all(record.targets, {"op": "lc_verified", "generation": record.to_generation})
         # Not written: the decision that follows carries it (a replacement that finds the
-        # record still transferring aborts, as it would here).
+        # record still prepared aborts, as it would here).
         record.state, record.to_digests = "verified", dict(expected)
         self.figures["verify_seconds"] = time.perf_counter() - started
         self._step("verified")
@@ -285,7 +287,8 @@ class VersionedUpdate:
                     raise
                 lost.append(worker)
             self._step("activated", worker)
-        self._save(state="done", active_generation=record.to_generation)
+        # Not fsynced: lost in a crash, a replacement activates again (idempotent).
+        self._save(durable=False, state="done", active_generation=record.to_generation)
         self.log.release(self.name)
         self.figures["commit_seconds"] = time.perf_counter() - started
         self._step("done")
@@ -351,7 +354,7 @@ class VersionedUpdate:
             raise _error("lifecycle_rollback_failed",
                          f"the rollback to generation {g} did not finish ({_code(error)}: {error}); targets "
                          f"{', '.join(alive)} stay inactive until a coordinator recovers them") from None
-        self._save(state="done", active_generation=g)
+        self._save(durable=False, state="done", active_generation=g)
         self.log.release(self.name)
         self.figures["rollback_seconds"] = time.perf_counter() - started
         self._step("rolled_back")
@@ -466,7 +469,7 @@ class VersionedUpdate:
         if record.decision is None:
             self._save(state="decided", decision="abort",
                        reason={"code": "transfer_worker_lost", "message": f"coordinator {record.coordinator} "
-                               "died before the decision", "touched": record.state != "prepared"})
+                               "died before the decision", "touched": True})
         return self.rollback()
 
 
