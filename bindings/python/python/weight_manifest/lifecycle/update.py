@@ -229,7 +229,9 @@ class VersionedUpdate:
             assert self.bound is not None
             # A lease or generation that moved during the transfer: the bytes may have gone
             # to memory the binding no longer describes.
+            clock = time.perf_counter()
             self.coordinator.check_held(self.bound)
+            self.figures["fence_seconds"] = time.perf_counter() - clock
             sources = sorted({p.source_worker_id for p in self.bound.pairs})
             expected = self.coordinator.digests("source", self.block_elements, workers=sources)
         try:
@@ -247,7 +249,9 @@ class VersionedUpdate:
         except ManifestError as error:
             holders = self._holders(record.targets, content.compare(expected, got))
             raise _error("transfer_verify_failed", f"{error} (held by {holders}); no target is ready") from None
+        clock = time.perf_counter()
         self.coordinator.request_all(record.targets, {"op": "lc_verified", "generation": record.to_generation})
+        self.figures["barrier_seconds"] = time.perf_counter() - clock
         # Not written: the decision that follows carries it (a replacement that finds the
         # record still prepared aborts, as it would here).
         record.state, record.to_digests = "verified", dict(expected)
@@ -291,6 +295,10 @@ class VersionedUpdate:
         self._save(durable=False, state="done", active_generation=record.to_generation)
         self.log.release(self.name)
         self.figures["commit_seconds"] = time.perf_counter() - started
+        # What the lifecycle adds to a verified update: its prepare, the fences after the
+        # transfer, telling the targets they verified, and the commit.
+        self.figures["own_seconds"] = sum(self.figures.get(k, 0.0) for k in (
+            "prepare_seconds", "fence_seconds", "barrier_seconds", "commit_seconds"))
         self._step("done")
         result: dict[str, Any] = {"generation": record.to_generation, "committed": True, "lost": lost}
         if self.revisions is not None and self.save_revisions and self.revisions.digests(record.to_generation) is None:
