@@ -7,6 +7,7 @@ runs must fail with the fault's code, print no result, and leave no process behi
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -95,6 +96,14 @@ def test_each_fault_fails_the_update_naming_what_failed(fault: str, mode: str, c
         assert " -> target-" in last
     if code in ("transfer_worker_lost", "transfer_fence_mismatch", "transfer_verify_failed"):
         assert "target-dp0.pp0.tp0.ep0" in last or "/target/" in last
+    if fault == "corrupt-byte":
+        # The coordinator's own content verification catches it (it runs before the
+        # targets' own checks, whose message is "<worker>: ...; this target is not ready"),
+        # naming the first tensor of the corrupted target and that target among its holders.
+        caught = re.fullmatch(r"error: \[transfer_verify_failed\] after the update, tensor (\S+) differs on the "
+                              r"targets from the sources' content digest \(held by ([^)]*)\); no target is ready", last)
+        assert caught is not None, last
+        assert "target-dp0.pp0.tp0.ep0" in caught.group(2).split(", ")
 
 
 def test_a_delta_update_moves_only_the_changed_blocks_and_verifies() -> None:
