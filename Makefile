@@ -46,6 +46,8 @@ checks:
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --workspace --all-targets -q -- -D warnings
 	RUSTDOCFLAGS="-D warnings" $(CARGO) doc --workspace --no-deps -q
+	@! grep -rn --include='*.rs' '#\[ignore' src tests crates bindings codegen \
+		|| { echo "a Rust test is ignored: make it a check, or a tool under --cfg wm_tools (docs/testing.md)"; exit 1; }
 
 test-rust:
 	$(CARGO) test --workspace

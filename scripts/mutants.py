@@ -34,6 +34,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -175,13 +176,25 @@ def run_pytest(scratch: Path, tests: list[str], timeout: float) -> tuple[Optiona
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(scratch), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep),
            "PYTHONDONTWRITEBYTECODE": "1"}
     command = [sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", "--no-header", *tests]
+    # Its own session, so that a mutant that hangs is stopped with every process its tests
+    # started (a Store's master and holder).
+    process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                               text=True, start_new_session=True)
     try:
-        done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout,
-                              start_new_session=True)
-    except subprocess.TimeoutExpired:
-        return None, "timeout"
-    tail = (done.stdout.strip().splitlines() or [""])[-1]
-    return done.returncode, tail
+        out, _ = process.communicate(timeout=timeout)
+    except BaseException as error:
+        for sig in (signal.SIGTERM, signal.SIGKILL):
+            try:
+                os.killpg(process.pid, sig)
+                process.wait(timeout=10)
+                break
+            except (ProcessLookupError, subprocess.TimeoutExpired):
+                continue
+        if isinstance(error, subprocess.TimeoutExpired):
+            return None, "timeout"
+        raise
+    tail = (out.strip().splitlines() or [""])[-1]
+    return process.returncode, tail
 
 
 def run_python(sample: bool, known: dict[str, str]) -> Tally:
@@ -291,7 +304,7 @@ def run_custom(tree: Path, env: dict[str, str], sample: bool, known: dict[str, s
         clock = time.perf_counter()
         path.write_text(original.replace(e["snippet"], e["replacement"]))
         try:
-            test = [env.get("CARGO", "cargo"), "test", "-q", "-p", e["package"], *e["cargo_test"]]
+            test = ["cargo", "test", "-q", "-p", e["package"], *e["cargo_test"]]
             built = subprocess.run([*test, "--no-run"], cwd=tree, env=env, capture_output=True, text=True)
             if built.returncode != 0:
                 raise SystemExit(f"{name}: the mutant does not build:\n{built.stderr[-2000:]}")
@@ -314,11 +327,6 @@ def run_rust(sample: bool, known: dict[str, str]) -> Tally:
     # crates are other packages to cargo, at another path, so nothing of the tree's own
     # build is replaced).
     env = {**os.environ, "CARGO_TARGET_DIR": str(target_dir()), "CARGO_TERM_COLOR": "never"}
-    # The tree's toolchain (rust-toolchain.toml) for every cargo call, cargo-mutants' too:
-    # another compiler would rebuild every dependency.
-    which = subprocess.run(["rustup", "which", "cargo"], cwd=tree, capture_output=True, text=True)
-    if which.returncode == 0:
-        env["CARGO"] = which.stdout.strip()
     say("rust: building the scratch tree's tests")
     tally.merge(run_custom(tree, env, sample, known))
     for group in rust_groups(sample):
@@ -329,8 +337,8 @@ def run_rust(sample: bool, known: dict[str, str]) -> Tally:
         say(f"rust: {group['name']}: {' '.join(group['files'])}")
         # cargo-mutants restores each file it mutated, also on an interrupt; the tree is a
         # scratch copy in any case.
-        done = subprocess.run([env.get("CARGO", "cargo"), *cargo_mutants_command(group, out, sample, False)[1:]],
-                              cwd=tree, env=env, stdout=sys.stderr, stderr=sys.stderr)
+        done = subprocess.run(cargo_mutants_command(group, out, sample, False), cwd=tree, env=env,
+                              stdout=sys.stderr, stderr=sys.stderr)
         outcomes_path = out / "mutants.out" / "outcomes.json"
         if not outcomes_path.is_file():
             raise SystemExit(f"rust: {group['name']}: cargo mutants wrote no outcomes (exit {done.returncode})")
@@ -364,6 +372,10 @@ def main() -> int:
         for m in python_mutants(args.sample) if args.only in (None, "python") else []:
             mutate((PACKAGE / m.file).read_text(), m)
             print(m.name)
+        custom = json.loads((CONFIG / "rust.json").read_text()).get("custom", [])
+        for e in custom if args.only in (None, "rust") else []:
+            if not args.sample or e.get("sample"):
+                print(f"{e['file']}: {e['id']}")
         for group in rust_groups(args.sample) if args.only in (None, "rust") else []:
             listed = subprocess.run(cargo_mutants_command(group, target_dir() / "mutants" / "list", args.sample, True),
                                     cwd=ROOT, capture_output=True, text=True, check=True)

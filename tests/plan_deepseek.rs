@@ -9,7 +9,6 @@
 mod plan_support;
 
 use std::collections::HashMap;
-use std::path::PathBuf;
 
 use plan_support::deepseek;
 use weight_manifest::{plan, Placement, PlanLimits};
@@ -79,8 +78,8 @@ fn deepseek_v3_reshard_plans_within_the_default_limits() {
 #[test]
 fn write_reshard_workload() {
     let dir = std::env::var_os("PLAN_BENCH_DIR").map_or_else(
-        || PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/plan-bench"),
-        PathBuf::from,
+        || std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/plan-bench"),
+        std::path::PathBuf::from,
     );
     std::fs::create_dir_all(&dir).unwrap();
     let (source, target) = placements();

@@ -274,20 +274,22 @@ mod tests {
         }
     }
 
-    /// The partials of the boxes `(offset, shape)` of the row-major `[rows, cols]` u8
-    /// tensor `t` whose element `(r, c)` is `r * cols + c + 1` (block of 4 elements).
+    /// The partials of the boxes `(offset, shape)` of the row-major `[rows, cols]` tensor
+    /// `t` whose byte `i` is `i + 1` (any itemsize).
     fn parts_of(t: &Tensor, boxes: &[([usize; 2], [usize; 2])]) -> Parts {
+        let s = usize::try_from(t.itemsize()).unwrap();
         let cols = usize::try_from(t.shape()[1]).unwrap();
         let rows = usize::try_from(t.shape()[0]).unwrap();
-        let bytes: Vec<u8> = (0..rows * cols)
-            .map(|i| u8::try_from(i + 1).unwrap())
+        let bytes: Vec<u8> = (0..rows * cols * s)
+            .map(|i| u8::try_from(i % 251 + 1).unwrap())
             .collect();
         boxes
             .iter()
             .map(|&(o, l)| {
                 let o64 = o.map(|v| v as u64).to_vec();
                 let l64 = l.map(|v| v as u64).to_vec();
-                let p = partial(t, &o64, &l64, &cut(&bytes, cols, o, l)).unwrap();
+                let local = cut(&bytes, cols * s, [o[0], o[1] * s], [l[0], l[1] * s]);
+                let p = partial(t, &o64, &l64, &local).unwrap();
                 (o64, l64, p)
             })
             .collect()
@@ -377,5 +379,61 @@ mod tests {
             message(&t, &parts),
             "tensor w: the edge at row 2 block 0 start 3 of the box at [0, 3]: the row is not in the box"
         );
+    }
+
+    #[test]
+    fn an_edge_outside_the_tensor_is_rejected() {
+        // A row past the last one, then a block past the last one of a row.
+        for (row, block, start) in [(1, 0, 2), (0, 3, 2)] {
+            let (t, mut parts) = split_row();
+            let edge = &mut parts[1].2.edges[0];
+            (edge.row, edge.block) = (row, block);
+            assert_eq!(
+                message(&t, &parts),
+                format!(
+                    "tensor w: the edge at row {row} block {block} start {start} of the box at [0, 2]: outside the tensor"
+                )
+            );
+        }
+    }
+
+    #[test]
+    fn an_edge_of_part_of_an_element_or_of_nothing_is_rejected() {
+        // itemsize 2: the second box's piece of block 0 is elements 2..4, 4 bytes.
+        let t = Tensor::new("w", &[1, 10], 2, 4).unwrap();
+        for length in [3, 0] {
+            let mut parts = parts_of(&t, &[([0, 0], [1, 2]), ([0, 2], [1, 8])]);
+            assert_eq!(parts[1].2.edges[0].bytes.len(), 4);
+            parts[1].2.edges[0].bytes.truncate(length);
+            assert_eq!(
+                message(&t, &parts),
+                "tensor w: the edge at row 0 block 0 start 2 of the box at [0, 2]: the bytes are not whole elements"
+            );
+        }
+    }
+
+    #[test]
+    fn a_piece_that_leaves_its_box_is_rejected_though_the_block_is_tiled() {
+        // Block 0 is still 0..4 in two pieces, but the boundary moved off the boxes' one
+        // at element 2: the first box's piece ends past its box, or the second's starts
+        // before its box.
+        for (first, at) in [(3, "[0, 0]"), (1, "[0, 2]")] {
+            let (t, mut parts) = split_row();
+            let whole: Vec<u8> = [
+                &parts[0].2.edges[0].bytes[..],
+                &parts[1].2.edges[0].bytes[..],
+            ]
+            .concat();
+            parts[0].2.edges[0].bytes = whole[..first].to_vec();
+            parts[1].2.edges[0].start = first as u64;
+            parts[1].2.edges[0].bytes = whole[first..].to_vec();
+            let start = if at == "[0, 0]" { 0 } else { first };
+            assert_eq!(
+                message(&t, &parts),
+                format!(
+                    "tensor w: the edge at row 0 block 0 start {start} of the box at {at}: the piece leaves the box or its block"
+                )
+            );
+        }
     }
 }
