@@ -270,7 +270,8 @@ def rust_groups(sample: bool) -> list[dict[str, Any]]:
 
 
 def cargo_mutants_command(group: dict[str, Any], out: Path, sample: bool, listing: bool) -> list[str]:
-    command = ["cargo", "mutants", "--in-place", "--no-shuffle", "--colors", "never", "--baseline", "skip",
+    # The baseline runs: a test that fails unmutated would count every mutant as caught.
+    command = ["cargo", "mutants", "--in-place", "--no-shuffle", "--colors", "never",
                "--timeout", str(group.get("timeout", 180)), "--build-timeout", "600", "-o", str(out)]
     if group["package"] != "weight-manifest":
         command += ["--package", group["package"]]
@@ -295,6 +296,12 @@ def run_custom(tree: Path, env: dict[str, str], sample: bool, known: dict[str, s
     tally = Tally()
     entries = [e for e in json.loads((CONFIG / "rust.json").read_text()).get("custom", [])
                if not sample or e.get("sample")]
+    for package, args in sorted({(e["package"], tuple(e["cargo_test"])) for e in entries}):
+        baseline = subprocess.run(["cargo", "test", "-q", "-p", package, *args], cwd=tree, env=env,
+                                  capture_output=True, text=True)
+        if baseline.returncode != 0:
+            raise SystemExit(f"rust custom: the baseline `cargo test -p {package} {' '.join(args)}` fails:\n"
+                             f"{baseline.stdout[-2000:]}{baseline.stderr[-2000:]}")
     for i, e in enumerate(entries, 1):
         name = f"{e['file']}: {e['id']}"
         path = tree / e["file"]
@@ -343,6 +350,10 @@ def run_rust(sample: bool, known: dict[str, str]) -> Tally:
         if not outcomes_path.is_file():
             raise SystemExit(f"rust: {group['name']}: cargo mutants wrote no outcomes (exit {done.returncode})")
         outcomes = json.loads(outcomes_path.read_text())
+        baseline = [o["summary"] for o in outcomes["outcomes"] if o.get("scenario") == "Baseline"]
+        if baseline != ["Success"]:
+            raise SystemExit(f"rust: {group['name']}: the unmutated tests do not pass ({baseline}); "
+                             f"see {out / 'mutants.out'}")
         for o in outcomes["outcomes"]:
             scenario = o.get("scenario")
             if not isinstance(scenario, dict) or "Mutant" not in scenario:
