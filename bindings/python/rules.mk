@@ -23,7 +23,7 @@ PY_PROFILE ?= dev
 PY_WHEELS := target/wheels
 
 TEST_TARGETS += test-python
-.PHONY: test-python python-wheel python-venv python-system reshard-te store-roundtrip multi-host
+.PHONY: test-python python-wheel python-venv python-system reshard-te store-roundtrip multi-host fault-campaign
 
 $(PY):
 	$(PYTHON) -m venv $(PY_VENV)
@@ -72,3 +72,12 @@ store-roundtrip: python-wheel
 ## repetitions, medians. MULTIHOST_ARGS adds flags.
 multi-host: python-wheel
 	$(PY) examples/multi-host/multi_host.py --repeat 3 $(MULTIHOST_ARGS)
+
+## The fault campaign of versioned updates (bindings/python/tests/fault_campaign.py,
+## docs/lifecycle.md): FAULTS randomized faults at random points of the lifecycle over
+## random layouts and sizes, each outcome checked against the oracle's record; the seed is
+## printed first (CAMPAIGN_ARGS="--seed S" repeats a campaign, "--seed S --trial N" one
+## trial), the last line is its JSON. make test runs a seeded share (test_fault_campaign.py).
+FAULTS ?= 1000
+fault-campaign: python-wheel
+	$(PY) bindings/python/tests/fault_campaign.py --faults $(FAULTS) $(CAMPAIGN_ARGS)

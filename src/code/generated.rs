@@ -502,6 +502,36 @@ pub enum Code {
     /// `adapt_dimension_missing`: a split counts the pieces of a model dimension (pieces)
     /// that the adapter was not given, or was given as 0. (added by this implementation)
     AdaptDimensionMissing,
+    /// `lifecycle_state_invalid`: a step of a versioned update came out of order or found a
+    /// participant in the wrong state: a transfer, verify or rollback before its prepare, a
+    /// second prepare while an update is open, a target not active at the update's base
+    /// generation, a commit after an abort or an abort after a commit (§22). (added by
+    /// this implementation)
+    LifecycleStateInvalid,
+    /// `lifecycle_not_verified`: a commit or an activation before every target verified the
+    /// generation: the coordinator's commit before its verify, or a target told to activate
+    /// a generation it has not verified (§22). (added by this implementation)
+    LifecycleNotVerified,
+    /// `lifecycle_coordinator_conflict`: two coordinators for one group: the group's claim
+    /// is held by another coordinator whose process is alive, or a target's open update
+    /// belongs to another coordinator (§22). (added by this implementation)
+    LifecycleCoordinatorConflict,
+    /// `lifecycle_decision_invalid`: the durable decision record is not one: not JSON,
+    /// another format, unknown members or a state and decision that do not go together
+    /// (§22). (added by this implementation)
+    LifecycleDecisionInvalid,
+    /// `lifecycle_decision_stale`: the decision record does not describe what the targets
+    /// hold: another group's record, or targets active at a generation that is neither the
+    /// record's base nor its new one (§22). (added by this implementation)
+    LifecycleDecisionStale,
+    /// `lifecycle_rollback_failed`: a rollback did not bring every target back to
+    /// generation g: its bytes do not digest to g's, a target holds no undo log, or a
+    /// target was lost; those targets stay inactive (§22). (added by this implementation)
+    LifecycleRollbackFailed,
+    /// `lifecycle_revision_missing`: a full update's rollback needs generation g in the
+    /// Store and it is not kept (or not with g's digests), or a restore asked for a
+    /// revision that is not kept (§22). (added by this implementation)
+    LifecycleRevisionMissing,
 }
 
 impl Code {
@@ -647,6 +677,13 @@ impl Code {
         Code::VllmArgumentsInvalid,
         Code::AdaptFusedInvalid,
         Code::AdaptDimensionMissing,
+        Code::LifecycleStateInvalid,
+        Code::LifecycleNotVerified,
+        Code::LifecycleCoordinatorConflict,
+        Code::LifecycleDecisionInvalid,
+        Code::LifecycleDecisionStale,
+        Code::LifecycleRollbackFailed,
+        Code::LifecycleRevisionMissing,
     ];
 
     /// The snake_case spelling used on the wire and in fixtures.
@@ -791,6 +828,13 @@ impl Code {
             Code::VllmArgumentsInvalid => "vllm_arguments_invalid",
             Code::AdaptFusedInvalid => "adapt_fused_invalid",
             Code::AdaptDimensionMissing => "adapt_dimension_missing",
+            Code::LifecycleStateInvalid => "lifecycle_state_invalid",
+            Code::LifecycleNotVerified => "lifecycle_not_verified",
+            Code::LifecycleCoordinatorConflict => "lifecycle_coordinator_conflict",
+            Code::LifecycleDecisionInvalid => "lifecycle_decision_invalid",
+            Code::LifecycleDecisionStale => "lifecycle_decision_stale",
+            Code::LifecycleRollbackFailed => "lifecycle_rollback_failed",
+            Code::LifecycleRevisionMissing => "lifecycle_revision_missing",
         }
     }
 

@@ -814,6 +814,50 @@ enum WmCode
    */
   WM_CODE_ADAPT_DIMENSION_MISSING = 139,
   /**
+   * `lifecycle_state_invalid`: a step of a versioned update came out of order or found a
+   * participant in the wrong state: a transfer, verify or rollback before its prepare, a
+   * second prepare while an update is open, a target not active at the update's base
+   * generation, a commit after an abort or an abort after a commit (§22). (added by
+   * this implementation)
+   */
+  WM_CODE_LIFECYCLE_STATE_INVALID = 140,
+  /**
+   * `lifecycle_not_verified`: a commit or an activation before every target verified the
+   * generation: the coordinator's commit before its verify, or a target told to activate
+   * a generation it has not verified (§22). (added by this implementation)
+   */
+  WM_CODE_LIFECYCLE_NOT_VERIFIED = 141,
+  /**
+   * `lifecycle_coordinator_conflict`: two coordinators for one group: the group's claim
+   * is held by another coordinator whose process is alive, or a target's open update
+   * belongs to another coordinator (§22). (added by this implementation)
+   */
+  WM_CODE_LIFECYCLE_COORDINATOR_CONFLICT = 142,
+  /**
+   * `lifecycle_decision_invalid`: the durable decision record is not one: not JSON,
+   * another format, unknown members or a state and decision that do not go together
+   * (§22). (added by this implementation)
+   */
+  WM_CODE_LIFECYCLE_DECISION_INVALID = 143,
+  /**
+   * `lifecycle_decision_stale`: the decision record does not describe what the targets
+   * hold: another group's record, or targets active at a generation that is neither the
+   * record's base nor its new one (§22). (added by this implementation)
+   */
+  WM_CODE_LIFECYCLE_DECISION_STALE = 144,
+  /**
+   * `lifecycle_rollback_failed`: a rollback did not bring every target back to
+   * generation g: its bytes do not digest to g's, a target holds no undo log, or a
+   * target was lost; those targets stay inactive (§22). (added by this implementation)
+   */
+  WM_CODE_LIFECYCLE_ROLLBACK_FAILED = 145,
+  /**
+   * `lifecycle_revision_missing`: a full update's rollback needs generation g in the
+   * Store and it is not kept (or not with g's digests), or a restore asked for a
+   * revision that is not kept (§22). (added by this implementation)
+   */
+  WM_CODE_LIFECYCLE_REVISION_MISSING = 146,
+  /**
    * `invalid_argument`: a C argument is unusable (a required pointer is NULL, or a
    * length is too large). Not a contract code: it never comes from a document.
    */

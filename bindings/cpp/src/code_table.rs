@@ -512,6 +512,36 @@ pub enum WmCode {
     /// `adapt_dimension_missing`: a split counts the pieces of a model dimension (pieces)
     /// that the adapter was not given, or was given as 0. (added by this implementation)
     AdaptDimensionMissing = 139,
+    /// `lifecycle_state_invalid`: a step of a versioned update came out of order or found a
+    /// participant in the wrong state: a transfer, verify or rollback before its prepare, a
+    /// second prepare while an update is open, a target not active at the update's base
+    /// generation, a commit after an abort or an abort after a commit (§22). (added by
+    /// this implementation)
+    LifecycleStateInvalid = 140,
+    /// `lifecycle_not_verified`: a commit or an activation before every target verified the
+    /// generation: the coordinator's commit before its verify, or a target told to activate
+    /// a generation it has not verified (§22). (added by this implementation)
+    LifecycleNotVerified = 141,
+    /// `lifecycle_coordinator_conflict`: two coordinators for one group: the group's claim
+    /// is held by another coordinator whose process is alive, or a target's open update
+    /// belongs to another coordinator (§22). (added by this implementation)
+    LifecycleCoordinatorConflict = 142,
+    /// `lifecycle_decision_invalid`: the durable decision record is not one: not JSON,
+    /// another format, unknown members or a state and decision that do not go together
+    /// (§22). (added by this implementation)
+    LifecycleDecisionInvalid = 143,
+    /// `lifecycle_decision_stale`: the decision record does not describe what the targets
+    /// hold: another group's record, or targets active at a generation that is neither the
+    /// record's base nor its new one (§22). (added by this implementation)
+    LifecycleDecisionStale = 144,
+    /// `lifecycle_rollback_failed`: a rollback did not bring every target back to
+    /// generation g: its bytes do not digest to g's, a target holds no undo log, or a
+    /// target was lost; those targets stay inactive (§22). (added by this implementation)
+    LifecycleRollbackFailed = 145,
+    /// `lifecycle_revision_missing`: a full update's rollback needs generation g in the
+    /// Store and it is not kept (or not with g's digests), or a restore asked for a
+    /// revision that is not kept (§22). (added by this implementation)
+    LifecycleRevisionMissing = 146,
     /// `invalid_argument`: a C argument is unusable (a required pointer is NULL, or a
     /// length is too large). Not a contract code: it never comes from a document.
     InvalidArgument = 1000,
@@ -663,6 +693,13 @@ impl WmCode {
             Code::VllmArgumentsInvalid => WmCode::VllmArgumentsInvalid,
             Code::AdaptFusedInvalid => WmCode::AdaptFusedInvalid,
             Code::AdaptDimensionMissing => WmCode::AdaptDimensionMissing,
+            Code::LifecycleStateInvalid => WmCode::LifecycleStateInvalid,
+            Code::LifecycleNotVerified => WmCode::LifecycleNotVerified,
+            Code::LifecycleCoordinatorConflict => WmCode::LifecycleCoordinatorConflict,
+            Code::LifecycleDecisionInvalid => WmCode::LifecycleDecisionInvalid,
+            Code::LifecycleDecisionStale => WmCode::LifecycleDecisionStale,
+            Code::LifecycleRollbackFailed => WmCode::LifecycleRollbackFailed,
+            Code::LifecycleRevisionMissing => WmCode::LifecycleRevisionMissing,
             // `Code` is non-exhaustive: a code added after this table was generated
             // (the crate's tests and `codegen --check` catch that).
             _ => WmCode::InternalError,
@@ -813,6 +850,13 @@ impl WmCode {
             WmCode::VllmArgumentsInvalid => c"vllm_arguments_invalid",
             WmCode::AdaptFusedInvalid => c"adapt_fused_invalid",
             WmCode::AdaptDimensionMissing => c"adapt_dimension_missing",
+            WmCode::LifecycleStateInvalid => c"lifecycle_state_invalid",
+            WmCode::LifecycleNotVerified => c"lifecycle_not_verified",
+            WmCode::LifecycleCoordinatorConflict => c"lifecycle_coordinator_conflict",
+            WmCode::LifecycleDecisionInvalid => c"lifecycle_decision_invalid",
+            WmCode::LifecycleDecisionStale => c"lifecycle_decision_stale",
+            WmCode::LifecycleRollbackFailed => c"lifecycle_rollback_failed",
+            WmCode::LifecycleRevisionMissing => c"lifecycle_revision_missing",
             WmCode::InvalidArgument => c"invalid_argument",
             WmCode::InternalError => c"internal_error",
         }

@@ -37,7 +37,7 @@ import pytest
 from conftest import ROOT
 
 DOCS = [ROOT / "README.md", *sorted(p for p in (ROOT / "docs").glob("*.md") if p.name != "contract.md")]
-GUIDES = ["cli.md", "python.md", "weight-updates.md", "store.md", "mooncake.md", "cpp.md", "ray.md", "vllm.md"]
+GUIDES = ["cli.md", "python.md", "weight-updates.md", "store.md", "mooncake.md", "cpp.md", "ray.md", "vllm.md", "lifecycle.md"]
 FENCE = re.compile(r"^```([a-z]*)\n(.*?)^```\n", re.S | re.M)
 CONSUMER = ROOT / "bindings" / "cpp" / "examples" / "consumer"
 

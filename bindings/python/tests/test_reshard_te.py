@@ -23,15 +23,13 @@ sys.path.insert(0, str(EXAMPLE.parent))
 import model  # noqa: E402
 
 
-LEFTOVER = "reshard_te.py worker"
-
 
 def run(*args: str) -> tuple[int, dict[str, Any] | None, str]:
-    return run_example(EXAMPLE, LEFTOVER, *args)
+    return run_example(EXAMPLE, *args)
 
 
 def verified(*args: str) -> dict[str, Any]:
-    return verified_example(EXAMPLE, LEFTOVER, *args)
+    return verified_example(EXAMPLE, *args)
 
 
 @pytest.fixture(autouse=True, scope="module")

@@ -144,6 +144,13 @@ ADDED_CODES: tuple[str, ...] = (
     "vllm_arguments_invalid",
     "adapt_fused_invalid",
     "adapt_dimension_missing",
+    "lifecycle_state_invalid",
+    "lifecycle_not_verified",
+    "lifecycle_coordinator_conflict",
+    "lifecycle_decision_invalid",
+    "lifecycle_decision_stale",
+    "lifecycle_rollback_failed",
+    "lifecycle_revision_missing",
 )
 
 CODES: tuple[str, ...] = CONTRACT_CODES + ADDED_CODES

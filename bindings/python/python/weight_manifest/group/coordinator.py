@@ -185,11 +185,15 @@ class Coordinator:
         restore's source) is taken as bound."""
         for side in sides:
             ids = _participants(bound, side)
-            replies = self.request_all(ids, {"op": "inventory"})
+            # The side's binding is its instance's (a worker whose every box the plan reads
+            # from another replica is in it, though it runs no pair).
+            instance = (bound.source if side == "source" else bound.target).get("instance_id")
+            everyone = sorted({*ids, *(w for w, m in self.peers.items() if m.inventory.get("instance_id") == instance)})
+            replies = self.request_all(everyone, {"op": "inventory"})
             for w in ids:
                 inventory = replies[w]["inventory"]
                 transfer.check_fence(bound, side, {**inventory, "worker_id": w})
-            transfer.check_fence(bound, side, Side([replies[w]["inventory"] for w in ids]).binding)
+            transfer.check_fence(bound, side, Side([replies[w]["inventory"] for w in everyone]).binding)
 
     # ---- the update --------------------------------------------------------------------
 

@@ -17,7 +17,7 @@ from .defaults import (
 )
 from .executor import Progress, execute, operation_count
 from .fences import FENCE_MEMBERS, Fence, check_fence, check_fences, fence_of
-from .lowering import Changed, Staging
+from .lowering import Changed, Staging, written_ranges
 from .reports import PairReport, UpdateReport
 
 __all__ = [
@@ -41,4 +41,5 @@ __all__ = [
     "execute",
     "fence_of",
     "operation_count",
+    "written_ranges",
 ]

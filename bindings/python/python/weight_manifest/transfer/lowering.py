@@ -15,7 +15,7 @@ from .._native import BoundPlan, CopyGroup
 from .backends import Backend
 from .defaults import DEFAULT_STAGE_BELOW
 
-__all__ = ["Changed", "Staging"]
+__all__ = ["Changed", "Staging", "written_ranges"]
 
 
 U64 = npt.NDArray[np.uint64]
@@ -100,6 +100,30 @@ def _ops(group: CopyGroup, push: bool, stage_below: int, max_segments: int,
         pieces = [(loc[i], rem[i] - rem[a], lens[i]) for i in range(a, b)]
         ops.append(_Op(0, rem[a], rem[b - 1] + lens[b - 1] - rem[a], pieces))
     return ops, n
+
+
+def written_ranges(bound: BoundPlan, target_worker: str, changed: Optional[Changed] = None,
+                   max_segments: int = 1 << 32) -> U64:
+    """The sorted, merged [start, end) target address ranges that ``bound`` writes on
+    ``target_worker`` (with ``changed``, only those of a delta over it): what a target
+    keeps the old bytes of before a delta lands (its undo log)."""
+    spans: list[tuple[int, int]] = []
+    for pair in bound.pairs:
+        if pair.target_worker_id != target_worker:
+            continue
+        lowered = pair.segments(max_segments)
+        source, target, length = lowered.source, lowered.target, lowered.length
+        if changed is not None:
+            source, target, length, _ = _select(source, target, length, lowered.device, lowered.devices,
+                                                pair.source_worker_id, changed)
+        spans.extend(zip(target.tolist(), (target + length).tolist()))
+    merged: list[list[int]] = []
+    for a, b in sorted(spans):
+        if merged and a <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], b)
+        elif b > a:
+            merged.append([a, b])
+    return np.array(merged, dtype=np.uint64).reshape(-1, 2)
 
 
 def _region_of(group: CopyGroup, op: _Op, push: bool) -> str:

@@ -1,0 +1,341 @@
+"""weight_manifest.lifecycle in one process: versioned updates over a LocalGroup. Every
+expectation about bytes comes from lifecycle_world.World.held (numpy slices of each
+generation's global tensors drawn by the test), never from the lifecycle's own digests."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+from pathlib import Path
+from typing import Any, Optional
+
+import numpy as np
+import pytest
+
+import weight_manifest as wm
+from weight_manifest.lifecycle import DecisionLog, RevisionKeeper, VersionedUpdate
+
+from lifecycle_world import World
+
+
+class Died(BaseException):
+    """The coordinator's death at a step (it runs no cleanup: BaseException passes every
+    ``except ManifestError``)."""
+
+
+def die_at(step: str, worker_index: Optional[int] = None) -> Any:
+    seen: list[str] = []
+
+    def hook(name: str, worker: Optional[str]) -> None:
+        if name == step:
+            seen.append(str(worker))
+            if worker_index is None or len(seen) == worker_index + 1:
+                raise Died(step)
+    return hook
+
+
+def world(tmp_path: Path, seed: int = 1, **kwargs: Any) -> World:
+    return World(np.random.default_rng(seed), tmp_path, **kwargs)
+
+
+def everyone(w: World) -> dict[str, tuple[Optional[int], Optional[int], str]]:
+    """Each target's (generation its bytes hold by the oracle, active generation, state)."""
+    return {t: (w.held(t), w.versions[t].active, w.versions[t].state) for t in w.versions}
+
+
+def all_at(w: World, g: int) -> dict[str, tuple[Optional[int], Optional[int], str]]:
+    return {t: (g, g, "active") for t in w.versions}
+
+
+@pytest.mark.parametrize("delta", [None, 0.05])
+def test_a_versioned_update_commits_every_target_at_once(tmp_path: Path, delta: Optional[float]) -> None:
+    w = world(tmp_path, delta=delta)
+    seen: list[tuple[str, int]] = []
+    for t, v in w.versions.items():
+        v.on_activate(lambda g, t=t: seen.append((t, g)))
+    states_at_decision: list[dict[str, str]] = []
+
+    def hook(step: str, worker: Optional[str]) -> None:
+        if step == "decided":
+            states_at_decision.append({t: v.state for t, v in w.versions.items()})
+        if step == "prepared":
+            assert not any(v.serving for v in w.versions.values())
+
+    result = w.update(on_step=hook).run(w.bound(), 2, mode="delta" if delta else "full")
+    assert everyone(w) == all_at(w, 2)
+    assert result["committed"] and result["lost"] == []
+    # The barrier: when the decision is taken every target has verified and none serves.
+    assert states_at_decision == [{t: "verified" for t in w.versions}]
+    assert sorted(seen) == sorted((t, 2) for t in w.versions)
+    assert all(v.status(check=True)["consistent"] for v in w.versions.values())
+    assert all(w.members[t].wait_version(0) == 2 for t in w.versions)
+    record = w.log.read()
+    assert record is not None and (record.state, record.decision, record.active_generation) == ("done", "commit", 2)
+    if delta:
+        changed = sum(int((a != b).sum()) * 4 for n in w.model
+                      for a, b in [(w.generations[1][n].view(np.uint32), w.generations[2][n].view(np.uint32))])
+        # The undo log kept at most the delta's blocks, and far less than the model.
+        whole = sum(t.nbytes for held in w.target.workers.values() for t in held.values())
+        assert 0 < result["undo_bytes"] < whole and changed <= result["undo_bytes"]
+
+
+@pytest.mark.parametrize("delta", [None, 0.05])
+def test_a_byte_corrupted_after_landing_rolls_every_target_back(tmp_path: Path, delta: Optional[float]) -> None:
+    w = world(tmp_path, delta=delta)
+    victim = sorted(w.versions)[-1]
+
+    def corrupt(step: str, worker: Optional[str]) -> None:
+        if step == "transferred":
+            tensor = next(iter(w.target.workers[victim].values()))
+            tensor.view(np.uint8).reshape(-1)[3] ^= 0x10
+
+    with pytest.raises(wm.ManifestError) as caught:
+        w.update(on_step=corrupt).run(w.bound(), 2, mode="delta" if delta else "full")
+    assert caught.value.code == "transfer_verify_failed"
+    assert victim in str(caught.value) and "rolled back: every target serves generation 1" in str(caught.value)
+    assert everyone(w) == all_at(w, 1)
+    record = w.log.read()
+    assert record is not None and (record.decision, record.reason["code"]) == ("abort", "transfer_verify_failed")
+
+
+def test_a_target_lost_mid_update_is_named_and_the_others_roll_back(tmp_path: Path) -> None:
+    w = world(tmp_path)
+    victim = sorted(w.versions)[0]
+    hook = lambda step, worker: w.group.leave(victim) if step == "prepared" else None  # noqa: E731
+    with pytest.raises(wm.ManifestError) as caught:
+        w.update(on_step=hook).run(w.bound(), 2, mode="full", transfer_mode="pull")
+    assert caught.value.code == "transfer_worker_lost" and victim in str(caught.value)
+    assert f"but {victim} (lost)" in str(caught.value)
+    rest = {t: s for t, s in everyone(w).items() if t != victim}
+    assert rest == {t: (1, 1, "active") for t in rest}
+
+
+def test_a_lease_changed_after_prepare_fails_the_fence_and_rolls_back(tmp_path: Path) -> None:
+    w = world(tmp_path)
+    victim = sorted(w.versions)[0]
+    hook = lambda s, _: w.members[victim].where.__setitem__("generation", 9) if s == "prepared" else None  # noqa
+    with pytest.raises(wm.ManifestError) as caught:
+        w.update(on_step=hook).run(w.bound(), 2, mode="full", transfer_mode="pull")
+    assert caught.value.code == "transfer_fence_mismatch"
+    assert everyone(w) == all_at(w, 1)
+
+
+def test_commit_before_verify_and_activation_of_an_unverified_generation_are_refused(tmp_path: Path) -> None:
+    w = world(tmp_path)
+    update = w.update()
+    update.prepare(w.bound(), 2)
+    with pytest.raises(wm.ManifestError) as caught:
+        update.commit()
+    assert caught.value.code == "lifecycle_not_verified"
+    update.transfer()
+    with pytest.raises(wm.ManifestError) as caught:
+        update.commit()
+    assert caught.value.code == "lifecycle_not_verified"
+    target = sorted(w.versions)[0]
+    reply = w.members[target].reply("lc_activate", {"generation": 2})
+    assert reply["error"]["code"] == "lifecycle_not_verified"
+    assert not any(v.serving for v in w.versions.values())
+    update.verify()
+    update.commit()
+    assert everyone(w) == all_at(w, 2)
+
+
+def test_steps_out_of_order_are_refused(tmp_path: Path) -> None:
+    w = world(tmp_path)
+    update = w.update()
+    with pytest.raises(wm.ManifestError) as caught:
+        update.transfer()
+    assert caught.value.code == "lifecycle_state_invalid"
+    with pytest.raises(wm.ManifestError) as caught:
+        update.rollback()
+    assert caught.value.code == "lifecycle_state_invalid"
+    with pytest.raises(wm.ManifestError) as caught:
+        update.prepare(w.bound(), 1)  # not after the targets' generation
+    assert caught.value.code == "lifecycle_state_invalid"
+    update.prepare(w.bound(), 2)
+    with pytest.raises(wm.ManifestError) as caught:
+        w.update(name=update.name).prepare(w.bound(), 2)  # a second prepare while one is open
+    assert caught.value.code == "lifecycle_state_invalid"
+    update.transfer()
+    update.verify()
+    update.commit()
+    with pytest.raises(wm.ManifestError) as caught:
+        update.abort()
+    assert caught.value.code == "lifecycle_state_invalid"
+
+
+def test_two_coordinators_for_one_group_are_refused(tmp_path: Path) -> None:
+    w = world(tmp_path)
+    first = w.update(name="first")
+    first.prepare(w.bound(), 2)
+    with pytest.raises(wm.ManifestError) as caught:
+        w.update(name="second").prepare(w.bound(), 2)
+    assert caught.value.code == "lifecycle_coordinator_conflict" and "first" in str(caught.value)
+    # A target refuses another coordinator's prepare of its open update too.
+    target = sorted(w.versions)[0]
+    reply = w.members[target].reply("lc_prepare", {"from_generation": 1, "to_generation": 2, "mode": "full",
+                                                   "coordinator": "second"})
+    assert reply["error"]["code"] == "lifecycle_coordinator_conflict"
+    first.transfer(), first.verify(), first.commit()
+    assert everyone(w) == all_at(w, 2)
+
+
+def test_a_full_update_without_revision_g_in_the_store_is_refused_before_any_byte(tmp_path: Path) -> None:
+    w = world(tmp_path)
+    w.revisions.unavailable.add(1)
+    with pytest.raises(wm.ManifestError) as caught:
+        w.update().run(w.bound(), 2, mode="full")
+    assert caught.value.code == "lifecycle_revision_missing"
+    assert everyone(w) == all_at(w, 1)
+    # A delta keeps its own undo log and needs no revision.
+    w2 = world(tmp_path / "delta", delta=0.02)
+    w2.revisions.unavailable.add(1)
+    w2.update().run(w2.bound(), 2, mode="delta")
+    assert everyone(w2) == all_at(w2, 2)
+
+
+@pytest.mark.parametrize("delta", [None, 0.05])
+@pytest.mark.parametrize("step,expected", [("prepared", 1), ("transferred", 1), ("verified", 1),
+                                           ("decided", 2), ("activated", 2)])
+def test_a_replacement_coordinator_finishes_what_the_record_says(tmp_path: Path, delta: Optional[float],
+                                                                 step: str, expected: int) -> None:
+    w = world(tmp_path, delta=delta)
+    with pytest.raises(Died):
+        w.update(name="old", on_step=die_at(step, 0)).run(w.bound(), 2, mode="delta" if delta else "full")
+    if step == "activated":
+        assert sum(v.serving for v in w.versions.values()) == 1  # died after the first activation
+    else:
+        assert not any(v.serving for v in w.versions.values())  # lost its coordinator: stays inactive
+    # The old coordinator's claim is this process's: the replacement takes over.
+    result = w.update(name="new", takeover=True).recover()
+    assert result is not None and result["generation"] == expected
+    assert everyone(w) == all_at(w, expected)
+    assert w.update(name="third").recover() is None  # nothing open any more
+
+
+def test_a_stale_or_broken_decision_record_is_refused(tmp_path: Path) -> None:
+    w = world(tmp_path)
+    with pytest.raises(Died):
+        w.update(name="old", on_step=die_at("verified")).run(w.bound(), 2)
+    text = json.loads(w.log.decision_path.read_text())
+    w.log.decision_path.write_text(json.dumps({**text, "from_generation": 5, "to_generation": 6}))
+    with pytest.raises(wm.ManifestError) as caught:
+        w.update(name="new", takeover=True).recover()
+    assert caught.value.code == "lifecycle_decision_stale" and "holds [1, 2]" in str(caught.value)
+    w.log.decision_path.write_text(json.dumps({**text, "group": "another"}))
+    with pytest.raises(wm.ManifestError) as caught:
+        w.update(name="new", takeover=True).recover()
+    assert caught.value.code == "lifecycle_decision_stale"
+    w.log.decision_path.write_text("{\"format\": \"weight-manifest.decision/1\", \"group\"")
+    with pytest.raises(wm.ManifestError) as caught:
+        w.update(name="new", takeover=True).recover()
+    assert caught.value.code == "lifecycle_decision_invalid"
+    w.log.decision_path.write_text(json.dumps({**text, "state": "done", "decision": None}))
+    with pytest.raises(wm.ManifestError) as caught:
+        w.update(name="new", takeover=True).recover()
+    assert caught.value.code == "lifecycle_decision_invalid"
+    w.log.decision_path.write_text(json.dumps(text))
+    assert w.update(name="new", takeover=True).recover()["generation"] == 1
+    assert everyone(w) == all_at(w, 1)
+
+
+def test_the_record_is_replaced_whole(tmp_path: Path) -> None:
+    log = DecisionLog(tmp_path, "g/1")
+    assert log.read() is None
+    w = world(tmp_path / "w")
+    w.update().run(w.bound(), 2)
+    text = w.log.decision_path.read_text()
+    assert json.loads(text)["state"] == "done"
+    assert [p.name for p in w.log.folder.iterdir()] == ["decision"]  # no temporary file, claim released
+
+
+def test_the_serving_side_waits_for_an_activation(tmp_path: Path) -> None:
+    w = world(tmp_path)
+    target = w.versions[sorted(w.versions)[0]]
+    assert target.wait_active(2, timeout=0) is None and target.wait_active(timeout=0) == 1
+    update = w.update()
+    update.prepare(w.bound(), 2)
+    assert target.wait_active(timeout=0) is None  # prepared: not serving
+    got: list[Optional[int]] = []
+    waiter = threading.Thread(target=lambda: got.append(target.wait_active(2, timeout=30)))
+    waiter.start()
+    update.transfer(), update.verify()
+    assert got == []
+    update.commit()
+    waiter.join()
+    assert got == [2]
+    assert asyncio.run(target.activated(2, timeout=1)) == 2
+
+
+def test_a_target_that_lost_its_coordinator_stays_inactive_and_says_so(tmp_path: Path) -> None:
+    w = world(tmp_path)
+    for v in w.versions.values():
+        v.orphan_seconds = 0.0
+    with pytest.raises(Died):
+        w.update(on_step=die_at("verified")).run(w.bound(), 2)
+    status = next(iter(w.versions.values())).status()
+    assert (status["serving"], status["state"], status["orphaned"]) == (False, "verified", True)
+
+
+def test_a_target_reports_whether_its_bytes_are_still_what_it_verified(tmp_path: Path) -> None:
+    w = world(tmp_path)
+    w.update().run(w.bound(), 2)
+    name = sorted(w.versions)[0]
+    assert w.versions[name].status(check=True)["consistent"] is True
+    next(iter(w.target.workers[name].values())).view(np.uint8).reshape(-1)[0] ^= 1
+    assert w.versions[name].status(check=True)["consistent"] is False
+
+
+def test_kept_revisions_are_the_last_k_and_a_leased_one_is_not_removed() -> None:
+    keeper = RevisionKeeper(2)
+    assert keeper.add(1) == [] and keeper.add(2) == []
+    with keeper.lease(1):
+        assert keeper.add(3) == []  # 1 is leased: kept past the count
+        assert keeper.kept == [1, 2, 3]
+    assert keeper.add(4) == [1, 2] and keeper.kept == [3, 4]
+    with pytest.raises(wm.ManifestError) as caught:
+        with keeper.lease(1):
+            pass
+    assert caught.value.code == "lifecycle_revision_missing"
+
+
+def test_successive_updates_roll_back_to_the_last_committed_generation(tmp_path: Path) -> None:
+    w = world(tmp_path)
+    w.update().run(w.bound(), 2)
+    w.next_generation(3)
+    victim = sorted(w.versions)[0]
+
+    def corrupt(step: str, worker: Optional[str]) -> None:
+        if step == "transferred":
+            next(iter(w.target.workers[victim].values())).view(np.uint8).reshape(-1)[0] ^= 1
+
+    with pytest.raises(wm.ManifestError):
+        w.update(on_step=corrupt).run(w.bound(), 3)
+    assert everyone(w) == all_at(w, 2)  # revision 2 (saved after its commit) came back
+    assert w.revisions.keeper.kept == [1, 2]
+    w.update().run(w.bound(), 3)
+    assert everyone(w) == all_at(w, 3) and w.revisions.keeper.kept == [2, 3]
+
+
+def test_a_rollback_that_cannot_bring_back_g_leaves_the_targets_inactive_until_recovered(tmp_path: Path) -> None:
+    w = world(tmp_path, delta=0.01)
+    victim = sorted(w.versions)[0]
+    name = next(iter(w.target.workers[victim]))
+
+    def corrupt(step: str, worker: Optional[str]) -> None:
+        if step == "transferred":
+            # A byte the delta does not write: its undo log cannot bring it back, and the
+            # Store, which could, is away.
+            changed = (w.generations[1][name].view(np.uint32) != w.generations[2][name].view(np.uint32))
+            box = changed[w.target.boxes[(victim, name)]].reshape(-1)
+            w.target.workers[victim][name].view(np.uint32).reshape(-1)[int(np.flatnonzero(~box)[0])] ^= 1
+            w.revisions.stopped = True
+
+    with pytest.raises(wm.ManifestError) as caught:
+        w.update(on_step=corrupt).run(w.bound(), 2, mode="delta")
+    assert caught.value.code == "lifecycle_rollback_failed" and victim in str(caught.value)
+    assert not any(v.serving for v in w.versions.values())
+    w.revisions.stopped = False
+    assert w.update(takeover=True).recover()["generation"] == 1
+    assert everyone(w) == all_at(w, 1)
