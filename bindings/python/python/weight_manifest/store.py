@@ -542,4 +542,4 @@ def restore(
                          operations=sum(p["segments"] for p in pairs), seconds=seconds,
                          transfer_seconds=transfer_seconds, pairs=pairs, workers=workers,
                          verify_seconds=time.perf_counter() - verify_started,
-                         verified_tensors=len(record["digests"]))
+                         verified_tensors=len(record["digests"]) if verify_content else 0)
