@@ -5,13 +5,16 @@ CARGO ?= cargo
 BIN := target/release/weight-manifest
 EXAMPLE := examples/moe-ep-pp
 
-.PHONY: example test test-rust conformance checks rust-consumer fuzz-smoke mooncake-oracle
+.PHONY: example test test-rust conformance checks rust-consumer fuzz-smoke mooncake-oracle mutants mutants-sample mutants-tool
 
 # Each binding adds its own targets to TEST_TARGETS in bindings/<name>/rules.mk.
 TEST_TARGETS := checks test-rust rust-consumer conformance
 -include $(sort $(wildcard bindings/*/rules.mk))
 # Upstream Mooncake's own code as the oracle (needs the venv with its wheel).
 TEST_TARGETS += mooncake-oracle
+# A fixed sample of the guards' mutants (scripts/mutants.py --sample): a new guard that no
+# test pins is noticed here; `make mutants` runs them all.
+TEST_TARGETS += mutants-sample
 # Last: a short fuzz smoke of every target (scripts/fuzz.sh; FUZZ_SECONDS per target).
 TEST_TARGETS += fuzz-smoke
 FUZZ_SECONDS ?= 20
@@ -43,6 +46,8 @@ checks:
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --workspace --all-targets -q -- -D warnings
 	RUSTDOCFLAGS="-D warnings" $(CARGO) doc --workspace --no-deps -q
+	@! grep -rn --include='*.rs' '#\[ignore' src tests crates bindings codegen \
+		|| { echo "a Rust test is ignored: make it a check, or a tool under --cfg wm_tools (docs/testing.md)"; exit 1; }
 
 test-rust:
 	$(CARGO) test --workspace
@@ -62,6 +67,20 @@ mooncake-oracle: python-venv
 	$(PY) tests/mooncake/generate.py --check
 	$(CARGO) build -q
 	$(PY) tests/mooncake/deepseek_check.py $${CARGO_TARGET_DIR:-target}/debug/weight-manifest
+
+## Mutation testing of the guards that keep bytes correct (docs/testing.md): every mutant
+## of tests/mutants/ must fail a test; the last line is the JSON summary (about 25 min).
+mutants: python-wheel mutants-tool
+	$(PY) scripts/mutants.py
+
+mutants-sample: python-wheel mutants-tool
+	$(PY) scripts/mutants.py --sample
+
+## cargo-mutants at the version the mutant lists were written for (about 3 min to build).
+CARGO_MUTANTS_VERSION := 27.1.0
+mutants-tool:
+	@$(CARGO) mutants --version 2>/dev/null | grep -qx "cargo-mutants $(CARGO_MUTANTS_VERSION)" \
+		|| $(CARGO) install -q --locked cargo-mutants --version $(CARGO_MUTANTS_VERSION)
 
 fuzz-smoke:
 	scripts/fuzz.sh smoke $(FUZZ_SECONDS)

@@ -8,7 +8,7 @@ compared one to one.
 
 BIN is a release `weight-manifest`; DIR holds `deepseek-v3.tp8-ep8-pp4-dp2.json` and
 `deepseek-v3.tp4-ep16-pp8-dp2.json` (this project's placements, written by
-`PLAN_BENCH_DIR=DIR cargo test --release --test plan_deepseek -- --ignored
+`PLAN_BENCH_DIR=DIR RUSTFLAGS="--cfg wm_tools" cargo test --release --test plan_deepseek
 write_reshard_workload`). Needs the wheel `mooncake-transfer-engine-non-cuda==0.3.13.post1`.
 Upstream rejects this plan at its default limits (14.09 M segments > 10 M), so its limits
 are raised. Takes about three minutes, almost all of it upstream's.

@@ -27,7 +27,7 @@ BIN=${CARGO_TARGET_DIR:-target}/release/weight-manifest
 SOURCE=$DIR/deepseek-v3.tp8-ep8-pp4-dp2.json
 TARGET=$DIR/deepseek-v3.tp4-ep16-pp8-dp2.json
 [ -s "$SOURCE" ] && [ -s "$TARGET" ] ||
-    PLAN_BENCH_DIR=$DIR cargo test --release -q --test plan_deepseek -- --ignored \
+    PLAN_BENCH_DIR=$DIR RUSTFLAGS="--cfg wm_tools" cargo test --release -q --test plan_deepseek \
         write_reshard_workload >/dev/null
 
 RUNS=$RUNS .venv/bin/python bindings/python/bench/bench_python.py \

@@ -93,10 +93,10 @@ if [ "$ONLY" = all ] || [ "$ONLY" = kimi ]; then
 fi
 if [ "$ONLY" = all ] || [ "$ONLY" = plan ]; then
     # The reshard workload (issue 9): the DeepSeek-V3 placement, TP8/EP8/PP4/DP2, planned
-    # onto TP4/EP16/PP8/DP2; written by an ignored test of tests/plan_deepseek.rs.
+    # onto TP4/EP16/PP8/DP2; written by a tool test of tests/plan_deepseek.rs (`--cfg wm_tools`).
     src=$DIR/deepseek-v3.tp8-ep8-pp4-dp2.json tgt=$DIR/deepseek-v3.tp4-ep16-pp8-dp2.json
     if [ ! -s "$src" ] || [ ! -s "$tgt" ]; then
-        PLAN_BENCH_DIR=$DIR cargo test --release -q --test plan_deepseek -- --ignored \
+        PLAN_BENCH_DIR=$DIR RUSTFLAGS="--cfg wm_tools" cargo test --release -q --test plan_deepseek \
             write_reshard_workload >/dev/null
     fi
     # sha256sum of both inputs together: the bytes the command reads.

@@ -2,14 +2,13 @@
 //! within the default limits, fills every target fragment exactly, and reads each region
 //! from the target's own DP replica. Its speed is measured in BENCHMARKS.md, not here.
 //!
-//! `cargo test --release --test plan_deepseek -- --ignored write_reshard_workload` writes
+//! `RUSTFLAGS="--cfg wm_tools" cargo test --release --test plan_deepseek write_reshard_workload` writes
 //! the two placements to `target/plan-bench/` (or `$PLAN_BENCH_DIR`) for the CLI benchmark.
 
 #[allow(dead_code)]
 mod plan_support;
 
 use std::collections::HashMap;
-use std::path::PathBuf;
 
 use plan_support::deepseek;
 use weight_manifest::{plan, Placement, PlanLimits};
@@ -74,12 +73,13 @@ fn deepseek_v3_reshard_plans_within_the_default_limits() {
     );
 }
 
+/// A tool, not a check: it writes the benchmark inputs (BENCHMARKS.md; `--cfg wm_tools`).
+#[cfg(wm_tools)]
 #[test]
-#[ignore = "writes the benchmark inputs; run explicitly"]
 fn write_reshard_workload() {
     let dir = std::env::var_os("PLAN_BENCH_DIR").map_or_else(
-        || PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/plan-bench"),
-        PathBuf::from,
+        || std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/plan-bench"),
+        std::path::PathBuf::from,
     );
     std::fs::create_dir_all(&dir).unwrap();
     let (source, target) = placements();

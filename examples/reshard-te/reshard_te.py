@@ -277,10 +277,13 @@ def run_engine(args: argparse.Namespace, config: dict[str, Any]) -> dict[str, An
         # Each repetition starts from zeroed targets, so each one moves (and verifies) every
         # byte; update and baseline alternate, so drifting load hits both alike.
         updates, raws = [], []
+        tensors = len(coordinator.side("source").placement.tensors)
+        verified = True
         for repetition in range(args.repeat):
             if repetition:
                 coordinator.request_all(targets, {"op": "clear"})
             result = coordinator.update(bound, mode=mode, options=options, verify="verify")
+            verified = verified and checked(result, tensors, targets, full=True)
             updates.append(result["seconds"])
             if not args.no_raw:
                 raws.append(coordinator.request_all([targets[0]], raw_request)[targets[0]]["seconds"])
@@ -295,6 +298,7 @@ def run_engine(args: argparse.Namespace, config: dict[str, Any]) -> dict[str, An
         raw = statistics.median(raws) if raws else None
         out = summary(result, mode, raw)
         out["verify_seconds"] = round(result["verify_seconds"], 4)
+        out["verified"] = verified
         if args.delta:
             # The next generation: sources snapshot their blocks, change args.delta % of
             # them, and only the changed bytes move; content and bytes verified again.
@@ -302,6 +306,7 @@ def run_engine(args: argparse.Namespace, config: dict[str, Any]) -> dict[str, An
             counts = coordinator.request_all([*sources, *targets],
                                              {"op": "mutate", "fraction": args.delta / 100, "block": 64})
             delta = coordinator.update(bound, mode=mode, options=options, verify="verify", delta=True)
+            out["verified"] = out["verified"] and checked(delta, tensors, targets, full=False)
             out["delta_expected_bytes"] = 4 * sum(counts[t]["elements"] for t in targets)
             progress(f"delta: {delta['bytes']} of {result['bytes']} bytes in {delta['segments']} operations, "
                      f"{delta['seconds']:.2f} s")
@@ -316,6 +321,15 @@ def run_engine(args: argparse.Namespace, config: dict[str, Any]) -> dict[str, An
             except subprocess.TimeoutExpired:
                 process.kill()
                 process.wait()
+
+
+def checked(result: dict[str, Any], tensors: int, targets: list[str], full: bool) -> bool:
+    """Whether an update's checks covered it all: the coordinator compared the content
+    digests of all ``tensors``, and every target checked every byte it holds (after a
+    full update, the bytes that moved)."""
+    checks = result["target_checks"]
+    return (result["verified_tensors"] == tensors and sorted(checks) == sorted(targets)
+            and (not full or sum(c["verified"] for c in checks.values()) == result["bytes"]))
 
 
 def run_local(args: argparse.Namespace, config: dict[str, Any]) -> dict[str, Any]:
@@ -358,10 +372,12 @@ def run_local(args: argparse.Namespace, config: dict[str, Any]) -> dict[str, Any
         raise failure("transfer_verify_failed", f"after the update, tensor {differ[0]} differs on the targets "
                       "from the sources' content digest; no target is ready")
     verify_seconds = time.perf_counter() - verify_started
+    checked_bytes = 0
     for held in sides["target"]:
         problem = held.check()
         if problem is not None:
             raise failure("transfer_verify_failed", f"{worker_id('target', held.rank)}: {problem}; not ready")
+        checked_bytes += sum(t.nbytes for t in held.tensors.values())
     result = {"bytes": report.bytes, "segments": report.segments, "seconds": report.seconds,
               "runs": sum(p.runs for p in report.pairs), "verify_seconds": verify_seconds}
     raw = None
@@ -372,13 +388,16 @@ def run_local(args: argparse.Namespace, config: dict[str, Any]) -> dict[str, Any
         raw = time.perf_counter() - started
     out = summary(result, mode, raw)
     out["verify_seconds"] = round(verify_seconds, 4)
+    # What the checks above covered: every tensor's digest, every target byte.
+    out["verified"] = (len(digests["target"]) == len(source.placement.tensors) and not differ
+                       and checked_bytes == report.bytes)
     return out
 
 
 def summary(result: dict[str, Any], mode: str, raw: Optional[float]) -> dict[str, Any]:
     gib = result["bytes"] / GIB
     return {
-        "verified": True,
+        "verified": False,  # the caller sets it from the checks it ran
         "bytes": result["bytes"],
         "segments": result["segments"],
         "seconds": round(result["seconds"], 4),
@@ -437,7 +456,7 @@ def main(argv: list[str]) -> int:
             print(f"error: [{error.code}] {error}", file=sys.stderr)
             return 1
     print(json.dumps(result))
-    return 0
+    return 0 if result["verified"] else 1
 
 
 if __name__ == "__main__":

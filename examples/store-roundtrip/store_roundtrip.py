@@ -318,11 +318,17 @@ def roundtrip(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
                 saved = run.resave(saved)
             run.coordinators["target"].request_all(targets, {"op": "clear"})
         restores, raws = [], []
+        tensors = len(run.coordinators["source"].side("source").placement.tensors)
+        verified = True
         for repetition in range(args.repeat):
             if repetition:
                 run.coordinators["target"].request_all(targets, {"op": "clear"})
             restored = run.restore(saved)
-            run.coordinators["target"].request_all(targets, {"op": "verify"})
+            checks = run.coordinators["target"].request_all(targets, {"op": "verify"})
+            # What the checks covered: every tensor's digest (the restore's own check), and
+            # every restored byte (each target's check of the bytes it holds).
+            verified = (verified and restored.verified_tensors == tensors
+                        and sum(c["verified"] for c in checks.values()) == restored.bytes)
             restores.append(restored.seconds)
             progress(f"restore {repetition + 1}: {restored.seconds:.3f} s, of which the transfer "
                      f"{restored.transfer_seconds:.3f} s; content check {restored.verify_seconds:.3f} s")
@@ -343,7 +349,7 @@ def roundtrip(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
         restore_seconds = statistics.median(restores)
         raw = statistics.median(raws) if raws else None
         out = {
-            "verified": True,
+            "verified": verified,
             "bytes": restored.bytes,
             "save_gib_per_s": round(saved.bytes / GIB / saved.seconds, 3),
             "restore_gib_per_s": round(restored.bytes / GIB / restore_seconds, 3),
@@ -389,7 +395,7 @@ def main(argv: list[str]) -> int:
             print(f"error: [{error.code}] {error}", file=sys.stderr)
             return 1
     print(json.dumps(result))
-    return 0
+    return 0 if result["verified"] else 1
 
 
 if __name__ == "__main__":

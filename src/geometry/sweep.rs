@@ -183,8 +183,9 @@ mod tests {
         }
     }
 
+    /// A tool, not a check: it prints figures (BENCHMARKS.md; `--cfg wm_tools`).
+    #[cfg(wm_tools)]
     #[test]
-    #[ignore = "prints figures"]
     fn hostile_slab_work_figures() {
         for ndim in [3usize, 4, 5] {
             for m in [500u64, 2000, 8000, 32000] {

@@ -70,7 +70,7 @@ impl Work {
     }
 
     /// The units spent so far.
-    #[cfg(test)]
+    #[cfg(all(test, wm_tools))]
     pub(crate) fn spent(&self) -> u64 {
         self.spent
     }

@@ -269,4 +269,30 @@ mod tests {
         let e = segments(&[copy(u64::MAX - 2, 0, 4, &[(2, 8, 8)])], 10).unwrap_err();
         assert_eq!(e.code(), Code::PlanBindingRangeInvalid);
     }
+
+    #[test]
+    fn a_copy_of_no_bytes_has_no_segment() {
+        // A loop of count 0, or runs of 0 bytes: the product of the counts times the run
+        // is 0 bytes, so nothing is listed (not one run at the loops' origin).
+        for empty in [
+            copy(8, 8, 4, &[(0, 8, 8)]),
+            copy(8, 8, 4, &[(3, 8, 8), (0, 64, 64)]),
+            copy(8, 8, 0, &[(2, 8, 8)]),
+        ] {
+            assert_eq!(segments(&[empty], 10).unwrap(), Segments::default());
+        }
+    }
+
+    #[test]
+    fn a_single_run_ending_past_u64_on_either_side_is_an_error() {
+        // One run, no loop: only the segment's own end can overflow, on one side each.
+        for (source, target) in [(u64::MAX - 2, 0), (0, u64::MAX - 2)] {
+            let e = segments(&[copy(source, target, 4, &[])], 10).unwrap_err();
+            assert_eq!(e.code(), Code::PlanBindingRangeInvalid);
+            assert_eq!(e.message(), "a segment's address or length exceeds 2^64-1");
+        }
+        // Ending exactly at 2^64-1 is fine.
+        let last = segments(&[copy(u64::MAX - 4, u64::MAX - 4, 4, &[])], 10).unwrap();
+        assert_eq!(last.length, vec![4]);
+    }
 }

@@ -92,11 +92,14 @@ def test_a_tampered_placement_is_rejected_with_a_code(upstream: Any) -> None:
     bad = json.loads(text)
     bad["weight_generation"] = 7  # the placement_id no longer matches
     tampered = json.dumps(bad, sort_keys=True, separators=(",", ":"))
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError) as theirs:
         upstream.weight_placement_from_json(tampered)
     with pytest.raises(wm.ManifestError) as caught:
         mooncake.validate(tampered)
-    assert caught.value.code and caught.value.path is not None
+    # Upstream's reason, in upstream's words, with this project's code and pointer.
+    assert str(theirs.value) == "placement_id does not match canonical logical content"
+    assert (caught.value.code, caught.value.path) == ("placement_id_mismatch", "/placement_id")
+    assert str(caught.value) == str(theirs.value)
 
 
 def test_a_built_storage_manifest_is_upstreams(upstream: Any) -> None:

@@ -7,6 +7,11 @@ runs must fail with the fault's code, print no result, and leave no process behi
 
 from __future__ import annotations
 
+import json
+import re
+import struct
+import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -14,17 +19,17 @@ import pytest
 from conftest import ROOT, run_example, verified_example
 
 EXAMPLE = ROOT / "examples" / "reshard-te" / "reshard_te.py"
+sys.path.insert(0, str(EXAMPLE.parent))
+import model  # noqa: E402
 
-
-LEFTOVER = "reshard_te.py worker"
 
 
 def run(*args: str) -> tuple[int, dict[str, Any] | None, str]:
-    return run_example(EXAMPLE, LEFTOVER, *args)
+    return run_example(EXAMPLE, *args)
 
 
 def verified(*args: str) -> dict[str, Any]:
-    return verified_example(EXAMPLE, LEFTOVER, *args)
+    return verified_example(EXAMPLE, *args)
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -62,9 +67,14 @@ def test_other_layouts_verify(layouts: tuple[str, str]) -> None:
     verified("--size-mib", "8", "--source", source, "--target", target, *experts)
 
 
-def test_the_real_minilm_checkpoint_tp2_to_tp1_verifies() -> None:
+def test_the_real_minilm_checkpoint_tp2_to_tp1_verifies(tmp_path: Path) -> None:
     result = verified("--model", "minilm", "--source", "tp2", "--target", "tp1")
-    assert result["bytes"] > 80 << 20
+    # TP1 holds every tensor of the checkpoint once: its bytes, by the file's own header.
+    data = model.minilm_file(tmp_path).read_bytes()
+    (length,) = struct.unpack("<Q", data[:8])
+    header = json.loads(data[8:8 + length])
+    assert result["bytes"] == sum(e - s for name, t in header.items() if name != "__metadata__"
+                                  for s, e in [t["data_offsets"]])
 
 
 def test_the_local_backend_runs_the_same_update() -> None:
@@ -95,6 +105,14 @@ def test_each_fault_fails_the_update_naming_what_failed(fault: str, mode: str, c
         assert " -> target-" in last
     if code in ("transfer_worker_lost", "transfer_fence_mismatch", "transfer_verify_failed"):
         assert "target-dp0.pp0.tp0.ep0" in last or "/target/" in last
+    if fault == "corrupt-byte":
+        # The coordinator's own content verification catches it (it runs before the
+        # targets' own checks, whose message is "<worker>: ...; this target is not ready"),
+        # naming the first tensor of the corrupted target and that target among its holders.
+        caught = re.fullmatch(r"error: \[transfer_verify_failed\] after the update, tensor (\S+) differs on the "
+                              r"targets from the sources' content digest \(held by ([^)]*)\); no target is ready", last)
+        assert caught is not None, last
+        assert "target-dp0.pp0.tp0.ep0" in caught.group(2).split(", ")
 
 
 def test_a_delta_update_moves_only_the_changed_blocks_and_verifies() -> None:

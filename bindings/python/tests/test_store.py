@@ -146,6 +146,7 @@ def test_restore_without_a_manifest_fails_before_any_byte(client: Any, sides: An
     with pytest.raises(wm.ManifestError) as caught:
         store.restore(target.coordinator, client, "t/none/manifest", manifest_digest=None)
     assert caught.value.code == "store_manifest_missing"
+    assert str(caught.value) == "the Store holds no t/none/manifest: no complete save is there"
     assert all(not t.any() for _, ts in target.held.values() for t in ts.values())
 
 
@@ -159,6 +160,105 @@ def test_content_digests_that_do_not_describe_the_manifest_fail(client: Any, sid
     with pytest.raises(wm.ManifestError) as caught:
         store.restore(target.coordinator, client, saved.manifest_key, manifest_digest=saved.manifest_digest)
     assert caught.value.code == "store_verify_failed"
+
+
+def test_a_manifest_of_another_digest_is_refused_before_any_byte(client: Any, sides: Any) -> None:
+    source = sides("source", "tp2")
+    saved = store.save(source.coordinator, client, store.SaveOptions("t", 6))
+    target = sides("target", "tp1")
+    other = "0" * 64
+    with pytest.raises(wm.ManifestError) as caught:
+        store.restore(target.coordinator, client, saved.manifest_key, manifest_digest=other)
+    assert caught.value.code == "store_manifest_digest_mismatch"
+    assert str(caught.value) == (f"{saved.manifest_key} has digest {saved.manifest_digest}, the save reported "
+                                 f"{other}: it is not that save")
+    assert all(not t.any() for _, ts in target.held.values() for t in ts.values())
+
+
+def first_object(client: Any, saved: Any) -> tuple[str, int]:
+    """The first payload object the manifest names (sorted) and the bytes it must hold."""
+    need: dict[str, int] = {}
+    for f in store.read_manifest(client, saved.manifest_key, None).fragments:
+        need[f.object_key] = max(need.get(f.object_key, 0), f.object_offset + f.nbytes)
+    key = sorted(need)[0]
+    return key, need[key]
+
+
+def test_a_missing_object_is_refused_before_any_byte(client: Any, sides: Any) -> None:
+    source = sides("source", "tp2")
+    saved = store.save(source.coordinator, client, store.SaveOptions("t", 7))
+    key, _ = first_object(client, saved)
+    assert client.remove(key, True) == 0
+    target = sides("target", "tp1")
+    with pytest.raises(wm.ManifestError) as caught:
+        store.restore(target.coordinator, client, saved.manifest_key, manifest_digest=saved.manifest_digest)
+    assert caught.value.code == "store_object_missing"
+    assert str(caught.value) == f"the Store holds no {key}, which {saved.manifest_key} names"
+    assert all(not t.any() for _, ts in target.held.values() for t in ts.values())
+
+
+def test_a_short_object_is_refused_before_any_byte(client: Any, sides: Any) -> None:
+    source = sides("source", "tp2")
+    saved = store.save(source.coordinator, client, store.SaveOptions("t", 8))
+    key, need = first_object(client, saved)
+    assert client.remove(key, True) == 0
+    assert client.put(key, b"\x07" * (need - 1)) == 0
+    target = sides("target", "tp1")
+    with pytest.raises(wm.ManifestError) as caught:
+        store.restore(target.coordinator, client, saved.manifest_key, manifest_digest=saved.manifest_digest)
+    assert caught.value.code == "store_object_short"
+    assert str(caught.value) == f"{key} holds {need - 1} bytes, {saved.manifest_key} needs {need}"
+    assert all(not t.any() for _, ts in target.held.values() for t in ts.values())
+
+
+def test_a_corrupted_restored_byte_fails_the_restore(client: Any, sides: Any) -> None:
+    """One restored byte flipped after the transfer: the restore's own content check
+    against the saved digests names the tensor."""
+    source = sides("source", "tp2")
+    saved = store.save(source.coordinator, client, store.SaveOptions("t", 10))
+    target = sides("target", "tp1")
+    _, tensors = target.held["target-dp0-pp0-tp0"]
+    name = sorted(tensors)[0]
+
+    def corrupt() -> None:
+        tensors[name].view(np.uint8).reshape(-1)[0] ^= 1
+
+    with pytest.raises(wm.ManifestError) as caught:
+        store.restore(target.coordinator, client, saved.manifest_key, manifest_digest=saved.manifest_digest,
+                      after_transfer=corrupt)
+    assert caught.value.code == "store_verify_failed"
+    assert str(caught.value) == (f"after the restore, tensor {name} differs on the targets from the saved content "
+                                 "digest; nothing is restored")
+
+
+class FakeStoreClient:
+    """The ranged get of Mooncake Store's client as upstream defines it: 0 to start a
+    session, then the bytes read (a short or negative count is a failure)."""
+
+    def __init__(self, start: int, read: int) -> None:
+        self.start, self.read = start, read
+
+    def batch_get_session_start(self, keys: list[str]) -> int:
+        return self.start
+
+    def batch_get_into_multi_buffer_ranges(self, keys: Any, local: Any, lengths: Any, offsets: Any) -> list[int]:
+        return [self.read]
+
+    def batch_get_session_end(self, keys: list[str]) -> None:
+        return None
+
+
+@pytest.mark.parametrize("start,read,ok", [(0, 24, True), (0, 23, False), (0, -1, False), (-1, 24, False)])
+def test_a_store_read_is_done_only_when_every_byte_came(start: int, read: int, ok: bool) -> None:
+    backend = store.StoreBackend(FakeStoreClient(start, read))
+    try:
+        handle = backend.submit("k", False, [1 << 20, 2 << 20], [store.STORE_BASE, store.STORE_BASE + 64], [8, 16])
+        assert backend.wait(handle) is ok
+        with pytest.raises(wm.ManifestError) as caught:
+            backend.submit("k", False, [1 << 20], [store.STORE_BASE - 1], [8])
+        assert caught.value.code == "transfer_failed"
+    finally:
+        backend.close()
 
 
 def test_the_store_backend_only_reads() -> None:

@@ -16,15 +16,13 @@ from conftest import ROOT, run_example, verified_example
 EXAMPLE = ROOT / "examples" / "store-roundtrip" / "store_roundtrip.py"
 
 
-LEFTOVER = "store_roundtrip.py worker|mooncake_master|mooncake_client"
-
 
 def run(*args: str) -> tuple[int, dict[str, Any] | None, str]:
-    return run_example(EXAMPLE, LEFTOVER, *args)
+    return run_example(EXAMPLE, *args)
 
 
 def verified(*args: str) -> dict[str, Any]:
-    return verified_example(EXAMPLE, LEFTOVER, *args)
+    return verified_example(EXAMPLE, *args)
 
 
 @pytest.fixture(autouse=True, scope="module")

@@ -158,7 +158,7 @@ def test_runs_merge_and_staging_cuts_operations() -> None:
 
 class Faulty(transfer.LocalBackend):
     """Fails the batch numbered ``fail`` (1-based) at submission or at its status, and
-    records the batches in flight."""
+    records the batches in flight and the bytes of those that succeeded."""
 
     def __init__(self, fail: int = 0, at: str = "wait") -> None:
         super().__init__()
@@ -167,6 +167,8 @@ class Faulty(transfer.LocalBackend):
         self.open: set[int] = set()
         self.max_open = 0
         self.sizes: list[int] = []
+        self.bytes: dict[int, int] = {}
+        self.landed = 0
 
     def submit(self, session: str, write: bool, local: list[int], remote: list[int], lengths: list[int]) -> int:
         self.count += 1
@@ -178,11 +180,14 @@ class Faulty(transfer.LocalBackend):
             self._done[handle] = False
         self.open.add(handle)
         self.max_open = max(self.max_open, len(self.open))
+        self.bytes[handle] = sum(lengths)
         return handle
 
     def wait(self, handle: int) -> bool:
         self.open.discard(handle)
-        return super().wait(handle)
+        ok = super().wait(handle)
+        self.landed += self.bytes.pop(handle, 0) if ok else 0
+        return ok
 
 
 def failing_update(fail: int, at: str, **options: Any) -> tuple[Instance, Instance, wm.BoundPlan, Faulty, dict[str, str]]:
@@ -208,12 +213,21 @@ def test_a_failed_batch_fails_the_update_and_a_retry_works(at: str, fail: int) -
         backend.fail = counting.count
         for tensor in target.workers["dst-d0p0t0"].values():
             tensor.fill(0)
+    done: dict[tuple[str, str], int] = {}
     with pytest.raises(wm.ManifestError) as caught:
-        transfer.execute(bound, backend, sessions, **options)
+        transfer.execute(bound, backend, sessions, progress=lambda s, t, n, total: done.update({(s, t): n}),
+                         **options)
+    # Each pair's progress counts only the bytes of its batches that succeeded.
+    assert sum(done.values()) == backend.landed
     error = caught.value
     assert error.code == "transfer_failed", error
     assert "src-d0p0t" in str(error) and "-> dst-d0p0t0" in str(error) and "tensor " in str(error)
     assert not backend.open, "a batch was left in flight"
+    if at == "submit":
+        assert backend.count == backend.fail, "a batch was submitted after a failed submission"
+    else:
+        # At most the batches already in flight, and the one waited for before it, follow.
+        assert backend.count <= backend.fail + 2, "batches were submitted after a failed one"
     assert backend.max_open <= 2 and max(backend.sizes) <= 4
     # The retry on a healthy backend completes the update.
     healthy = transfer.LocalBackend()
@@ -223,7 +237,11 @@ def test_a_failed_batch_fails_the_update_and_a_retry_works(at: str, fail: int) -
     assert target.wrong() == []
 
 
-def test_unregistered_memory_fails_the_batch_and_writes_nothing_outside() -> None:
+@pytest.mark.parametrize("mode", ["push", "pull"])
+def test_unregistered_memory_fails_the_batch_and_writes_nothing_outside(mode: str) -> None:
+    """The last 8 bytes of the target's ``down`` are not registered: the batch writing
+    them fails (push: the remote side's check; pull: the local side's) and those bytes
+    stay zero."""
     source, target = Instance("src", 2, 1), Instance("dst", 1, 1, fill=False)
     bound, _, sessions = update(source, target)
     backend = transfer.LocalBackend()
@@ -232,9 +250,76 @@ def test_unregistered_memory_fails_the_batch_and_writes_nothing_outside() -> Non
     for name, tensor in held.items():
         backend.register(int(tensor.ctypes.data), tensor.nbytes - (8 if name == "down" else 0))
     with pytest.raises(wm.ManifestError) as caught:
-        transfer.execute(bound, backend, sessions, mode="push", stage_below=0)
+        transfer.execute(bound, backend, sessions, mode=mode, stage_below=0, batch_segments=1)
     assert caught.value.code == "transfer_failed"
-    assert "tensor down" in str(caught.value)
+    # down (16, 64) is split on dim 1: its last 8 bytes (row 15, columns 62-63) come from
+    # the second source.
+    assert str(caught.value).startswith("pair src-d0p0t1 -> dst-d0p0t0: a batch failed moving tensor down")
+    assert not held["down"].view(np.uint8).reshape(-1)[-8:].any(), "a byte outside the registered memory was written"
+
+
+def test_a_batch_of_mismatched_lists_fails() -> None:
+    backend = transfer.LocalBackend()
+    buffer = np.zeros(16, dtype=np.uint8)
+    backend.register(int(buffer.ctypes.data), 16)
+    address = int(buffer.ctypes.data)
+    assert backend.wait(backend.submit("s", True, [address], [address + 8], [4])) is True
+    assert backend.wait(backend.submit("s", True, [address, address], [address + 8], [4, 4])) is False
+    assert backend.wait(backend.submit("s", True, [address], [address + 8], [4, 4])) is False
+
+
+class FakeEngine:
+    """The calls of Mooncake's TransferEngine that EngineBackend makes, answering as
+    upstream documents them: register 0 or an error, a batch id (<= 0: not started), a
+    status (0: every segment done)."""
+
+    def __init__(self, register: int = 0, status: int = 0) -> None:
+        self.register, self.status, self.asked = register, status, 0
+
+    def register_memory(self, address: int, length: int) -> int:
+        return self.register
+
+    def get_batch_transfer_status(self, handles: list[int]) -> int:
+        self.asked += 1
+        return self.status
+
+
+def test_the_engine_backend_reads_statuses_as_upstream_defines_them() -> None:
+    assert transfer.EngineBackend(FakeEngine(status=0)).wait(7) is True
+    assert transfer.EngineBackend(FakeEngine(status=1)).wait(7) is False
+    assert transfer.EngineBackend(FakeEngine(status=-1)).wait(7) is False
+    idle = FakeEngine(status=0)
+    assert transfer.EngineBackend(idle).wait(0) is False and transfer.EngineBackend(idle).wait(-1) is False
+    assert idle.asked == 0, "a batch that never started has no status to ask for"
+    with pytest.raises(wm.ManifestError) as caught:
+        transfer.EngineBackend(FakeEngine(register=-1)).register(4096, 8)
+    assert caught.value.code == "transfer_failed"
+
+
+class RaisingWait(transfer.LocalBackend):
+    """Copies, but asking for the status of batch ``at`` raises (an engine error)."""
+
+    def __init__(self, at: int) -> None:
+        super().__init__()
+        self.at, self.count = at, 0
+
+    def wait(self, handle: int) -> bool:
+        self.count += 1
+        if self.count == self.at:
+            super().wait(handle)
+            raise RuntimeError("the status call failed")
+        return super().wait(handle)
+
+
+def test_a_status_call_that_raises_is_a_failed_batch() -> None:
+    source, target = Instance("src", 2, 1), Instance("dst", 1, 1, fill=False)
+    bound, _, sessions = update(source, target)
+    backend = RaisingWait(at=2)
+    source.register(backend)
+    target.register(backend)
+    with pytest.raises(wm.ManifestError) as caught:
+        transfer.execute(bound, backend, sessions, mode="push", stage_below=0, batch_segments=4)
+    assert caught.value.code == "transfer_failed"
 
 
 FENCES: list[tuple[str, Callable[[], Instance]]] = [
@@ -254,6 +339,43 @@ def test_a_changed_binding_stops_the_update_before_its_first_byte(member: str, c
     assert caught.value.code == "transfer_fence_mismatch"
     assert caught.value.path == f"/target/{member}"
     assert now.untouched() and target.untouched()
+
+
+def test_a_changed_source_binding_stops_the_update_before_its_first_byte() -> None:
+    source, target = Instance("src", 2, 1), Instance("dst", 1, 1, fill=False)
+    bound, backend, sessions = update(source, target)
+    now = Instance("src", 2, 1, generation=2)
+    now.register(backend)
+    with pytest.raises(wm.ManifestError) as caught:
+        transfer.execute(bound, backend, sessions, source=now.side.binding, target=target.side.binding)
+    assert caught.value.code == "transfer_fence_mismatch"
+    assert caught.value.path == "/source/generation"
+    assert target.untouched()
+
+
+CHANGED = {
+    "placement_id": "sha256:" + "e" * 64,
+    "placement_digest": "sha256:" + "d" * 64,
+    "instance_id": "restarted",
+    "lease_id": "lease-9",
+    "generation": 9,
+}
+
+
+@pytest.mark.parametrize("side", ["source", "target"])
+@pytest.mark.parametrize("member", list(CHANGED))
+def test_each_fence_member_of_each_side_is_compared(side: str, member: str) -> None:
+    """One member of one side's fence changed, everything else as bound: the contract's
+    rule (§17.7) names exactly that member of that side."""
+    source, target = Instance("src", 2, 1), Instance("dst", 1, 1, fill=False)
+    bound, _, _ = update(source, target)
+    fences = {"source": transfer.fence_of(source.side.binding), "target": transfer.fence_of(target.side.binding)}
+    transfer.check_fences(bound, fences["source"], fences["target"])
+    fences[side] = {**fences[side], member: CHANGED[member]}
+    with pytest.raises(wm.ManifestError) as caught:
+        transfer.check_fences(bound, fences["source"], fences["target"])
+    assert caught.value.code == "transfer_fence_mismatch"
+    assert caught.value.path == f"/{side}/{member}"
 
 
 def test_another_placement_is_a_fence_mismatch() -> None:

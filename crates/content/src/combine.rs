@@ -273,4 +273,167 @@ mod tests {
             assert_eq!(code(&f), Code::ContentPartitionInvalid);
         }
     }
+
+    /// The partials of the boxes `(offset, shape)` of the row-major `[rows, cols]` tensor
+    /// `t` whose byte `i` is `i + 1` (any itemsize).
+    fn parts_of(t: &Tensor, boxes: &[([usize; 2], [usize; 2])]) -> Parts {
+        let s = usize::try_from(t.itemsize()).unwrap();
+        let cols = usize::try_from(t.shape()[1]).unwrap();
+        let rows = usize::try_from(t.shape()[0]).unwrap();
+        let bytes: Vec<u8> = (0..rows * cols * s)
+            .map(|i| u8::try_from(i % 251 + 1).unwrap())
+            .collect();
+        boxes
+            .iter()
+            .map(|&(o, l)| {
+                let o64 = o.map(|v| v as u64).to_vec();
+                let l64 = l.map(|v| v as u64).to_vec();
+                let local = cut(&bytes, cols * s, [o[0], o[1] * s], [l[0], l[1] * s]);
+                let p = partial(t, &o64, &l64, &local).unwrap();
+                (o64, l64, p)
+            })
+            .collect()
+    }
+
+    fn message(t: &Tensor, parts: &Parts) -> String {
+        let error = combine(t, &fragments(parts)).unwrap_err();
+        assert_eq!(error.code(), Code::ContentPartitionInvalid);
+        error.message().to_owned()
+    }
+
+    // Each check of a partition pinned alone: every other check passes on its input, so
+    // without the check the combine would return a digest.
+
+    #[test]
+    fn overlapping_boxes_whose_volumes_add_up_are_rejected() {
+        // Rows 0-1 and row 1 again: 20 + 10 elements = the tensor's 30, row 2 nowhere.
+        let t = Tensor::new("w", &[3, 10], 1, 4).unwrap();
+        let parts = parts_of(&t, &[([0, 0], [2, 10]), ([1, 0], [1, 10])]);
+        assert!(parts.iter().all(|(_, _, p)| p.edges.is_empty()));
+        assert_eq!(
+            message(&t, &parts),
+            "tensor w: the boxes at [0, 0] of shape [2, 10] and at [1, 0] of shape [1, 10] overlap"
+        );
+    }
+
+    #[test]
+    fn disjoint_boxes_that_leave_a_gap_are_rejected() {
+        let t = Tensor::new("w", &[3, 10], 1, 4).unwrap();
+        let parts = parts_of(&t, &[([0, 0], [2, 10])]);
+        assert_eq!(
+            message(&t, &parts),
+            "tensor w: the distinct boxes hold 20 of its 30 elements"
+        );
+    }
+
+    /// Row 0 of a [1, 10] tensor as columns 0-1 and 2-9: block 0 ([0, 4)) is two pieces,
+    /// 0..2 of the first box and 2..4 of the second.
+    fn split_row() -> (Tensor, Parts) {
+        let t = Tensor::new("w", &[1, 10], 1, 4).unwrap();
+        let parts = parts_of(&t, &[([0, 0], [1, 2]), ([0, 2], [1, 8])]);
+        assert_eq!(parts[1].2.edges.len(), 1);
+        assert_eq!(
+            (parts[1].2.edges[0].start, parts[1].2.edges[0].bytes.len()),
+            (2, 2)
+        );
+        (t, parts)
+    }
+
+    #[test]
+    fn pieces_that_end_before_their_block_does_are_rejected() {
+        let (t, mut parts) = split_row();
+        parts[1].2.edges[0].bytes.pop();
+        assert_eq!(
+            message(&t, &parts),
+            "tensor w: row 0 block 0: the pieces end at element 3, the block at 4"
+        );
+    }
+
+    #[test]
+    fn a_piece_that_does_not_start_where_the_last_ended_is_rejected() {
+        // 0..2, then 3..4 twice: as many elements as the block, but element 2 is missing.
+        let (t, mut parts) = split_row();
+        let edge = parts[1].2.edges[0].clone();
+        let shifted = Edge {
+            start: 3,
+            bytes: vec![edge.bytes[1]],
+            ..edge
+        };
+        parts[1].2.edges = vec![shifted.clone(), shifted];
+        assert_eq!(
+            message(&t, &parts),
+            "tensor w: row 0 block 0: a piece starts at element 3, expected 2 (a gap or an overlap)"
+        );
+    }
+
+    #[test]
+    fn an_edge_of_a_row_outside_its_box_is_rejected() {
+        // The edges of rows 1 and 2 at column 3 swapped between the boxes holding them:
+        // every block is still tiled, but each edge names a row its box does not hold.
+        let (t, _, mut parts) = setup();
+        let row1 = parts[1].2.edges.iter().position(|e| e.row == 1).unwrap();
+        assert_eq!(parts[2].2.edges.len(), 1);
+        parts[1].2.edges[row1].row = 2;
+        parts[2].2.edges[0].row = 1;
+        assert_eq!(
+            message(&t, &parts),
+            "tensor w: the edge at row 2 block 0 start 3 of the box at [0, 3]: the row is not in the box"
+        );
+    }
+
+    #[test]
+    fn an_edge_outside_the_tensor_is_rejected() {
+        // A row past the last one, then a block past the last one of a row.
+        for (row, block, start) in [(1, 0, 2), (0, 3, 2)] {
+            let (t, mut parts) = split_row();
+            let edge = &mut parts[1].2.edges[0];
+            (edge.row, edge.block) = (row, block);
+            assert_eq!(
+                message(&t, &parts),
+                format!(
+                    "tensor w: the edge at row {row} block {block} start {start} of the box at [0, 2]: outside the tensor"
+                )
+            );
+        }
+    }
+
+    #[test]
+    fn an_edge_of_part_of_an_element_or_of_nothing_is_rejected() {
+        // itemsize 2: the second box's piece of block 0 is elements 2..4, 4 bytes.
+        let t = Tensor::new("w", &[1, 10], 2, 4).unwrap();
+        for length in [3, 0] {
+            let mut parts = parts_of(&t, &[([0, 0], [1, 2]), ([0, 2], [1, 8])]);
+            assert_eq!(parts[1].2.edges[0].bytes.len(), 4);
+            parts[1].2.edges[0].bytes.truncate(length);
+            assert_eq!(
+                message(&t, &parts),
+                "tensor w: the edge at row 0 block 0 start 2 of the box at [0, 2]: the bytes are not whole elements"
+            );
+        }
+    }
+
+    #[test]
+    fn a_piece_that_leaves_its_box_is_rejected_though_the_block_is_tiled() {
+        // Block 0 is still 0..4 in two pieces, but the boundary moved off the boxes' one
+        // at element 2: the first box's piece ends past its box, or the second's starts
+        // before its box.
+        for (first, at) in [(3, "[0, 0]"), (1, "[0, 2]")] {
+            let (t, mut parts) = split_row();
+            let whole: Vec<u8> = [
+                &parts[0].2.edges[0].bytes[..],
+                &parts[1].2.edges[0].bytes[..],
+            ]
+            .concat();
+            parts[0].2.edges[0].bytes = whole[..first].to_vec();
+            parts[1].2.edges[0].start = first as u64;
+            parts[1].2.edges[0].bytes = whole[first..].to_vec();
+            let start = if at == "[0, 0]" { 0 } else { first };
+            assert_eq!(
+                message(&t, &parts),
+                format!(
+                    "tensor w: the edge at row 0 block 0 start {start} of the box at {at}: the piece leaves the box or its block"
+                )
+            );
+        }
+    }
 }

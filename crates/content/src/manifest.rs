@@ -451,6 +451,18 @@ mod tests {
             compare(&m, &coarse).unwrap_err().code(),
             Code::ContentManifestInvalid
         );
+        // Another algorithm alone, at the same block size, is not comparable either.
+        let mut alien = m.clone();
+        alien.algorithm = "another-digest-v1".into();
+        let e = compare(&m, &alien).unwrap_err();
+        assert_eq!(e.code(), Code::ContentManifestInvalid);
+        assert_eq!(
+            e.message(),
+            format!(
+                "digests of {} with block_elements {} cannot be compared with another-digest-v1 with block_elements {}",
+                m.algorithm, m.block_elements, m.block_elements
+            )
+        );
         let mut torn = m;
         torn.fragments.as_mut().unwrap()[0].partial.edges.pop();
         assert_eq!(

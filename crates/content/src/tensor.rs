@@ -217,6 +217,9 @@ mod tests {
             (vec![0, 0], vec![0, 6]),
             (vec![u64::MAX, 0], vec![2, 6]),
             (vec![0, 0, 0], vec![1, 1, 1]),
+            // Only one of the two has another number of dimensions.
+            (vec![0, 0], vec![1, 1, 1]),
+            (vec![0, 0, 0], vec![1, 1]),
         ] {
             let e = t.check_box(&o, &l).unwrap_err();
             assert_eq!(e.code(), Code::ContentShapeInvalid, "{o:?} {l:?}");

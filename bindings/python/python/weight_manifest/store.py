@@ -411,6 +411,8 @@ class RestoreReport:
     pairs: list[dict[str, Any]] = field(default_factory=list)
     #: Each target worker's execution: ``seconds`` and, of them, ``prepare_seconds``.
     workers: dict[str, dict[str, float]] = field(default_factory=dict)
+    #: The tensors whose content digest on the targets equals the saved one (all of them).
+    verified_tensors: int = 0
 
     @property
     def gib_per_s(self) -> float:
@@ -539,4 +541,5 @@ def restore(
                          bytes=sum(p["bytes"] for p in pairs), regions=len(reshard.regions),
                          operations=sum(p["segments"] for p in pairs), seconds=seconds,
                          transfer_seconds=transfer_seconds, pairs=pairs, workers=workers,
-                         verify_seconds=time.perf_counter() - verify_started)
+                         verify_seconds=time.perf_counter() - verify_started,
+                         verified_tensors=len(record["digests"]) if verify_content else 0)

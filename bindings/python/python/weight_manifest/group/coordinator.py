@@ -265,8 +265,10 @@ class Coordinator:
         and, with ``verify`` (a handler name), each target's own check. With ``delta``,
         only the source bytes changed since the sources' last :meth:`snapshot` move.
         ``after_transfer`` runs between the transfer and the checks (a test's fault);
-        ``on_progress`` sees the pairs' progress while they run. Returns the totals and
-        the pairs' reports; raises on any failure, and then no target is ready."""
+        ``on_progress`` sees the pairs' progress while they run. Returns the totals, the
+        pairs' reports and what was verified (``verified_tensors``: how many tensors' digests
+        matched, 0 without ``verify_content``; ``target_checks``: each target's reply to
+        ``verify``, empty without it); raises on any failure, and then no target is ready."""
         self.check_live(bound)
         sources, targets = _participants(bound, "source"), _participants(bound, "target")
         started = time.perf_counter()
@@ -280,12 +282,15 @@ class Coordinator:
         if after_transfer is not None:
             after_transfer()
         verify_seconds = 0.0
+        verified: list[str] = []
         if verify_content:
             clock = time.perf_counter()
-            self.verify_content(block_elements, sources=sources, targets=targets)
+            verified = self.verify_content(block_elements, sources=sources, targets=targets)
             verify_seconds = time.perf_counter() - clock
+        checks: dict[str, dict[str, Any]] = {}
         if verify is not None:
-            self.request_all(targets, {"op": verify})
+            replies = self.request_all(targets, {"op": verify})
+            checks = {w: {k: v for k, v in r.items() if k != "ok"} for w, r in replies.items()}
         return {
             "bytes": sum(p["bytes"] for p in pairs),
             "segments": sum(p["segments"] for p in pairs),
@@ -294,6 +299,8 @@ class Coordinator:
             "batches": sum(p["batches"] for p in pairs),
             "seconds": seconds,
             "verify_seconds": verify_seconds,
+            "verified_tensors": len(verified),
+            "target_checks": checks,
             "pairs": pairs,
             "workers": {w: {k: r[k] for k in ("seconds", "prepare_seconds")} for w, r in workers.items()},
         }
@@ -341,9 +348,10 @@ class Coordinator:
         return content.digests((r for w in ids for r in replies[w]["partials"]), block_elements), holders
 
     def verify_content(self, block_elements: int = content.DEFAULT_BLOCK_ELEMENTS,
-                       sources: Optional[Sequence[str]] = None, targets: Optional[Sequence[str]] = None) -> None:
+                       sources: Optional[Sequence[str]] = None, targets: Optional[Sequence[str]] = None) -> list[str]:
         """Raise ``transfer_verify_failed`` naming every tensor whose digest on the targets
-        is not the sources' (and the target workers holding the first)."""
+        is not the sources' (and the target workers holding the first); else the tensors
+        verified (every source tensor), sorted."""
         source = self._digests(sources if sources is not None else self.workers("source"), block_elements)[0]
         target, holders = self._digests(targets if targets is not None else self.workers("target"), block_elements)
         differ = [n for n in content.compare(source, target) if n in target]
@@ -358,6 +366,7 @@ class Coordinator:
         if missing:
             raise _error("transfer_verify_failed",
                          f"the targets hold no fragment of tensor {missing[0]}; no target is ready")
+        return sorted(source)
 
     def snapshot(self, block_elements: int = content.DEFAULT_BLOCK_ELEMENTS) -> None:
         """Every source records its fragments' block values: the base of a later delta."""
