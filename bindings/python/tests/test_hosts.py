@@ -111,22 +111,6 @@ def test_a_member_that_leaves_is_dropped_without_restarting_the_others(chain: di
     assert leave["same_pids"] is True and leave["bytes"] > 0
 
 
-def test_a_link_taken_down_mid_transfer_times_out_naming_the_pair(cluster: Cluster, chain: dict[str, Any]) -> None:
-    result = scenario(cluster, "link")
-    assert result["code"] == "transfer_timeout", result
-    assert f"-> {result['victim']}:" in result["message"]
-    # The documented bound: stall_seconds (3 s here) from the last completed batch.
-    assert result["seconds_after_cut"] < 3.0 + 3.0
-    assert all(result["alive_after"].values()), "the host's Ray node did not survive a short outage"
-
-
-def test_a_host_killed_mid_update_is_named_and_nothing_is_activated(cluster: Cluster, chain: dict[str, Any]) -> None:
-    result = scenario(cluster, "kill")  # the last scenario: host 2 stays down
-    assert result["code"] == "transfer_worker_lost", result
-    assert f"worker {result['victim']} on {HOST[2]}" in result["message"]
-    assert result["survivor_version"] is None
-
-
 @pytest.fixture(scope="module")
 def lifecycle(cluster: Cluster) -> dict[str, Any]:
     return scenario(cluster, "lifecycle")
@@ -150,3 +134,20 @@ def test_a_versioned_update_over_a_slowed_link_commits(lifecycle: dict[str, Any]
     assert {w: (s["active"], s["serving"]) for w, s in lifecycle["after_slow"].items()} == {
         w: (2, True) for w in lifecycle["after_slow"]}
     assert lifecycle["after_slow_verify"] == {"code": None}
+
+
+def test_a_link_taken_down_mid_transfer_times_out_naming_the_pair(cluster: Cluster, chain: dict[str, Any]) -> None:
+    result = scenario(cluster, "link")
+    assert result["code"] == "transfer_timeout", result
+    assert f"-> {result['victim']}:" in result["message"]
+    # The documented bound: stall_seconds (3 s here) from the last completed batch.
+    assert result["seconds_after_cut"] < 3.0 + 3.0
+    assert all(result["alive_after"].values()), "the host's Ray node did not survive a short outage"
+
+
+def test_a_host_killed_mid_update_is_named_and_nothing_is_activated(cluster: Cluster, chain: dict[str, Any]) -> None:
+    result = scenario(cluster, "kill")  # the last scenario: host 2 stays down
+    assert result["code"] == "transfer_worker_lost", result
+    assert f"worker {result['victim']} on {HOST[2]}" in result["message"]
+    assert result["survivor_version"] is None
+
