@@ -394,6 +394,13 @@ def main() -> int:
                                     cwd=ROOT, capture_output=True, text=True, check=True)
             sys.stdout.write(listed.stdout)
         return 0
+    # Every mutation of the list still applies, also when only the sample runs: a snippet
+    # that no longer matches its function is noticed on every run.
+    for m in python_mutants(False):
+        try:
+            mutate((PACKAGE / m.file).read_text(), m)
+        except ValueError as error:
+            raise SystemExit(f"tests/mutants/python.json: {error}") from None
     lock = Lock(target_dir() / "mutants.lock")
     started = time.perf_counter()
     tally = Tally()
