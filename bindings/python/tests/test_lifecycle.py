@@ -397,3 +397,21 @@ def test_a_rollback_that_cannot_bring_back_g_leaves_the_targets_inactive_until_r
     w.revisions.stopped = False
     assert w.update(takeover=True).recover()["generation"] == 1
     assert everyone(w) == all_at(w, 1)
+
+
+def test_a_target_unreachable_during_the_rollback_is_rolled_back_when_it_is_back(tmp_path: Path) -> None:
+    w = world(tmp_path, delta=0.05)
+    victim = sorted(w.versions)[0]
+
+    def cut(step: str, worker: Optional[str]) -> None:
+        if step == "transferred":
+            w.group.leave(victim)  # a partitioned host: it holds the new bytes, it hears nothing
+
+    with pytest.raises(wm.ManifestError) as caught:
+        w.update(on_step=cut).run(w.bound(), 2, mode="delta", transfer_mode="push")
+    assert f"but {victim} (lost)" in str(caught.value)
+    assert (w.held(victim), w.versions[victim].state) == (2, "updating")
+    w.group.join(w.members[victim], "target")  # the link is back
+    assert w.update(takeover=True).recover()["generation"] == 1
+    assert everyone(w) == all_at(w, 1)
+    assert w.update(takeover=True).recover() is None

@@ -97,6 +97,9 @@ class Coordinator:
 
     def __init__(self, transport: Transport) -> None:
         self.transport = transport
+        #: The workers each instance had at its last fence check (one that left since is
+        #: named, not taken for a changed binding).
+        self._instances: dict[str, set[str]] = {}
 
     # ---- who ---------------------------------------------------------------------------
 
@@ -185,15 +188,35 @@ class Coordinator:
         restore's source) is taken as bound."""
         for side in sides:
             ids = _participants(bound, side)
-            # The side's binding is its instance's (a worker whose every box the plan reads
-            # from another replica is in it, though it runs no pair).
-            instance = (bound.source if side == "source" else bound.target).get("instance_id")
-            everyone = sorted({*ids, *(w for w, m in self.peers.items() if m.inventory.get("instance_id") == instance)})
+            instance, everyone = self._holders(bound, side)
+            gone = sorted(self._instances.get(str(instance), set()) - set(everyone))
+            if gone:
+                raise _error("transfer_worker_lost",
+                             f"worker {gone[0]} of instance {instance} left the group; no target is ready")
+            self._instances[str(instance)] = set(everyone)
             replies = self.request_all(everyone, {"op": "inventory"})
-            for w in ids:
+            for w in everyone:
                 inventory = replies[w]["inventory"]
                 transfer.check_fence(bound, side, {**inventory, "worker_id": w})
             transfer.check_fence(bound, side, Side([replies[w]["inventory"] for w in everyone]).binding)
+
+    def _holders(self, bound: BoundPlan, side: str) -> tuple[str, list[str]]:
+        """The instance ``side`` of ``bound`` was bound to and its workers now: the side's
+        binding is the whole instance's (a worker whose every box the plan reads from
+        another replica is in it, though it runs no pair)."""
+        instance = str((bound.source if side == "source" else bound.target).get("instance_id"))
+        ids = _participants(bound, side)
+        return instance, sorted({*ids, *(w for w, m in self.peers.items() if m.inventory.get("instance_id") == instance)})
+
+    def check_held(self, bound: BoundPlan) -> None:
+        """Each worker's own fence (lease, generation, instance) against the bound plan
+        now, naming the first that moved: the light check after a transfer (a side's
+        placement does not change without its fence)."""
+        for side in ("source", "target"):
+            _, everyone = self._holders(bound, side)
+            replies = self.request_all(everyone, {"op": "fence"})
+            for w in everyone:
+                transfer.check_fence(bound, side, replies[w]["fence"])
 
     # ---- the update --------------------------------------------------------------------
 
@@ -291,6 +314,7 @@ class Coordinator:
     def refresh(self) -> tuple[list[str], list[str]]:
         """Look again at who is in the group: the worker ids that joined and that left
         (a member that left is dropped; the others keep running)."""
+        self._instances.clear()
         return self.transport.refresh()
 
     def catch_up(self, joined: Sequence[str], peers: Sequence[str], version: Any, *,

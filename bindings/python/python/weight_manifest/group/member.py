@@ -14,7 +14,7 @@ The calls (``op``, then the request's members):
 - ``content``: its fragments' content partials; ``snapshot`` / ``changed``: the base and
   the changed ranges of a delta;
 - ``activate``: the version it now serves (the coordinator's word after a verified
-  update); ``ping``: liveness;
+  update); ``fence``: its held fence (§17.7); ``ping``: liveness;
 - whatever extra ``handlers`` it was given (an example's ``verify``, a test's fault).
 """
 
@@ -162,6 +162,8 @@ class Member:
                 self.version = body.get("version")
                 self._activated.notify_all()
             return {}
+        if op == "fence":
+            return {"fence": self.fence()}
         if op == "ping":
             return {"worker_id": self.worker_id, "version": self.version}
         if op in self.handlers:

@@ -30,7 +30,8 @@ __all__ = ["FORMAT", "STATES", "Decision", "DecisionLog"]
 
 #: The record's format name (its ``format`` member).
 FORMAT = "weight-manifest.decision/1"
-#: The states of an update, in order; ``done`` ends it (committed or rolled back).
+#: The states of an update, in order; ``done`` ends it (committed or rolled back). Only
+#: ``prepared``, ``decided`` and ``done`` are written; the others are the coordinator's.
 STATES = ("prepared", "transferring", "verified", "decided", "done")
 
 
@@ -161,12 +162,16 @@ class DecisionLog:
                          f"{self.decision_path} is the record of group {record.group}, not {self.group}")
         return record
 
-    def write(self, record: Decision) -> None:
-        """Replace the record durably (temporary file, fsync, rename, fsync of the folder)."""
+    def write(self, record: Decision, *, durable: bool = True) -> None:
+        """Replace the record whole (temporary file, rename), durably (fsync of the file
+        before the rename, of the folder after) unless ``durable`` is false: a record whose
+        loss in a crash only makes a replacement redo idempotent work (``done``)."""
         temporary = self.folder / f".decision.{os.getpid()}.tmp"
         with open(temporary, "w", encoding="utf-8") as out:
             out.write(record.to_json())
-            out.flush()
-            os.fsync(out.fileno())
+            if durable:
+                out.flush()
+                os.fsync(out.fileno())
         os.replace(temporary, self.decision_path)
-        _fsync_dir(self.folder)
+        if durable:
+            _fsync_dir(self.folder)

@@ -10,9 +10,9 @@ over members whose targets carry :class:`~.versions.TargetVersions`) with a
    the rollback needs reserved (a delta: each target's undo log; a full update: revision
    g kept in the Store, :mod:`.revisions`), the record written (``prepared``), then each
    target told (it stops serving: the bytes change in place);
-2. **transfer**: the record says ``transferring``, the executing workers run their pairs;
-3. **verify**: every target's content digests (from its own partials) against the
-   sources'; only then is each target told it verified g+1;
+2. **transfer**: the executing workers run their pairs;
+3. **verify**: every worker's fence again, then every target's content digests (from its
+   own partials) against the sources'; only then is each target told it verified g+1;
 4. **commit**: the decision ``commit`` written (fsync, rename) before the first
    activation, then every target activates g+1, then the record says ``done``. Or
    **abort**: the decision ``abort`` written, then **rollback**: every target gets g's
@@ -87,11 +87,11 @@ class VersionedUpdate:
         if self.on_step is not None:
             self.on_step(step, worker)
 
-    def _save(self, **changes: Any) -> Decision:
+    def _save(self, durable: bool = True, **changes: Any) -> Decision:
         assert self.record is not None
         for key, value in changes.items():
             setattr(self.record, key, value)
-        self.log.write(self.record)
+        self.log.write(self.record, durable=durable)
         return self.record
 
     def targets(self) -> list[str]:
@@ -200,7 +200,9 @@ class VersionedUpdate:
     def transfer(self) -> dict[str, Any]:
         """Move the bytes (the executing workers run their pairs)."""
         record = self._open("prepared")
-        self._save(state="transferring")
+        # In memory only: a replacement that finds the record ``prepared`` takes its
+        # targets' bytes as touched (it restores them), so no durable write is needed here.
+        record.state = "transferring"
         started = time.perf_counter()
         reports: dict[str, Any] = {}
         if record.mode == "restore":
@@ -227,7 +229,9 @@ class VersionedUpdate:
             assert self.bound is not None
             # A lease or generation that moved during the transfer: the bytes may have gone
             # to memory the binding no longer describes.
-            self.coordinator.check_live(self.bound)
+            clock = time.perf_counter()
+            self.coordinator.check_held(self.bound)
+            self.figures["fence_seconds"] = time.perf_counter() - clock
             sources = sorted({p.source_worker_id for p in self.bound.pairs})
             expected = self.coordinator.digests("source", self.block_elements, workers=sources)
         try:
@@ -245,9 +249,11 @@ class VersionedUpdate:
         except ManifestError as error:
             holders = self._holders(record.targets, content.compare(expected, got))
             raise _error("transfer_verify_failed", f"{error} (held by {holders}); no target is ready") from None
+        clock = time.perf_counter()
         self.coordinator.request_all(record.targets, {"op": "lc_verified", "generation": record.to_generation})
+        self.figures["barrier_seconds"] = time.perf_counter() - clock
         # Not written: the decision that follows carries it (a replacement that finds the
-        # record still transferring aborts, as it would here).
+        # record still prepared aborts, as it would here).
         record.state, record.to_digests = "verified", dict(expected)
         self.figures["verify_seconds"] = time.perf_counter() - started
         self._step("verified")
@@ -285,9 +291,14 @@ class VersionedUpdate:
                     raise
                 lost.append(worker)
             self._step("activated", worker)
-        self._save(state="done", active_generation=record.to_generation)
+        # Not fsynced: lost in a crash, a replacement activates again (idempotent).
+        self._save(durable=False, state="done", active_generation=record.to_generation)
         self.log.release(self.name)
         self.figures["commit_seconds"] = time.perf_counter() - started
+        # What the lifecycle adds to a verified update: its prepare, the fences after the
+        # transfer, telling the targets they verified, and the commit.
+        self.figures["own_seconds"] = sum(self.figures.get(k, 0.0) for k in (
+            "prepare_seconds", "fence_seconds", "barrier_seconds", "commit_seconds"))
         self._step("done")
         result: dict[str, Any] = {"generation": record.to_generation, "committed": True, "lost": lost}
         if self.revisions is not None and self.save_revisions and self.revisions.digests(record.to_generation) is None:
@@ -351,7 +362,7 @@ class VersionedUpdate:
             raise _error("lifecycle_rollback_failed",
                          f"the rollback to generation {g} did not finish ({_code(error)}: {error}); targets "
                          f"{', '.join(alive)} stay inactive until a coordinator recovers them") from None
-        self._save(state="done", active_generation=g)
+        self._save(durable=False, state="done", active_generation=g)
         self.log.release(self.name)
         self.figures["rollback_seconds"] = time.perf_counter() - started
         self._step("rolled_back")
@@ -420,12 +431,27 @@ class VersionedUpdate:
 
     # ---- a replacement coordinator ----------------------------------------------------
 
+    def _serves(self, worker: str) -> Optional[int]:
+        """The generation ``worker`` serves, or None (not serving, or not answering)."""
+        try:
+            status = self.statuses([worker])[worker]
+        except ManifestError:
+            return None
+        return int(status["active"]) if status["serving"] else None
+
     def recover(self) -> Optional[dict[str, Any]]:
         """Finish what the record says: a commit decided → every target activates the new
-        generation; no decision, or abort → abort and roll back. None when no update is
-        open. ``lifecycle_decision_stale`` when the record does not describe the targets."""
+        generation; no decision, or abort → abort and roll back. A finished update whose
+        targets do not all serve its outcome (one was unreachable then and is back) is
+        finished again for them. None when there is nothing to do.
+        ``lifecycle_decision_stale`` when the record does not describe the targets."""
         self.log.claim(self.name, takeover=self.takeover)
         record = self.log.read()
+        if record is not None and record.state == "done" and record.decision is not None:
+            behind = [w for w in record.targets if w in self.coordinator.peers
+                      and self._serves(w) != record.active_generation]
+            if behind:
+                record.state = "decided"  # in memory only: the record stays done
         if record is None or record.state == "done":
             self.log.release(self.name)
             return None
@@ -451,7 +477,7 @@ class VersionedUpdate:
         if record.decision is None:
             self._save(state="decided", decision="abort",
                        reason={"code": "transfer_worker_lost", "message": f"coordinator {record.coordinator} "
-                               "died before the decision", "touched": record.state != "prepared"})
+                               "died before the decision", "touched": True})
         return self.rollback()
 
 
