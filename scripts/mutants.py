@@ -112,13 +112,14 @@ class PyMutant:
         return f"python: {self.file}: {self.function}: {self.id}"
 
 
-def python_mutants(sample: bool) -> list[PyMutant]:
+def python_mutants(sample: bool, match: Optional[str] = None) -> list[PyMutant]:
     entries = json.loads((CONFIG / "python.json").read_text())["mutants"]
     ids = [e["id"] for e in entries]
     if len(set(ids)) != len(ids):
         raise SystemExit("tests/mutants/python.json: duplicate ids")
     chosen = [e for e in entries if not sample or e.get("sample")]
-    return [PyMutant(e["id"], e["file"], e["function"], e["snippet"], e["replacement"], e["tests"]) for e in chosen]
+    mutants = [PyMutant(e["id"], e["file"], e["function"], e["snippet"], e["replacement"], e["tests"]) for e in chosen]
+    return [m for m in mutants if match is None or match in m.name]
 
 
 def function_span(tree: ast.Module, qualified: str) -> Optional[tuple[int, int]]:
@@ -197,9 +198,9 @@ def run_pytest(scratch: Path, tests: list[str], timeout: float) -> tuple[Optiona
     return process.returncode, tail
 
 
-def run_python(sample: bool, known: dict[str, str]) -> Tally:
+def run_python(sample: bool, known: dict[str, str], match: Optional[str] = None) -> Tally:
     tally = Tally()
-    mutants = python_mutants(sample)
+    mutants = python_mutants(sample, match)
     scratch = python_scratch()
     where = subprocess.run([sys.executable, "-c", "import weight_manifest; print(weight_manifest.__file__)"],
                            env={**os.environ, "PYTHONPATH": str(scratch)}, capture_output=True, text=True, cwd="/")
@@ -377,10 +378,11 @@ def main() -> int:
     parser.add_argument("--sample", action="store_true", help="only the fixed sample (make test)")
     parser.add_argument("--only", choices=["rust", "python"], help="one language only")
     parser.add_argument("--list", action="store_true", help="list the mutants, run nothing")
+    parser.add_argument("--match", help="only the Python mutants whose name contains this")
     args = parser.parse_args()
     known = equivalents()
     if args.list:
-        for m in python_mutants(args.sample) if args.only in (None, "python") else []:
+        for m in python_mutants(args.sample, args.match) if args.only in (None, "python") else []:
             mutate((PACKAGE / m.file).read_text(), m)
             print(m.name)
         custom = json.loads((CONFIG / "rust.json").read_text()).get("custom", [])
@@ -392,11 +394,18 @@ def main() -> int:
                                     cwd=ROOT, capture_output=True, text=True, check=True)
             sys.stdout.write(listed.stdout)
         return 0
+    # Every mutation of the list still applies, also when only the sample runs: a snippet
+    # that no longer matches its function is noticed on every run.
+    for m in python_mutants(False):
+        try:
+            mutate((PACKAGE / m.file).read_text(), m)
+        except ValueError as error:
+            raise SystemExit(f"tests/mutants/python.json: {error}") from None
     lock = Lock(target_dir() / "mutants.lock")
     started = time.perf_counter()
     tally = Tally()
     if args.only in (None, "python"):
-        tally.merge(run_python(args.sample, known))
+        tally.merge(run_python(args.sample, known, args.match))
     if args.only in (None, "rust"):
         tally.merge(run_rust(args.sample, known))
     for name in tally.survived:

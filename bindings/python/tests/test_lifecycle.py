@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 import weight_manifest as wm
+from weight_manifest._errors import manifest_error
 from weight_manifest.lifecycle import DecisionLog, RevisionKeeper, VersionedUpdate
 
 from lifecycle_world import World
@@ -119,6 +120,64 @@ def test_a_lease_changed_after_prepare_fails_the_fence_and_rolls_back(tmp_path: 
         w.update(on_step=hook).run(w.bound(), 2, mode="full", transfer_mode="pull")
     assert caught.value.code == "transfer_fence_mismatch"
     assert everyone(w) == all_at(w, 1)
+
+
+def test_a_lease_changed_during_the_transfer_fails_the_verification_and_rolls_back(tmp_path: Path) -> None:
+    """The bytes landed, then a target's generation moved on: verify checks the fences
+    again before it compares a digest (the bytes may be in memory the binding no longer
+    describes)."""
+    w = world(tmp_path)
+    victim = sorted(w.versions)[0]
+    hook = lambda s, _: w.members[victim].where.__setitem__("generation", 9) if s == "transferred" else None  # noqa
+    with pytest.raises(wm.ManifestError) as caught:
+        w.update(on_step=hook).run(w.bound(), 2, mode="full", transfer_mode="pull")
+    assert caught.value.code == "transfer_fence_mismatch" and caught.value.path == "/target/generation"
+    assert everyone(w) == all_at(w, 1)
+
+
+def test_a_rollback_without_an_abort_decision_is_refused(tmp_path: Path) -> None:
+    w = world(tmp_path)
+    update = w.update()
+    update.prepare(w.bound(), 2)
+    update.transfer()
+    with pytest.raises(wm.ManifestError) as caught:
+        update.rollback()
+    assert caught.value.code == "lifecycle_state_invalid"
+    assert str(caught.value) == "rollback follows an abort decision"
+    update.verify()
+    update.commit()
+    assert everyone(w) == all_at(w, 2)
+
+
+def test_a_prepare_over_an_open_update_is_refused(tmp_path: Path) -> None:
+    """The coordinator died after the transfer; the same coordinator (by name) must
+    recover the open update, not start another over it."""
+    w = world(tmp_path)
+    with pytest.raises(Died):
+        w.update(name="c", on_step=die_at("transferred")).run(w.bound(), 2, mode="full")
+    with pytest.raises(wm.ManifestError) as caught:
+        w.update(name="c").prepare(w.bound(), 3)
+    assert caught.value.code == "lifecycle_state_invalid"
+    # The record is durable at prepare and at the decision only (docs/lifecycle.md): it says prepared.
+    assert str(caught.value) == f"group {w.log.group} has an open update to generation 2 (state prepared): recover() first"
+
+
+def test_an_activation_that_fails_otherwise_than_by_a_lost_target_fails_the_commit(tmp_path: Path) -> None:
+    w = world(tmp_path)
+    update = w.update()
+    update.prepare(w.bound(), 2)
+    update.transfer()
+    update.verify()
+    victim = sorted(w.versions)[-1]
+
+    def refuse(request: dict[str, Any]) -> dict[str, Any]:
+        raise manifest_error("lifecycle_not_verified", "the target refused the activation")
+
+    w.members[victim].handlers["lc_activate"] = refuse
+    with pytest.raises(wm.ManifestError) as caught:
+        update.commit()
+    assert caught.value.code == "lifecycle_not_verified"
+    assert victim in str(caught.value)
 
 
 def test_commit_before_verify_and_activation_of_an_unverified_generation_are_refused(tmp_path: Path) -> None:
