@@ -77,7 +77,8 @@ multi-host: python-wheel
 ## docs/lifecycle.md): FAULTS randomized faults at random points of the lifecycle over
 ## random layouts and sizes, each outcome checked against the oracle's record; the seed is
 ## printed first (CAMPAIGN_ARGS="--seed S" repeats a campaign, "--seed S --trial N" one
-## trial), the last line is its JSON. make test runs a seeded share (test_fault_campaign.py).
+## trial), the last line is its JSON; one trial more runs on 3 emulated hosts (root, --hosts).
+## make test runs a seeded share (test_fault_campaign.py) and the hosts trial (test_hosts.py).
 FAULTS ?= 1000
 fault-campaign: python-wheel
-	$(PY) bindings/python/tests/fault_campaign.py --faults $(FAULTS) $(CAMPAIGN_ARGS)
+	$(PY) bindings/python/tests/fault_campaign.py --faults $(FAULTS) --hosts $(CAMPAIGN_ARGS)

@@ -25,7 +25,8 @@ class Rank(GroupMember):
     """One rank of an instance: its shard of the synthetic model, on this host's engine."""
 
     def __init__(self, group: str, key: str, side: str, instance: str, layout: dict[str, int],
-                 rank: dict[str, int], fill: bool, size: int, store_master: Optional[str] = None) -> None:
+                 rank: dict[str, int], fill: bool, size: int, store_master: Optional[str] = None,
+                 generation: Optional[int] = None) -> None:
         self.layout, self.rank = model.Layout(**layout), wm.ParallelRank(**rank)
         self.specs = model.synthetic_tensors(size)
         shard = model.synthetic_shard(self.specs, self.layout, self.rank, fill)
@@ -53,6 +54,11 @@ class Rank(GroupMember):
             handlers.update(store.handlers(backends["store"]))
         self.member = Member(self.tensors, backend=backend, session=session, handlers=handlers, backends=backends,
                              **self.where)
+        if generation is not None and side == "target":
+            # A versioned target (docs/lifecycle.md), serving ``generation`` from the start.
+            from weight_manifest.lifecycle import TargetVersions
+
+            self.versions = TargetVersions(self.member, generation)
         self.wm_join(group, key, side, self.member)
 
     def verify(self, _: dict[str, Any]) -> dict[str, Any]:

@@ -24,7 +24,12 @@ generation's bytes are (numpy slices of global tensors drawn here):
 
 Most trials run in this process; a share (``--process-share``) runs the coordinator in
 a process of its own, killed with SIGKILL at the fault's point, replaced by another
-process that reads the decision record from disk (lifecycle_driver.py).
+process that reads the decision record from disk (lifecycle_driver.py); with ``--hosts``
+(root), one trial more runs on 3 emulated hosts (scripts/hosts.sh, namespace prefix
+``wmc``, 198.18.211.0/24): Ray actors on the Transfer Engine, a slowed link (the update
+commits) and a link cut mid-transfer (a timeout; every target back at g, the cut one once
+its link is back), each target's bytes checked against the model's defining function
+(hosts_driver.py ``lifecycle``).
 
 The seed is printed first; ``--seed S`` repeats a campaign and ``--trial N`` runs only
 trial N of it (a failing trial prints its number). The last line is one JSON object:
@@ -407,16 +412,54 @@ def _children() -> list[int]:
     return found
 
 
+def hosts_share() -> tuple[dict[str, int], dict[str, int]]:
+    """The trial on emulated hosts: its faults by kind and the invariants it broke."""
+    from weight_manifest.testing.hosts import Cluster
+
+    root = Path(__file__).resolve().parents[3]
+    if os.geteuid() != 0:
+        raise SystemExit("--hosts needs root (network namespaces)")
+    cluster = Cluster(3, script=root / "scripts" / "hosts.sh", python=sys.executable, prefix="wmc", net="198.18.211")
+    cluster.up()
+    try:
+        out = cluster.run_json(0, [sys.executable, str(Path(__file__).with_name("hosts_driver.py")), "lifecycle"],
+                               timeout=600)
+    finally:
+        cluster.down()
+    victim = out["victim"]
+    serving_after = {(s["active"], s["serving"]) for s in out["after_cut"].values()}
+    broken = {
+        "unreported": int(out["cut"]["code"] != "transfer_timeout" or victim not in out["cut"]["message"]),
+        "unrecovered": int(serving_after != {(2, True)}),
+        "mixed_activations": int(out["after_cut_verify"] != {"code": None} or out["after_slow_verify"] != {"code": None}
+                                 or {(s["active"], s["serving"]) for s in out["after_slow"].values()} != {(2, True)}),
+        "left_running": len(cluster.leftovers()),
+    }
+    return {"partitioned_link": 1, "slowed_link": 1}, broken
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--faults", type=int, default=1000)
     parser.add_argument("--seed", type=int, default=None)
     parser.add_argument("--trial", type=int, default=None, help="run only this trial of the campaign")
     parser.add_argument("--process-share", type=float, default=0.02)
+    parser.add_argument("--hosts", action="store_true", help="one trial more on 3 emulated hosts (root)")
     args = parser.parse_args()
     seed = args.seed if args.seed is not None else random.SystemRandom().randrange(1 << 32)
     print(f"fault campaign: seed {seed} ({args.faults} faults; --seed {seed} repeats it)", file=sys.stderr)
     result = run_campaign(args.faults, seed, process_share=args.process_share, only=args.trial)
+    if args.hosts:
+        clock = time.perf_counter()
+        kinds, broken = hosts_share()
+        for kind, n in kinds.items():
+            result["by_kind"][kind] = result["by_kind"].get(kind, 0) + n
+        for name, n in broken.items():
+            result[name] += n
+        result["faults"] += sum(kinds.values())
+        result["detected"] += 1 if not broken["unreported"] else 0
+        result.update(host_trials=1, host_faults=sum(kinds.values()))
+        result["seconds"] = round(result["seconds"] + time.perf_counter() - clock, 2)
     print(json.dumps(result))
     bad = [k for k in ("mixed_activations", "lost", "unrecovered", "undetected_corruptions", "unreported",
                        "unrestorable", "left_running", "crashed") if result[k]]

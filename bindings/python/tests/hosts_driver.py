@@ -47,7 +47,7 @@ def nodes() -> dict[str, str]:
 
 
 def start(group: str, key: str, side: str, instance: str, layout: model.Layout, where: dict[int, int],
-          fill: bool) -> dict[str, Any]:
+          fill: bool, generation: Optional[int] = None) -> dict[str, Any]:
     """One actor per rank of ``layout``; rank i (in Layout.ranks order) on host where[i]."""
     placed = nodes()
     remote = ray.remote(num_cpus=0, max_restarts=0)(Rank)
@@ -56,7 +56,7 @@ def start(group: str, key: str, side: str, instance: str, layout: model.Layout, 
         node = placed[address(where[i])]
         actor = remote.options(scheduling_strategy=NodeAffinitySchedulingStrategy(node, soft=False)).remote(
             group, key, side, instance, layout.__dict__, {"dp": rank.dp, "tp": rank.tp, "pp": rank.pp, "ep": rank.ep},
-            fill, SIZE)
+            fill, SIZE, generation=generation)
         actors[f"{instance}-pp{rank.pp}.tp{rank.tp}"] = actor
     ray.get([a.pid.remote() for a in actors.values()])
     return actors
@@ -185,6 +185,76 @@ def link() -> dict[str, Any]:
     return result
 
 
+def lifecycle() -> dict[str, Any]:
+    """Versioned delta updates across hosts (the fault campaign's share on emulated hosts):
+    a slowed link (the update commits), then host 2's link cut mid-transfer (a timeout
+    naming the pair; the reachable target rolls back, host 2's when its link is back). Each
+    target's bytes are checked by its own handler against the model's defining function."""
+    import tempfile
+
+    from weight_manifest.lifecycle import DecisionLog, VersionedUpdate
+
+    out: dict[str, Any] = {}
+    key = new_key()
+    group = RayGroup("lifecycle", key, timeout=60, ping_timeout=5)
+    sources = start("lifecycle", key, "source", "trainer", model.Layout(tp=2), {0: 0, 1: 0}, True)
+    targets = start("lifecycle", key, "target", "rollout-a", model.Layout(pp=2), {0: 2, 1: 1}, True, generation=1)
+    group.wait_for(len(sources) + len(targets))
+    group.refresh()
+    coordinator = Coordinator(group)
+    log = DecisionLog(tempfile.mkdtemp(prefix="wm-lifecycle-"), "lifecycle")
+    a = sorted(targets)
+    bound = coordinator.bind(coordinator.plan(targets=a), targets=a)
+
+    def statuses() -> dict[str, Any]:
+        return {w: {k: s[k] for k in ("active", "serving", "state")}
+                for w, s in coordinator.request_all(a, {"op": "lc_status"}).items()}
+
+    # Generation 2 over a slowed link (host 0's uplink at 40 Mbit/s): it commits.
+    coordinator.snapshot()
+    coordinator.request_all(list(sources), {"op": "mutate", "fraction": 0.5, "block": 64})
+    hosts("shape", "40mbit", "0")
+    try:
+        clock = time.monotonic()
+        out["slow"] = VersionedUpdate(coordinator, log).run(bound, 2, mode="delta")
+        out["slow"]["seconds"] = time.monotonic() - clock
+    finally:
+        hosts("unshape")
+    coordinator.request_all(a, {"op": "mutate", "fraction": 0.5, "block": 64})  # what they must hold now
+    out["after_slow"] = statuses()
+    out["after_slow_verify"] = failure("", lambda: coordinator.request_all(a, {"op": "verify"}))
+    # Generation 3 (the same change again: the model's first weights) with host 2's link
+    # cut mid-transfer: a timeout; the reachable target rolls back to 2 at once, host 2's
+    # when its link is back (the record's recovery).
+    coordinator.snapshot()
+    coordinator.request_all(list(sources), {"op": "mutate", "fraction": 0.5, "block": 64})
+    hosts("shape", "40mbit", "0")
+    down = [0.0]
+
+    def cut() -> None:
+        down[0] = time.monotonic()
+        hosts("link", "2", "down")
+
+    timer = threading.Timer(1.0, cut)
+    timer.start()
+    try:
+        out["cut"] = failure("transfer_timeout", lambda: VersionedUpdate(coordinator, log).run(
+            bound, 3, mode="delta", options={"stall_seconds": 3.0}))
+        out["cut"]["seconds_after_cut"] = time.monotonic() - down[0]
+    finally:
+        timer.join()
+        hosts("unshape")
+    reachable = [w for w in a if coordinator.peers[w].host != address(2)]
+    out["during"] = {w: s for w, s in coordinator.request_all(reachable, {"op": "lc_status"}).items()}
+    hosts("link", "2", "up")
+    time.sleep(3)  # the abandoned batches towards host 2 drain once its link is back
+    out["recovered"] = VersionedUpdate(coordinator, log, takeover=True).recover()
+    out["after_cut"] = statuses()
+    out["after_cut_verify"] = failure("", lambda: coordinator.request_all(a, {"op": "verify"}))
+    out["victim"] = [w for w in a if coordinator.peers[w].host == address(2)][0]
+    return out
+
+
 def auth() -> dict[str, Any]:
     """Who gets in: processes without the token, callers without the group's key, a
     request fenced at another generation, and what the engine's port lets anyone do."""
@@ -255,7 +325,7 @@ def main(argv: list[str]) -> int:
     ray.init(address=os.environ["WM_RAY_ADDRESS"], logging_level="ERROR", log_to_driver=False,
              runtime_env={"env_vars": {"PYTHONPATH": f"{ROOT / 'examples' / 'reshard-te'}:{ROOT / 'examples' / 'multi-host'}"}})
     try:
-        result = {"chain": chain, "kill": kill, "link": link, "auth": auth}[scenario]()
+        result = {"chain": chain, "kill": kill, "link": link, "auth": auth, "lifecycle": lifecycle}[scenario]()
     finally:
         ray.shutdown()
     print(json.dumps(result))

@@ -111,6 +111,31 @@ def test_a_member_that_leaves_is_dropped_without_restarting_the_others(chain: di
     assert leave["same_pids"] is True and leave["bytes"] > 0
 
 
+@pytest.fixture(scope="module")
+def lifecycle(cluster: Cluster) -> dict[str, Any]:
+    return scenario(cluster, "lifecycle")
+
+
+def test_a_versioned_update_whose_link_is_cut_rolls_back_and_the_cut_target_when_it_is_back(
+        lifecycle: dict[str, Any]) -> None:
+    cut, victim = lifecycle["cut"], lifecycle["victim"]
+    assert cut["code"] == "transfer_timeout" and victim in cut["message"], cut
+    assert f"but {victim} (lost)" in cut["message"] and cut["seconds_after_cut"] < 30
+    # While host 2 is cut off, the reachable target serves generation 2 again.
+    assert [(s["active"], s["serving"]) for s in lifecycle["during"].values()] == [(2, True)]
+    assert lifecycle["recovered"]["generation"] == 2
+    assert {w: (s["active"], s["serving"]) for w, s in lifecycle["after_cut"].items()} == {
+        w: (2, True) for w in lifecycle["after_cut"]}
+    assert lifecycle["after_cut_verify"] == {"code": None}  # every byte is generation 2's
+
+
+def test_a_versioned_update_over_a_slowed_link_commits(lifecycle: dict[str, Any]) -> None:
+    assert lifecycle["slow"]["committed"] and lifecycle["slow"]["lost"] == []
+    assert {w: (s["active"], s["serving"]) for w, s in lifecycle["after_slow"].items()} == {
+        w: (2, True) for w in lifecycle["after_slow"]}
+    assert lifecycle["after_slow_verify"] == {"code": None}
+
+
 def test_a_link_taken_down_mid_transfer_times_out_naming_the_pair(cluster: Cluster, chain: dict[str, Any]) -> None:
     result = scenario(cluster, "link")
     assert result["code"] == "transfer_timeout", result
@@ -125,3 +150,4 @@ def test_a_host_killed_mid_update_is_named_and_nothing_is_activated(cluster: Clu
     assert result["code"] == "transfer_worker_lost", result
     assert f"worker {result['victim']} on {HOST[2]}" in result["message"]
     assert result["survivor_version"] is None
+
