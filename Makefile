@@ -69,7 +69,7 @@ mooncake-oracle: python-venv
 	$(PY) tests/mooncake/deepseek_check.py $${CARGO_TARGET_DIR:-target}/debug/weight-manifest
 
 ## Mutation testing of the guards that keep bytes correct (docs/testing.md): every mutant
-## of tests/mutants/ must fail a test; the last line is the JSON summary (about 25 min).
+## of tests/mutants/ must fail a test; the last line is the JSON summary (23 min on 2 cores).
 mutants: python-wheel mutants-tool
 	$(PY) scripts/mutants.py
 
