@@ -348,7 +348,9 @@ def run_campaign(faults: int, seed: int, *, process_share: float = 0.02, only: O
     by_kind: Counter[str] = Counter()
     failing: list[int] = []
     detected = injected = trials = processes = 0
-    baseline = threading.active_count()
+    # What was running before the campaign (a test session's own threads and children)
+    # is not the campaign's.
+    threads_before, children_before = set(threading.enumerate()), set(_children())
     index = 0
     with tempfile.TemporaryDirectory(prefix="wm-fault-") as root:
         while injected < faults if only is None else index <= only:
@@ -367,9 +369,9 @@ def run_campaign(faults: int, seed: int, *, process_share: float = 0.02, only: O
             finally:
                 trial.close()
             deadline = time.monotonic() + 2.0
-            while threading.active_count() > baseline and time.monotonic() < deadline:
+            while _new_threads(threads_before) and time.monotonic() < deadline:
                 time.sleep(0.01)
-            broken["left_running"] = threading.active_count() > baseline or _children() != []
+            broken["left_running"] = bool(_new_threads(threads_before)) or bool(set(_children()) - children_before)
             for name, bad in broken.items():
                 totals[name] += int(bad)
             if any(broken.values()):
@@ -395,6 +397,12 @@ def run_campaign(faults: int, seed: int, *, process_share: float = 0.02, only: O
         "process_trials": processes, "failing_trials": failing[:20], "seed": seed,
         "seconds": round(time.perf_counter() - started, 2),
     }
+
+
+def _new_threads(before: set[threading.Thread]) -> list[threading.Thread]:
+    """Threads alive now that were not before (a daemon of another library that merely
+    started during the campaign and lives on is one too: none is expected)."""
+    return [t for t in threading.enumerate() if t not in before and t.is_alive()]
 
 
 def _children() -> list[int]:
