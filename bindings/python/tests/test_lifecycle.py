@@ -4,6 +4,7 @@ generation's global tensors drawn by the test), never from the lifecycle's own d
 
 from __future__ import annotations
 
+import ast
 import asyncio
 import json
 import threading
@@ -416,3 +417,43 @@ def test_a_target_unreachable_during_the_rollback_is_rolled_back_when_it_is_back
     assert w.update(takeover=True).recover()["generation"] == 1
     assert everyone(w) == all_at(w, 1)
     assert w.update(takeover=True).recover() is None
+
+
+def test_targets_serving_different_generations_are_refused_at_prepare(tmp_path: Path) -> None:
+    """An update starts from one generation g on every target: a target already serving
+    another one (joined from a later revision, say) is refused before anything moves."""
+    w = world(tmp_path)
+    victim = sorted(w.versions)[0]
+    w.versions[victim].active = 3
+    with pytest.raises(wm.ManifestError) as caught:
+        w.update().prepare(w.bound(), 4)
+    assert caught.value.code == "lifecycle_state_invalid"
+    prefix = "the targets serve different generations: "
+    assert str(caught.value).startswith(prefix)
+    assert ast.literal_eval(str(caught.value)[len(prefix):]) == {t: 3 if t == victim else 1 for t in w.versions}
+    assert w.log.read() is None
+    assert {t: (w.held(t), v.state) for t, v in w.versions.items()} == {t: (1, "active") for t in w.versions}
+
+
+def test_a_survivor_that_no_longer_holds_what_it_verified_fails_a_rollback_with_a_target_lost(tmp_path: Path) -> None:
+    """With a target lost, the rollback cannot combine every box into g's digests: each
+    survivor's bytes are checked against the partials it verified at g. A byte of a
+    survivor that the delta does not write, flipped (and the Store away), must fail the
+    rollback and leave the survivors inactive."""
+    w = world(tmp_path, delta=0.01)
+    lost, survivor = sorted(w.versions)[:2]
+    name = next(iter(w.target.workers[survivor]))
+
+    def fault(step: str, worker: Optional[str]) -> None:
+        if step == "transferred":
+            w.group.leave(lost)
+            changed = (w.generations[1][name].view(np.uint32) != w.generations[2][name].view(np.uint32))
+            box = changed[w.target.boxes[(survivor, name)]].reshape(-1)
+            w.target.workers[survivor][name].view(np.uint32).reshape(-1)[int(np.flatnonzero(~box)[0])] ^= 1
+            w.revisions.stopped = True
+
+    with pytest.raises(wm.ManifestError) as caught:
+        w.update(on_step=fault).run(w.bound(), 2, mode="delta", transfer_mode="push")
+    assert caught.value.code == "lifecycle_rollback_failed"
+    assert f"target {survivor} does not hold the bytes it verified at generation 1" in str(caught.value)
+    assert not w.versions[survivor].serving
