@@ -36,7 +36,8 @@ def random_model(rng: np.random.Generator, scale: int = 1) -> Model:
     return model
 
 
-def _box(model: Model, name: str, tp: int, t: int) -> tuple[list[int], tuple[slice, ...]]:
+def box(model: Model, name: str, tp: int, t: int) -> tuple[list[int], tuple[slice, ...]]:
+    """Rank ``t`` of ``tp``'s box of tensor ``name``: its offset and the slices it holds."""
     shape, split, _ = model[name]
     offset = [0] * len(shape)
     index = [slice(None)] * len(shape)
@@ -61,7 +62,7 @@ class Side:
                 for name, (shape, split, layer) in model.items():
                     if layer * pp // 2 != p:
                         continue
-                    offset, index = _box(model, name, tp, t)
+                    offset, index = box(model, name, tp, t)
                     held[name] = np.ascontiguousarray(values[name][index]).copy()
                     descriptors[name] = wm.TensorDescriptor(tensor_id=name, global_shape=shape, dtype="float32",
                                                             itemsize=4, partition_dim=split,

@@ -14,6 +14,8 @@ from typing import Any, Optional
 import numpy as np
 import pytest
 
+import lifecycle_world
+
 import weight_manifest as wm
 from weight_manifest import live, transfer
 from weight_manifest.group import Side
@@ -38,14 +40,7 @@ GLOBAL = {n: RNG.integers(0, 2**32, size=s, dtype=np.uint32).view(np.float32) fo
 
 
 def box(name: str, tp: int, t: int) -> tuple[list[int], tuple[slice, ...]]:
-    shape, split, _ = MODEL[name]
-    offset = [0] * len(shape)
-    index = [slice(None)] * len(shape)
-    if split is not None:
-        size = shape[split] // tp
-        offset[split] = t * size
-        index[split] = slice(t * size, (t + 1) * size)
-    return offset, tuple(index)
+    return lifecycle_world.box(MODEL, name, tp, t)
 
 
 class Instance:
