@@ -309,9 +309,12 @@ def run_engine(args: argparse.Namespace, config: dict[str, Any]) -> dict[str, An
             out["verified"] = out["verified"] and checked(delta, tensors, targets, full=False)
             out["delta_expected_bytes"] = 4 * sum(counts[t]["elements"] for t in targets)
             progress(f"delta: {delta['bytes']} of {result['bytes']} bytes in {delta['segments']} operations, "
-                     f"{delta['seconds']:.2f} s")
+                     f"{delta['seconds']:.2f} s (finding the changed blocks {delta['changed_seconds']:.2f} s, "
+                     f"workers {[round(w['seconds'], 3) for w in delta['workers'].values()]})")
             out.update(delta_bytes=delta["bytes"], delta_fraction=round(delta["bytes"] / result["bytes"], 5),
-                       delta_seconds=round(delta["seconds"], 4))
+                       delta_seconds=round(delta["seconds"] - delta["changed_seconds"], 4),
+                       delta_changed_seconds=round(delta["changed_seconds"], 4),
+                       delta_total_seconds=round(delta["seconds"], 4), delta_wire_bytes=delta["wire_bytes"])
         return out
     finally:
         coordinator.stop()

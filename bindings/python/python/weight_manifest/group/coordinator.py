@@ -20,6 +20,7 @@ a durable decision) can sit on them without another protocol.
 from __future__ import annotations
 
 import time
+import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Optional, Protocol
@@ -222,20 +223,46 @@ class Coordinator:
 
     def execute(self, bound: BoundPlan, *, mode: str = "push", options: Optional[Mapping[str, Any]] = None,
                 changed: Optional[list[Any]] = None, sessions: Optional[Mapping[str, str]] = None,
-                at_once: Optional[int] = None,
+                at_once: Optional[int] = None, coalesce: bool = True,
                 on_progress: Optional[ProgressCallback] = None) -> dict[str, dict[str, Any]]:
         """Every executing worker runs its pairs of ``bound`` (push: the sources, pull: the
-        targets); their reports. A pair's failure towards a member that no longer answers
-        is reported as that member's loss (``transfer_worker_lost``, named with its host)."""
+        targets); their reports. With ``changed`` (a delta) and ``coalesce``, each pair's
+        small changed pieces move packed through the passive side's landing area
+        (:mod:`weight_manifest.transfer.delta`): about one engine operation per staging round
+        instead of one per changed block. A pair's failure towards a member that no longer
+        answers is reported as that member's loss (``transfer_worker_lost``, named with its
+        host)."""
         side = "source" if mode == "push" else "target"
         executing = _participants(bound, side)
-        request: dict[str, Any] = {"op": "execute", "bound_plan": bound.to_json(), "mode": mode,
+        plan_json = bound.to_json()
+        request: dict[str, Any] = {"op": "execute", "bound_plan": plan_json, "mode": mode,
                                    "sessions": dict(sessions or {w: m.session for w, m in self.peers.items()}),
                                    "options": dict(options or {})}
+        passive: list[str] = []
+        token = ""
+        per_worker: Optional[dict[str, dict[str, Any]]] = None
         if changed is not None:
-            request["changed"] = changed
+            # Each worker is sent the changed ranges of the sources it pairs with only.
+            partners: dict[str, set[str]] = {}
+            for pair in bound.pairs:
+                for w in (pair.source_worker_id, pair.target_worker_id):
+                    partners.setdefault(w, set()).add(pair.source_worker_id)
+            per_worker = {w: {"changed": [e for e in changed if e[0] in mine]} for w, mine in partners.items()}
+            opts = request["options"]
+            if (coalesce and int(opts.get("stage_below", transfer.DEFAULT_STAGE_BELOW)) > 0
+                    and int(opts.get("staging_bytes", transfer.DEFAULT_STAGING_BYTES)) >= 2):
+                # Each pair's passive side reserves its packed area (pull: gathers into it).
+                passive = _participants(bound, "target" if mode == "push" else "source")
+                token = uuid.uuid4().hex
+                replies = self.request_all(passive, {"op": "delta_prepare", "bound_plan": plan_json, "mode": mode,
+                                                     "options": request["options"], "token": token},
+                                           per_worker, at_once=at_once)
+                request["landing"] = [entry for w in passive for entry in replies[w]["landing"]]
         try:
-            replies = self.request_all(executing, request, at_once=at_once, on_progress=on_progress)
+            replies = self.request_all(executing, request, per_worker, at_once=at_once, on_progress=on_progress)
+            if passive and mode == "push":
+                # Every packed byte has landed: the targets scatter it into their tensors.
+                self.request_all(passive, {"op": "delta_apply", "token": token}, at_once=at_once)
         except Exception as error:
             # A timed-out pair stays a timeout (a partitioned link); a failed one may be a
             # member's death.
@@ -257,14 +284,15 @@ class Coordinator:
     def update(self, bound: BoundPlan, *, mode: str = "push", options: Optional[Mapping[str, Any]] = None,
                verify: Optional[str] = None, verify_content: bool = True,
                block_elements: int = content.DEFAULT_BLOCK_ELEMENTS, delta: bool = False,
-               after_transfer: Optional[Callable[[], Any]] = None,
+               coalesce: bool = True, after_transfer: Optional[Callable[[], Any]] = None,
                on_progress: Optional[ProgressCallback] = None) -> dict[str, Any]:
         """Run ``bound``: fences against the live bindings, every pair on its executing
         worker, then the content check (``verify_content``, on by default: every target's
         digests, combined from their partials, must equal the sources', tensor by tensor)
         and, with ``verify`` (a handler name), each target's own check. With ``delta``,
-        only the source bytes changed since the sources' last :meth:`snapshot` move.
-        ``after_transfer`` runs between the transfer and the checks (a test's fault);
+        only the source bytes changed since the sources' last :meth:`snapshot` move
+        (``coalesce``: packed, :meth:`execute`; ``changed_seconds``: finding them, one
+        hashing pass over the sources' bytes). ``after_transfer`` runs between the transfer and the checks (a test's fault);
         ``on_progress`` sees the pairs' progress while they run. Returns the totals, the
         pairs' reports and what was verified (``verified_tensors``: how many tensors' digests
         matched, 0 without ``verify_content``; ``target_checks``: each target's reply to
@@ -273,10 +301,13 @@ class Coordinator:
         sources, targets = _participants(bound, "source"), _participants(bound, "target")
         started = time.perf_counter()
         changed = None
+        changed_seconds = 0.0
         if delta:
             replies = self.request_all(sources, {"op": "changed"})
             changed = [entry for w in sources for entry in replies[w]["changed"]]
-        workers = self.execute(bound, mode=mode, options=options, changed=changed, on_progress=on_progress)
+            changed_seconds = time.perf_counter() - started
+        workers = self.execute(bound, mode=mode, options=options, changed=changed, coalesce=coalesce,
+                               on_progress=on_progress)
         seconds = time.perf_counter() - started
         pairs = [pair for report in workers.values() for pair in report["pairs"]]
         if after_transfer is not None:
@@ -297,7 +328,9 @@ class Coordinator:
             "runs": sum(p["runs"] for p in pairs),
             "staged_pieces": sum(p["staged_pieces"] for p in pairs),
             "batches": sum(p["batches"] for p in pairs),
+            "wire_bytes": sum(p["wire_bytes"] for p in pairs),
             "seconds": seconds,
+            "changed_seconds": changed_seconds,
             "verify_seconds": verify_seconds,
             "verified_tensors": len(verified),
             "target_checks": checks,

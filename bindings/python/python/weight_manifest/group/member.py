@@ -12,7 +12,8 @@ The calls (``op``, then the request's members):
 - ``execute``: run its pairs of a bound plan (``bound_plan``, ``mode``, ``sessions``,
   ``options``, ``changed``) after checking its own fence (the core's rule) first;
 - ``content``: its fragments' content partials; ``snapshot`` / ``changed``: the base and
-  the changed ranges of a delta;
+  the changed ranges of a delta; ``delta_prepare`` / ``delta_apply``: as a pair's passive
+  side, its packed area of a coalesced delta (:mod:`weight_manifest.transfer.delta`);
 - ``activate``: the version it now serves (the coordinator's word after a verified
   update); ``fence``: its held fence (§17.7); ``ping``: liveness;
 - whatever extra ``handlers`` it was given (an example's ``verify``, a test's fault).
@@ -87,6 +88,8 @@ class Member:
         # Registered once, with the tensors, and reused by every update.
         self.staging = transfer.Staging(backend, staging_bytes) if staging_bytes >= 2 else None
         self.snapshot: Optional[content.Snapshot] = None
+        # A coalesced delta's packed area, made at the first delta that needs one.
+        self.landing: Optional[transfer.Landing] = None
 
     def inventory(self) -> dict[str, Any]:
         """The runtime inventory of what this member holds now."""
@@ -108,19 +111,35 @@ class Member:
         side = "source" if request["mode"] == "push" else "target"
         # Its own last look before the first byte: its lease and generation now.
         transfer.check_fence(bound, side, self.fence())
-        changed = None
-        if request.get("changed") is not None:
-            changed = {(str(w), str(d)): np.array(r, dtype=np.uint64).reshape(-1, 2) for w, d, r in request["changed"]}
+        changed = None if request.get("changed") is None else _changed(request["changed"])
+        landing = None
+        if request.get("landing") is not None:
+            landing = {(str(a), str(b)): int(address) for a, b, address in request["landing"]}
         name = request.get("backend")
         if name is not None and name not in self.backends:
             raise _error("transfer_arguments_invalid", f"worker {self.worker_id} has no backend {name!r}")
         backend = self.backend if name is None else self.backends[name]
         report = transfer.execute(
             bound, backend, request["sessions"], mode=request["mode"], worker=self.worker_id,
-            staging=self.staging if name is None else None, changed=changed, progress=self._progress_sink(),
+            staging=self.staging if name is None else None, changed=changed, landing=landing,
+            progress=self._progress_sink(),
             **request.get("options", {}),
         )
         return {"report": report.to_dict()}
+
+    def _delta_prepare(self, request: dict[str, Any]) -> dict[str, Any]:
+        bound = BoundPlan.from_json(request["bound_plan"])
+        push = request["mode"] == "push"
+        # Its own last look, as in execute: the passive side copies bytes too.
+        transfer.check_fence(bound, "target" if push else "source", self.fence())
+        changed = _changed(request["changed"])
+        options = request.get("options", {})
+        if self.landing is None:
+            self.landing = transfer.Landing(self.backend)
+        entries = self.landing.prepare(
+            bound, changed, self.worker_id, push, int(options.get("stage_below", transfer.DEFAULT_STAGE_BELOW)),
+            int(options.get("max_segments", 1 << 32)), self.registered, str(request["token"]))
+        return {"landing": entries}
 
     def _progress_sink(self) -> Optional[transfer.Progress]:
         if self.progress is None:
@@ -157,6 +176,12 @@ class Member:
                 raise _error("transfer_arguments_invalid", f"worker {self.worker_id} has no snapshot to compare with")
             ranges = self.snapshot.changed(self.tensors)
             return {"changed": [[w, d, r.tolist()] for (w, d), r in ranges.items()]}
+        if op == "delta_prepare":
+            return self._delta_prepare(body)
+        if op == "delta_apply":
+            if self.landing is None:
+                raise _error("transfer_arguments_invalid", f"worker {self.worker_id} prepared no delta")
+            return {"bytes": self.landing.apply(str(body.get("token")))}
         if op == "activate":
             with self._activated:
                 self.version = body.get("version")
@@ -187,3 +212,11 @@ class Member:
         if self.staging is not None:
             self.staging.close()
             self.staging = None
+        if self.landing is not None:
+            self.landing.close()
+            self.landing = None
+
+
+def _changed(entries: Sequence[Any]) -> transfer.Changed:
+    """A request's ``changed`` ([worker, device, [[start, end], ...]] entries) as arrays."""
+    return {(str(w), str(d)): np.array(r, dtype=np.uint64).reshape(-1, 2) for w, d, r in entries}

@@ -1,7 +1,8 @@
 """Execute a bound plan's copies: move the bytes of a weight update, failing closed.
 
 The parts, one responsibility each: :mod:`.fences` (the core's fence rule for each holder),
-:mod:`.backends` (the transports), :mod:`.lowering` (copies to engine operations, staging),
+:mod:`.backends` (the transports), :mod:`.lowering` (copies to engine operations, staging,
+a delta's packing), :mod:`.delta` (a delta's packed area on a pair's passive side),
 :mod:`.reports` (what moved) and :mod:`.executor` (:func:`execute`: batches in flight,
 waited for, bounded, reported). Who runs which pairs is the group's business
 (:mod:`weight_manifest.group`).
@@ -15,6 +16,7 @@ from .defaults import (
     DEFAULT_STAGING_BYTES,
     DEFAULT_STALL_SECONDS,
 )
+from .delta import Landing
 from .executor import Progress, execute, operation_count
 from .fences import FENCE_MEMBERS, Fence, check_fence, check_fences, fence_of
 from .lowering import Changed, Staging, written_ranges
@@ -31,6 +33,7 @@ __all__ = [
     "Changed",
     "EngineBackend",
     "Fence",
+    "Landing",
     "LocalBackend",
     "PairReport",
     "Progress",
