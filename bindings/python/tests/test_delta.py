@@ -7,6 +7,8 @@ the boxes the test itself cut, not from the plan."""
 
 from __future__ import annotations
 
+import ctypes
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -156,3 +158,115 @@ def test_the_passive_side_checks_its_own_fence_and_applies_only_what_it_prepared
     reply = members[victim].reply("delta_apply", {"token": "another"})
     assert reply["ok"] is False and reply["error"]["code"] == "transfer_arguments_invalid"
     assert targets_bytes(target) == before
+
+
+GEOMETRIES = [
+    ((5, 7, 150), (1, 2, 37), (3, 4, 90)),  # cut blocks at both ends of every row
+    ((4, 128), (0, 0), (4, 128)),  # whole rows of whole blocks
+    ((3, 100), (1, 64), (2, 36)),  # to the row's end, whose last block is short
+    ((1000,), (100,), (500,)),  # 1-D
+]
+
+
+@pytest.mark.parametrize("shape,offset,local", GEOMETRIES)
+def test_the_changed_ranges_are_the_changed_elements_blocks_by_brute_force(
+        shape: tuple[int, ...], offset: tuple[int, ...], local: tuple[int, ...]) -> None:
+    """The oracle walks every changed element: its block of its row, clipped to the box
+    (a cut block's piece), in the fragment's own memory."""
+    from weight_manifest import content, live
+
+    b = 16
+    rng = np.random.default_rng(sum(shape))
+    fragment = rng.integers(0, 2**32, size=local, dtype=np.uint32).view(np.float32)
+    held = {"w": fragment}
+    inventory = live.runtime_inventory(
+        held, worker_id="w0", endpoint="w0", instance_id="i", lease_id="l", generation=1, rank=wm.ParallelRank(),
+        descriptors={"w": wm.TensorDescriptor(tensor_id="w", global_shape=shape, dtype="float32", itemsize=4,
+                                              partition_dim=None, layout_fingerprint="test:v1")},
+        offsets={"w": list(offset)}, model_id="m", revision="r")
+    snapshot = content.Snapshot(held, inventory, b)
+    flat = fragment.view(np.uint32).reshape(-1)
+    picked = rng.choice(flat.size, size=max(8, flat.size // 50), replace=False)
+    flat[picked] ^= 1
+    want = set()
+    n, o, m = shape[-1], offset[-1], local[-1]
+    for i in picked.tolist():
+        row, col = divmod(i, m)  # the local row, the local column
+        j = (o + col) // b
+        start, stop = max(j * b, o) - o, min((j + 1) * b, n, o + m) - o
+        base = fragment.ctypes.data + row * m * 4
+        want.add((base + 4 * start, base + 4 * stop))
+    merged: list[list[int]] = []
+    for a, c in sorted(want):
+        if merged and a <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], c)
+        else:
+            merged.append([a, c])
+    (got,) = snapshot.changed(held).values()
+    assert got.tolist() == merged
+    # The same pass gave the partials of the bytes now held.
+    assert snapshot.partials == content.partials(held, inventory, b)
+
+
+def test_changed_ranges_travel_as_base64_and_a_malformed_entry_is_refused_with_its_pointer() -> None:
+    ranges = np.array([[16, 32], [2**40, 2**40 + 256]], dtype=np.uint64)
+    wire = transfer.ranges_to_wire(ranges)
+    (back,) = transfer.changed_from_wire([["w", "cpu", wire]]).values()
+    assert back.tolist() == ranges.tolist()
+    (listed,) = transfer.changed_from_wire([["w", "cpu", ranges.tolist()]]).values()
+    assert listed.tolist() == ranges.tolist()
+    for index, bad in ((0, ["w", "cpu", wire[:-4]]), (0, ["w", "cpu", "not base64!"]), (0, ["w", "cpu"])):
+        with pytest.raises(wm.ManifestError) as caught:
+            transfer.changed_from_wire([bad])
+        assert caught.value.code == "transfer_arguments_invalid" and caught.value.path == f"/changed/{index}"
+
+
+class CorruptingLast(transfer.LocalBackend):
+    """One worker's view of the shared local backend: it counts its batches and, at batch
+    ``at``, waits a moment (so that a hash begun too early would finish first), then flips
+    a byte of what that batch just delivered."""
+
+    def __init__(self, base: transfer.LocalBackend, at: int = 0) -> None:
+        super().__init__()
+        self._regions, self._starts = base._regions, base._starts
+        self.base, self.at, self.count, self.flipped = base, at, 0, False
+        self.last: dict[int, int] = {}
+
+    def register(self, address: int, length: int) -> None:
+        self.base.register(address, length)
+        self._regions, self._starts = self.base._regions, self.base._starts
+
+    def submit(self, session: str, write: bool, local: list[int], remote: list[int], lengths: list[int]) -> int:
+        handle = super().submit(session, write, local, remote, lengths)
+        self.last[handle] = local[-1] + lengths[-1] - 1
+        return handle
+
+    def wait(self, handle: int) -> bool:
+        ok = super().wait(handle)
+        self.count += 1
+        if ok and self.count == self.at:
+            time.sleep(0.3)
+            ctypes.c_uint8.from_address(self.last[handle]).value ^= 0x5A
+            self.flipped = True
+        return ok
+
+
+def test_a_byte_corrupted_in_the_last_round_of_a_pull_fails_the_verification(world: Any) -> None:
+    """The targets hash each tensor once its last pair is in, while other pairs move; a
+    byte of the very last batch is still covered."""
+    source, target, coordinator, members = world
+    bound = coordinator.bind(coordinator.plan())
+    victim = coordinator.workers("target")[0]
+    shared = members[victim].backend
+    counting = CorruptingLast(shared)
+    members[victim].backend = counting
+    coordinator.update(bound, mode="pull")
+    assert target.wrong() == [] and counting.count >= 2
+    for held in target.workers.values():
+        for tensor in held.values():
+            tensor[...] = 0
+    members[victim].backend = last = CorruptingLast(shared, at=counting.count)
+    with pytest.raises(wm.ManifestError) as caught:
+        coordinator.update(bound, mode="pull")
+    assert last.flipped and caught.value.code == "transfer_verify_failed"
+    assert victim in str(caught.value)

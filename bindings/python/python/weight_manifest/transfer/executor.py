@@ -92,6 +92,7 @@ def execute(
     target: Union[RuntimeBindingManifest, Fence, Sequence[Fence], None] = None,
     stall_seconds: float = DEFAULT_STALL_SECONDS,
     progress: Optional[Progress] = None,
+    on_pair: Optional[Callable[[CopyGroup], None]] = None,
 ) -> UpdateReport:
     """Run the pairs of ``bound`` that ``worker`` executes in ``mode`` (every pair when
     ``worker`` is None) on ``backend``. ``sessions`` maps each remote worker id to its
@@ -104,7 +105,8 @@ def execute(
     :meth:`weight_manifest.transfer.Landing.prepare`), the delta's pieces shorter than
     ``stage_below`` move packed through staging (:mod:`.delta`). Returns the report, or raises
     ``transfer_failed`` / ``transfer_session_unknown`` / ``transfer_arguments_invalid``;
-    it never returns after a failed batch."""
+    it never returns after a failed batch. ``on_pair(pair)`` is called when a pair has
+    landed every byte (a pulling target hashes it then: :mod:`.landed`)."""
     if mode not in ("push", "pull"):
         raise _error("transfer_arguments_invalid", f"mode must be 'push' or 'pull', not {mode!r}")
     if batch_segments < 1 or max_in_flight < 1 or staging_bytes < 0 or stage_below < 0 or not stall_seconds > 0:
@@ -143,6 +145,8 @@ def execute(
         for pair, (ops, runs) in zip(pairs, lowered):
             report.pairs.append(_run_pair(pair, ops, runs, backend, sessions, push, batch_segments,
                                           max_in_flight, staging, stall_seconds, progress))
+            if on_pair is not None:
+                on_pair(pair)
     except BaseException as error:
         if own and staging is not None and getattr(error, "code", None) == "transfer_timeout":
             # Batches were abandoned in flight and may still read or write the buffer:

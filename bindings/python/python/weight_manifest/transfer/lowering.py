@@ -4,18 +4,20 @@ that fit one staging half."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+import base64
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Optional
+from typing import Any, Optional
 
 import numpy as np
 import numpy.typing as npt
 
+from .._errors import manifest_error as _error
 from .._native import BoundPlan, CopyGroup
 from .backends import Backend
 from .defaults import DEFAULT_STAGE_BELOW
 
-__all__ = ["Changed", "Packing", "Staging", "packing", "select", "written_ranges"]
+__all__ = ["Changed", "Packing", "Staging", "changed_from_wire", "packing", "ranges_to_wire", "select", "written_ranges"]
 
 
 U64 = npt.NDArray[np.uint64]
@@ -33,6 +35,35 @@ class _Op:
 
 
 Changed = Mapping[tuple[str, str], npt.NDArray[np.uint64]]
+
+
+def ranges_to_wire(ranges: U64) -> str:
+    """[start, end) ranges (a (k, 2) array) as a request carries them: base64 of
+    little-endian uint64 pairs (a JSON list of k big integers costs several times more to
+    write and read)."""
+    return base64.b64encode(np.ascontiguousarray(ranges, dtype="<u8").tobytes()).decode("ascii")
+
+
+def changed_from_wire(entries: Sequence[Any]) -> dict[tuple[str, str], U64]:
+    """A request's ``changed`` (``[worker, device, ranges]`` entries, ranges as
+    :func:`ranges_to_wire` writes them or as a list of [start, end]) as arrays;
+    ``transfer_arguments_invalid`` for anything else."""
+    out: dict[tuple[str, str], U64] = {}
+    for index, entry in enumerate(entries):
+        try:
+            worker, device, ranges = entry
+            if isinstance(ranges, str):
+                raw = base64.b64decode(ranges, validate=True)
+                if len(raw) % 16:
+                    raise ValueError("not whole [start, end) pairs")
+                array = np.frombuffer(raw, dtype="<u8").astype(np.uint64).reshape(-1, 2)
+            else:
+                array = np.array(ranges, dtype=np.uint64).reshape(-1, 2)
+        except (TypeError, ValueError, OverflowError) as error:
+            raise _error("transfer_arguments_invalid", f"changed entry {index} is not [worker, device, ranges]: {error}",
+                         f"/changed/{index}") from None
+        out[(str(worker), str(device))] = array
+    return out
 
 
 def select(source: U64, target: U64, length: U64, device: npt.NDArray[np.uint32],
