@@ -35,9 +35,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -98,6 +100,22 @@ def changed_bytes(changed: list[Any]) -> int:
     return sum(int(end) - int(start) for _, _, ranges in changed for start, end in ranges)
 
 
+def time_calls(coordinator: Any) -> dict[str, float]:
+    """Seconds spent in the group's calls, by op (where an update's time goes), from now."""
+    spent: dict[str, float] = {}
+    call = coordinator.request_all
+
+    def timed(ids: Any, request: dict[str, Any], **options: Any) -> Any:
+        clock = time.perf_counter()
+        try:
+            return call(ids, request, **options)
+        finally:
+            spent[request["op"]] = spent.get(request["op"], 0.0) + time.perf_counter() - clock
+
+    coordinator.request_all = timed
+    return spent
+
+
 def drive(args: argparse.Namespace) -> dict[str, Any]:
     """In host 0: the actors, the steps, the oracle, the peers."""
     import ray
@@ -139,10 +157,11 @@ def drive(args: argparse.Namespace) -> dict[str, Any]:
     progress(f"{args.ranks} trainer ranks on host 0, {args.engines} vLLM engines on hosts 1-{args.engines} "
              f"up in {time.perf_counter() - clock:.1f} s")
     coordinator = Coordinator(group)
+    calls = time_calls(coordinator)
     bound = coordinator.bind(coordinator.plan())
     log = DecisionLog(str(work / "decisions"), name)
     total = sum(r["nbytes"] for r in coordinator.side("source").inventory["tensors"])
-    trained_bytes = sum(4 * int(__import__("math").prod(shapes[n])) for n in trainable)
+    trained_bytes = sum(4 * math.prod(shapes[n]) for n in trainable)
 
     # The broadcast peer's group: trainer rank 0 and the engines.
     ray.get([trainers[0].peer_broadcast_join.remote(master, BROADCAST_PORT, args.engines)]
@@ -153,17 +172,19 @@ def drive(args: argparse.Namespace) -> dict[str, Any]:
     expected = hf_greedy(step0)
     first = ray.get([e.generate.remote(PROMPTS, NEW_TOKENS) for e in engines])
     tokens_equal = all(f["tokens"] == expected for f in first)
+    oracle = [expected]
     steps: list[dict[str, Any]] = []
-    coordinator.snapshot()
+    coordinator.snapshot(args.block)
     for step in range(1, args.steps + 1):
         trained = ray.get([t.train_step.remote() for t in trainers])
+        calls.clear()
         clock = time.perf_counter()
-        update = VersionedUpdate(coordinator, log)
+        update = VersionedUpdate(coordinator, log, block_elements=args.block)
         result = update.run(bound, step + 1, mode="delta")
-        snapshot_clock = time.perf_counter()
-        coordinator.snapshot()  # the next delta's base: what the engines now hold
         seconds = time.perf_counter() - clock
-        snapshot_seconds = time.perf_counter() - snapshot_clock
+        clock = time.perf_counter()
+        coordinator.snapshot(args.block)  # the next delta's base: what the engines now hold
+        snapshot_seconds = time.perf_counter() - clock
         delta = changed_bytes(update.changed or [])
         served = ray.get([e.generate.remote(PROMPTS, NEW_TOKENS) for e in engines])
 
@@ -174,6 +195,7 @@ def drive(args: argparse.Namespace) -> dict[str, Any]:
         save_seconds = time.perf_counter() - clock
         shutil.copy(step0 / "config.json", folder / "config.json")
         expected = hf_greedy(folder)
+        oracle.append(expected)
         equal = [s["tokens"] == expected and s["generation"] == step + 1 for s in served]
         tokens_equal = tokens_equal and all(equal)
 
@@ -196,9 +218,10 @@ def drive(args: argparse.Namespace) -> dict[str, Any]:
             "phases": {k: round(float(result.get(k, 0.0)), 4) for k in (
                 "prepare_seconds", "transfer_seconds", "verify_seconds", "commit_seconds")},
             "undo_bytes": int(result.get("undo_bytes", 0)),
-            "disk_seconds": round(save_seconds + reload_seconds, 4), "broadcast_seconds": round(broadcast_seconds, 4),
+            "calls": {op: round(v, 4) for op, v in calls.items()},
+            "disk_seconds": round(save_seconds + reload_seconds, 4), "disk_save_seconds": round(save_seconds, 4),
+            "disk_reload_seconds": round(reload_seconds, 4), "broadcast_seconds": round(broadcast_seconds, 4),
             "redistribute_seconds": round(max(r["seconds"] for r in redistributed), 4),
-            "tokens": served[0]["tokens"][0],
         }
         steps.append(record)
         progress(json.dumps(record))
@@ -221,7 +244,9 @@ def drive(args: argparse.Namespace) -> dict[str, Any]:
         "peers": peers, "peers_tokens_equal": all(s["peers_tokens_equal"] for s in steps),
         "full_vs_fastest_peer": round(med(fulls, "update_seconds") / fastest, 3) if fulls else None,
         "delta_speedup_vs_fastest_peer": round(fastest / med(deltas, "update_seconds"), 2) if deltas else None,
-        "tokens_changed": len({tuple(s["tokens"]) for s in steps}) > 1,
+        # Steps after which HF's tokens differ from the step before's: an update that did
+        # not land would show there.
+        "steps_that_changed_tokens": sum(a != b for a, b in zip(oracle, oracle[1:])),
         "runs": steps,
     }
 
@@ -235,8 +260,10 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--hidden", type=int, default=512)
     parser.add_argument("--layers", type=int, default=8)
     parser.add_argument("--vocab", type=int, default=8192)
-    parser.add_argument("--lr", type=float, default=1e-3)
+    parser.add_argument("--lr", type=float, default=1e-2)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--block", type=int, default=16384,
+                        help="elements per content block (the delta's granularity and the digests')")
     parser.add_argument("--gbit", type=float, default=0.0, help="shape each host's link (Gbit/s; 0: unshaped)")
     parser.add_argument("--workdir", help=argparse.SUPPRESS)
     parser.add_argument("drive", nargs="?", help=argparse.SUPPRESS)
@@ -258,8 +285,13 @@ def main(argv: list[str]) -> int:
         if args.gbit:
             cluster.hosts("shape", f"{args.gbit * 1000:g}mbit")
         passed = [a for a in argv if a != "drive"]
-        result = cluster.run_json(0, [sys.executable, __file__, "drive", "--workdir", str(work), *passed],
-                                  timeout=3600)
+        # The driver's progress goes to this standard error as it runs; its last line is the JSON.
+        done = subprocess.run([str(cluster.script), "exec", "0", sys.executable, __file__, "drive", "--workdir",
+                               str(work), *passed], env=cluster.env, stdout=subprocess.PIPE, text=True, timeout=3600)
+        lines = done.stdout.strip().splitlines()
+        if done.returncode != 0 or not lines:
+            raise RuntimeError(f"the driver exited {done.returncode}")
+        result = json.loads(lines[-1])
     except Exception as error:  # noqa: BLE001 - reported, then everything is torn down
         print(f"error: {error}", file=sys.stderr)
         return 1
