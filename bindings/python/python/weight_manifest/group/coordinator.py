@@ -269,10 +269,11 @@ class Coordinator:
                 token = uuid.uuid4().hex
                 replies = self.request_all(passive, {"op": "delta_prepare", "bound_plan": plan_json, "mode": mode,
                                                      "options": request["options"], "token": token},
-                                           per_worker, at_once=at_once)
+                                           per_worker=per_worker, at_once=at_once)
                 request["landing"] = [entry for w in passive for entry in replies[w]["landing"]]
         try:
-            replies = self.request_all(executing, request, per_worker, at_once=at_once, on_progress=on_progress,
+            replies = self.request_all(executing, request, per_worker=per_worker, at_once=at_once,
+                                       on_progress=on_progress,
                                        alongside=alongside)
             if alongside_replies is not None:
                 alongside_replies.update({w: r for w, r in replies.items() if w not in executing})
