@@ -4,7 +4,8 @@ plain-Python oracle (``oracle.py``, over the C reference xxHash of the PyPI pack
 ``xxhash``). ``--check`` writes nothing and exits 1 listing every file that would change.
 
 Each fixture is one tensor (tensor_id, global_shape, itemsize, block_elements, its
-row-major bytes as hex) and fragments (global_offset, local_shape, partial). ``expect`` is
+row-major bytes as hex) and fragments (global_offset, local_shape, partial, and the
+``values`` of the blocks wholly inside the box: row, block, value as 32 hex digits). ``expect`` is
 ``{"digest": ...}`` (the partials are each box's, and combine to the digest) or
 ``{"error": code}`` (combining the partials as written is rejected with that code). The
 Rust test ``crates/content/tests/fixtures.rs`` runs them.
@@ -52,10 +53,12 @@ def accepting(name: str, description: str, tensor_id: str, shape: list[int], ite
     fragments = []
     for offset, local in grid(shape, cuts):
         piece = oracle.cut(shape, itemsize, data, offset, local)
+        values = oracle.block_values(tensor_id, shape, itemsize, block, offset, local, piece)
         fragments.append({
             "global_offset": offset,
             "local_shape": local,
             "partial": oracle.partial(tensor_id, shape, itemsize, block, offset, local, piece),
+            "values": [{"block": j, "row": r, "value": f"{v:032x}"} for r, j, v in values],
         })
     for index in replicas:
         fragments.append(copy.deepcopy(fragments[index]))
@@ -101,6 +104,12 @@ def cases() -> list[dict[str, Any]]:
                   "lm_head.weight", [6, 8], 2, 4, [[2, 5], []]),
         accepting("unicode-tensor-id", "A tensor_id outside ASCII: the key hashes its UTF-8 bytes.",
                   "层.0.权重", [2, 6], 1, 4, [[], [5]]),
+        accepting("ep-experts-4d", "A [4, 2, 3, 10] bfloat16 expert stack split on the expert axis (EP) and on columns at 6 with B = 4.",
+                  "layers.3.mlp.experts.w13", [4, 2, 3, 10], 2, 4, [[2], [], [], [6]]),
+        accepting("block-of-one", "B = 1: every element is its own block, so no box has edges.",
+                  "scale", [3, 4], 4, 1, [[1], [1, 3]]),
+        accepting("row-cut-at-block-end", "Columns cut at 8 and 16 with B = 8, exactly on block boundaries, the last block short (n = 19).",
+                  "lm_head.bias", [2, 19], 8, 8, [[], [8, 16]]),
     ]
     out += [
         rejecting(tp_cols, "gap", "The last fragment is missing: the distinct boxes hold 28 of 40 elements.",

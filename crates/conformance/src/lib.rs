@@ -4,6 +4,7 @@
 //! (`tests/conformance/README.md`).
 
 mod compare;
+mod content;
 mod fixture;
 mod glob;
 mod known_failures;

@@ -12,6 +12,8 @@ use weight_manifest::{project_binding_value, project_placement_value};
 use weight_manifest::{AddressSemantics, Limits, Options};
 use weight_manifest::{Binding, Fences, Placement, Plan, Runtime};
 
+use crate::content;
+
 /// The result fields of a successful operation; which are set depends on the operation.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct OpResult {
@@ -37,6 +39,12 @@ pub struct OpResult {
     pub bound_plan: Option<String>,
     /// The bound_plan_id (`plan.bind`).
     pub bound_plan_id: Option<String>,
+    /// A fragment partial's canonical JSON (`content.partial`).
+    pub partial: Option<String>,
+    /// Block values' canonical JSON (`content.block_values`).
+    pub values: Option<String>,
+    /// A content manifest's canonical JSON (`content.manifest`).
+    pub content_manifest: Option<String>,
 }
 
 impl OpResult {
@@ -73,12 +81,15 @@ impl OpResult {
             ("bound_plan", &self.bound_plan),
             ("bound_plan_id", &self.bound_plan_id),
             ("canonical", &self.canonical),
+            ("content_manifest", &self.content_manifest),
             ("digest", &self.digest),
             ("placement_id", &self.placement_id),
             ("plan", &self.plan),
+            ("partial", &self.partial),
             ("plan_id", &self.plan_id),
             ("report", &self.report),
             ("runtime", &self.runtime),
+            ("values", &self.values),
         ];
         for (key, value) in strings {
             if let Some(value) = value {
@@ -107,7 +118,7 @@ impl fmt::Display for RequestError {
 
 impl std::error::Error for RequestError {}
 
-fn need<'i>(value: Option<&'i String>, name: &str) -> Result<&'i [u8], RequestError> {
+pub(crate) fn need<'i>(value: Option<&'i String>, name: &str) -> Result<&'i [u8], RequestError> {
     value
         .map(String::as_bytes)
         .ok_or_else(|| RequestError(format!("input member `{name}` is required")))
@@ -203,6 +214,9 @@ pub fn run(
                     plan_id: Some(p.plan_id().to_owned()),
                     ..OpResult::default()
                 })
+        }
+        Op::ContentPartial | Op::ContentBlockValues | Op::ContentCombine | Op::ContentManifest => {
+            content::run(op, input, limits)?
         }
         Op::PlanBind => {
             let plan_text = need(input.plan.as_ref(), "plan")?;

@@ -151,6 +151,13 @@ pub fn partial_to_wire(partial: &Partial) -> ContentPartial {
     }
 }
 
+/// A partial as canonical JSON text (contract §5): `{"edges": [...], "sum": ...}`, the
+/// form of a content manifest's fragment partial.
+pub fn partial_to_json(partial: &Partial) -> String {
+    canonical::to_string(&partial_to_wire(partial))
+        .unwrap_or_else(|e| unreachable!("wire types are always encodable: {e}"))
+}
+
 /// A partial from its wire form; `pointer` locates it in its document
 /// (`content_manifest_invalid` for a sum or bytes not in lowercase hex).
 pub fn partial_from_wire(wire: &ContentPartial, pointer: &str) -> Result<Partial> {
