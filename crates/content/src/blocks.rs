@@ -2,6 +2,8 @@
 //! generations' values at one (row, block) differ exactly when (up to hash collisions) the
 //! block's bytes do.
 
+use std::fmt::Write as _;
+
 use weight_manifest::error::Result;
 
 use crate::hash;
@@ -61,12 +63,14 @@ pub fn values_to_json(values: &[BlockValue]) -> String {
         if i > 0 {
             out.push(',');
         }
-        out.push_str(&format!(
+        // Writing to a String cannot fail.
+        let _ = write!(
+            out,
             r#"{{"block":{},"row":{},"value":"{}"}}"#,
             v.block,
             v.row,
             hash::Digest(v.value).hex()
-        ));
+        );
     }
     out.push(']');
     out

@@ -134,6 +134,31 @@ fn tensors(manifest: &ContentManifest) -> Result<BTreeMap<&str, Tensor>> {
     Ok(out)
 }
 
+/// Reads one partial from its JSON text (the form [`partial_to_json`] writes) strictly,
+/// under `limits`: the reader's codes and `limit_exceeded`; `content_manifest_invalid` for
+/// another shape, a sum or edge bytes not in lowercase hex.
+///
+/// # Errors
+///
+/// As above.
+pub fn read_partial(text: &[u8], limits: &Limits) -> Result<Partial> {
+    document::read::<ContentPartialDocument>(text, &Options::default().with_limits(*limits))
+}
+
+/// A fragment partial on its own as a document kind (a holder's partial sent as text).
+struct ContentPartialDocument;
+
+impl Typed for ContentPartialDocument {
+    type Output = Partial;
+    type Wire = ContentPartial;
+    const LABEL: &'static str = "content partial";
+    const INVALID: Code = Code::ContentManifestInvalid;
+
+    fn checked(wire: ContentPartial) -> Result<Partial> {
+        partial_from_wire(&wire, "")
+    }
+}
+
 /// The wire form of a partial.
 pub fn partial_to_wire(partial: &Partial) -> ContentPartial {
     ContentPartial {
@@ -240,6 +265,47 @@ pub fn verify_fragments(manifest: &ContentManifest) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// Checks one holder's partial of the fragment `placement_fragment_id` against the partial
+/// the manifest records for it (equal sums, edges equal as sets): how a receiver verifies
+/// the bytes that landed in its own memory without the other fragments.
+///
+/// # Errors
+///
+/// `content_manifest_invalid` when the manifest lists no fragments or not this one;
+/// `content_digest_mismatch` naming the fragment and its tensor when the partials differ.
+pub fn check_fragment(
+    manifest: &ContentManifest,
+    placement_fragment_id: &str,
+    partial: &Partial,
+) -> Result<()> {
+    let listed = manifest.fragments.as_deref().unwrap_or_default();
+    let found = listed
+        .binary_search_by(|f| f.placement_fragment_id.as_str().cmp(placement_fragment_id))
+        .ok()
+        .map(|i| &listed[i])
+        .ok_or_else(|| {
+            Error::new(
+                Code::ContentManifestInvalid,
+                format!("the content manifest lists no fragment {placement_fragment_id}"),
+            )
+        })?;
+    let recorded = partial_from_wire(&found.partial, "")?;
+    if crate::combine::same_partial(&recorded, partial) {
+        return Ok(());
+    }
+    Err(Error::new(
+        Code::ContentDigestMismatch,
+        format!(
+            "fragment {placement_fragment_id} of tensor {}: its partial (sum {}, {} edges) differs from the manifest's (sum {}, {} edges)",
+            found.tensor_id,
+            partial.sum.hex(),
+            partial.edges.len(),
+            recorded.sum.hex(),
+            recorded.edges.len()
+        ),
+    ))
 }
 
 /// How a tensor differs between two manifests.
