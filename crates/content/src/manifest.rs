@@ -429,6 +429,33 @@ mod tests {
     }
 
     #[test]
+    fn a_holders_partial_is_checked_against_the_recorded_one() {
+        let m = manifest();
+        let t = Tensor::new("w", &[2, 5], 1, 2).unwrap();
+        // w/1 holds columns 3..5 of both rows: block 1 cut (column 3), block 2 whole.
+        let landed = partial(&t, &[0, 3], &[2, 2], &[13, 14, 18, 19]).unwrap();
+        check_fragment(&m, "w/1", &landed).unwrap();
+        let torn = partial(&t, &[0, 3], &[2, 2], &[13, 14, 18, 0]).unwrap();
+        let e = check_fragment(&m, "w/1", &torn).unwrap_err();
+        assert_eq!(e.code(), Code::ContentDigestMismatch);
+        assert!(e.message().contains("fragment w/1 of tensor w"), "{e}");
+        let edge = partial(&t, &[0, 3], &[2, 2], &[0, 14, 18, 19]).unwrap();
+        assert_eq!(landed.sum, edge.sum, "only the edge piece differs");
+        let e = check_fragment(&m, "w/1", &edge).unwrap_err();
+        assert_eq!(e.code(), Code::ContentDigestMismatch);
+        let e = check_fragment(&m, "w/0", &landed).unwrap_err();
+        assert_eq!(e.code(), Code::ContentDigestMismatch);
+        let e = check_fragment(&m, "w/2", &landed).unwrap_err();
+        assert_eq!(e.code(), Code::ContentManifestInvalid);
+        let digests_only = ContentManifest {
+            fragments: None,
+            ..m
+        };
+        let e = check_fragment(&digests_only, "w/1", &landed).unwrap_err();
+        assert_eq!(e.code(), Code::ContentManifestInvalid);
+    }
+
+    #[test]
     fn rejections_carry_codes_and_pointers() {
         type Case = (fn(&mut ContentManifest), Code, &'static str);
         let cases: Vec<Case> = vec![

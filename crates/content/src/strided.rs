@@ -110,6 +110,7 @@ mod tests {
         assert!(exact.is_ok());
         let short = gather(&memory[..23], &[3, 2], &[10, 2], 2).unwrap_err();
         assert_eq!(short.code(), Code::ContentBufferInvalid);
+        assert!(short.message().contains("reaches byte 24, past the 23 bytes"), "{short}");
         let wrap = gather(&memory, &[3, 2], &[u64::MAX / 2, 2], 2).unwrap_err();
         assert_eq!(wrap.code(), Code::ContentShapeInvalid);
         let rank = gather(&memory, &[3, 2], &[10], 2).unwrap_err();
