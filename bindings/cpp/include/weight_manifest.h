@@ -1379,6 +1379,27 @@ WmError *wm_content_manifest_check_fragment(const WmContentManifest *manifest,
                                             const WmContentPartial *partial);
 
 /**
+ * Checks the bytes of the fragment `placement_fragment_id` as they landed in the caller's
+ * memory (`data`, `data_len`, optional `strides_bytes` of the fragment's `ndim`, as for
+ * `wm_content_partial`) against the manifest: the fragment's tensor and box are the
+ * manifest's, its partial is computed over the memory and compared with the recorded one.
+ * NULL when every byte agrees; else `content_digest_mismatch` naming the fragment,
+ * `content_manifest_invalid` when the manifest lists no such fragment, or the partial's
+ * rejections (`content_buffer_invalid` for memory of the wrong size).
+ *
+ * # Safety
+ * `manifest` is NULL or a live handle; `placement_fragment_id` is NULL or points to
+ * `id_len` readable bytes; `data` and `strides_bytes` as for `wm_content_partial`, with
+ * `ndim` the fragment's number of dimensions in the manifest.
+ */
+WmError *wm_content_manifest_check_bytes(const WmContentManifest *manifest,
+                                         const char *placement_fragment_id,
+                                         size_t id_len,
+                                         const uint8_t *data,
+                                         size_t data_len,
+                                         const uint64_t *strides_bytes);
+
+/**
  * Compares two manifests tensor by tensor (§19.5): a tensor differs when it is in one
  * only or its descriptor or digest differs. `content_manifest_invalid` for manifests of
  * different algorithms or block sizes.

@@ -5,7 +5,8 @@
 // manifest the sender wrote, take each tensor's geometry from it (manifest.tensor(id)),
 // compute the partial of each fragment it holds over its memory (ContentPartial::compute,
 // contiguous or with byte strides) and check it against the manifest's
-// (manifest.check_fragment). Holders of a whole partition combine their partials into the
+// (manifest.check_fragment), or in one call from the manifest's box (manifest.check_bytes).
+// Holders of a whole partition combine their partials into the
 // tensor digest (combine). Every rule is the Rust core's.
 
 #ifndef WEIGHT_MANIFEST_CONTENT_HPP
@@ -292,6 +293,19 @@ class ContentManifest {
     return detail::outcome(::wm_content_manifest_check_fragment(
         handle_.get(), placement_fragment_id.data(), placement_fragment_id.size(),
         detail::Access::raw(partial)));
+  }
+
+  /// Checks the bytes of fragment `placement_fragment_id` as they landed in the caller's
+  /// memory (its tensor and box are the manifest's; strides, if given, one per dimension of
+  /// the box): std::nullopt when every byte agrees with the manifest; else
+  /// content_digest_mismatch naming the fragment, content_manifest_invalid (no such
+  /// fragment) or content_buffer_invalid (memory of the wrong size).
+  std::optional<Error> check_bytes(std::string_view placement_fragment_id,
+                                   const ContentBytes& bytes) const {
+    return detail::outcome(::wm_content_manifest_check_bytes(
+        handle_.get(), placement_fragment_id.data(), placement_fragment_id.size(),
+        static_cast<const std::uint8_t*>(bytes.data), bytes.size,
+        bytes.strides_bytes.empty() ? nullptr : bytes.strides_bytes.data()));
   }
 
   /// Compares with `other` tensor by tensor (content_manifest_invalid for another

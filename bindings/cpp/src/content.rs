@@ -549,6 +549,45 @@ pub unsafe extern "C" fn wm_content_manifest_check_fragment(
     })
 }
 
+/// Checks the bytes of the fragment `placement_fragment_id` as they landed in the caller's
+/// memory (`data`, `data_len`, optional `strides_bytes` of the fragment's `ndim`, as for
+/// `wm_content_partial`) against the manifest: the fragment's tensor and box are the
+/// manifest's, its partial is computed over the memory and compared with the recorded one.
+/// NULL when every byte agrees; else `content_digest_mismatch` naming the fragment,
+/// `content_manifest_invalid` when the manifest lists no such fragment, or the partial's
+/// rejections (`content_buffer_invalid` for memory of the wrong size).
+///
+/// # Safety
+/// `manifest` is NULL or a live handle; `placement_fragment_id` is NULL or points to
+/// `id_len` readable bytes; `data` and `strides_bytes` as for `wm_content_partial`, with
+/// `ndim` the fragment's number of dimensions in the manifest.
+#[no_mangle]
+pub unsafe extern "C" fn wm_content_manifest_check_bytes(
+    manifest: *const WmContentManifest,
+    placement_fragment_id: *const c_char,
+    id_len: usize,
+    data: *const u8,
+    data_len: usize,
+    strides_bytes: *const u64,
+) -> *mut WmError {
+    verdict(|| {
+        // SAFETY: forwarded caller promises.
+        let (m, id) = unsafe {
+            (
+                &handle_arg(manifest, "manifest")?.inner,
+                bytes_arg(placement_fragment_id, id_len, "placement_fragment_id")?,
+            )
+        };
+        let id = String::from_utf8_lossy(id);
+        let (tensor, fragment) = manifest::fragment_tensor(m, &id)?;
+        let shape = &fragment.local_shape;
+        // SAFETY: forwarded caller promises.
+        let bytes = unsafe { fragment_bytes(&tensor, shape, data, data_len, strides_bytes) }?;
+        let landed = partial::partial(&tensor, &fragment.global_offset, shape, &bytes)?;
+        Ok(manifest::check_fragment(m, &id, &landed)?)
+    })
+}
+
 /// Compares two manifests tensor by tensor (§19.5): a tensor differs when it is in one
 /// only or its descriptor or digest differs. `content_manifest_invalid` for manifests of
 /// different algorithms or block sizes.

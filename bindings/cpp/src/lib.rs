@@ -51,7 +51,8 @@ pub use error::{
 };
 pub use content::{
     wm_content_block_values, wm_content_combine, wm_content_comparison_count,
-    wm_content_comparison_free, wm_content_comparison_json, wm_content_manifest_check_fragment,
+    wm_content_comparison_free, wm_content_comparison_json, wm_content_manifest_check_bytes,
+    wm_content_manifest_check_fragment,
     wm_content_manifest_compare, wm_content_manifest_free, wm_content_manifest_json,
     wm_content_manifest_parse, wm_content_manifest_tensor, wm_content_manifest_verify,
     wm_content_partial, wm_content_partial_equal, wm_content_partial_free,

@@ -267,6 +267,52 @@ pub fn verify_fragments(manifest: &ContentManifest) -> Result<()> {
     Ok(())
 }
 
+/// The fragment `placement_fragment_id` of a (read) manifest with its tensor's geometry
+/// (the manifest's block size): what a receiver needs to hash the bytes it landed.
+///
+/// # Errors
+///
+/// `content_manifest_invalid` when the manifest lists no such fragment (or no fragments).
+pub fn fragment_tensor<'m>(
+    manifest: &'m ContentManifest,
+    placement_fragment_id: &str,
+) -> Result<(Tensor, &'m ContentFragment)> {
+    let fragment = listed_fragment(manifest, placement_fragment_id)?;
+    let entry = manifest
+        .tensors
+        .binary_search_by(|t| t.tensor_id.as_str().cmp(&fragment.tensor_id))
+        .map(|i| &manifest.tensors[i])
+        .map_err(|_| {
+            Error::new(
+                Code::ContentManifestInvalid,
+                format!("the content manifest lists no tensor {}", fragment.tensor_id),
+            )
+        })?;
+    let tensor = Tensor::new(
+        &entry.tensor_id,
+        &entry.global_shape,
+        entry.itemsize,
+        manifest.block_elements,
+    )?;
+    Ok((tensor, fragment))
+}
+
+fn listed_fragment<'m>(
+    manifest: &'m ContentManifest,
+    placement_fragment_id: &str,
+) -> Result<&'m ContentFragment> {
+    let listed = manifest.fragments.as_deref().unwrap_or_default();
+    listed
+        .binary_search_by(|f| f.placement_fragment_id.as_str().cmp(placement_fragment_id))
+        .map(|i| &listed[i])
+        .map_err(|_| {
+            Error::new(
+                Code::ContentManifestInvalid,
+                format!("the content manifest lists no fragment {placement_fragment_id}"),
+            )
+        })
+}
+
 /// Checks one holder's partial of the fragment `placement_fragment_id` against the partial
 /// the manifest records for it (equal sums, edges equal as sets): how a receiver verifies
 /// the bytes that landed in its own memory without the other fragments.
@@ -280,17 +326,7 @@ pub fn check_fragment(
     placement_fragment_id: &str,
     partial: &Partial,
 ) -> Result<()> {
-    let listed = manifest.fragments.as_deref().unwrap_or_default();
-    let found = listed
-        .binary_search_by(|f| f.placement_fragment_id.as_str().cmp(placement_fragment_id))
-        .ok()
-        .map(|i| &listed[i])
-        .ok_or_else(|| {
-            Error::new(
-                Code::ContentManifestInvalid,
-                format!("the content manifest lists no fragment {placement_fragment_id}"),
-            )
-        })?;
+    let found = listed_fragment(manifest, placement_fragment_id)?;
     let recorded = partial_from_wire(&found.partial, "")?;
     if crate::combine::same_partial(&recorded, partial) {
         return Ok(());
@@ -449,10 +485,13 @@ mod tests {
         assert_eq!(e.code(), Code::ContentManifestInvalid);
         let digests_only = ContentManifest {
             fragments: None,
-            ..m
+            ..m.clone()
         };
         let e = check_fragment(&digests_only, "w/1", &landed).unwrap_err();
         assert_eq!(e.code(), Code::ContentManifestInvalid);
+        let (tensor, fragment) = fragment_tensor(&m, "w/1").unwrap();
+        assert_eq!((tensor, fragment.global_offset.as_slice()), (t, &[0, 3][..]));
+        assert!(fragment_tensor(&m, "w/9").is_err());
     }
 
     #[test]
