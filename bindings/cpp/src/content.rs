@@ -91,11 +91,18 @@ unsafe fn u64s_arg<'a>(ptr: *const u64, count: usize, name: &str) -> Result<&'a 
         return if count == 0 {
             Ok(&[])
         } else {
-            Err(Failure::Argument(format!("{name} is NULL but has {count} values")))
+            Err(Failure::Argument(format!(
+                "{name} is NULL but has {count} values"
+            )))
         };
     }
-    if count.checked_mul(8).is_none_or(|n| isize::try_from(n).is_err()) {
-        return Err(Failure::Argument(format!("{name} has too many values ({count})")));
+    if count
+        .checked_mul(8)
+        .is_none_or(|n| isize::try_from(n).is_err())
+    {
+        return Err(Failure::Argument(format!(
+            "{name} has too many values ({count})"
+        )));
     }
     // SAFETY: non-NULL, and by the caller's promise `count` readable aligned values; the
     // byte size fits in `isize` (checked above).
@@ -198,7 +205,9 @@ pub unsafe extern "C" fn wm_content_partial(
             let shape = u64s_arg(local_shape, ndim, "local_shape")?;
             t.check_box(offset, shape)?;
             let bytes = fragment_bytes(t, shape, data, data_len, strides_bytes)?;
-            Ok(WmContentPartial::new(partial::partial(t, offset, shape, &bytes)?))
+            Ok(WmContentPartial::new(partial::partial(
+                t, offset, shape, &bytes,
+            )?))
         })
     }
 }
@@ -322,7 +331,9 @@ pub unsafe extern "C" fn wm_content_combine(
             let given: &[WmContentFragment] = if fragments.is_null() && count == 0 {
                 &[]
             } else if fragments.is_null() {
-                return Err(Failure::Argument(format!("fragments is NULL but count is {count}")));
+                return Err(Failure::Argument(format!(
+                    "fragments is NULL but count is {count}"
+                )));
             } else {
                 std::slice::from_raw_parts(fragments, count)
             };
@@ -336,8 +347,16 @@ pub unsafe extern "C" fn wm_content_combine(
             // SAFETY: forwarded caller promises, per fragment.
             let (offset, shape, p) = unsafe {
                 (
-                    u64s_arg(f.global_offset, f.ndim, &format!("fragments[{i}].global_offset"))?,
-                    u64s_arg(f.local_shape, f.ndim, &format!("fragments[{i}].local_shape"))?,
+                    u64s_arg(
+                        f.global_offset,
+                        f.ndim,
+                        &format!("fragments[{i}].global_offset"),
+                    )?,
+                    u64s_arg(
+                        f.local_shape,
+                        f.ndim,
+                        &format!("fragments[{i}].local_shape"),
+                    )?,
                     &handle_arg(f.partial, &format!("fragments[{i}].partial"))?.inner,
                 )
             };
@@ -386,9 +405,12 @@ pub unsafe extern "C" fn wm_content_values_get(
         let Some(v) = values.as_ref().and_then(|v| v.inner.get(index)) else {
             return false;
         };
-        let (Some(r), Some(b), Some(hi), Some(lo)) =
-            (row.as_mut(), block.as_mut(), value_hi.as_mut(), value_lo.as_mut())
-        else {
+        let (Some(r), Some(b), Some(hi), Some(lo)) = (
+            row.as_mut(),
+            block.as_mut(),
+            value_hi.as_mut(),
+            value_lo.as_mut(),
+        ) else {
             return false;
         };
         *r = v.row;
@@ -415,7 +437,8 @@ pub unsafe extern "C" fn wm_content_values_json(
     // SAFETY: forwarded caller promises.
     unsafe {
         expose(values, len, |v| {
-            v.json.get_or_init(|| CText::new(&blocks::values_to_json(&v.inner)))
+            v.json
+                .get_or_init(|| CText::new(&blocks::values_to_json(&v.inner)))
         })
     }
 }

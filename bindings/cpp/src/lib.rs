@@ -45,21 +45,20 @@ pub use api::{
     wm_runtime_parse,
 };
 pub use code::{wm_code_name, WmCode};
-pub use error::{
-    wm_error_code, wm_error_code_name, wm_error_detail_json, wm_error_detail_summary,
-    wm_error_free, wm_error_json_location, wm_error_message, wm_error_path, WmError,
-};
 pub use content::{
     wm_content_block_values, wm_content_combine, wm_content_comparison_count,
     wm_content_comparison_free, wm_content_comparison_json, wm_content_manifest_check_bytes,
-    wm_content_manifest_check_fragment,
-    wm_content_manifest_compare, wm_content_manifest_free, wm_content_manifest_json,
-    wm_content_manifest_parse, wm_content_manifest_tensor, wm_content_manifest_verify,
-    wm_content_partial, wm_content_partial_equal, wm_content_partial_free,
-    wm_content_partial_json, wm_content_partial_parse, wm_content_tensor_free,
-    wm_content_tensor_new, wm_content_values_count, wm_content_values_free,
+    wm_content_manifest_check_fragment, wm_content_manifest_compare, wm_content_manifest_free,
+    wm_content_manifest_json, wm_content_manifest_parse, wm_content_manifest_tensor,
+    wm_content_manifest_verify, wm_content_partial, wm_content_partial_equal,
+    wm_content_partial_free, wm_content_partial_json, wm_content_partial_parse,
+    wm_content_tensor_free, wm_content_tensor_new, wm_content_values_count, wm_content_values_free,
     wm_content_values_get, wm_content_values_json, WmContentComparison, WmContentDigest,
     WmContentFragment, WmContentManifest, WmContentPartial, WmContentTensor, WmContentValues,
+};
+pub use error::{
+    wm_error_code, wm_error_code_name, wm_error_detail_json, wm_error_detail_summary,
+    wm_error_free, wm_error_json_location, wm_error_message, wm_error_path, WmError,
 };
 pub use fence::{wm_fence_check, wm_fence_check_binding};
 pub use handles::{

@@ -208,7 +208,10 @@ pub(crate) fn block_values<'py>(
 }
 
 /// Block values as four numpy uint64 arrays `(rows, blocks, hi, lo)`.
-fn values_tuple<'py>(py: Python<'py>, values: &[blocks::BlockValue]) -> PyResult<Bound<'py, PyTuple>> {
+fn values_tuple<'py>(
+    py: Python<'py>,
+    values: &[blocks::BlockValue],
+) -> PyResult<Bound<'py, PyTuple>> {
     let numpy = py.import("numpy")?;
     let column = |f: &dyn Fn(&blocks::BlockValue) -> u64| -> PyResult<Bound<'py, PyAny>> {
         let raw: Vec<u8> = values.iter().flat_map(|v| f(v).to_ne_bytes()).collect();

@@ -4,12 +4,13 @@
 
 use serde::Deserialize;
 use weight_manifest::wire::ContentPartial;
+use weight_manifest::wire::{FixtureInput as OpInput, FixtureOp as Op};
 use weight_manifest::{Error, Limits};
 use weight_manifest_content::manifest::{self, partial_from_wire, partial_to_json};
 use weight_manifest_content::walk::Buffer;
 use weight_manifest_content::{blocks, combine, hash, partial, Fragment, Tensor};
 
-use crate::ops::{OpInput, OpResult, Op, RequestError};
+use crate::outcome::{OpResult, RequestError};
 
 fn member<'i, T>(value: Option<&'i T>, name: &str) -> Result<&'i T, RequestError> {
     value.ok_or_else(|| RequestError(format!("input member `{name}` is required")))
@@ -68,7 +69,9 @@ pub(crate) fn run(
         Op::ContentCombine => {
             let text = member(input.fragments.as_ref(), "fragments")?;
             let given: Vec<FragmentInput> = serde_json::from_str(text).map_err(|e| {
-                RequestError(format!("input member `fragments` is not a fragment list: {e}"))
+                RequestError(format!(
+                    "input member `fragments` is not a fragment list: {e}"
+                ))
             })?;
             Ok(tensor(input)?.and_then(|t| {
                 let partials = given

@@ -9,6 +9,7 @@ mod fixture;
 mod glob;
 mod known_failures;
 pub mod ops;
+mod outcome;
 mod runner;
 mod testee;
 

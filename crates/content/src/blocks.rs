@@ -112,7 +112,10 @@ mod tests {
             "blocks 1..=4 of each row are whole, block 0 is cut"
         );
         let text = values_to_json(&values[..1]);
-        assert!(text.starts_with(r#"[{"block":0,"row":1,"value":""#), "{text}");
+        assert!(
+            text.starts_with(r#"[{"block":0,"row":1,"value":""#),
+            "{text}"
+        );
         assert_eq!(values_to_json(&[]), "[]");
     }
 }

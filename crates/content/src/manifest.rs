@@ -285,7 +285,10 @@ pub fn fragment_tensor<'m>(
         .map_err(|_| {
             Error::new(
                 Code::ContentManifestInvalid,
-                format!("the content manifest lists no tensor {}", fragment.tensor_id),
+                format!(
+                    "the content manifest lists no tensor {}",
+                    fragment.tensor_id
+                ),
             )
         })?;
     let tensor = Tensor::new(
@@ -490,7 +493,10 @@ mod tests {
         let e = check_fragment(&digests_only, "w/1", &landed).unwrap_err();
         assert_eq!(e.code(), Code::ContentManifestInvalid);
         let (tensor, fragment) = fragment_tensor(&m, "w/1").unwrap();
-        assert_eq!((tensor, fragment.global_offset.as_slice()), (t, &[0, 3][..]));
+        assert_eq!(
+            (tensor, fragment.global_offset.as_slice()),
+            (t, &[0, 3][..])
+        );
         assert!(fragment_tensor(&m, "w/9").is_err());
     }
 

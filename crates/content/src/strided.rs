@@ -3,7 +3,7 @@
 //! [`crate::partial::partial`] and [`crate::blocks::block_values`] read.
 //!
 //! Every byte the view names is checked to lie inside the memory before any is read: an
-//! element at index (i0, …, i(k−1)) starts at Σ i_d · strides_bytes[d] and spans itemsize
+//! element at index (i0, …, i(k−1)) starts at Σ i_d · stride_d (the strides in bytes) and spans itemsize
 //! bytes, and the largest such end must be at most the memory's length.
 
 use weight_manifest::error::{Code, Error, Result};
@@ -110,7 +110,12 @@ mod tests {
         assert!(exact.is_ok());
         let short = gather(&memory[..23], &[3, 2], &[10, 2], 2).unwrap_err();
         assert_eq!(short.code(), Code::ContentBufferInvalid);
-        assert!(short.message().contains("reaches byte 24, past the 23 bytes"), "{short}");
+        assert!(
+            short
+                .message()
+                .contains("reaches byte 24, past the 23 bytes"),
+            "{short}"
+        );
         let wrap = gather(&memory, &[3, 2], &[u64::MAX / 2, 2], 2).unwrap_err();
         assert_eq!(wrap.code(), Code::ContentShapeInvalid);
         let rank = gather(&memory, &[3, 2], &[10], 2).unwrap_err();
