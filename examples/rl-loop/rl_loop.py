@@ -41,7 +41,6 @@ import shutil
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -295,10 +294,13 @@ def main(argv: list[str]) -> int:
     net = os.environ.get("WM_HOSTS_NET", "198.18.150")
     cluster = Cluster(1 + args.engines, script=ROOT / "scripts" / "hosts.sh", python=sys.executable, prefix=prefix,
                       net=net)
-    work = Path(tempfile.mkdtemp(prefix="wm-rl-loop-"))
+    # Inside the cluster's state dir: removed with the hosts, and with stale ones of the
+    # prefix when the next run starts.
+    work = Path(cluster.env.get("WM_HOSTS_DIR", f"/tmp/{cluster.prefix}-hosts")) / "rl-loop"
     result: dict[str, Any] = {}
     try:
         cluster.up()
+        work.mkdir(parents=True)
         progress(f"{1 + args.engines} hosts up in {cluster.up_seconds:.1f} s")
         if args.gbit:
             cluster.hosts("shape", f"{args.gbit * 1000:g}mbit")
