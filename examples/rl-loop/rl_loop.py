@@ -27,7 +27,7 @@ ranks on host 0 (gloo between them, the checkpoint's tensors as DTensors sharded
 The last line is one JSON object (see the README next to this file). Everything it
 started is torn down, also on failure.
 
-    python rl_loop.py                  # 7 steps (2 full, 5 delta), 2 engines
+    python rl_loop.py                  # 8 steps (3 full, 5 delta), 2 engines
     python rl_loop.py --steps 2 --engines 1 --full-steps 1
 """
 
@@ -270,8 +270,9 @@ def drive(args: argparse.Namespace) -> dict[str, Any]:
 
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--steps", type=int, default=7)
-    parser.add_argument("--full-steps", type=int, default=2, help="the first steps train every tensor")
+    parser.add_argument("--steps", type=int, default=8)
+    parser.add_argument("--full-steps", type=int, default=3,
+                        help="the first steps train every tensor (the first update also opens the engines' connections)")
     parser.add_argument("--engines", type=int, default=2)
     parser.add_argument("--ranks", type=int, default=2)
     parser.add_argument("--hidden", type=int, default=512)
