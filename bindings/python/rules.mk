@@ -23,7 +23,7 @@ PY_PROFILE ?= dev
 PY_WHEELS := target/wheels
 
 TEST_TARGETS += test-python
-.PHONY: test-python python-wheel python-venv python-system reshard-te store-roundtrip multi-host fault-campaign
+.PHONY: test-python python-wheel python-venv python-system reshard-te store-roundtrip multi-host fault-campaign rl-loop
 
 $(PY):
 	$(PYTHON) -m venv $(PY_VENV)
@@ -72,6 +72,15 @@ store-roundtrip: python-wheel
 ## repetitions, medians. MULTIHOST_ARGS adds flags.
 multi-host: python-wheel
 	$(PY) examples/multi-host/multi_host.py --repeat 3 $(MULTIHOST_ARGS)
+
+## An RL loop on 3 emulated hosts (examples/rl-loop, needs root): a 2-rank DTensor trainer
+## (gloo) trains a small Llama-like model with AdamW; after each step a versioned delta
+## update reaches 2 vLLM engines (DP2) over the Transfer Engine, and each engine's greedy
+## tokens must be HF transformers' on the trainer's weights of that step; vLLM's reload
+## from disk, a gloo broadcast and DTensor redistribute run beside it on the same weights.
+## The last line is its JSON. RL_ARGS adds flags (--steps, --engines, --gbit, ...).
+rl-loop: python-wheel
+	$(PY) examples/rl-loop/rl_loop.py $(RL_ARGS)
 
 ## The fault campaign of versioned updates (bindings/python/tests/fault_campaign.py,
 ## docs/lifecycle.md): FAULTS randomized faults at random points of the lifecycle over
