@@ -35,6 +35,8 @@ pub mod key {
     pub const CANONICAL: &str = "canonical";
     /// The member `code`.
     pub const CODE: &str = "code";
+    /// The member `content_manifest`.
+    pub const CONTENT_MANIFEST: &str = "content_manifest";
     /// The member `copies`.
     pub const COPIES: &str = "copies";
     /// The member `count`.
@@ -293,6 +295,8 @@ pub mod key {
     pub const UNCOVERED_COORDINATE: &str = "uncovered_coordinate";
     /// The member `uncovered_elements`.
     pub const UNCOVERED_ELEMENTS: &str = "uncovered_elements";
+    /// The member `values`.
+    pub const VALUES: &str = "values";
     /// The member `weight_generation`.
     pub const WEIGHT_GENERATION: &str = "weight_generation";
     /// The member `worker_id`.
@@ -607,15 +611,18 @@ impl FixtureExpect {
         key::BOUND_PLAN_ID,
         key::CANONICAL,
         key::CODE,
+        key::CONTENT_MANIFEST,
         key::DIGEST,
         key::GENERATION,
         key::OK,
+        key::PARTIAL,
         key::PATH,
         key::PLACEMENT_ID,
         key::PLAN,
         key::PLAN_ID,
         key::REPORT,
         key::RUNTIME,
+        key::VALUES,
     ];
     /// The members the schema requires, in code point order.
     pub const REQUIRED: &'static [&'static str] = &[key::OK];
@@ -625,7 +632,14 @@ impl FixtureInput {
     pub const FIELDS: &'static [&'static str] = &[
         key::ADDRESS_SEMANTICS,
         key::BINDING,
+        key::BLOCK_ELEMENTS,
+        key::BYTES,
         key::DOCUMENT,
+        key::FRAGMENTS,
+        key::GLOBAL_OFFSET,
+        key::GLOBAL_SHAPE,
+        key::ITEMSIZE,
+        key::LOCAL_SHAPE,
         key::MAX_REGIONS,
         key::MAX_SEGMENTS,
         key::PLACEMENT,
@@ -638,6 +652,7 @@ impl FixtureInput {
         key::TARGET,
         key::TARGET_BINDING,
         key::TARGET_GENERATION,
+        key::TENSOR_ID,
     ];
     /// The members the schema requires, in code point order.
     pub const REQUIRED: &'static [&'static str] = &[];
@@ -1181,6 +1196,10 @@ impl Canonical for FixtureOp {
                 Self::Coverage => b"\"coverage\"",
                 Self::Plan => b"\"plan\"",
                 Self::PlanBind => b"\"plan.bind\"",
+                Self::ContentPartial => b"\"content.partial\"",
+                Self::ContentBlockValues => b"\"content.block_values\"",
+                Self::ContentCombine => b"\"content.combine\"",
+                Self::ContentManifest => b"\"content.manifest\"",
             },
         );
     }

@@ -68,6 +68,9 @@ fn compare_result(
         ("plan_id", &expect.plan_id),
         ("bound_plan", &expect.bound_plan),
         ("bound_plan_id", &expect.bound_plan_id),
+        ("partial", &expect.partial),
+        ("values", &expect.values),
+        ("content_manifest", &expect.content_manifest),
     ];
     for (name, wanted) in fields {
         if let Some(wanted) = wanted {
