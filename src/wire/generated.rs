@@ -837,6 +837,9 @@ pub struct FixtureExpect {
     ///Expected generation of the resulting runtime manifest (runtime.from_inventory, runtime.parse, bind). Three cases: absent, the generation is not checked; an integer, the result's generation must be that integer; null, the result must have no generation (its `generation` member null or absent), so a result with any integer generation fails.
     #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub generation: ::std::option::Option<u64>,
+    ///Expected Store manifest text as upstream writes it (mooncake.storage, contract §20.6: keys sorted, raw UTF-8).
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub mooncake_text: ::std::option::Option<::std::string::String>,
     ///Whether the operation must succeed.
     pub ok: bool,
     ///Expected fragment partial as canonical JSON text, `{"edges": [{"block", "bytes", "row", "start"}, ...], "sum": 32 hex digits}` (content.partial, contract §19.3).
@@ -860,6 +863,9 @@ pub struct FixtureExpect {
     ///Expected runtime manifest as canonical JSON text (runtime.from_inventory, bind, runtime.parse).
     #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub runtime: ::std::option::Option<::std::string::String>,
+    ///Expected Mooncake topology_id (`sha256:` + 64 lowercase hex digits) (mooncake.validate).
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub topology_id: ::std::option::Option<::std::string::String>,
     ///Expected block values as canonical JSON text: an array of `{"block", "row", "value": 32 hex digits}` by row, then block (content.block_values, contract §19.3).
     #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub values: ::std::option::Option<::std::string::String>,
@@ -913,6 +919,9 @@ pub struct FixtureInput {
     ///The planner's total segment limit (plan); absent or null means the default.
     #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub max_segments: ::std::option::Option<u64>,
+    ///A document of Mooncake's format as raw JSON text: a WeightPlacementManifest (mooncake.validate) or a Store WeightManifest (mooncake.storage), contract §20. A rejection's pointer is compared where the fixture gives one.
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub mooncake: ::std::option::Option<::std::string::String>,
     ///Placement manifest JSON text (bind).
     #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub placement: ::std::option::Option<::std::string::String>,
@@ -993,6 +1002,10 @@ pub enum FixtureOp {
     ContentCombine,
     #[serde(rename = "content.manifest")]
     ContentManifest,
+    #[serde(rename = "mooncake.validate")]
+    MooncakeValidate,
+    #[serde(rename = "mooncake.storage")]
+    MooncakeStorage,
 }
 impl ::std::fmt::Display for FixtureOp {
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
@@ -1013,6 +1026,8 @@ impl ::std::fmt::Display for FixtureOp {
             Self::ContentBlockValues => f.write_str("content.block_values"),
             Self::ContentCombine => f.write_str("content.combine"),
             Self::ContentManifest => f.write_str("content.manifest"),
+            Self::MooncakeValidate => f.write_str("mooncake.validate"),
+            Self::MooncakeStorage => f.write_str("mooncake.storage"),
         }
     }
 }
@@ -1038,6 +1053,8 @@ impl ::std::str::FromStr for FixtureOp {
             "content.block_values" => Ok(Self::ContentBlockValues),
             "content.combine" => Ok(Self::ContentCombine),
             "content.manifest" => Ok(Self::ContentManifest),
+            "mooncake.validate" => Ok(Self::MooncakeValidate),
+            "mooncake.storage" => Ok(Self::MooncakeStorage),
             _ => Err("invalid value".into()),
         }
     }

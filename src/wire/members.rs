@@ -125,6 +125,10 @@ pub mod key {
     pub const MEMBERS: &str = "members";
     /// The member `model_id`.
     pub const MODEL_ID: &str = "model_id";
+    /// The member `mooncake`.
+    pub const MOONCAKE: &str = "mooncake";
+    /// The member `mooncake_text`.
+    pub const MOONCAKE_TEXT: &str = "mooncake_text";
     /// The member `multiple_of`.
     pub const MULTIPLE_OF: &str = "multiple_of";
     /// The member `namespace`.
@@ -614,6 +618,7 @@ impl FixtureExpect {
         key::CONTENT_MANIFEST,
         key::DIGEST,
         key::GENERATION,
+        key::MOONCAKE_TEXT,
         key::OK,
         key::PARTIAL,
         key::PATH,
@@ -622,6 +627,7 @@ impl FixtureExpect {
         key::PLAN_ID,
         key::REPORT,
         key::RUNTIME,
+        key::TOPOLOGY_ID,
         key::VALUES,
     ];
     /// The members the schema requires, in code point order.
@@ -642,6 +648,7 @@ impl FixtureInput {
         key::LOCAL_SHAPE,
         key::MAX_REGIONS,
         key::MAX_SEGMENTS,
+        key::MOONCAKE,
         key::PLACEMENT,
         key::PLACEMENT_ID,
         key::PLAN,
@@ -1200,6 +1207,8 @@ impl Canonical for FixtureOp {
                 Self::ContentBlockValues => b"\"content.block_values\"",
                 Self::ContentCombine => b"\"content.combine\"",
                 Self::ContentManifest => b"\"content.manifest\"",
+                Self::MooncakeValidate => b"\"mooncake.validate\"",
+                Self::MooncakeStorage => b"\"mooncake.storage\"",
             },
         );
     }

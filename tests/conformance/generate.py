@@ -36,6 +36,7 @@ sys.path.insert(0, str(HERE))
 from cases.analysis import cases_coverage, cases_plan  # noqa: E402
 from cases.common import CASES  # noqa: E402
 from cases.content import cases_content  # noqa: E402
+from cases.mooncake import cases_mooncake  # noqa: E402
 from cases.inventories import cases_binding_inventory, cases_placement_inventory  # noqa: E402
 from cases.limits import cases_limits  # noqa: E402
 from cases.manifests import cases_binding, cases_runtime  # noqa: E402
@@ -56,13 +57,13 @@ from oracle.reference import check_oracle_against_reference  # noqa: E402
 # Coverage, schema check, writing
 
 GROUPS = ("placement", "placement_inventory", "runtime_inventory", "binding_inventory", "project",
-          "bind", "runtime", "binding", "reader", "reference", "coverage", "plan", "plan_bind", "content")
+          "bind", "runtime", "binding", "reader", "reference", "coverage", "plan", "plan_bind", "content", "mooncake")
 BUILDERS = {
     "placement": cases_placement, "placement_inventory": cases_placement_inventory,
     "runtime_inventory": cases_runtime_inventory, "binding_inventory": cases_binding_inventory,
     "project": cases_project, "bind": cases_bind, "runtime": cases_runtime, "binding": cases_binding,
     "reader": cases_reader, "reference": cases_reference, "coverage": cases_coverage, "plan": cases_plan,
-    "plan_bind": cases_plan_bind, "content": cases_content,
+    "plan_bind": cases_plan_bind, "content": cases_content, "mooncake": cases_mooncake,
 }
 
 
@@ -81,13 +82,15 @@ def api_only_codes() -> dict[str, str]:
 
 OPS = {"placement.parse", "placement.from_inventory", "runtime.from_inventory", "binding.from_inventory",
        "project.placement", "project.binding", "bind", "runtime.parse", "binding.parse", "coverage", "plan",
-       "plan.bind", "content.partial", "content.block_values", "content.combine", "content.manifest"}
+       "plan.bind", "content.partial", "content.block_values", "content.combine", "content.manifest",
+       "mooncake.validate", "mooncake.storage"}
 INPUT_KEYS = {"document", "placement", "binding", "address_semantics", "placement_id", "source", "target",
               "require_complete", "max_regions", "max_segments", "plan", "source_binding", "target_binding",
               "source_generation", "target_generation", "tensor_id", "global_shape", "itemsize", "block_elements",
-              "global_offset", "local_shape", "bytes", "fragments"}
+              "global_offset", "local_shape", "bytes", "fragments", "mooncake"}
 EXPECT_KEYS = {"ok", "code", "path", "canonical", "placement_id", "digest", "runtime", "binding", "generation",
-               "report", "plan", "plan_id", "bound_plan", "bound_plan_id", "partial", "values", "content_manifest"}
+               "report", "plan", "plan_id", "bound_plan", "bound_plan_id", "partial", "values", "content_manifest",
+               "topology_id", "mooncake_text"}
 
 
 # The codes whose rejection of a document has no pointer into it; the fixture schema's
@@ -135,6 +138,8 @@ def check_fixture(cid: str, fx: dict) -> None:
     elif fx["op"] in ("content.partial", "content.block_values"):
         need({"tensor_id", "global_shape", "itemsize", "block_elements", "global_offset", "local_shape",
               "bytes"} <= set(fx["input"]), "op inputs")
+    elif fx["op"] in ("mooncake.validate", "mooncake.storage"):
+        need("mooncake" in fx["input"], "op inputs")
     elif fx["op"] == "content.combine":
         need({"tensor_id", "global_shape", "itemsize", "block_elements", "fragments"} <= set(fx["input"]), "op inputs")
     else:
@@ -146,7 +151,7 @@ def check_fixture(cid: str, fx: dict) -> None:
     else:
         need(isinstance(e.get("code"), str) and re.fullmatch(r"[a-z][a-z0-9]*(_[a-z0-9]+)*", e["code"]), "code")
     for k in ("path", "canonical", "placement_id", "digest", "runtime", "binding", "report", "plan", "plan_id",
-              "bound_plan", "bound_plan_id", "partial", "values", "content_manifest"):
+              "bound_plan", "bound_plan_id", "partial", "values", "content_manifest", "topology_id", "mooncake_text"):
         need(k not in e or isinstance(e[k], str), k)
     need("generation" not in e or e["generation"] is None or (isinstance(e["generation"], int) and 0 <= e["generation"] <= U64), "generation")
     need("tags" not in fx or all(isinstance(t, str) for t in fx["tags"]), "tags")

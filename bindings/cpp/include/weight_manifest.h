@@ -928,6 +928,17 @@ typedef struct WmCoverage WmCoverage;
 typedef struct WmError WmError;
 
 /**
+ * A validated Mooncake placement (`mooncake.reshard` 0.3.13). Opaque; free it with
+ * `wm_mooncake_placement_free`.
+ */
+typedef struct WmMooncakePlacement WmMooncakePlacement;
+
+/**
+ * A validated Mooncake Store manifest. Opaque; free it with `wm_mooncake_storage_free`.
+ */
+typedef struct WmMooncakeStorage WmMooncakeStorage;
+
+/**
  * A validated placement manifest. Opaque; free it with `wm_placement_free`.
  */
 typedef struct WmPlacement WmPlacement;
@@ -1666,6 +1677,94 @@ const char *wm_binding_json(const WmBinding *binding, size_t *len);
  * `binding` is NULL or a binding from this library, not yet freed, not used after.
  */
 void wm_binding_free(WmBinding *binding);
+
+/**
+ * Reads a Mooncake `WeightPlacementManifest` (contract §20.3: upstream's rules in its
+ * order, this implementation's codes and pointers). Rejections: the reader's codes,
+ * `fields_mismatch` (a document of this contract's format is named as such), the value
+ * checks, the `mooncake_*` codes of §20.3–§20.4 and `placement_id_mismatch`.
+ *
+ * # Safety
+ * `json` is NULL or points to `json_len` readable bytes; `out` is NULL or writable.
+ */
+WmError *wm_mooncake_placement_parse(const char *json, size_t json_len, WmMooncakePlacement **out);
+
+/**
+ * The canonical text, byte for byte what upstream's `weight_placement_to_json` writes
+ * (§20.5); NUL-terminated, owned by the handle, its length in `len` unless NULL.
+ *
+ * # Safety
+ * `placement` is NULL or a live handle; `len` is NULL or writable.
+ */
+const char *wm_mooncake_placement_json(const WmMooncakePlacement *placement, size_t *len);
+
+/**
+ * The placement_id (`sha256:` + 64 hex digits, §20.2); owned by the handle.
+ *
+ * # Safety
+ * As for `wm_mooncake_placement_json`.
+ */
+const char *wm_mooncake_placement_id(const WmMooncakePlacement *placement, size_t *len);
+
+/**
+ * The digest (64 hex digits: SHA-256 of the canonical text, §20.2); owned by the handle.
+ *
+ * # Safety
+ * As for `wm_mooncake_placement_json`.
+ */
+const char *wm_mooncake_placement_digest(const WmMooncakePlacement *placement, size_t *len);
+
+/**
+ * The topology_id (`sha256:` + 64 hex digits, §20.2); owned by the handle.
+ *
+ * # Safety
+ * As for `wm_mooncake_placement_json`.
+ */
+const char *wm_mooncake_placement_topology_id(const WmMooncakePlacement *placement, size_t *len);
+
+/**
+ * Frees a Mooncake placement; NULL does nothing.
+ *
+ * # Safety
+ * The handle is NULL or from this library, not yet freed, not used after.
+ */
+void wm_mooncake_placement_free(WmMooncakePlacement *handle);
+
+/**
+ * Reads a Mooncake Store `WeightManifest` and validates it as upstream's
+ * `WeightManifest.from_json` does (§20.6): the reader's and value checks' codes and the
+ * `mooncake_storage_*` codes.
+ *
+ * # Safety
+ * `json` is NULL or points to `json_len` readable bytes; `out` is NULL or writable.
+ */
+WmError *wm_mooncake_storage_parse(const char *json, size_t json_len, WmMooncakeStorage **out);
+
+/**
+ * The manifest's text as upstream writes it (sorted keys, raw UTF-8, §20.6); owned by the
+ * handle, its length in `len` unless NULL.
+ *
+ * # Safety
+ * `storage` is NULL or a live handle; `len` is NULL or writable.
+ */
+const char *wm_mooncake_storage_json(const WmMooncakeStorage *storage, size_t *len);
+
+/**
+ * The manifest_digest (64 hex digits: SHA-256 of the text's UTF-8 bytes); owned by the
+ * handle.
+ *
+ * # Safety
+ * As for `wm_mooncake_storage_json`.
+ */
+const char *wm_mooncake_storage_digest(const WmMooncakeStorage *storage, size_t *len);
+
+/**
+ * Frees a Store manifest; NULL does nothing.
+ *
+ * # Safety
+ * The handle is NULL or from this library, not yet freed, not used after.
+ */
+void wm_mooncake_storage_free(WmMooncakeStorage *handle);
 
 /**
  * Reads a reshard plan document (the JSON text `wm_plan_json` gives, in any spelling)

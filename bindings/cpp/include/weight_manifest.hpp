@@ -471,5 +471,7 @@ inline Runtime bind(const Placement& placement, const Binding& binding) {
 #include "weight_manifest_analysis.hpp"
 // Content digests over the caller's memory (ContentTensor, ContentPartial, ContentManifest).
 #include "weight_manifest_content.hpp"
+// Mooncake's placement and Store manifest (MooncakePlacement, MooncakeStorage).
+#include "weight_manifest_mooncake.hpp"
 
 #endif  // WEIGHT_MANIFEST_HPP

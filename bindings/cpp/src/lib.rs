@@ -31,6 +31,7 @@ mod error;
 mod fence;
 mod guard;
 mod handles;
+mod mooncake;
 mod plan_bind;
 mod text;
 
@@ -65,6 +66,12 @@ pub use handles::{
     wm_binding_free, wm_binding_json, wm_placement_canonical, wm_placement_digest,
     wm_placement_free, wm_placement_id, wm_runtime_free, wm_runtime_generation, wm_runtime_json,
     WmBinding, WmPlacement, WmRuntime,
+};
+pub use mooncake::{
+    wm_mooncake_placement_digest, wm_mooncake_placement_free, wm_mooncake_placement_id,
+    wm_mooncake_placement_json, wm_mooncake_placement_parse, wm_mooncake_placement_topology_id,
+    wm_mooncake_storage_digest, wm_mooncake_storage_free, wm_mooncake_storage_json,
+    wm_mooncake_storage_parse, WmMooncakePlacement, WmMooncakeStorage,
 };
 pub use plan_bind::{
     wm_bind_plan, wm_bound_plan_free, wm_bound_plan_id, wm_bound_plan_json, wm_bound_plan_parse,

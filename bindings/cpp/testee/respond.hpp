@@ -51,6 +51,7 @@ struct Input {
   std::optional<std::uint64_t> block_elements;
   std::optional<std::string> bytes;
   std::optional<std::string> fragments;
+  std::optional<std::string> mooncake;
 
   template <class T>
   const T& need(const std::optional<T>& member, const char* name) const {
@@ -205,6 +206,8 @@ inline Input read_input(const json::Value* value) {
       slot = &input.bytes;
     } else if (key == "fragments") {
       slot = &input.fragments;
+    } else if (key == "mooncake") {
+      slot = &input.mooncake;
     } else {
       throw BadRequest{"request input has an unknown member `" + key + "`"};
     }
@@ -269,7 +272,8 @@ inline bool known(std::string_view op) {
                            "binding.parse", "runtime.from_inventory", "binding.from_inventory",
                            "project.placement", "project.binding", "bind", "coverage",
                            "plan", "plan.bind", "content.partial", "content.block_values",
-                           "content.combine", "content.manifest"}) {
+                           "content.combine", "content.manifest", "mooncake.validate",
+                           "mooncake.storage"}) {
     if (op == name) {
       return true;
     }
@@ -354,6 +358,28 @@ inline std::optional<Outcome> run_content(std::string_view op, const Input& in) 
 inline std::optional<Outcome> run(std::string_view op, const Input& in) {
   if (op.substr(0, 8) == "content.") {
     return run_content(op, in);
+  }
+  if (op == "mooncake.validate") {
+    auto placement = wm::MooncakePlacement::try_parse(in.need(in.mooncake, "mooncake"));
+    if (!placement) {
+      return Outcome(placement.error());
+    }
+    return Outcome(json::ObjectWriter()
+                       .string("canonical", placement->json())
+                       .string("digest", placement->digest())
+                       .string("placement_id", placement->placement_id())
+                       .string("topology_id", placement->topology_id())
+                       .finish());
+  }
+  if (op == "mooncake.storage") {
+    auto storage = wm::MooncakeStorage::try_parse(in.need(in.mooncake, "mooncake"));
+    if (!storage) {
+      return Outcome(storage.error());
+    }
+    return Outcome(json::ObjectWriter()
+                       .string("digest", storage->digest())
+                       .string("mooncake_text", storage->json())
+                       .finish());
   }
   if (op == "placement.parse") {
     return render(wm::Placement::try_parse(in.need(in.document, "document")), placement_result);

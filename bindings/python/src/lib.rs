@@ -129,6 +129,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(mooncake::mooncake_export, m)?)?;
     m.add_function(wrap_pyfunction!(mooncake::mooncake_import, m)?)?;
     m.add_function(wrap_pyfunction!(mooncake::mooncake_validate, m)?)?;
+    m.add_function(wrap_pyfunction!(mooncake::mooncake_storage_validate, m)?)?;
     m.add_function(wrap_pyfunction!(mooncake::mooncake_export_binding, m)?)?;
     m.add_function(wrap_pyfunction!(mooncake::mooncake_import_binding, m)?)?;
     m.add_function(wrap_pyfunction!(mooncake::mooncake_validate_bindings, m)?)?;

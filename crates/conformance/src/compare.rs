@@ -71,6 +71,8 @@ fn compare_result(
         ("partial", &expect.partial),
         ("values", &expect.values),
         ("content_manifest", &expect.content_manifest),
+        ("topology_id", &expect.topology_id),
+        ("mooncake_text", &expect.mooncake_text),
     ];
     for (name, wanted) in fields {
         if let Some(wanted) = wanted {

@@ -11,6 +11,8 @@ use weight_manifest::{project_binding_value, project_placement_value};
 use weight_manifest::{AddressSemantics, Limits, Options};
 use weight_manifest::{Binding, Fences, Placement, Plan, Runtime};
 
+use weight_manifest_mooncake::{MooncakePlacement, MooncakeStorageManifest};
+
 use crate::content;
 use crate::outcome::need;
 pub use crate::outcome::{OpResult, RequestError};
@@ -108,6 +110,24 @@ pub fn run(
         }
         Op::ContentPartial | Op::ContentBlockValues | Op::ContentCombine | Op::ContentManifest => {
             content::run(op, input, limits)?
+        }
+        Op::MooncakeValidate => {
+            let text = need(input.mooncake.as_ref(), "mooncake")?;
+            MooncakePlacement::from_json(text, &options).map(|p| OpResult {
+                canonical: Some(p.to_json()),
+                placement_id: Some(p.placement_id().to_owned()),
+                digest: Some(p.digest()),
+                topology_id: Some(p.topology_id().to_owned()),
+                ..OpResult::default()
+            })
+        }
+        Op::MooncakeStorage => {
+            let text = need(input.mooncake.as_ref(), "mooncake")?;
+            MooncakeStorageManifest::from_json(text, &options).map(|m| OpResult {
+                mooncake_text: Some(m.to_json()),
+                digest: Some(m.digest()),
+                ..OpResult::default()
+            })
         }
         Op::PlanBind => {
             let plan_text = need(input.plan.as_ref(), "plan")?;

@@ -36,6 +36,10 @@ pub struct OpResult {
     pub values: Option<String>,
     /// A content manifest's canonical JSON (`content.manifest`).
     pub content_manifest: Option<String>,
+    /// A Mooncake placement's topology_id (`mooncake.validate`).
+    pub topology_id: Option<String>,
+    /// A Mooncake Store manifest's text as upstream writes it (`mooncake.storage`).
+    pub mooncake_text: Option<String>,
 }
 
 impl OpResult {
@@ -74,12 +78,14 @@ impl OpResult {
             ("canonical", &self.canonical),
             ("content_manifest", &self.content_manifest),
             ("digest", &self.digest),
+            ("mooncake_text", &self.mooncake_text),
             ("placement_id", &self.placement_id),
             ("plan", &self.plan),
             ("partial", &self.partial),
             ("plan_id", &self.plan_id),
             ("report", &self.report),
             ("runtime", &self.runtime),
+            ("topology_id", &self.topology_id),
             ("values", &self.values),
         ];
         for (key, value) in strings {

@@ -15,7 +15,7 @@ import json
 import sys
 from typing import Any, Callable, Optional, TextIO
 
-from .. import _native, content
+from .. import _native, content, mooncake
 from .._analysis import PlanLimits, bind_plan, coverage, plan
 from .._manifests import (
     PlacementManifest,
@@ -129,6 +129,16 @@ def _content_combine(inputs: dict[str, Any]) -> dict[str, Any]:
     return {"digest": found[inputs["tensor_id"]]}
 
 
+def _mooncake_validate(inputs: dict[str, Any]) -> dict[str, Any]:
+    facts = mooncake.validate(inputs["mooncake"])
+    return {k: facts[k] for k in ("canonical", "placement_id", "digest", "topology_id")}
+
+
+def _mooncake_storage(inputs: dict[str, Any]) -> dict[str, Any]:
+    text, digest = mooncake.validate_storage(inputs["mooncake"])
+    return {"mooncake_text": text, "digest": digest}
+
+
 _OPS: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
     "placement.parse": lambda i: _placement_result(
         PlacementManifest.from_json(i["document"])
@@ -164,6 +174,8 @@ _OPS: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
     "content.block_values": _content_values,
     "content.combine": _content_combine,
     "content.manifest": lambda i: {"content_manifest": content.verify_manifest(i["document"])},
+    "mooncake.validate": _mooncake_validate,
+    "mooncake.storage": _mooncake_storage,
 }
 
 
