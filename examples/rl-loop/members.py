@@ -180,6 +180,44 @@ class Trainer(GroupMember):
         dist.barrier()
         return {"seconds": time.perf_counter() - started, "bytes": held}
 
+    def reshard_join(self, group: str, key: str) -> None:
+        """Ours beside peer (c): join the reshard group twice, as a source (the training
+        shards, ``Shard(0)``, already registered with this rank's engine) and as a target
+        (new buffers laid out ``Shard(1)``, as ``redistribute`` lays them out)."""
+        import torch
+        from torch.distributed.tensor import Shard
+        from torch.distributed.tensor import empty as dtensor_empty
+
+        from weight_manifest import dtensor
+        from weight_manifest.group.ray import GroupRole
+
+        self.resharded = {n: dtensor_empty(tuple(p.shape), device_mesh=self.mesh, dtype=torch.float32,
+                                           placements=[Shard(1 if p.dim() > 1 else 0)])
+                          for n, p in self.params.items()}
+        self.roles: dict[str, GroupRole] = {}
+        layouts = {"source": ({n: p.data for n, p in self.params.items()}, "trainer", []),
+                   "target": (self.resharded, "trainer-resharded", None)}
+        for side, (state, instance, register) in layouts.items():
+            shards = dtensor.local_shards(state, self.mesh, model_id=MODEL_ID, revision="rl")
+            member = Member(shards.tensors, backend=self.member.backend, session=self.member.session,
+                            register=register, worker_id=f"{instance}-{self.rank}", endpoint=self.member.session,
+                            instance_id=instance, generation=TRAINER_GENERATION, lease_id=f"{instance}-lease",
+                            **shards.where())
+            self.roles[side] = GroupRole()
+            self.roles[side].join(group, key, side, member, via=("reshard_call", side))
+
+    def reshard_call(self, side: str, key: str, op: str, request: dict[str, Any]) -> dict[str, Any]:
+        """The reshard group's calls to this rank's ``side`` member."""
+        return self.roles[side].call(key, op, request)
+
+    def reshard_check(self) -> bool:
+        """Whether the buffers ours wrote equal torch's own ``redistribute`` of the shards."""
+        import torch
+        from torch.distributed.tensor import Shard
+
+        return all(torch.equal(p.detach().redistribute(self.mesh, [Shard(1 if p.dim() > 1 else 0)]).to_local(),
+                               self.resharded[n].to_local()) for n, p in self.params.items())
+
     def pid(self) -> int:
         return os.getpid()
 

@@ -27,7 +27,7 @@ ranks on host 0 (gloo between them, the checkpoint's tensors as DTensors sharded
 The last line is one JSON object (see the README next to this file). Everything it
 started is torn down, also on failure.
 
-    python rl_loop.py                  # 7 steps (2 full, 5 delta), 2 engines
+    python rl_loop.py                  # 8 steps (3 full, 5 delta), 2 engines
     python rl_loop.py --steps 2 --engines 1 --full-steps 1
 """
 
@@ -41,7 +41,6 @@ import shutil
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -166,6 +165,15 @@ def drive(args: argparse.Namespace) -> dict[str, Any]:
     total = sum(r["nbytes"] for r in coordinator.side("source").inventory["tensors"])
     trained_bytes = sum(4 * math.prod(shapes[n]) for n in trainable)
 
+    # Ours beside peer (c): the trainer's own reshard Shard(0) -> Shard(1) in a group of
+    # its own (each rank a source and a target member), on the same Transfer Engines.
+    reshard_key = new_key()
+    reshard_group = RayGroup(f"{name}-reshard", reshard_key, timeout=600)
+    ray.get([t.reshard_join.remote(f"{name}-reshard", reshard_key) for t in trainers])
+    reshard_group.wait_for(2 * args.ranks)
+    resharder = Coordinator(reshard_group)
+    reshard_bound = resharder.bind(resharder.plan())
+
     # The broadcast peer's group: trainer rank 0 and the engines.
     ray.get([trainers[0].peer_broadcast_join.remote(master, BROADCAST_PORT, args.engines)]
             + [e.peer_broadcast_join.remote(master, BROADCAST_PORT, args.engines) for e in engines])
@@ -213,6 +221,10 @@ def drive(args: argparse.Namespace) -> dict[str, Any]:
         peers_equal = all(a["tokens"] == expected for a in after_a + after_b)
         # Peer (c): the trainer's reshard with DTensor redistribute.
         redistributed = ray.get([t.peer_redistribute.remote() for t in trainers])
+        clock = time.perf_counter()
+        resharded = resharder.update(reshard_bound)
+        reshard_seconds = time.perf_counter() - clock
+        reshard_equal = all(ray.get([t.reshard_check.remote() for t in trainers]))
         record = {
             "step": step, "full": trained[0]["full"], "loss": round(statistics.mean(t["loss"] for t in trained), 4),
             "tokens_equal": equal, "peers_tokens_equal": peers_equal, "delta_bytes": delta,
@@ -225,6 +237,8 @@ def drive(args: argparse.Namespace) -> dict[str, Any]:
             "disk_seconds": round(save_seconds + reload_seconds, 4), "disk_save_seconds": round(save_seconds, 4),
             "disk_reload_seconds": round(reload_seconds, 4), "broadcast_seconds": round(broadcast_seconds, 4),
             "redistribute_seconds": round(max(r["seconds"] for r in redistributed), 4),
+            "reshard_seconds": round(reshard_seconds, 4), "reshard_bytes": int(resharded["bytes"]),
+            "reshard_equal": reshard_equal,
         }
         steps.append(record)
         progress(json.dumps(record))
@@ -238,13 +252,16 @@ def drive(args: argparse.Namespace) -> dict[str, Any]:
 
     peers = {"disk_seconds": med(steps, "disk_seconds"), "broadcast_seconds": med(steps, "broadcast_seconds"),
              "redistribute_seconds": med(steps, "redistribute_seconds")}
+    reshard = {"seconds": med(steps, "reshard_seconds"), "redistribute_seconds": peers["redistribute_seconds"],
+               "bytes": steps[-1]["reshard_bytes"] if steps else 0,
+               "equal_to_redistribute": all(s["reshard_equal"] for s in steps)}
     fastest = min(peers["disk_seconds"], peers["broadcast_seconds"])
     return {
         "steps": len(steps), "tokens_equal": tokens_equal and len(steps) == args.steps, "engine": "vllm",
         "trainer_ranks": args.ranks, "engines": args.engines, "bytes": total,
         "delta_fraction": med(deltas, "delta_fraction"), "trained_fraction": round(trained_bytes / total, 4),
         "update_seconds": med(deltas, "update_seconds"), "full_update_seconds": med(fulls, "update_seconds"),
-        "peers": peers, "peers_tokens_equal": all(s["peers_tokens_equal"] for s in steps),
+        "peers": peers, "reshard": reshard, "peers_tokens_equal": all(s["peers_tokens_equal"] for s in steps),
         "full_vs_fastest_peer": round(med(fulls, "update_seconds") / fastest, 3) if fulls else None,
         "delta_speedup_vs_fastest_peer": round(fastest / med(deltas, "update_seconds"), 2) if deltas else None,
         # Steps after which HF's tokens differ from the step before's: an update that did
@@ -256,8 +273,9 @@ def drive(args: argparse.Namespace) -> dict[str, Any]:
 
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--steps", type=int, default=7)
-    parser.add_argument("--full-steps", type=int, default=2, help="the first steps train every tensor")
+    parser.add_argument("--steps", type=int, default=8)
+    parser.add_argument("--full-steps", type=int, default=3,
+                        help="the first steps train every tensor (the first update also opens the engines' connections)")
     parser.add_argument("--engines", type=int, default=2)
     parser.add_argument("--ranks", type=int, default=2)
     parser.add_argument("--hidden", type=int, default=512)
@@ -280,10 +298,13 @@ def main(argv: list[str]) -> int:
     net = os.environ.get("WM_HOSTS_NET", "198.18.150")
     cluster = Cluster(1 + args.engines, script=ROOT / "scripts" / "hosts.sh", python=sys.executable, prefix=prefix,
                       net=net)
-    work = Path(tempfile.mkdtemp(prefix="wm-rl-loop-"))
+    # Inside the cluster's state dir: removed with the hosts, and with stale ones of the
+    # prefix when the next run starts.
+    work = Path(cluster.env.get("WM_HOSTS_DIR", f"/tmp/{cluster.prefix}-hosts")) / "rl-loop"
     result: dict[str, Any] = {}
     try:
         cluster.up()
+        work.mkdir(parents=True)
         progress(f"{1 + args.engines} hosts up in {cluster.up_seconds:.1f} s")
         if args.gbit:
             cluster.hosts("shape", f"{args.gbit * 1000:g}mbit")

@@ -241,6 +241,14 @@ pub(crate) fn block_values<'py>(
             blocks::block_values(&t, &global_offset, &local_shape, buffer)
         })
         .or_raise(py)?;
+    values_tuple(py, &values)
+}
+
+/// Block values as four numpy uint64 arrays `(rows, blocks, hi, lo)`.
+fn values_tuple<'py>(
+    py: Python<'py>,
+    values: &[blocks::BlockValue],
+) -> PyResult<Bound<'py, PyTuple>> {
     let numpy = py.import("numpy")?;
     let column = |f: &dyn Fn(&blocks::BlockValue) -> u64| -> PyResult<Bound<'py, PyAny>> {
         let raw: Vec<u8> = values.iter().flat_map(|v| f(v).to_ne_bytes()).collect();
@@ -263,4 +271,54 @@ pub(crate) fn block_values<'py>(
             column(&lo)?,
         ],
     )
+}
+
+/// `content_partial_of_bytes(data, tensor_id, global_shape, itemsize, global_offset,
+/// local_shape, block_elements)`: the partial of the fragment (`global_offset`,
+/// `local_shape`) whose row-major bytes are `data` (bytes received into a buffer, say),
+/// in the form of `content_partial`; `content_buffer_invalid` unless `data` holds exactly
+/// product(local_shape) × itemsize bytes.
+#[pyfunction]
+#[allow(clippy::needless_pass_by_value, clippy::too_many_arguments)]
+pub(crate) fn content_partial_of_bytes<'py>(
+    py: Python<'py>,
+    data: &[u8],
+    tensor_id: &str,
+    global_shape: Vec<u64>,
+    itemsize: u64,
+    global_offset: Vec<u64>,
+    local_shape: Vec<u64>,
+    block_elements: u64,
+) -> PyResult<Bound<'py, PyDict>> {
+    let t = Tensor::new(tensor_id, &global_shape, itemsize, block_elements).or_raise(py)?;
+    let p = py
+        .detach(|| partial::partial(&t, &global_offset, &local_shape, data))
+        .or_raise(py)?;
+    partial_dict(py, &partial_to_wire(&p))
+}
+
+/// `block_values_of_bytes(data, tensor_id, global_shape, itemsize, global_offset,
+/// local_shape, block_elements)`: `block_values` of the fragment whose row-major bytes are
+/// `data`, checked as `content_partial_of_bytes` checks them.
+#[pyfunction]
+#[allow(clippy::needless_pass_by_value, clippy::too_many_arguments)]
+pub(crate) fn block_values_of_bytes<'py>(
+    py: Python<'py>,
+    data: &[u8],
+    tensor_id: &str,
+    global_shape: Vec<u64>,
+    itemsize: u64,
+    global_offset: Vec<u64>,
+    local_shape: Vec<u64>,
+    block_elements: u64,
+) -> PyResult<Bound<'py, PyTuple>> {
+    let t = Tensor::new(tensor_id, &global_shape, itemsize, block_elements).or_raise(py)?;
+    let origin = vec![0; local_shape.len()];
+    let values = py
+        .detach(|| {
+            let buffer = Buffer::contiguous(data, &local_shape, &origin);
+            blocks::block_values(&t, &global_offset, &local_shape, buffer)
+        })
+        .or_raise(py)?;
+    values_tuple(py, &values)
 }

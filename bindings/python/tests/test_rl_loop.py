@@ -6,7 +6,8 @@ gathered weights of that step (the example compares them; its JSON says so per s
 
 Independent of the example's own figures: the delta's changed bytes must be exactly the
 bytes of the tensors the second step trains, counted here from the model's config, and
-the tokens must change between steps (else an update that never landed would pass).
+the tokens must change between steps (else an update that never landed would pass), and
+the trainer's reshard through the group must equal torch's own ``redistribute``.
 
 Needs root (network namespaces): it fails, never skips, without. Prefix wmrlt, network
 198.18.151.0/24. About 75 s."""
@@ -51,5 +52,9 @@ def test_two_steps_of_training_reach_a_vllm_engine_with_hfs_tokens() -> None:
     # The peers moved the same weights (the engine's tokens checked again after each).
     assert result["peers_tokens_equal"] is True
     assert all(result["peers"][k] > 0 for k in ("disk_seconds", "broadcast_seconds", "redistribute_seconds"))
+    # The trainer's own reshard through the group (Shard(0) -> Shard(1)) wrote what torch's
+    # redistribute gives, checked tensor by tensor on each rank.
+    assert result["reshard"]["equal_to_redistribute"] is True
+    assert result["reshard"]["bytes"] == result["bytes"]
     assert result["hosts"] == 2
     assert done.returncode == 0, done.stderr[-4000:]

@@ -2,6 +2,8 @@
 //! generations' values at one (row, block) differ exactly when (up to hash collisions) the
 //! block's bytes do.
 
+use std::fmt::Write as _;
+
 use weight_manifest::error::Result;
 
 use crate::hash;
@@ -107,6 +109,27 @@ pub fn partial_and_values(
     Ok((out, values))
 }
 
+/// The values as canonical JSON text (contract §5): an array of `{"block", "row",
+/// "value"}`, `value` as the 32 lowercase hex digits of a partial sum, in the given order.
+pub fn values_to_json(values: &[BlockValue]) -> String {
+    let mut out = String::from("[");
+    for (i, v) in values.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        // Writing to a String cannot fail.
+        let _ = write!(
+            out,
+            r#"{{"block":{},"row":{},"value":"{}"}}"#,
+            v.block,
+            v.row,
+            hash::Digest(v.value).hex()
+        );
+    }
+    out.push(']');
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -142,6 +165,12 @@ mod tests {
             8,
             "blocks 1..=4 of each row are whole, block 0 is cut"
         );
+        let text = values_to_json(&values[..1]);
+        assert!(
+            text.starts_with(r#"[{"block":0,"row":1,"value":""#),
+            "{text}"
+        );
+        assert_eq!(values_to_json(&[]), "[]");
     }
 
     #[test]

@@ -18,7 +18,7 @@ combination is a modular sum.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -28,7 +28,8 @@ from . import _native
 from ._errors import manifest_error as _error
 from .live import tensor_of
 
-__all__ = ["DEFAULT_BLOCK_ELEMENTS", "Snapshot", "compare", "digests", "partials"]
+__all__ = ["DEFAULT_BLOCK_ELEMENTS", "Snapshot", "block_values_of_bytes", "compare", "digests", "partial_of_bytes",
+           "partials", "verify_manifest"]
 
 DEFAULT_BLOCK_ELEMENTS = 64
 
@@ -56,6 +57,34 @@ def _partial_record(record: Mapping[str, Any], partial: Any) -> dict[str, Any]:
         "local_shape": list(record["local_shape"]),
         "partial": partial,
     }
+
+
+def partial_of_bytes(data: bytes, tensor_id: str, global_shape: Sequence[int], itemsize: int,
+                     global_offset: Sequence[int], local_shape: Sequence[int],
+                     block_elements: int = DEFAULT_BLOCK_ELEMENTS) -> _native.ContentPartial:
+    """The partial of the fragment (``global_offset``, ``local_shape``) whose row-major
+    bytes are ``data`` (bytes received into a buffer, read from a file): ``{"sum", "edges"}``
+    as :func:`partials` gives it. ``data`` must hold exactly product(local_shape) x itemsize
+    bytes (``content_buffer_invalid``)."""
+    return _native.content_partial_of_bytes(bytes(data), tensor_id, global_shape, itemsize, global_offset,
+                                            local_shape, block_elements)
+
+
+def block_values_of_bytes(data: bytes, tensor_id: str, global_shape: Sequence[int], itemsize: int,
+                          global_offset: Sequence[int], local_shape: Sequence[int],
+                          block_elements: int = DEFAULT_BLOCK_ELEMENTS) -> list[tuple[int, int, int]]:
+    """(row, block, value) of each block wholly inside the fragment whose row-major bytes
+    are ``data``, by row, then block (the values :class:`Snapshot` compares)."""
+    rows, blocks, hi, lo = _native.block_values_of_bytes(bytes(data), tensor_id, global_shape, itemsize,
+                                                         global_offset, local_shape, block_elements)
+    return [(int(r), int(b), (int(h) << 64) | int(v)) for r, b, h, v in zip(rows, blocks, hi, lo)]
+
+
+def verify_manifest(text: str | bytes) -> str:
+    """Reads a content manifest strictly and recombines its fragments' partials to each
+    tensor's digest (``content_digest_mismatch`` naming the first that differs); returns
+    its canonical text."""
+    return _native.content_manifest_verify(text)
 
 
 def digests(records: Iterable[Mapping[str, Any]], block_elements: int = DEFAULT_BLOCK_ELEMENTS) -> dict[str, str]:
