@@ -7,6 +7,7 @@ use std::fmt::Write as _;
 use weight_manifest::error::Result;
 
 use crate::hash;
+use crate::partial::{Edge, Partial};
 use crate::tensor::Tensor;
 use crate::walk::{Buffer, Region};
 
@@ -53,6 +54,59 @@ pub fn block_values(
         Ok(())
     })?;
     Ok(out)
+}
+
+/// In one pass over the fragment: its partial ([`crate::partial::partial_in`]) and the
+/// values of its whole blocks, by row, then block (the order of [`block_values`], without
+/// the coordinates, which the box determines). A delta's source hashes its bytes once for
+/// both: the changed blocks, and the partial its update is verified against.
+///
+/// # Errors
+///
+/// As [`crate::partial::partial_in`].
+pub fn partial_and_values(
+    tensor: &Tensor,
+    global_offset: &[u64],
+    local_shape: &[u64],
+    buffer: Buffer<'_>,
+) -> Result<(Partial, Vec<u128>)> {
+    let region = Region {
+        tensor,
+        global_offset,
+        local_shape,
+        buffer,
+    };
+    let key = tensor.key();
+    let mut out = Partial::default();
+    // At most every block of every row (one more per row for a cut start), so the vector
+    // is not regrown over a large fragment.
+    let rows = local_shape
+        .split_last()
+        .map_or(1, |(_, outer)| outer.iter().product::<u64>());
+    let per_row = local_shape
+        .last()
+        .map_or(1, |&m| m / tensor.block_elements().max(1) + 2);
+    let mut values = Vec::with_capacity(
+        usize::try_from(rows.saturating_mul(per_row))
+            .unwrap_or(0)
+            .min(1 << 28),
+    );
+    region.for_each_block(|row, p| {
+        if p.whole {
+            let value = hash::value(key, row, p.block, hash::content(p.bytes));
+            out.sum.add(value);
+            values.push(value);
+        } else {
+            out.edges.push(Edge {
+                row,
+                block: p.block,
+                start: p.start,
+                bytes: p.bytes.to_vec(),
+            });
+        }
+        Ok(())
+    })?;
+    Ok((out, values))
 }
 
 /// The values as canonical JSON text (contract §5): an array of `{"block", "row",
@@ -117,5 +171,22 @@ mod tests {
             "{text}"
         );
         assert_eq!(values_to_json(&[]), "[]");
+    }
+
+    #[test]
+    fn one_pass_gives_the_partial_and_the_block_values() {
+        let t = Tensor::new("w", &[4, 9], 2, 2).unwrap();
+        let bytes: Vec<u8> = (0..32).collect();
+        let (l, o, origin) = ([2, 8], [1, 1], [0, 0]);
+        let buffer = || Buffer::contiguous(&bytes, &l, &origin);
+        let (p, values) = partial_and_values(&t, &o, &l, buffer()).unwrap();
+        assert_eq!(p, partial(&t, &o, &l, &bytes).unwrap());
+        let each: Vec<u128> = block_values(&t, &o, &l, buffer())
+            .unwrap()
+            .iter()
+            .map(|v| v.value)
+            .collect();
+        assert_eq!(values, each);
+        assert_eq!(p.edges.len(), 2, "block 0 of each row is cut");
     }
 }

@@ -278,6 +278,13 @@ def block_values(
     npt.NDArray[np.uint64],
     npt.NDArray[np.uint64],
 ]: ...
+def content_blocks(
+    tensor: Any,
+    tensor_id: str,
+    global_shape: Sequence[int],
+    global_offset: Sequence[int],
+    block_elements: int,
+) -> tuple[ContentPartial, bytes]: ...
 def content_manifest_write(
     model_id: str,
     revision: str,
