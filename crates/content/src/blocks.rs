@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 use weight_manifest::error::Result;
 
 use crate::hash;
-use crate::partial::{Edge, Partial};
+use crate::partial::{partial_with, Partial};
 use crate::tensor::Tensor;
 use crate::walk::{Buffer, Region};
 
@@ -70,14 +70,6 @@ pub fn partial_and_values(
     local_shape: &[u64],
     buffer: Buffer<'_>,
 ) -> Result<(Partial, Vec<u128>)> {
-    let region = Region {
-        tensor,
-        global_offset,
-        local_shape,
-        buffer,
-    };
-    let key = tensor.key();
-    let mut out = Partial::default();
     // At most every block of every row (one more per row for a cut start), so the vector
     // is not regrown over a large fragment.
     let rows = local_shape
@@ -91,22 +83,10 @@ pub fn partial_and_values(
             .unwrap_or(0)
             .min(1 << 28),
     );
-    region.for_each_block(|row, p| {
-        if p.whole {
-            let value = hash::value(key, row, p.block, hash::content(p.bytes));
-            out.sum.add(value);
-            values.push(value);
-        } else {
-            out.edges.push(Edge {
-                row,
-                block: p.block,
-                start: p.start,
-                bytes: p.bytes.to_vec(),
-            });
-        }
-        Ok(())
+    let partial = partial_with(tensor, global_offset, local_shape, buffer, |v| {
+        values.push(v);
     })?;
-    Ok((out, values))
+    Ok((partial, values))
 }
 
 /// The values as canonical JSON text (contract §5): an array of `{"block", "row",
