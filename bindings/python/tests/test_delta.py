@@ -69,6 +69,15 @@ def crossing(source: Instance, target: Instance, touched: set[tuple[str, str]]) 
     return pairs
 
 
+def based(source: Instance, coordinator: Coordinator, mode: str, seed: int) -> tuple[wm.BoundPlan, set[tuple[str, str]]]:
+    """A full update in ``mode``, the sources' snapshot of it, then a change: a delta's
+    starting point. The bound plan and the change's touched elements."""
+    bound = coordinator.bind(coordinator.plan())
+    coordinator.update(bound, mode=mode)
+    coordinator.snapshot()
+    return bound, change(source, 40, seed=seed)
+
+
 def targets_bytes(target: Instance) -> dict[tuple[str, str], bytes]:
     return {(w, n): t.tobytes() for w, held in target.workers.items() for n, t in held.items()}
 
@@ -76,10 +85,8 @@ def targets_bytes(target: Instance) -> dict[tuple[str, str], bytes]:
 @pytest.mark.parametrize("mode", ["push", "pull"])
 def test_a_coalesced_delta_lands_every_changed_byte_in_one_operation_per_pair(world: Any, mode: str) -> None:
     source, target, coordinator, _ = world
-    bound = coordinator.bind(coordinator.plan())
-    coordinator.update(bound, mode=mode)
-    coordinator.snapshot()
-    pairs = crossing(source, target, change(source, 40, seed=3))
+    bound, touched = based(source, coordinator, mode, seed=3)
+    pairs = crossing(source, target, touched)
     assert target.wrong() != []
     result = coordinator.update(bound, mode=mode, delta=True)
     assert target.wrong() == []
@@ -105,10 +112,7 @@ class FailingWrites(transfer.LocalBackend):
 
 def test_a_push_delta_that_fails_in_flight_leaves_every_target_tensor_untouched(world: Any) -> None:
     source, target, coordinator, members = world
-    bound = coordinator.bind(coordinator.plan())
-    coordinator.update(bound, mode="push")
-    coordinator.snapshot()
-    change(source, 40, seed=5)
+    bound, _ = based(source, coordinator, "push", seed=5)
     before = targets_bytes(target)
     failing = FailingWrites()
     for member in members.values():
@@ -124,10 +128,7 @@ def test_a_push_delta_that_fails_in_flight_leaves_every_target_tensor_untouched(
 @pytest.mark.parametrize("mode", ["push", "pull"])
 def test_the_passive_side_refuses_pieces_outside_its_registered_memory_before_a_copy(world: Any, mode: str) -> None:
     source, target, coordinator, members = world
-    bound = coordinator.bind(coordinator.plan())
-    coordinator.update(bound, mode=mode)
-    coordinator.snapshot()
-    change(source, 40, seed=6)
+    bound, _ = based(source, coordinator, mode, seed=6)
     before = targets_bytes(target)
     # The passive side (push: a target, pull: a source) registered only part of a tensor.
     side = "target" if mode == "push" else "source"
@@ -141,10 +142,7 @@ def test_the_passive_side_refuses_pieces_outside_its_registered_memory_before_a_
 
 def test_the_passive_side_checks_its_own_fence_and_applies_only_what_it_prepared(world: Any) -> None:
     source, target, coordinator, members = world
-    bound = coordinator.bind(coordinator.plan())
-    coordinator.update(bound, mode="push")
-    coordinator.snapshot()
-    change(source, 40, seed=7)
+    bound, _ = based(source, coordinator, "push", seed=7)
     changed = [e for w in coordinator.workers("source")
                for e in members[w].call("changed", {})["changed"]]
     victim = coordinator.workers("target")[0]
