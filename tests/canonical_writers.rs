@@ -50,6 +50,12 @@ fn generated_writers_agree_with_the_serde_encoder_on_the_corpus() {
         let Some(expect) = fixture.get("expect") else {
             continue;
         };
+        // A Mooncake placement's `canonical` is upstream's document, not this contract's
+        // (its writer is held to upstream's bytes by crates/mooncake/tests/mooncake_oracle.rs).
+        let op = fixture.get("op").and_then(serde_json::Value::as_str);
+        if op.is_some_and(|op| op.starts_with("mooncake.")) {
+            continue;
+        }
         let text = |key: &str| expect.get(key).and_then(serde_json::Value::as_str);
         if let Some(t) = text("canonical") {
             both_ways::<PlacementManifest>(t);

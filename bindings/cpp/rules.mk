@@ -8,7 +8,9 @@
 #   cpp-asan      the same C++ built with ASan + UBSan (the Rust library is not
 #                 instrumented; LeakSanitizer still sees every allocation across the ABI)
 #   cpp-consumer  install the package, then build and run a consumer outside the tree with
-#                 find_package, and once more with add_subdirectory
+#                 find_package (the example and verify_landed, which checks landed bytes
+#                 against a content manifest: intact, and torn, which must exit 1), and
+#                 once more with add_subdirectory
 
 CPP_DIR := target/cpp
 CPP_BUILD := $(CPP_DIR)/build
@@ -18,6 +20,7 @@ CPP_CMAKE := cmake -DCMAKE_BUILD_TYPE=Debug
 CPP_SANITIZER_ENV := ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_checks=1 \
 	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 CPP_RUNNER := target/debug/weight-manifest conformance run --dir tests/conformance --testee
+CPP_LANDING := examples/content-landing
 
 TEST_TARGETS += cpp-test cpp-asan cpp-consumer
 .PHONY: cpp-deps cpp-test cpp-asan cpp-consumer
@@ -50,6 +53,10 @@ cpp-consumer: cpp-test
 	cmake --build $(CPP_DIR)/consumer -j 2
 	$(CPP_DIR)/consumer/consumer examples/moe-ep-pp
 	$(CPP_DIR)/consumer/consumer_shared examples/moe-ep-pp
+	$(CPP_DIR)/consumer/verify_landed $(CPP_LANDING)/content-manifest.json $(CPP_LANDING)/landing.txt \
+		$(CPP_LANDING)/landed.bin
+	$(CPP_DIR)/consumer/verify_landed $(CPP_LANDING)/content-manifest.json $(CPP_LANDING)/landing.txt \
+		$(CPP_LANDING)/landed-torn.bin; test $$? -eq 1
 	$(CPP_CMAKE) -S bindings/cpp/examples/consumer -B $(CPP_DIR)/consumer-subdir \
 		-DWEIGHT_MANIFEST_SOURCE_DIR=$(CURDIR)/bindings/cpp >/dev/null
 	cmake --build $(CPP_DIR)/consumer-subdir -j 2

@@ -95,8 +95,11 @@ def hf_greedy(folder: Path) -> list[list[int]]:
 
 
 def changed_bytes(changed: list[Any]) -> int:
-    """The bytes of a delta's changed source ranges (``[worker, device, [[start, end], ...]]``)."""
-    return sum(int(end) - int(start) for _, _, ranges in changed for start, end in ranges)
+    """The bytes of a delta's changed source ranges (``[worker, device, ranges]`` as a
+    request carries them: :func:`weight_manifest.transfer.changed_from_wire`)."""
+    from weight_manifest import transfer
+
+    return sum(int((r[:, 1] - r[:, 0]).sum()) for r in transfer.changed_from_wire(changed).values())
 
 
 def time_calls(coordinator: Any) -> dict[str, float]:
@@ -104,10 +107,10 @@ def time_calls(coordinator: Any) -> dict[str, float]:
     spent: dict[str, float] = {}
     call = coordinator.request_all
 
-    def timed(ids: Any, request: dict[str, Any], **options: Any) -> Any:
+    def timed(ids: Any, request: dict[str, Any], *rest: Any, **options: Any) -> Any:
         clock = time.perf_counter()
         try:
-            return call(ids, request, **options)
+            return call(ids, request, *rest, **options)
         finally:
             spent[request["op"]] = spent.get(request["op"], 0.0) + time.perf_counter() - clock
 

@@ -828,14 +828,23 @@ pub struct FixtureExpect {
     ///Expected error code of a rejection.
     #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub code: ::std::option::Option<::std::string::String>,
-    ///Expected placement digest: 64 lowercase hex digits.
+    ///Expected content manifest as canonical JSON text (content.manifest, contract §19.5).
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub content_manifest: ::std::option::Option<::std::string::String>,
+    ///Expected placement digest: 64 lowercase hex digits; for content.combine, the tensor's content digest (`xxh3sum128:` + 32 lowercase hex digits, contract §19.2).
     #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub digest: ::std::option::Option<::std::string::String>,
     ///Expected generation of the resulting runtime manifest (runtime.from_inventory, runtime.parse, bind). Three cases: absent, the generation is not checked; an integer, the result's generation must be that integer; null, the result must have no generation (its `generation` member null or absent), so a result with any integer generation fails.
     #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub generation: ::std::option::Option<u64>,
+    ///Expected Store manifest text as upstream writes it (mooncake.storage, contract §20.6: keys sorted, raw UTF-8).
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub mooncake_text: ::std::option::Option<::std::string::String>,
     ///Whether the operation must succeed.
     pub ok: bool,
+    ///Expected fragment partial as canonical JSON text, `{"edges": [{"block", "bytes", "row", "start"}, ...], "sum": 32 hex digits}` (content.partial, contract §19.3).
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub partial: ::std::option::Option<::std::string::String>,
     ///Expected JSON pointer into the input document where the rejection is located; compared only where given, and required for a rejection of a document (see the top-level `if`).
     #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub path: ::std::option::Option<::std::string::String>,
@@ -854,6 +863,12 @@ pub struct FixtureExpect {
     ///Expected runtime manifest as canonical JSON text (runtime.from_inventory, bind, runtime.parse).
     #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub runtime: ::std::option::Option<::std::string::String>,
+    ///Expected Mooncake topology_id (`sha256:` + 64 lowercase hex digits) (mooncake.validate).
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub topology_id: ::std::option::Option<::std::string::String>,
+    ///Expected block values as canonical JSON text: an array of `{"block", "row", "value": 32 hex digits}` by row, then block (content.block_values, contract §19.3).
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub values: ::std::option::Option<::std::string::String>,
 }
 ///Input of the operation. JSON documents are carried as strings so that their raw bytes (duplicate keys, number spelling, escapes) are preserved.
 #[derive(
@@ -874,15 +889,39 @@ pub struct FixtureInput {
     ///Binding inventory JSON text (bind).
     #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub binding: ::std::option::Option<::std::string::String>,
-    ///The input document as raw JSON text (every op except bind, plan and plan.bind).
+    ///The block size B of contract §19.1 (content.partial, content.block_values, content.combine).
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub block_elements: ::std::option::Option<u64>,
+    ///The fragment's bytes in row-major order of local_shape, as lowercase hex (content.partial, content.block_values).
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub bytes: ::std::option::Option<::std::string::String>,
+    ///The input document as raw JSON text (every op except bind, plan, plan.bind and content.partial, content.block_values, content.combine); for content.manifest a content manifest.
     #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub document: ::std::option::Option<::std::string::String>,
+    ///JSON text of an array of fragments `{"global_offset", "local_shape", "partial"}`, each partial in the form content.partial emits (content.combine).
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub fragments: ::std::option::Option<::std::string::String>,
+    ///The fragment box's first element (content.partial, content.block_values).
+    #[serde(default, skip_serializing_if = "::std::vec::Vec::is_empty")]
+    pub global_offset: ::std::vec::Vec<u64>,
+    ///The tensor's global shape (content.partial, content.block_values, content.combine).
+    #[serde(default, skip_serializing_if = "::std::vec::Vec::is_empty")]
+    pub global_shape: ::std::vec::Vec<u64>,
+    ///The tensor's bytes per element (content.partial, content.block_values, content.combine).
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub itemsize: ::std::option::Option<u64>,
+    ///The fragment box's shape (content.partial, content.block_values).
+    #[serde(default, skip_serializing_if = "::std::vec::Vec::is_empty")]
+    pub local_shape: ::std::vec::Vec<u64>,
     ///The planner's region limit (plan); absent or null means the default.
     #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub max_regions: ::std::option::Option<u64>,
     ///The planner's total segment limit (plan); absent or null means the default.
     #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub max_segments: ::std::option::Option<u64>,
+    ///A document of Mooncake's format as raw JSON text: a WeightPlacementManifest (mooncake.validate) or a Store WeightManifest (mooncake.storage), contract §20. A rejection's pointer is compared where the fixture gives one.
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub mooncake: ::std::option::Option<::std::string::String>,
     ///Placement manifest JSON text (bind).
     #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub placement: ::std::option::Option<::std::string::String>,
@@ -913,6 +952,9 @@ pub struct FixtureInput {
     ///The generation the target binding must have, else plan_binding_generation_mismatch (plan.bind); absent or null means no fence.
     #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub target_generation: ::std::option::Option<u64>,
+    ///The tensor's id, whose UTF-8 bytes key its block values (content.partial, content.block_values, content.combine).
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub tensor_id: ::std::option::Option<::std::string::String>,
 }
 ///An operation of the conformance protocol (conformance.md, 'Operations').
 #[derive(
@@ -952,6 +994,18 @@ pub enum FixtureOp {
     Plan,
     #[serde(rename = "plan.bind")]
     PlanBind,
+    #[serde(rename = "content.partial")]
+    ContentPartial,
+    #[serde(rename = "content.block_values")]
+    ContentBlockValues,
+    #[serde(rename = "content.combine")]
+    ContentCombine,
+    #[serde(rename = "content.manifest")]
+    ContentManifest,
+    #[serde(rename = "mooncake.validate")]
+    MooncakeValidate,
+    #[serde(rename = "mooncake.storage")]
+    MooncakeStorage,
 }
 impl ::std::fmt::Display for FixtureOp {
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
@@ -968,6 +1022,12 @@ impl ::std::fmt::Display for FixtureOp {
             Self::Coverage => f.write_str("coverage"),
             Self::Plan => f.write_str("plan"),
             Self::PlanBind => f.write_str("plan.bind"),
+            Self::ContentPartial => f.write_str("content.partial"),
+            Self::ContentBlockValues => f.write_str("content.block_values"),
+            Self::ContentCombine => f.write_str("content.combine"),
+            Self::ContentManifest => f.write_str("content.manifest"),
+            Self::MooncakeValidate => f.write_str("mooncake.validate"),
+            Self::MooncakeStorage => f.write_str("mooncake.storage"),
         }
     }
 }
@@ -989,6 +1049,12 @@ impl ::std::str::FromStr for FixtureOp {
             "coverage" => Ok(Self::Coverage),
             "plan" => Ok(Self::Plan),
             "plan.bind" => Ok(Self::PlanBind),
+            "content.partial" => Ok(Self::ContentPartial),
+            "content.block_values" => Ok(Self::ContentBlockValues),
+            "content.combine" => Ok(Self::ContentCombine),
+            "content.manifest" => Ok(Self::ContentManifest),
+            "mooncake.validate" => Ok(Self::MooncakeValidate),
+            "mooncake.storage" => Ok(Self::MooncakeStorage),
             _ => Err("invalid value".into()),
         }
     }

@@ -35,6 +35,8 @@ pub mod key {
     pub const CANONICAL: &str = "canonical";
     /// The member `code`.
     pub const CODE: &str = "code";
+    /// The member `content_manifest`.
+    pub const CONTENT_MANIFEST: &str = "content_manifest";
     /// The member `copies`.
     pub const COPIES: &str = "copies";
     /// The member `count`.
@@ -123,6 +125,10 @@ pub mod key {
     pub const MEMBERS: &str = "members";
     /// The member `model_id`.
     pub const MODEL_ID: &str = "model_id";
+    /// The member `mooncake`.
+    pub const MOONCAKE: &str = "mooncake";
+    /// The member `mooncake_text`.
+    pub const MOONCAKE_TEXT: &str = "mooncake_text";
     /// The member `multiple_of`.
     pub const MULTIPLE_OF: &str = "multiple_of";
     /// The member `namespace`.
@@ -293,6 +299,8 @@ pub mod key {
     pub const UNCOVERED_COORDINATE: &str = "uncovered_coordinate";
     /// The member `uncovered_elements`.
     pub const UNCOVERED_ELEMENTS: &str = "uncovered_elements";
+    /// The member `values`.
+    pub const VALUES: &str = "values";
     /// The member `weight_generation`.
     pub const WEIGHT_GENERATION: &str = "weight_generation";
     /// The member `worker_id`.
@@ -607,15 +615,20 @@ impl FixtureExpect {
         key::BOUND_PLAN_ID,
         key::CANONICAL,
         key::CODE,
+        key::CONTENT_MANIFEST,
         key::DIGEST,
         key::GENERATION,
+        key::MOONCAKE_TEXT,
         key::OK,
+        key::PARTIAL,
         key::PATH,
         key::PLACEMENT_ID,
         key::PLAN,
         key::PLAN_ID,
         key::REPORT,
         key::RUNTIME,
+        key::TOPOLOGY_ID,
+        key::VALUES,
     ];
     /// The members the schema requires, in code point order.
     pub const REQUIRED: &'static [&'static str] = &[key::OK];
@@ -625,9 +638,17 @@ impl FixtureInput {
     pub const FIELDS: &'static [&'static str] = &[
         key::ADDRESS_SEMANTICS,
         key::BINDING,
+        key::BLOCK_ELEMENTS,
+        key::BYTES,
         key::DOCUMENT,
+        key::FRAGMENTS,
+        key::GLOBAL_OFFSET,
+        key::GLOBAL_SHAPE,
+        key::ITEMSIZE,
+        key::LOCAL_SHAPE,
         key::MAX_REGIONS,
         key::MAX_SEGMENTS,
+        key::MOONCAKE,
         key::PLACEMENT,
         key::PLACEMENT_ID,
         key::PLAN,
@@ -638,6 +659,7 @@ impl FixtureInput {
         key::TARGET,
         key::TARGET_BINDING,
         key::TARGET_GENERATION,
+        key::TENSOR_ID,
     ];
     /// The members the schema requires, in code point order.
     pub const REQUIRED: &'static [&'static str] = &[];
@@ -1181,6 +1203,12 @@ impl Canonical for FixtureOp {
                 Self::Coverage => b"\"coverage\"",
                 Self::Plan => b"\"plan\"",
                 Self::PlanBind => b"\"plan.bind\"",
+                Self::ContentPartial => b"\"content.partial\"",
+                Self::ContentBlockValues => b"\"content.block_values\"",
+                Self::ContentCombine => b"\"content.combine\"",
+                Self::ContentManifest => b"\"content.manifest\"",
+                Self::MooncakeValidate => b"\"mooncake.validate\"",
+                Self::MooncakeStorage => b"\"mooncake.storage\"",
             },
         );
     }

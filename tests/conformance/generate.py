@@ -35,6 +35,8 @@ sys.path.insert(0, str(HERE))
 
 from cases.analysis import cases_coverage, cases_plan  # noqa: E402
 from cases.common import CASES  # noqa: E402
+from cases.content import cases_content  # noqa: E402
+from cases.mooncake import cases_mooncake  # noqa: E402
 from cases.inventories import cases_binding_inventory, cases_placement_inventory  # noqa: E402
 from cases.limits import cases_limits  # noqa: E402
 from cases.manifests import cases_binding, cases_runtime  # noqa: E402
@@ -55,13 +57,13 @@ from oracle.reference import check_oracle_against_reference  # noqa: E402
 # Coverage, schema check, writing
 
 GROUPS = ("placement", "placement_inventory", "runtime_inventory", "binding_inventory", "project",
-          "bind", "runtime", "binding", "reader", "reference", "coverage", "plan", "plan_bind")
+          "bind", "runtime", "binding", "reader", "reference", "coverage", "plan", "plan_bind", "content", "mooncake")
 BUILDERS = {
     "placement": cases_placement, "placement_inventory": cases_placement_inventory,
     "runtime_inventory": cases_runtime_inventory, "binding_inventory": cases_binding_inventory,
     "project": cases_project, "bind": cases_bind, "runtime": cases_runtime, "binding": cases_binding,
     "reader": cases_reader, "reference": cases_reference, "coverage": cases_coverage, "plan": cases_plan,
-    "plan_bind": cases_plan_bind,
+    "plan_bind": cases_plan_bind, "content": cases_content, "mooncake": cases_mooncake,
 }
 
 
@@ -80,12 +82,15 @@ def api_only_codes() -> dict[str, str]:
 
 OPS = {"placement.parse", "placement.from_inventory", "runtime.from_inventory", "binding.from_inventory",
        "project.placement", "project.binding", "bind", "runtime.parse", "binding.parse", "coverage", "plan",
-       "plan.bind"}
+       "plan.bind", "content.partial", "content.block_values", "content.combine", "content.manifest",
+       "mooncake.validate", "mooncake.storage"}
 INPUT_KEYS = {"document", "placement", "binding", "address_semantics", "placement_id", "source", "target",
               "require_complete", "max_regions", "max_segments", "plan", "source_binding", "target_binding",
-              "source_generation", "target_generation"}
+              "source_generation", "target_generation", "tensor_id", "global_shape", "itemsize", "block_elements",
+              "global_offset", "local_shape", "bytes", "fragments", "mooncake"}
 EXPECT_KEYS = {"ok", "code", "path", "canonical", "placement_id", "digest", "runtime", "binding", "generation",
-               "report", "plan", "plan_id", "bound_plan", "bound_plan_id"}
+               "report", "plan", "plan_id", "bound_plan", "bound_plan_id", "partial", "values", "content_manifest",
+               "topology_id", "mooncake_text"}
 
 
 # The codes whose rejection of a document has no pointer into it; the fixture schema's
@@ -115,6 +120,13 @@ def check_fixture(cid: str, fx: dict) -> None:
             need(v is None or isinstance(v, bool), f"input.{k}")
         elif k in ("max_regions", "max_segments", "source_generation", "target_generation"):
             need(v is None or (isinstance(v, int) and not isinstance(v, bool) and 0 <= v <= U64), f"input.{k}")
+        elif k in ("itemsize", "block_elements"):
+            need(isinstance(v, int) and not isinstance(v, bool) and 0 <= v <= U64, f"input.{k}")
+        elif k in ("global_shape", "global_offset", "local_shape"):
+            need(isinstance(v, list) and all(isinstance(x, int) and not isinstance(x, bool) and 0 <= x <= U64
+                                             for x in v), f"input.{k}")
+        elif k == "bytes":
+            need(isinstance(v, str) and re.fullmatch(r"([0-9a-f]{2})*", v), f"input.{k}")
         else:
             need(isinstance(v, str) or (v is None and k in ("address_semantics", "placement_id")), f"input.{k}")
     if fx["op"] == "bind":
@@ -123,6 +135,13 @@ def check_fixture(cid: str, fx: dict) -> None:
         need("source" in fx["input"] and "target" in fx["input"], "op inputs")
     elif fx["op"] == "plan.bind":
         need({"plan", "source_binding", "target_binding"} <= set(fx["input"]), "op inputs")
+    elif fx["op"] in ("content.partial", "content.block_values"):
+        need({"tensor_id", "global_shape", "itemsize", "block_elements", "global_offset", "local_shape",
+              "bytes"} <= set(fx["input"]), "op inputs")
+    elif fx["op"] in ("mooncake.validate", "mooncake.storage"):
+        need("mooncake" in fx["input"], "op inputs")
+    elif fx["op"] == "content.combine":
+        need({"tensor_id", "global_shape", "itemsize", "block_elements", "fragments"} <= set(fx["input"]), "op inputs")
     else:
         need("document" in fx["input"], "op inputs")
     e = fx["expect"]
@@ -132,7 +151,7 @@ def check_fixture(cid: str, fx: dict) -> None:
     else:
         need(isinstance(e.get("code"), str) and re.fullmatch(r"[a-z][a-z0-9]*(_[a-z0-9]+)*", e["code"]), "code")
     for k in ("path", "canonical", "placement_id", "digest", "runtime", "binding", "report", "plan", "plan_id",
-              "bound_plan", "bound_plan_id"):
+              "bound_plan", "bound_plan_id", "partial", "values", "content_manifest", "topology_id", "mooncake_text"):
         need(k not in e or isinstance(e[k], str), k)
     need("generation" not in e or e["generation"] is None or (isinstance(e["generation"], int) and 0 <= e["generation"] <= U64), "generation")
     need("tags" not in fx or all(isinstance(t, str) for t in fx["tags"]), "tags")

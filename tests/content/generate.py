@@ -4,7 +4,8 @@ plain-Python oracle (``oracle.py``, over the C reference xxHash of the PyPI pack
 ``xxhash``). ``--check`` writes nothing and exits 1 listing every file that would change.
 
 Each fixture is one tensor (tensor_id, global_shape, itemsize, block_elements, its
-row-major bytes as hex) and fragments (global_offset, local_shape, partial). ``expect`` is
+row-major bytes as hex) and fragments (global_offset, local_shape, partial, and the
+``values`` of the blocks wholly inside the box: row, block, value as 32 hex digits). ``expect`` is
 ``{"digest": ...}`` (the partials are each box's, and combine to the digest) or
 ``{"error": code}`` (combining the partials as written is rejected with that code). The
 Rust test ``crates/content/tests/fixtures.rs`` runs them.
@@ -52,10 +53,12 @@ def accepting(name: str, description: str, tensor_id: str, shape: list[int], ite
     fragments = []
     for offset, local in grid(shape, cuts):
         piece = oracle.cut(shape, itemsize, data, offset, local)
+        values = oracle.block_values(tensor_id, shape, itemsize, block, offset, local, piece)
         fragments.append({
             "global_offset": offset,
             "local_shape": local,
             "partial": oracle.partial(tensor_id, shape, itemsize, block, offset, local, piece),
+            "values": [{"block": j, "row": r, "value": f"{v:032x}"} for r, j, v in values],
         })
     for index in replicas:
         fragments.append(copy.deepcopy(fragments[index]))
@@ -101,6 +104,12 @@ def cases() -> list[dict[str, Any]]:
                   "lm_head.weight", [6, 8], 2, 4, [[2, 5], []]),
         accepting("unicode-tensor-id", "A tensor_id outside ASCII: the key hashes its UTF-8 bytes.",
                   "层.0.权重", [2, 6], 1, 4, [[], [5]]),
+        accepting("ep-experts-4d", "A [4, 2, 3, 10] bfloat16 expert stack split on the expert axis (EP) and on columns at 6 with B = 4.",
+                  "layers.3.mlp.experts.w13", [4, 2, 3, 10], 2, 4, [[2], [], [], [6]]),
+        accepting("block-of-one", "B = 1: every element is its own block, so no box has edges.",
+                  "scale", [3, 4], 4, 1, [[1], [1, 3]]),
+        accepting("row-cut-at-block-end", "Columns cut at 8 and 16 with B = 8, exactly on block boundaries, the last block short (n = 19).",
+                  "lm_head.bias", [2, 19], 8, 8, [[], [8, 16]]),
     ]
     out += [
         rejecting(tp_cols, "gap", "The last fragment is missing: the distinct boxes hold 28 of 40 elements.",
@@ -119,10 +128,56 @@ def cases() -> list[dict[str, Any]]:
     return out
 
 
+LANDING = HERE.parents[1] / "examples" / "content-landing"
+
+
+def landing_example() -> dict[Path, bytes]:
+    """examples/content-landing/: the content manifest of a small TP2 layer (a bfloat16 QKV
+    projection split on columns at 5, cutting a block of B = 4, and a replicated norm), and
+    what TP rank 1 received: its two fragments' bytes in one file (``landed.bin``, at the
+    offsets of ``landing.txt``) and the same with one bit flipped (``landed-torn.bin``), for
+    the C++ example ``verify_landed`` (bindings/cpp/examples/consumer)."""
+    block = 4
+    tensors = [("layers.0.attn.qkv_proj.weight", [6, 10], [[], [5]]), ("layers.0.input_layernorm.weight", [10], [[]])]
+    entries, fragments, landed, landing = [], [], b"", []
+    for tensor_id, shape, cuts in sorted(tensors):
+        data = data_for(f"landing:{tensor_id}", 2 * shape[0] * (shape[1] if len(shape) > 1 else 1))
+        entries.append({"tensor_id": tensor_id, "global_shape": shape, "dtype": "bfloat16", "itemsize": 2,
+                        "digest": oracle.digest(tensor_id, shape, 2, block, data)})
+        boxes = grid(shape, cuts)
+        for tp in (0, 1):
+            offset, local = boxes[tp] if len(boxes) > 1 else boxes[0]
+            piece = oracle.cut(shape, 2, data, offset, local)
+            fragment_id = f"{tensor_id}/tp{tp}"
+            fragments.append({"placement_fragment_id": fragment_id, "tensor_id": tensor_id,
+                              "rank": {"dp": 0, "ep": 0, "pp": 0, "tp": tp}, "global_offset": offset,
+                              "local_shape": local,
+                              "partial": oracle.partial(tensor_id, shape, 2, block, offset, local, piece)})
+            if tp == 1:
+                landing.append(f"{fragment_id} {len(landed)}")
+                landed += piece
+    fragments.sort(key=lambda f: f["placement_fragment_id"].encode())
+    manifest = {"algorithm": "xxh3-block-sum-v1", "block_elements": block, "model_id": "example/landing",
+                "revision": "r1", "placement_digest": None, "generation": 2, "tensors": entries,
+                "fragments": fragments}
+    torn = bytearray(landed)
+    torn[len(landed) - 7] ^= 0x10  # one bit of the last fragment (element 6 of the norm, in its second block)
+    canonical = json.dumps(manifest, sort_keys=True, separators=(",", ":"))
+    return {LANDING / "content-manifest.json": (canonical + "\n").encode(),
+            LANDING / "landing.txt": ("\n".join(landing) + "\n").encode(),
+            LANDING / "landed.bin": landed, LANDING / "landed-torn.bin": bytes(torn)}
+
+
 def main() -> int:
     check = "--check" in sys.argv[1:]
     stale = []
     wanted = {}
+    for path, data in landing_example().items():
+        if not path.exists() or path.read_bytes() != data:
+            stale.append(path)
+            if not check:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_bytes(data)
     for case in cases():
         text = json.dumps(case, indent=1, ensure_ascii=False) + "\n"
         wanted[HERE / f"{case['name']}.json"] = text
@@ -141,7 +196,7 @@ def main() -> int:
             print(f"stale: {path.relative_to(HERE.parents[1])}")
         return 1
     if not check:
-        print(f"wrote {len(stale)} of {len(wanted)} fixtures")
+        print(f"wrote {len(stale)} of {len(wanted)} fixtures and the landing example")
     return 0
 
 

@@ -888,6 +888,35 @@ typedef struct WmBinding WmBinding;
 typedef struct WmBoundPlan WmBoundPlan;
 
 /**
+ * The differences between two content manifests. Opaque; free it with
+ * `wm_content_comparison_free`.
+ */
+typedef struct WmContentComparison WmContentComparison;
+
+/**
+ * A content manifest, read strictly (contract §19.5). Opaque; free it with
+ * `wm_content_manifest_free`.
+ */
+typedef struct WmContentManifest WmContentManifest;
+
+/**
+ * A fragment's partial (contract §19.3). Opaque; free it with `wm_content_partial_free`.
+ */
+typedef struct WmContentPartial WmContentPartial;
+
+/**
+ * A tensor's validated geometry for content digests: tensor_id, global shape, itemsize
+ * and block size. Opaque; free it with `wm_content_tensor_free`.
+ */
+typedef struct WmContentTensor WmContentTensor;
+
+/**
+ * The values of the blocks wholly inside a fragment, by row, then block. Opaque; free it
+ * with `wm_content_values_free`.
+ */
+typedef struct WmContentValues WmContentValues;
+
+/**
  * The coverage report of a placement. Opaque; free it with `wm_coverage_free`.
  */
 typedef struct WmCoverage WmCoverage;
@@ -897,6 +926,17 @@ typedef struct WmCoverage WmCoverage;
  * it with `wm_error_free`.
  */
 typedef struct WmError WmError;
+
+/**
+ * A validated Mooncake placement (`mooncake.reshard` 0.3.13). Opaque; free it with
+ * `wm_mooncake_placement_free`.
+ */
+typedef struct WmMooncakePlacement WmMooncakePlacement;
+
+/**
+ * A validated Mooncake Store manifest. Opaque; free it with `wm_mooncake_storage_free`.
+ */
+typedef struct WmMooncakeStorage WmMooncakeStorage;
 
 /**
  * A validated placement manifest. Opaque; free it with `wm_placement_free`.
@@ -928,6 +968,40 @@ typedef struct {
    */
   uint64_t max_segments;
 } WmPlanLimits;
+
+/**
+ * One fragment given to `wm_content_combine`: its box (`ndim` extents from each
+ * pointer) and its partial.
+ */
+typedef struct {
+  /**
+   * The box's first element, `ndim` values.
+   */
+  const uint64_t *global_offset;
+  /**
+   * The box's shape, `ndim` values.
+   */
+  const uint64_t *local_shape;
+  /**
+   * The number of dimensions of the box.
+   */
+  size_t ndim;
+  /**
+   * The fragment's partial (a live handle).
+   */
+  const WmContentPartial *partial;
+} WmContentFragment;
+
+/**
+ * A tensor's content digest as text: `xxh3sum128:` and 32 lowercase hex digits, then a
+ * NUL byte.
+ */
+typedef struct {
+  /**
+   * The NUL-terminated text (43 characters and the NUL).
+   */
+  char text[44];
+} WmContentDigest;
 
 #ifdef __cplusplus
 extern "C" {
@@ -1118,6 +1192,292 @@ WmError *wm_bind(const WmPlacement *placement, const WmBinding *binding, WmRunti
  * never free it.
  */
 const char *wm_code_name(uint32_t code);
+
+/**
+ * Checks a tensor's geometry for content digests (contract §19.1): `tensor_id`
+ * (`tensor_id_len` bytes of UTF-8), `ndim` extents at `global_shape`, `itemsize` (the
+ * dtype's bytes per element) and `block_elements` (B; 64 is the default of the CLI and
+ * the manifests). Rejections: `content_shape_invalid` (no dimension, a zero extent,
+ * itemsize or B of 0, a byte size past 2^64 − 1); `WM_CODE_INVALID_ARGUMENT` for a
+ * tensor_id that is not UTF-8 or NULL pointers with non-zero lengths.
+ *
+ * # Safety
+ * `tensor_id` is NULL or points to `tensor_id_len` readable bytes; `global_shape` is NULL
+ * or points to `ndim` readable values; `out` is NULL or writable.
+ */
+WmError *wm_content_tensor_new(const char *tensor_id,
+                               size_t tensor_id_len,
+                               const uint64_t *global_shape,
+                               size_t ndim,
+                               uint64_t itemsize,
+                               uint64_t block_elements,
+                               WmContentTensor **out);
+
+/**
+ * The partial (contract §19.3) of the fragment (`global_offset`, `local_shape`, `ndim`
+ * values each) of `tensor` whose bytes are in the caller's memory at `data`
+ * (`data_len` readable bytes). With `strides_bytes` NULL the bytes are contiguous
+ * row-major and `data_len` must be exactly product(local_shape) × itemsize
+ * (`content_buffer_invalid` otherwise); else `strides_bytes` holds `ndim` byte strides
+ * of a view whose element (0, …, 0) is at `data` (a box of a larger buffer, a transposed
+ * view), and every byte of the view must lie in `data_len` (`content_buffer_invalid`).
+ * Rejections also `content_shape_invalid` for a box of another rank, a zero extent or a
+ * box outside the tensor. The memory is only read, during the call.
+ *
+ * # Safety
+ * `tensor` is NULL or a live handle; `global_offset`, `local_shape` and `strides_bytes`
+ * are NULL or point to `ndim` readable values; `data` is NULL or points to `data_len`
+ * readable bytes, unchanged during the call; `out` is NULL or writable.
+ */
+WmError *wm_content_partial(const WmContentTensor *tensor,
+                            const uint64_t *global_offset,
+                            const uint64_t *local_shape,
+                            size_t ndim,
+                            const uint8_t *data,
+                            size_t data_len,
+                            const uint64_t *strides_bytes,
+                            WmContentPartial **out);
+
+/**
+ * The block values (contract §19.3, for delta updates) of the fragment given as for
+ * `wm_content_partial`, with the same rejections.
+ *
+ * # Safety
+ * As for `wm_content_partial`.
+ */
+WmError *wm_content_block_values(const WmContentTensor *tensor,
+                                 const uint64_t *global_offset,
+                                 const uint64_t *local_shape,
+                                 size_t ndim,
+                                 const uint8_t *data,
+                                 size_t data_len,
+                                 const uint64_t *strides_bytes,
+                                 WmContentValues **out);
+
+/**
+ * Reads a partial from its JSON text (`{"edges": [{"block", "bytes", "row", "start"},
+ * ...], "sum": 32 hex digits}`, the form `wm_content_partial_json` writes and a content
+ * manifest's fragments hold): `content_manifest_invalid` for another shape, a sum or
+ * edge bytes not in lowercase hex, and the reader's codes.
+ *
+ * # Safety
+ * `json` is NULL or points to `json_len` readable bytes; `out` is NULL or writable.
+ */
+WmError *wm_content_partial_parse(const char *json, size_t json_len, WmContentPartial **out);
+
+/**
+ * Whether two partials are equal (the same sum, the same edges as sets): how replicas are
+ * compared (§19.4). False when either is NULL.
+ *
+ * # Safety
+ * `a` and `b` are each NULL or a live handle.
+ */
+bool wm_content_partial_equal(const WmContentPartial *a, const WmContentPartial *b);
+
+/**
+ * The partial as canonical JSON text, NUL-terminated and owned by the handle; its length
+ * in `len` unless NULL. NULL for a NULL handle.
+ *
+ * # Safety
+ * `partial` is NULL or a live handle; `len` is NULL or writable.
+ */
+const char *wm_content_partial_json(const WmContentPartial *partial, size_t *len);
+
+/**
+ * The digest of `tensor` (contract §19.4) from the partials of `count` fragments at
+ * `fragments` that hold all of it; replicas (equal boxes) count once. Writes the digest
+ * text to `*out` and returns NULL, or returns the error: `content_shape_invalid` for a box
+ * outside the tensor, `content_replica_mismatch`, `content_partition_invalid`;
+ * `WM_CODE_INVALID_ARGUMENT` for NULL handles or pointers.
+ *
+ * # Safety
+ * `tensor` is NULL or a live handle; `fragments` is NULL or points to `count` readable
+ * fragments whose pointers each satisfy `wm_content_partial`'s promises; `out` is NULL or
+ * writable.
+ */
+WmError *wm_content_combine(const WmContentTensor *tensor,
+                            const WmContentFragment *fragments,
+                            size_t count,
+                            WmContentDigest *out);
+
+/**
+ * The number of block values.
+ *
+ * # Safety
+ * `values` is NULL (0) or a live handle.
+ */
+size_t wm_content_values_count(const WmContentValues *values);
+
+/**
+ * Block value `index`: its row, block and the value's upper and lower 64 bits. False (and
+ * nothing written) for a NULL handle, an index past the end or a NULL output.
+ *
+ * # Safety
+ * `values` is NULL or a live handle; each output is NULL or writable.
+ */
+bool wm_content_values_get(const WmContentValues *values,
+                           size_t index,
+                           uint64_t *row,
+                           uint64_t *block,
+                           uint64_t *value_hi,
+                           uint64_t *value_lo);
+
+/**
+ * The block values as canonical JSON text (`[{"block", "row", "value": 32 hex digits}]`),
+ * NUL-terminated and owned by the handle; its length in `len` unless NULL.
+ *
+ * # Safety
+ * `values` is NULL or a live handle; `len` is NULL or writable.
+ */
+const char *wm_content_values_json(const WmContentValues *values, size_t *len);
+
+/**
+ * Reads a content manifest strictly (contract §19.5: `content_manifest_invalid`,
+ * `content_shape_invalid` with their pointers, the reader's codes, `limit_exceeded`).
+ * Its fragments are not recombined here: `wm_content_manifest_verify` does that.
+ *
+ * # Safety
+ * `json` is NULL or points to `json_len` readable bytes; `out` is NULL or writable.
+ */
+WmError *wm_content_manifest_parse(const char *json, size_t json_len, WmContentManifest **out);
+
+/**
+ * Recombines a manifest's fragments (§19.5): NULL when every tensor with fragments gets
+ * its digest, else the error (`content_digest_mismatch` naming the tensor, or the
+ * combination's rejections).
+ *
+ * # Safety
+ * `manifest` is NULL or a live handle.
+ */
+WmError *wm_content_manifest_verify(const WmContentManifest *manifest);
+
+/**
+ * The manifest in the canonical encoding (§5), NUL-terminated and owned by the handle;
+ * its length in `len` unless NULL.
+ *
+ * # Safety
+ * `manifest` is NULL or a live handle; `len` is NULL or writable.
+ */
+const char *wm_content_manifest_json(const WmContentManifest *manifest, size_t *len);
+
+/**
+ * The geometry of the manifest's tensor `tensor_id` with the manifest's block size, for
+ * `wm_content_partial`: `content_manifest_invalid` when the manifest lists no such
+ * tensor.
+ *
+ * # Safety
+ * `manifest` is NULL or a live handle; `tensor_id` is NULL or points to `tensor_id_len`
+ * readable bytes; `out` is NULL or writable.
+ */
+WmError *wm_content_manifest_tensor(const WmContentManifest *manifest,
+                                    const char *tensor_id,
+                                    size_t tensor_id_len,
+                                    WmContentTensor **out);
+
+/**
+ * Checks a partial one holder computed over its own memory against the partial the
+ * manifest records for the fragment `placement_fragment_id`: NULL when they are equal,
+ * else `content_digest_mismatch` naming the fragment and its tensor, or
+ * `content_manifest_invalid` when the manifest lists no such fragment.
+ *
+ * # Safety
+ * `manifest` and `partial` are each NULL or a live handle; `placement_fragment_id` is
+ * NULL or points to `id_len` readable bytes.
+ */
+WmError *wm_content_manifest_check_fragment(const WmContentManifest *manifest,
+                                            const char *placement_fragment_id,
+                                            size_t id_len,
+                                            const WmContentPartial *partial);
+
+/**
+ * Checks the bytes of the fragment `placement_fragment_id` as they landed in the caller's
+ * memory (`data`, `data_len`, optional `strides_bytes` of the fragment's `ndim`, as for
+ * `wm_content_partial`) against the manifest: the fragment's tensor and box are the
+ * manifest's, its partial is computed over the memory and compared with the recorded one.
+ * NULL when every byte agrees; else `content_digest_mismatch` naming the fragment,
+ * `content_manifest_invalid` when the manifest lists no such fragment, or the partial's
+ * rejections (`content_buffer_invalid` for memory of the wrong size).
+ *
+ * # Safety
+ * `manifest` is NULL or a live handle; `placement_fragment_id` is NULL or points to
+ * `id_len` readable bytes; `data` and `strides_bytes` as for `wm_content_partial`, with
+ * `ndim` the fragment's number of dimensions in the manifest.
+ */
+WmError *wm_content_manifest_check_bytes(const WmContentManifest *manifest,
+                                         const char *placement_fragment_id,
+                                         size_t id_len,
+                                         const uint8_t *data,
+                                         size_t data_len,
+                                         const uint64_t *strides_bytes);
+
+/**
+ * Compares two manifests tensor by tensor (§19.5): a tensor differs when it is in one
+ * only or its descriptor or digest differs. `content_manifest_invalid` for manifests of
+ * different algorithms or block sizes.
+ *
+ * # Safety
+ * `a` and `b` are each NULL or a live handle; `out` is NULL or writable.
+ */
+WmError *wm_content_manifest_compare(const WmContentManifest *a,
+                                     const WmContentManifest *b,
+                                     WmContentComparison **out);
+
+/**
+ * The number of tensors that differ (0: the manifests agree).
+ *
+ * # Safety
+ * `comparison` is NULL (0) or a live handle.
+ */
+size_t wm_content_comparison_count(const WmContentComparison *comparison);
+
+/**
+ * The differences as canonical JSON text, `[{"difference", "tensor_id"}]` sorted by
+ * tensor_id within each kind; NUL-terminated, owned by the handle, its length in `len`.
+ *
+ * # Safety
+ * `comparison` is NULL or a live handle; `len` is NULL or writable.
+ */
+const char *wm_content_comparison_json(const WmContentComparison *comparison, size_t *len);
+
+/**
+ * Frees a content tensor; NULL does nothing.
+ *
+ * # Safety
+ * The handle is NULL or from this library, not yet freed, not used after.
+ */
+void wm_content_tensor_free(WmContentTensor *handle);
+
+/**
+ * Frees a partial; NULL does nothing.
+ *
+ * # Safety
+ * The handle is NULL or from this library, not yet freed, not used after.
+ */
+void wm_content_partial_free(WmContentPartial *handle);
+
+/**
+ * Frees block values; NULL does nothing.
+ *
+ * # Safety
+ * The handle is NULL or from this library, not yet freed, not used after.
+ */
+void wm_content_values_free(WmContentValues *handle);
+
+/**
+ * Frees a content manifest; NULL does nothing.
+ *
+ * # Safety
+ * The handle is NULL or from this library, not yet freed, not used after.
+ */
+void wm_content_manifest_free(WmContentManifest *handle);
+
+/**
+ * Frees a comparison; NULL does nothing.
+ *
+ * # Safety
+ * The handle is NULL or from this library, not yet freed, not used after.
+ */
+void wm_content_comparison_free(WmContentComparison *handle);
 
 /**
  * The error's code; `WM_CODE_OK` for a NULL error (NULL means success).
@@ -1317,6 +1677,94 @@ const char *wm_binding_json(const WmBinding *binding, size_t *len);
  * `binding` is NULL or a binding from this library, not yet freed, not used after.
  */
 void wm_binding_free(WmBinding *binding);
+
+/**
+ * Reads a Mooncake `WeightPlacementManifest` (contract §20.3: upstream's rules in its
+ * order, this implementation's codes and pointers). Rejections: the reader's codes,
+ * `fields_mismatch` (a document of this contract's format is named as such), the value
+ * checks, the `mooncake_*` codes of §20.3–§20.4 and `placement_id_mismatch`.
+ *
+ * # Safety
+ * `json` is NULL or points to `json_len` readable bytes; `out` is NULL or writable.
+ */
+WmError *wm_mooncake_placement_parse(const char *json, size_t json_len, WmMooncakePlacement **out);
+
+/**
+ * The canonical text, byte for byte what upstream's `weight_placement_to_json` writes
+ * (§20.5); NUL-terminated, owned by the handle, its length in `len` unless NULL.
+ *
+ * # Safety
+ * `placement` is NULL or a live handle; `len` is NULL or writable.
+ */
+const char *wm_mooncake_placement_json(const WmMooncakePlacement *placement, size_t *len);
+
+/**
+ * The placement_id (`sha256:` + 64 hex digits, §20.2); owned by the handle.
+ *
+ * # Safety
+ * As for `wm_mooncake_placement_json`.
+ */
+const char *wm_mooncake_placement_id(const WmMooncakePlacement *placement, size_t *len);
+
+/**
+ * The digest (64 hex digits: SHA-256 of the canonical text, §20.2); owned by the handle.
+ *
+ * # Safety
+ * As for `wm_mooncake_placement_json`.
+ */
+const char *wm_mooncake_placement_digest(const WmMooncakePlacement *placement, size_t *len);
+
+/**
+ * The topology_id (`sha256:` + 64 hex digits, §20.2); owned by the handle.
+ *
+ * # Safety
+ * As for `wm_mooncake_placement_json`.
+ */
+const char *wm_mooncake_placement_topology_id(const WmMooncakePlacement *placement, size_t *len);
+
+/**
+ * Frees a Mooncake placement; NULL does nothing.
+ *
+ * # Safety
+ * The handle is NULL or from this library, not yet freed, not used after.
+ */
+void wm_mooncake_placement_free(WmMooncakePlacement *handle);
+
+/**
+ * Reads a Mooncake Store `WeightManifest` and validates it as upstream's
+ * `WeightManifest.from_json` does (§20.6): the reader's and value checks' codes and the
+ * `mooncake_storage_*` codes.
+ *
+ * # Safety
+ * `json` is NULL or points to `json_len` readable bytes; `out` is NULL or writable.
+ */
+WmError *wm_mooncake_storage_parse(const char *json, size_t json_len, WmMooncakeStorage **out);
+
+/**
+ * The manifest's text as upstream writes it (sorted keys, raw UTF-8, §20.6); owned by the
+ * handle, its length in `len` unless NULL.
+ *
+ * # Safety
+ * `storage` is NULL or a live handle; `len` is NULL or writable.
+ */
+const char *wm_mooncake_storage_json(const WmMooncakeStorage *storage, size_t *len);
+
+/**
+ * The manifest_digest (64 hex digits: SHA-256 of the text's UTF-8 bytes); owned by the
+ * handle.
+ *
+ * # Safety
+ * As for `wm_mooncake_storage_json`.
+ */
+const char *wm_mooncake_storage_digest(const WmMooncakeStorage *storage, size_t *len);
+
+/**
+ * Frees a Store manifest; NULL does nothing.
+ *
+ * # Safety
+ * The handle is NULL or from this library, not yet freed, not used after.
+ */
+void wm_mooncake_storage_free(WmMooncakeStorage *handle);
 
 /**
  * Reads a reshard plan document (the JSON text `wm_plan_json` gives, in any spelling)

@@ -12,7 +12,8 @@
 //                               but std::bad_alloc).
 //
 // Coverage analysis and the reshard planner (coverage(), plan()) are in
-// weight_manifest_analysis.hpp, included at the end of this file.
+// weight_manifest_analysis.hpp, content digests (ContentPartial, ContentManifest) in
+// weight_manifest_content.hpp, both included at the end of this file.
 //
 // Codes: weight_manifest::Code is the C enum WmCode (WM_CODE_FRAGMENT_OVERLAP, ...);
 // Error::code_name() is the contract's spelling ("fragment_overlap").
@@ -468,5 +469,9 @@ inline Runtime bind(const Placement& placement, const Binding& binding) {
 
 // Coverage analysis and the reshard planner (Coverage, Plan, coverage(), plan()).
 #include "weight_manifest_analysis.hpp"
+// Content digests over the caller's memory (ContentTensor, ContentPartial, ContentManifest).
+#include "weight_manifest_content.hpp"
+// Mooncake's placement and Store manifest (MooncakePlacement, MooncakeStorage).
+#include "weight_manifest_mooncake.hpp"
 
 #endif  // WEIGHT_MANIFEST_HPP

@@ -30,7 +30,7 @@ unsafe fn side_arg(side: *const c_char, side_len: usize) -> Result<Side, Failure
 }
 
 /// Runs a check: NULL when it passes, else a new error (a panic is `WM_CODE_INTERNAL_ERROR`).
-fn verdict(body: impl FnOnce() -> Result<(), Failure>) -> *mut WmError {
+pub(crate) fn verdict(body: impl FnOnce() -> Result<(), Failure>) -> *mut WmError {
     match guard_error(body) {
         Ok(Ok(())) => std::ptr::null_mut(),
         Ok(Err(Failure::Core(error))) => WmError::from_core(&error).into_raw(),

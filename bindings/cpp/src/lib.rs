@@ -10,7 +10,8 @@
 //!   `*out`) on failure. Rejections carry the contract's code, message and JSON pointer.
 //! - Every allocation handed out has one free function: `wm_placement_free`,
 //!   `wm_runtime_free`, `wm_binding_free`, `wm_coverage_free`, `wm_plan_free`,
-//!   `wm_bound_plan_free`, `wm_error_free` (each accepts NULL). Strings
+//!   `wm_bound_plan_free`, the content handles' `wm_content_*_free`, `wm_error_free`
+//!   (each accepts NULL). Strings
 //!   returned by accessors are borrowed from their handle or error and live as long as it.
 //! - No panic crosses the ABI: each entry point catches it and reports
 //!   `WM_CODE_INTERNAL_ERROR` (or a NULL/false result for accessors).
@@ -25,10 +26,12 @@ mod code;
 // Generated from the core's `Code::ALL` by weight-manifest-codegen.
 #[rustfmt::skip]
 mod code_table;
+mod content;
 mod error;
 mod fence;
 mod guard;
 mod handles;
+mod mooncake;
 mod plan_bind;
 mod text;
 
@@ -43,6 +46,17 @@ pub use api::{
     wm_runtime_parse,
 };
 pub use code::{wm_code_name, WmCode};
+pub use content::{
+    wm_content_block_values, wm_content_combine, wm_content_comparison_count,
+    wm_content_comparison_free, wm_content_comparison_json, wm_content_manifest_check_bytes,
+    wm_content_manifest_check_fragment, wm_content_manifest_compare, wm_content_manifest_free,
+    wm_content_manifest_json, wm_content_manifest_parse, wm_content_manifest_tensor,
+    wm_content_manifest_verify, wm_content_partial, wm_content_partial_equal,
+    wm_content_partial_free, wm_content_partial_json, wm_content_partial_parse,
+    wm_content_tensor_free, wm_content_tensor_new, wm_content_values_count, wm_content_values_free,
+    wm_content_values_get, wm_content_values_json, WmContentComparison, WmContentDigest,
+    WmContentFragment, WmContentManifest, WmContentPartial, WmContentTensor, WmContentValues,
+};
 pub use error::{
     wm_error_code, wm_error_code_name, wm_error_detail_json, wm_error_detail_summary,
     wm_error_free, wm_error_json_location, wm_error_message, wm_error_path, WmError,
@@ -52,6 +66,12 @@ pub use handles::{
     wm_binding_free, wm_binding_json, wm_placement_canonical, wm_placement_digest,
     wm_placement_free, wm_placement_id, wm_runtime_free, wm_runtime_generation, wm_runtime_json,
     WmBinding, WmPlacement, WmRuntime,
+};
+pub use mooncake::{
+    wm_mooncake_placement_digest, wm_mooncake_placement_free, wm_mooncake_placement_id,
+    wm_mooncake_placement_json, wm_mooncake_placement_parse, wm_mooncake_placement_topology_id,
+    wm_mooncake_storage_digest, wm_mooncake_storage_free, wm_mooncake_storage_json,
+    wm_mooncake_storage_parse, WmMooncakePlacement, WmMooncakeStorage,
 };
 pub use plan_bind::{
     wm_bind_plan, wm_bound_plan_free, wm_bound_plan_id, wm_bound_plan_json, wm_bound_plan_parse,

@@ -11,6 +11,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "json.hpp"
 #include "weight_manifest.hpp"
@@ -41,13 +42,25 @@ struct Input {
   std::optional<std::string> target_binding;
   std::optional<std::uint64_t> source_generation;
   std::optional<std::uint64_t> target_generation;
+  // The content operations' geometry (absent lists are empty) and inputs.
+  std::optional<std::string> tensor_id;
+  std::vector<std::uint64_t> global_shape;
+  std::vector<std::uint64_t> global_offset;
+  std::vector<std::uint64_t> local_shape;
+  std::optional<std::uint64_t> itemsize;
+  std::optional<std::uint64_t> block_elements;
+  std::optional<std::string> bytes;
+  std::optional<std::string> fragments;
+  std::optional<std::string> mooncake;
 
-  const std::string& need(const std::optional<std::string>& member, const char* name) const {
+  template <class T>
+  const T& need(const std::optional<T>& member, const char* name) const {
     if (!member) {
       throw BadRequest{std::string("input member `") + name + "` is required"};
     }
     return *member;
   }
+
 
   wm::InventoryOptions options() const {
     wm::InventoryOptions options;
@@ -73,6 +86,42 @@ struct Input {
 };
 
 /// A JSON integer in 0..2^64-1, spelled with digits only.
+inline std::uint64_t read_u64(const json::Value& value, const std::string& key);
+
+/// A JSON array of such integers.
+inline std::vector<std::uint64_t> read_u64s(const json::Value& value, const std::string& key) {
+  if (value.kind != json::Value::Kind::Array) {
+    throw BadRequest{"request input member `" + key + "` is not an array"};
+  }
+  std::vector<std::uint64_t> out;
+  out.reserve(value.items.size());
+  for (const json::Value& item : value.items) {
+    out.push_back(read_u64(item, key));
+  }
+  return out;
+}
+
+/// Lowercase hex to bytes.
+inline std::vector<std::uint8_t> read_hex(const std::string& text) {
+  const auto digit = [](char c) -> int {
+    if (c >= '0' && c <= '9') {
+      return c - '0';
+    }
+    if (c >= 'a' && c <= 'f') {
+      return c - 'a' + 10;
+    }
+    throw BadRequest{"request input member `bytes` is not lowercase hex"};
+  };
+  if (text.size() % 2 != 0) {
+    throw BadRequest{"request input member `bytes` has an odd number of hex digits"};
+  }
+  std::vector<std::uint8_t> out(text.size() / 2);
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    out[i] = static_cast<std::uint8_t>(digit(text[2 * i]) * 16 + digit(text[2 * i + 1]));
+  }
+  return out;
+}
+
 inline std::uint64_t read_u64(const json::Value& value, const std::string& key) {
   const BadRequest bad{"request input member `" + key + "` is not a u64 integer"};
   if (value.kind != json::Value::Kind::Number || value.text.empty()) {
@@ -115,6 +164,16 @@ inline Input read_input(const json::Value* value) {
       (key == "max_regions" ? input.max_regions : input.max_segments) = read_u64(member, key);
       continue;
     }
+    if (key == "itemsize" || key == "block_elements") {
+      (key == "itemsize" ? input.itemsize : input.block_elements) = read_u64(member, key);
+      continue;
+    }
+    if (key == "global_shape" || key == "global_offset" || key == "local_shape") {
+      (key == "global_shape" ? input.global_shape
+                             : key == "global_offset" ? input.global_offset : input.local_shape) =
+          read_u64s(member, key);
+      continue;
+    }
     if (key == "source_generation" || key == "target_generation") {
       (key == "source_generation" ? input.source_generation : input.target_generation) =
           read_u64(member, key);
@@ -141,6 +200,14 @@ inline Input read_input(const json::Value* value) {
       slot = &input.source_binding;
     } else if (key == "target_binding") {
       slot = &input.target_binding;
+    } else if (key == "tensor_id") {
+      slot = &input.tensor_id;
+    } else if (key == "bytes") {
+      slot = &input.bytes;
+    } else if (key == "fragments") {
+      slot = &input.fragments;
+    } else if (key == "mooncake") {
+      slot = &input.mooncake;
     } else {
       throw BadRequest{"request input has an unknown member `" + key + "`"};
     }
@@ -204,7 +271,9 @@ inline bool known(std::string_view op) {
   for (const char* name : {"placement.parse", "placement.from_inventory", "runtime.parse",
                            "binding.parse", "runtime.from_inventory", "binding.from_inventory",
                            "project.placement", "project.binding", "bind", "coverage",
-                           "plan", "plan.bind"}) {
+                           "plan", "plan.bind", "content.partial", "content.block_values",
+                           "content.combine", "content.manifest", "mooncake.validate",
+                           "mooncake.storage"}) {
     if (op == name) {
       return true;
     }
@@ -212,8 +281,106 @@ inline bool known(std::string_view op) {
   return false;
 }
 
+/// The content operations (contract §19) over the C++ wrapper's content classes.
+inline std::optional<Outcome> run_content(std::string_view op, const Input& in) {
+  if (op == "content.manifest") {
+    auto manifest = wm::ContentManifest::try_parse(in.need(in.document, "document"));
+    if (!manifest) {
+      return Outcome(manifest.error());
+    }
+    if (auto error = manifest->verify()) {
+      return Outcome(std::move(*error));
+    }
+    return Outcome(json::ObjectWriter().string("content_manifest", manifest->json()).finish());
+  }
+  auto tensor = wm::ContentTensor::try_make(in.need(in.tensor_id, "tensor_id"), in.global_shape,
+                                            in.need(in.itemsize, "itemsize"),
+                                            in.need(in.block_elements, "block_elements"));
+  if (op == "content.combine") {
+    const json::Value given = json::parse(in.need(in.fragments, "fragments"));
+    if (given.kind != json::Value::Kind::Array) {
+      throw BadRequest{"request input member `fragments` is not an array"};
+    }
+    if (!tensor) {
+      return Outcome(tensor.error());
+    }
+    std::vector<wm::ContentPartial> partials;
+    std::vector<wm::ContentFragment> fragments;
+    partials.reserve(given.items.size());
+    for (const json::Value& item : given.items) {
+      const json::Value* offset = item.find("global_offset");
+      const json::Value* shape = item.find("local_shape");
+      const json::Value* partial = item.find("partial");
+      if (offset == nullptr || shape == nullptr || partial == nullptr) {
+        throw BadRequest{"a fragment lacks global_offset, local_shape or partial"};
+      }
+      std::string text;
+      json::write(text, *partial);
+      auto parsed = wm::ContentPartial::try_parse(text);
+      if (!parsed) {
+        return Outcome(parsed.error());
+      }
+      partials.push_back(std::move(*parsed));
+      fragments.push_back(wm::ContentFragment{
+          wm::ContentBox{read_u64s(*offset, "global_offset"), read_u64s(*shape, "local_shape")},
+          nullptr});
+    }
+    for (std::size_t i = 0; i < fragments.size(); ++i) {
+      fragments[i].partial = &partials[i];
+    }
+    auto digest = wm::try_combine(*tensor, fragments);
+    if (!digest) {
+      return Outcome(digest.error());
+    }
+    return Outcome(json::ObjectWriter().string("digest", *digest).finish());
+  }
+  const std::vector<std::uint8_t> data = read_hex(in.need(in.bytes, "bytes"));
+  if (!tensor) {
+    return Outcome(tensor.error());
+  }
+  const wm::ContentBox box{in.global_offset, in.local_shape};
+  const wm::ContentBytes bytes{data.data(), data.size(), {}};
+  if (op == "content.partial") {
+    auto partial = wm::ContentPartial::try_compute(*tensor, box, bytes);
+    if (!partial) {
+      return Outcome(partial.error());
+    }
+    return Outcome(json::ObjectWriter().string("partial", partial->json()).finish());
+  }
+  auto values = wm::ContentValues::try_compute(*tensor, box, bytes);
+  if (!values) {
+    return Outcome(values.error());
+  }
+  return Outcome(json::ObjectWriter().string("values", values->json()).finish());
+}
+
 /// Runs `op`; std::nullopt for an operation this testee does not know.
 inline std::optional<Outcome> run(std::string_view op, const Input& in) {
+  if (op.substr(0, 8) == "content.") {
+    return run_content(op, in);
+  }
+  if (op == "mooncake.validate") {
+    auto placement = wm::MooncakePlacement::try_parse(in.need(in.mooncake, "mooncake"));
+    if (!placement) {
+      return Outcome(placement.error());
+    }
+    return Outcome(json::ObjectWriter()
+                       .string("canonical", placement->json())
+                       .string("digest", placement->digest())
+                       .string("placement_id", placement->placement_id())
+                       .string("topology_id", placement->topology_id())
+                       .finish());
+  }
+  if (op == "mooncake.storage") {
+    auto storage = wm::MooncakeStorage::try_parse(in.need(in.mooncake, "mooncake"));
+    if (!storage) {
+      return Outcome(storage.error());
+    }
+    return Outcome(json::ObjectWriter()
+                       .string("digest", storage->digest())
+                       .string("mooncake_text", storage->json())
+                       .finish());
+  }
   if (op == "placement.parse") {
     return render(wm::Placement::try_parse(in.need(in.document, "document")), placement_result);
   }

@@ -84,6 +84,43 @@ pub(crate) fn content_partial<'py>(
     partial_dict(py, &partial_to_wire(&p))
 }
 
+/// `content_blocks(tensor, tensor_id, global_shape, global_offset, block_elements)`: in
+/// one pass over the live fragment, `(partial, values)`: its partial (as
+/// `content_partial`) and the values of its whole blocks by row, then block, as bytes (16
+/// per block: the value's low, then high 64 bits, in native byte order: a numpy uint64
+/// array of shape (blocks, 2)). A delta's source hashes its bytes once for both.
+#[pyfunction]
+#[allow(clippy::needless_pass_by_value)] // pyo3 extracts the arguments owned
+pub(crate) fn content_blocks<'py>(
+    tensor: &Bound<'py, PyAny>,
+    tensor_id: &str,
+    global_shape: Vec<u64>,
+    global_offset: Vec<u64>,
+    block_elements: u64,
+) -> PyResult<Bound<'py, PyTuple>> {
+    let py = tensor.py();
+    let (bytes, local_shape, itemsize) = live_bytes(tensor)?;
+    let t = Tensor::new(tensor_id, &global_shape, itemsize, block_elements).or_raise(py)?;
+    let origin = vec![0; local_shape.len()];
+    let (p, values) = py
+        .detach(|| {
+            let buffer = Buffer::contiguous(bytes, &local_shape, &origin);
+            blocks::partial_and_values(&t, &global_offset, &local_shape, buffer)
+        })
+        .or_raise(py)?;
+    let raw = PyBytes::new_with(py, values.len().saturating_mul(16), |out| {
+        for (v, slot) in values.iter().zip(out.chunks_exact_mut(16)) {
+            #[allow(clippy::cast_possible_truncation)] // the two halves, on purpose
+            let (lo, hi) = (*v as u64, (*v >> 64) as u64);
+            slot[..8].copy_from_slice(&lo.to_ne_bytes());
+            slot[8..].copy_from_slice(&hi.to_ne_bytes());
+        }
+        Ok(())
+    })?;
+    let partial = partial_dict(py, &partial_to_wire(&p))?;
+    PyTuple::new(py, [partial.into_any(), raw.into_any()])
+}
+
 fn partial_dict<'py>(py: Python<'py>, wire: &ContentPartial) -> PyResult<Bound<'py, PyDict>> {
     let edges = PyList::empty(py);
     for e in &wire.edges {
@@ -204,6 +241,14 @@ pub(crate) fn block_values<'py>(
             blocks::block_values(&t, &global_offset, &local_shape, buffer)
         })
         .or_raise(py)?;
+    values_tuple(py, &values)
+}
+
+/// Block values as four numpy uint64 arrays `(rows, blocks, hi, lo)`.
+fn values_tuple<'py>(
+    py: Python<'py>,
+    values: &[blocks::BlockValue],
+) -> PyResult<Bound<'py, PyTuple>> {
     let numpy = py.import("numpy")?;
     let column = |f: &dyn Fn(&blocks::BlockValue) -> u64| -> PyResult<Bound<'py, PyAny>> {
         let raw: Vec<u8> = values.iter().flat_map(|v| f(v).to_ne_bytes()).collect();
@@ -226,4 +271,54 @@ pub(crate) fn block_values<'py>(
             column(&lo)?,
         ],
     )
+}
+
+/// `content_partial_of_bytes(data, tensor_id, global_shape, itemsize, global_offset,
+/// local_shape, block_elements)`: the partial of the fragment (`global_offset`,
+/// `local_shape`) whose row-major bytes are `data` (bytes received into a buffer, say),
+/// in the form of `content_partial`; `content_buffer_invalid` unless `data` holds exactly
+/// product(local_shape) × itemsize bytes.
+#[pyfunction]
+#[allow(clippy::needless_pass_by_value, clippy::too_many_arguments)]
+pub(crate) fn content_partial_of_bytes<'py>(
+    py: Python<'py>,
+    data: &[u8],
+    tensor_id: &str,
+    global_shape: Vec<u64>,
+    itemsize: u64,
+    global_offset: Vec<u64>,
+    local_shape: Vec<u64>,
+    block_elements: u64,
+) -> PyResult<Bound<'py, PyDict>> {
+    let t = Tensor::new(tensor_id, &global_shape, itemsize, block_elements).or_raise(py)?;
+    let p = py
+        .detach(|| partial::partial(&t, &global_offset, &local_shape, data))
+        .or_raise(py)?;
+    partial_dict(py, &partial_to_wire(&p))
+}
+
+/// `block_values_of_bytes(data, tensor_id, global_shape, itemsize, global_offset,
+/// local_shape, block_elements)`: `block_values` of the fragment whose row-major bytes are
+/// `data`, checked as `content_partial_of_bytes` checks them.
+#[pyfunction]
+#[allow(clippy::needless_pass_by_value, clippy::too_many_arguments)]
+pub(crate) fn block_values_of_bytes<'py>(
+    py: Python<'py>,
+    data: &[u8],
+    tensor_id: &str,
+    global_shape: Vec<u64>,
+    itemsize: u64,
+    global_offset: Vec<u64>,
+    local_shape: Vec<u64>,
+    block_elements: u64,
+) -> PyResult<Bound<'py, PyTuple>> {
+    let t = Tensor::new(tensor_id, &global_shape, itemsize, block_elements).or_raise(py)?;
+    let origin = vec![0; local_shape.len()];
+    let values = py
+        .detach(|| {
+            let buffer = Buffer::contiguous(data, &local_shape, &origin);
+            blocks::block_values(&t, &global_offset, &local_shape, buffer)
+        })
+        .or_raise(py)?;
+    values_tuple(py, &values)
 }

@@ -112,6 +112,13 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(content::content_partial, m)?)?;
     m.add_function(wrap_pyfunction!(content::content_combine, m)?)?;
     m.add_function(wrap_pyfunction!(content::block_values, m)?)?;
+    m.add_function(wrap_pyfunction!(content::content_blocks, m)?)?;
+    m.add_function(wrap_pyfunction!(content::content_partial_of_bytes, m)?)?;
+    m.add_function(wrap_pyfunction!(content::block_values_of_bytes, m)?)?;
+    m.add_function(wrap_pyfunction!(
+        content_manifest::content_manifest_verify,
+        m
+    )?)?;
     m.add_function(wrap_pyfunction!(
         content_manifest::content_manifest_write,
         m
@@ -123,6 +130,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(mooncake::mooncake_export, m)?)?;
     m.add_function(wrap_pyfunction!(mooncake::mooncake_import, m)?)?;
     m.add_function(wrap_pyfunction!(mooncake::mooncake_validate, m)?)?;
+    m.add_function(wrap_pyfunction!(mooncake::mooncake_storage_validate, m)?)?;
     m.add_function(wrap_pyfunction!(mooncake::mooncake_export_binding, m)?)?;
     m.add_function(wrap_pyfunction!(mooncake::mooncake_import_binding, m)?)?;
     m.add_function(wrap_pyfunction!(mooncake::mooncake_validate_bindings, m)?)?;

@@ -69,6 +69,7 @@ pub(crate) fn mooncake_validate<'py>(text: &Bound<'py, PyAny>) -> PyResult<Bound
         .count();
     let out = PyDict::new(py);
     out.set_item("document", "placement")?;
+    out.set_item("canonical", m.to_json())?;
     out.set_item("placement_id", m.placement_id())?;
     out.set_item("topology_id", m.topology_id())?;
     out.set_item("digest", m.digest())?;
@@ -81,6 +82,17 @@ pub(crate) fn mooncake_validate<'py>(text: &Bound<'py, PyAny>) -> PyResult<Bound
     out.set_item("participants", m.parts().len())?;
     out.set_item("generated_fragment_ids", generated)?;
     Ok(out)
+}
+
+/// `mooncake_storage_validate(text)`: a Store manifest read and validated as upstream's
+/// `WeightManifest.from_json` does (nothing more: no import), as (its text as upstream
+/// writes it, manifest_digest).
+#[pyfunction]
+pub(crate) fn mooncake_storage_validate(text: &Bound<'_, PyAny>) -> PyResult<(String, String)> {
+    let py = text.py();
+    let m = MooncakeStorageManifest::from_json(&document_bytes(text)?, &Options::default())
+        .or_raise(py)?;
+    Ok((m.to_json(), m.digest()))
 }
 
 /// One stored fragment as the Python side gives it: (fragment_id, tensor_id,

@@ -18,7 +18,7 @@ import pytest
 
 import weight_manifest as wm
 from conftest import INSTALL, ROOT, require
-from weight_manifest import _native
+from weight_manifest import _native, content
 
 sys.path.insert(0, str(ROOT / "tests" / "content"))
 import oracle  # noqa: E402
@@ -191,3 +191,24 @@ def test_torch_bfloat16_parameter_views_are_hashed_in_place() -> None:
     raises("live_tensor_unreadable", _native.content_partial, weight[:, :5], name, shape, [0, 0], block)
     raises("live_tensor_unreadable", _native.content_partial, torch.empty(6, 10, device="meta"), name, shape,
            [0, 0], block)
+
+
+def test_bytes_received_into_a_buffer_hash_as_the_oracle_says() -> None:
+    """partial_of_bytes and block_values_of_bytes over raw bytes (a receive buffer), against
+    the oracle; a buffer of another size is content_buffer_invalid; verify_manifest
+    recombines a manifest's fragments."""
+    shape, itemsize, block = [4, 10], 4, 4
+    data = bytes(range(160))
+    for offset, local in boxes((4, 10), [[1], [3, 7]]):
+        piece = oracle.cut(shape, itemsize, data, offset, local)
+        got = content.partial_of_bytes(piece, "w", shape, itemsize, offset, local, block)
+        assert got == oracle.partial("w", shape, itemsize, block, offset, local, piece)
+        values = content.block_values_of_bytes(piece, "w", shape, itemsize, offset, local, block)
+        assert values == oracle.block_values("w", shape, itemsize, block, offset, local, piece)
+    raises("content_buffer_invalid", content.partial_of_bytes, data[:-1], "w", shape, itemsize, [0, 0], shape, block)
+    raises("content_shape_invalid", content.block_values_of_bytes, data, "w", shape, itemsize, [0, 1], shape, block)
+    corpus = ROOT / "tests" / "conformance" / "content"
+    good = json.loads((corpus / "manifest-b4-fragments.json").read_text(encoding="utf-8"))["input"]["document"]
+    assert content.verify_manifest(good) == good
+    bad = json.loads((corpus / "manifest-partial-sum-zeroed.json").read_text(encoding="utf-8"))["input"]["document"]
+    raises("content_digest_mismatch", content.verify_manifest, bad)

@@ -124,6 +124,8 @@ def test_a_delta_update_moves_only_the_changed_blocks_and_verifies() -> None:
     # Exactly the bytes of the targets' elements the change touched (each target counts
     # them from the model's definition of the change, not from the delta).
     assert result["delta_bytes"] == result["delta_expected_bytes"]
+    # Coalesced: nothing on the wire but those bytes.
+    assert result["delta_wire_bytes"] == result["delta_bytes"]
 
 
 def test_the_local_backend_catches_a_corrupted_byte_by_its_content_digest() -> None:

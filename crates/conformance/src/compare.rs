@@ -68,6 +68,11 @@ fn compare_result(
         ("plan_id", &expect.plan_id),
         ("bound_plan", &expect.bound_plan),
         ("bound_plan_id", &expect.bound_plan_id),
+        ("partial", &expect.partial),
+        ("values", &expect.values),
+        ("content_manifest", &expect.content_manifest),
+        ("topology_id", &expect.topology_id),
+        ("mooncake_text", &expect.mooncake_text),
     ];
     for (name, wanted) in fields {
         if let Some(wanted) = wanted {

@@ -4,10 +4,12 @@
 //! (`tests/conformance/README.md`).
 
 mod compare;
+mod content;
 mod fixture;
 mod glob;
 mod known_failures;
 pub mod ops;
+mod outcome;
 mod runner;
 mod testee;
 

@@ -2,7 +2,6 @@
 //! conformance testee and the bindings' testees share.
 
 use std::borrow::Cow;
-use std::fmt;
 
 use weight_manifest::inventory::{BINDING_INVENTORY_LABEL, RUNTIME_INVENTORY_LABEL};
 pub use weight_manifest::wire::{FixtureInput as OpInput, FixtureOp as Op};
@@ -12,106 +11,11 @@ use weight_manifest::{project_binding_value, project_placement_value};
 use weight_manifest::{AddressSemantics, Limits, Options};
 use weight_manifest::{Binding, Fences, Placement, Plan, Runtime};
 
-/// The result fields of a successful operation; which are set depends on the operation.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct OpResult {
-    /// Placement wire JSON (placement-producing operations).
-    pub canonical: Option<String>,
-    /// The placement_id (placement-producing operations).
-    pub placement_id: Option<String>,
-    /// The digest (placement-producing operations).
-    pub digest: Option<String>,
-    /// Runtime manifest JSON (runtime-producing operations).
-    pub runtime: Option<String>,
-    /// The runtime manifest's generation (runtime-producing operations; may be unset).
-    pub generation: Option<Option<u64>>,
-    /// Binding manifest JSON (binding-producing operations).
-    pub binding: Option<String>,
-    /// Coverage report JSON (`coverage`).
-    pub report: Option<String>,
-    /// Reshard plan JSON (`plan`).
-    pub plan: Option<String>,
-    /// The plan_id (`plan`).
-    pub plan_id: Option<String>,
-    /// Bound plan JSON (`plan.bind`).
-    pub bound_plan: Option<String>,
-    /// The bound_plan_id (`plan.bind`).
-    pub bound_plan_id: Option<String>,
-}
+use weight_manifest_mooncake::{MooncakePlacement, MooncakeStorageManifest};
 
-impl OpResult {
-    fn placement(p: &Placement) -> Self {
-        OpResult {
-            canonical: Some(p.to_json()),
-            placement_id: Some(p.placement_id().to_owned()),
-            digest: Some(p.digest().to_owned()),
-            ..OpResult::default()
-        }
-    }
-
-    fn runtime(r: &Runtime) -> Self {
-        OpResult {
-            runtime: Some(r.to_json()),
-            generation: Some(r.generation()),
-            ..OpResult::default()
-        }
-    }
-
-    fn binding(b: &Binding) -> Self {
-        OpResult {
-            binding: Some(b.to_json()),
-            ..OpResult::default()
-        }
-    }
-
-    /// The fields as a JSON object (`generation` is present, possibly `null`, for runtime
-    /// results).
-    pub fn to_json_value(&self) -> serde_json::Value {
-        let mut map = serde_json::Map::new();
-        let strings = [
-            ("binding", &self.binding),
-            ("bound_plan", &self.bound_plan),
-            ("bound_plan_id", &self.bound_plan_id),
-            ("canonical", &self.canonical),
-            ("digest", &self.digest),
-            ("placement_id", &self.placement_id),
-            ("plan", &self.plan),
-            ("plan_id", &self.plan_id),
-            ("report", &self.report),
-            ("runtime", &self.runtime),
-        ];
-        for (key, value) in strings {
-            if let Some(value) = value {
-                map.insert(key.to_owned(), serde_json::Value::String(value.clone()));
-            }
-        }
-        if let Some(generation) = self.generation {
-            map.insert(
-                "generation".to_owned(),
-                generation.map_or(serde_json::Value::Null, Into::into),
-            );
-        }
-        serde_json::Value::Object(map)
-    }
-}
-
-/// A request that cannot be run: an input member the operation needs is absent.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct RequestError(pub String);
-
-impl fmt::Display for RequestError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for RequestError {}
-
-fn need<'i>(value: Option<&'i String>, name: &str) -> Result<&'i [u8], RequestError> {
-    value
-        .map(String::as_bytes)
-        .ok_or_else(|| RequestError(format!("input member `{name}` is required")))
-}
+use crate::content;
+use crate::outcome::need;
+pub use crate::outcome::{OpResult, RequestError};
 
 /// Runs `op` on `input` with every document read under `limits`: `Err` for an unusable
 /// request, `Ok(Err)` for a rejection.
@@ -203,6 +107,27 @@ pub fn run(
                     plan_id: Some(p.plan_id().to_owned()),
                     ..OpResult::default()
                 })
+        }
+        Op::ContentPartial | Op::ContentBlockValues | Op::ContentCombine | Op::ContentManifest => {
+            content::run(op, input, limits)?
+        }
+        Op::MooncakeValidate => {
+            let text = need(input.mooncake.as_ref(), "mooncake")?;
+            MooncakePlacement::from_json(text, &options).map(|p| OpResult {
+                canonical: Some(p.to_json()),
+                placement_id: Some(p.placement_id().to_owned()),
+                digest: Some(p.digest()),
+                topology_id: Some(p.topology_id().to_owned()),
+                ..OpResult::default()
+            })
+        }
+        Op::MooncakeStorage => {
+            let text = need(input.mooncake.as_ref(), "mooncake")?;
+            MooncakeStorageManifest::from_json(text, &options).map(|m| OpResult {
+                mooncake_text: Some(m.to_json()),
+                digest: Some(m.digest()),
+                ..OpResult::default()
+            })
         }
         Op::PlanBind => {
             let plan_text = need(input.plan.as_ref(), "plan")?;

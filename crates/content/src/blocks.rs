@@ -2,9 +2,12 @@
 //! generations' values at one (row, block) differ exactly when (up to hash collisions) the
 //! block's bytes do.
 
+use std::fmt::Write as _;
+
 use weight_manifest::error::Result;
 
 use crate::hash;
+use crate::partial::{partial_with, Partial};
 use crate::tensor::Tensor;
 use crate::walk::{Buffer, Region};
 
@@ -53,6 +56,60 @@ pub fn block_values(
     Ok(out)
 }
 
+/// In one pass over the fragment: its partial ([`crate::partial::partial_in`]) and the
+/// values of its whole blocks, by row, then block (the order of [`block_values`], without
+/// the coordinates, which the box determines). A delta's source hashes its bytes once for
+/// both: the changed blocks, and the partial its update is verified against.
+///
+/// # Errors
+///
+/// As [`crate::partial::partial_in`].
+pub fn partial_and_values(
+    tensor: &Tensor,
+    global_offset: &[u64],
+    local_shape: &[u64],
+    buffer: Buffer<'_>,
+) -> Result<(Partial, Vec<u128>)> {
+    // At most every block of every row (one more per row for a cut start), so the vector
+    // is not regrown over a large fragment.
+    let rows = local_shape
+        .split_last()
+        .map_or(1, |(_, outer)| outer.iter().product::<u64>());
+    let per_row = local_shape
+        .last()
+        .map_or(1, |&m| m / tensor.block_elements().max(1) + 2);
+    let mut values = Vec::with_capacity(
+        usize::try_from(rows.saturating_mul(per_row))
+            .unwrap_or(0)
+            .min(1 << 28),
+    );
+    let partial = partial_with(tensor, global_offset, local_shape, buffer, |v| {
+        values.push(v);
+    })?;
+    Ok((partial, values))
+}
+
+/// The values as canonical JSON text (contract §5): an array of `{"block", "row",
+/// "value"}`, `value` as the 32 lowercase hex digits of a partial sum, in the given order.
+pub fn values_to_json(values: &[BlockValue]) -> String {
+    let mut out = String::from("[");
+    for (i, v) in values.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        // Writing to a String cannot fail.
+        let _ = write!(
+            out,
+            r#"{{"block":{},"row":{},"value":"{}"}}"#,
+            v.block,
+            v.row,
+            hash::Digest(v.value).hex()
+        );
+    }
+    out.push(']');
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -88,5 +145,28 @@ mod tests {
             8,
             "blocks 1..=4 of each row are whole, block 0 is cut"
         );
+        let text = values_to_json(&values[..1]);
+        assert!(
+            text.starts_with(r#"[{"block":0,"row":1,"value":""#),
+            "{text}"
+        );
+        assert_eq!(values_to_json(&[]), "[]");
+    }
+
+    #[test]
+    fn one_pass_gives_the_partial_and_the_block_values() {
+        let t = Tensor::new("w", &[4, 9], 2, 2).unwrap();
+        let bytes: Vec<u8> = (0..32).collect();
+        let (l, o, origin) = ([2, 8], [1, 1], [0, 0]);
+        let buffer = || Buffer::contiguous(&bytes, &l, &origin);
+        let (p, values) = partial_and_values(&t, &o, &l, buffer()).unwrap();
+        assert_eq!(p, partial(&t, &o, &l, &bytes).unwrap());
+        let each: Vec<u128> = block_values(&t, &o, &l, buffer())
+            .unwrap()
+            .iter()
+            .map(|v| v.value)
+            .collect();
+        assert_eq!(values, each);
+        assert_eq!(p.edges.len(), 2, "block 0 of each row is cut");
     }
 }

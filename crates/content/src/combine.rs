@@ -96,7 +96,9 @@ pub fn combine(tensor: &Tensor, fragments: &[Fragment<'_>]) -> Result<Digest> {
 }
 
 /// Whether two partials are equal, whatever the order of their edges.
-fn same_partial(a: &Partial, b: &Partial) -> bool {
+/// Whether two partials are equal: the same sum and the same edges as sets (the replica
+/// rule of §19.4 step 2, and how one holder's partial is checked against a manifest's).
+pub fn same_partial(a: &Partial, b: &Partial) -> bool {
     if a.sum != b.sum || a.edges.len() != b.edges.len() {
         return false;
     }

@@ -16,6 +16,7 @@
 //! - [`mod@combine`]: partials of one tensor combined into its digest, replicas once, distinct
 //!   boxes partitioning the tensor;
 //! - [`blocks`]: the value of every whole block of a fragment (for delta updates);
+//! - [`strided`]: a strided view of a fragment in a caller's memory, gathered row-major;
 //! - [`manifest`]: the content manifest document (`schema/content.schema.json`).
 //!
 //! The construction protects against accidental corruption (bit flips, torn or skipped
@@ -50,6 +51,7 @@ mod errors;
 pub mod hash;
 pub mod manifest;
 pub mod partial;
+pub mod strided;
 pub mod tensor;
 pub mod walk;
 

@@ -134,6 +134,31 @@ fn tensors(manifest: &ContentManifest) -> Result<BTreeMap<&str, Tensor>> {
     Ok(out)
 }
 
+/// Reads one partial from its JSON text (the form [`partial_to_json`] writes) strictly,
+/// under `limits`: the reader's codes and `limit_exceeded`; `content_manifest_invalid` for
+/// another shape, a sum or edge bytes not in lowercase hex.
+///
+/// # Errors
+///
+/// As above.
+pub fn read_partial(text: &[u8], limits: &Limits) -> Result<Partial> {
+    document::read::<ContentPartialDocument>(text, &Options::default().with_limits(*limits))
+}
+
+/// A fragment partial on its own as a document kind (a holder's partial sent as text).
+struct ContentPartialDocument;
+
+impl Typed for ContentPartialDocument {
+    type Output = Partial;
+    type Wire = ContentPartial;
+    const LABEL: &'static str = "content partial";
+    const INVALID: Code = Code::ContentManifestInvalid;
+
+    fn checked(wire: ContentPartial) -> Result<Partial> {
+        partial_from_wire(&wire, "")
+    }
+}
+
 /// The wire form of a partial.
 pub fn partial_to_wire(partial: &Partial) -> ContentPartial {
     ContentPartial {
@@ -149,6 +174,13 @@ pub fn partial_to_wire(partial: &Partial) -> ContentPartial {
             })
             .collect(),
     }
+}
+
+/// A partial as canonical JSON text (contract §5): `{"edges": [...], "sum": ...}`, the
+/// form of a content manifest's fragment partial.
+pub fn partial_to_json(partial: &Partial) -> String {
+    canonical::to_string(&partial_to_wire(partial))
+        .unwrap_or_else(|e| unreachable!("wire types are always encodable: {e}"))
 }
 
 /// A partial from its wire form; `pointer` locates it in its document
@@ -233,6 +265,86 @@ pub fn verify_fragments(manifest: &ContentManifest) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// The fragment `placement_fragment_id` of a (read) manifest with its tensor's geometry
+/// (the manifest's block size): what a receiver needs to hash the bytes it landed.
+///
+/// # Errors
+///
+/// `content_manifest_invalid` when the manifest lists no such fragment (or no fragments).
+pub fn fragment_tensor<'m>(
+    manifest: &'m ContentManifest,
+    placement_fragment_id: &str,
+) -> Result<(Tensor, &'m ContentFragment)> {
+    let fragment = listed_fragment(manifest, placement_fragment_id)?;
+    let entry = manifest
+        .tensors
+        .binary_search_by(|t| t.tensor_id.as_str().cmp(&fragment.tensor_id))
+        .map(|i| &manifest.tensors[i])
+        .map_err(|_| {
+            Error::new(
+                Code::ContentManifestInvalid,
+                format!(
+                    "the content manifest lists no tensor {}",
+                    fragment.tensor_id
+                ),
+            )
+        })?;
+    let tensor = Tensor::new(
+        &entry.tensor_id,
+        &entry.global_shape,
+        entry.itemsize,
+        manifest.block_elements,
+    )?;
+    Ok((tensor, fragment))
+}
+
+fn listed_fragment<'m>(
+    manifest: &'m ContentManifest,
+    placement_fragment_id: &str,
+) -> Result<&'m ContentFragment> {
+    let listed = manifest.fragments.as_deref().unwrap_or_default();
+    listed
+        .binary_search_by(|f| f.placement_fragment_id.as_str().cmp(placement_fragment_id))
+        .map(|i| &listed[i])
+        .map_err(|_| {
+            Error::new(
+                Code::ContentManifestInvalid,
+                format!("the content manifest lists no fragment {placement_fragment_id}"),
+            )
+        })
+}
+
+/// Checks one holder's partial of the fragment `placement_fragment_id` against the partial
+/// the manifest records for it (equal sums, edges equal as sets): how a receiver verifies
+/// the bytes that landed in its own memory without the other fragments.
+///
+/// # Errors
+///
+/// `content_manifest_invalid` when the manifest lists no fragments or not this one;
+/// `content_digest_mismatch` naming the fragment and its tensor when the partials differ.
+pub fn check_fragment(
+    manifest: &ContentManifest,
+    placement_fragment_id: &str,
+    partial: &Partial,
+) -> Result<()> {
+    let found = listed_fragment(manifest, placement_fragment_id)?;
+    let recorded = partial_from_wire(&found.partial, "")?;
+    if crate::combine::same_partial(&recorded, partial) {
+        return Ok(());
+    }
+    Err(Error::new(
+        Code::ContentDigestMismatch,
+        format!(
+            "fragment {placement_fragment_id} of tensor {}: its partial (sum {}, {} edges) differs from the manifest's (sum {}, {} edges)",
+            found.tensor_id,
+            partial.sum.hex(),
+            partial.edges.len(),
+            recorded.sum.hex(),
+            recorded.edges.len()
+        ),
+    ))
 }
 
 /// How a tensor differs between two manifests.
@@ -353,6 +465,39 @@ mod tests {
         assert_eq!(back, m);
         verify_fragments(&back).unwrap();
         assert!(compare(&m, &back).unwrap().is_empty());
+    }
+
+    #[test]
+    fn a_holders_partial_is_checked_against_the_recorded_one() {
+        let m = manifest();
+        let t = Tensor::new("w", &[2, 5], 1, 2).unwrap();
+        // w/1 holds columns 3..5 of both rows: block 1 cut (column 3), block 2 whole.
+        let landed = partial(&t, &[0, 3], &[2, 2], &[13, 14, 18, 19]).unwrap();
+        check_fragment(&m, "w/1", &landed).unwrap();
+        let torn = partial(&t, &[0, 3], &[2, 2], &[13, 14, 18, 0]).unwrap();
+        let e = check_fragment(&m, "w/1", &torn).unwrap_err();
+        assert_eq!(e.code(), Code::ContentDigestMismatch);
+        assert!(e.message().contains("fragment w/1 of tensor w"), "{e}");
+        let edge = partial(&t, &[0, 3], &[2, 2], &[0, 14, 18, 19]).unwrap();
+        assert_eq!(landed.sum, edge.sum, "only the edge piece differs");
+        let e = check_fragment(&m, "w/1", &edge).unwrap_err();
+        assert_eq!(e.code(), Code::ContentDigestMismatch);
+        let e = check_fragment(&m, "w/0", &landed).unwrap_err();
+        assert_eq!(e.code(), Code::ContentDigestMismatch);
+        let e = check_fragment(&m, "w/2", &landed).unwrap_err();
+        assert_eq!(e.code(), Code::ContentManifestInvalid);
+        let digests_only = ContentManifest {
+            fragments: None,
+            ..m.clone()
+        };
+        let e = check_fragment(&digests_only, "w/1", &landed).unwrap_err();
+        assert_eq!(e.code(), Code::ContentManifestInvalid);
+        let (tensor, fragment) = fragment_tensor(&m, "w/1").unwrap();
+        assert_eq!(
+            (tensor, fragment.global_offset.as_slice()),
+            (t, &[0, 3][..])
+        );
+        assert!(fragment_tensor(&m, "w/9").is_err());
     }
 
     #[test]

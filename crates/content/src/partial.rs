@@ -63,6 +63,18 @@ pub fn partial_in(
     local_shape: &[u64],
     buffer: Buffer<'_>,
 ) -> Result<Partial> {
+    partial_with(tensor, global_offset, local_shape, buffer, |_| {})
+}
+
+/// [`partial_in`], handing each whole block's value to `on_value` as it is added (by row,
+/// then block): the one walk behind the partial and the block values of a delta.
+pub(crate) fn partial_with(
+    tensor: &Tensor,
+    global_offset: &[u64],
+    local_shape: &[u64],
+    buffer: Buffer<'_>,
+    mut on_value: impl FnMut(u128),
+) -> Result<Partial> {
     let region = Region {
         tensor,
         global_offset,
@@ -73,8 +85,9 @@ pub fn partial_in(
     let mut out = Partial::default();
     region.for_each_block(|row, p| {
         if p.whole {
-            out.sum
-                .add(hash::value(key, row, p.block, hash::content(p.bytes)));
+            let value = hash::value(key, row, p.block, hash::content(p.bytes));
+            out.sum.add(value);
+            on_value(value);
         } else {
             out.edges.push(Edge {
                 row,

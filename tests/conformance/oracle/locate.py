@@ -17,6 +17,8 @@ EXEMPT = {
     "invalid_json": "the text is not JSON: the error has a line and column instead",
     "address_semantics_invalid": "the option is not part of the document",
     "coverage_incomplete": "a requirement on the analysis of a valid placement; the message names the tensor",
+    "content_digest_mismatch": "a requirement on the recombined fragments of a valid content manifest; the message names the tensor",
+    "content_partition_invalid": "a requirement on the fragments of a content manifest taken together (§19.4); the message names the tensor",
 }
 
 # The codes located here; every other code is located where the case writes its path.

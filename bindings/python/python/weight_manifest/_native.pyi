@@ -278,6 +278,13 @@ def block_values(
     npt.NDArray[np.uint64],
     npt.NDArray[np.uint64],
 ]: ...
+def content_blocks(
+    tensor: Any,
+    tensor_id: str,
+    global_shape: Sequence[int],
+    global_offset: Sequence[int],
+    block_elements: int,
+) -> tuple[ContentPartial, bytes]: ...
 def content_manifest_write(
     model_id: str,
     revision: str,
@@ -286,6 +293,30 @@ def content_manifest_write(
     tensors: Sequence[tuple[str, str, Sequence[int], int, str]],
 ) -> str: ...
 def content_manifest_read(text: Union[str, bytes]) -> dict[str, Any]: ...
+def content_manifest_verify(text: Union[str, bytes]) -> str: ...
+def content_partial_of_bytes(
+    data: bytes,
+    tensor_id: str,
+    global_shape: Sequence[int],
+    itemsize: int,
+    global_offset: Sequence[int],
+    local_shape: Sequence[int],
+    block_elements: int,
+) -> ContentPartial: ...
+def block_values_of_bytes(
+    data: bytes,
+    tensor_id: str,
+    global_shape: Sequence[int],
+    itemsize: int,
+    global_offset: Sequence[int],
+    local_shape: Sequence[int],
+    block_elements: int,
+) -> tuple[
+    npt.NDArray[np.uint64],
+    npt.NDArray[np.uint64],
+    npt.NDArray[np.uint64],
+    npt.NDArray[np.uint64],
+]: ...
 def mooncake_export(placement: Any, overrides: Optional[Union[str, bytes]] = None) -> str: ...
 def mooncake_import(text: Union[str, bytes]) -> tuple[str, list[str]]: ...
 def mooncake_validate(text: Union[str, bytes]) -> dict[str, Any]: ...
@@ -303,3 +334,4 @@ def mooncake_storage_write(
     overrides: Optional[Union[str, bytes]] = None,
 ) -> tuple[str, str]: ...
 def mooncake_storage_read(text: Union[str, bytes]) -> dict[str, Any]: ...
+def mooncake_storage_validate(text: Union[str, bytes]) -> tuple[str, str]: ...

@@ -17,7 +17,8 @@ combination is a modular sum.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import math
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -27,7 +28,8 @@ from . import _native
 from ._errors import manifest_error as _error
 from .live import tensor_of
 
-__all__ = ["DEFAULT_BLOCK_ELEMENTS", "Snapshot", "compare", "digests", "partials"]
+__all__ = ["DEFAULT_BLOCK_ELEMENTS", "Snapshot", "block_values_of_bytes", "compare", "digests", "partial_of_bytes",
+           "partials", "verify_manifest"]
 
 DEFAULT_BLOCK_ELEMENTS = 64
 
@@ -38,20 +40,51 @@ def partials(tensors: Mapping[Any, Any], inventory: Mapping[str, Any],
     (:func:`weight_manifest.live.runtime_inventory`, which says where each tensor sits);
     each record has tensor_id, global_shape, itemsize, global_offset, local_shape and
     partial."""
-    out = []
-    for record in inventory["tensors"]:
-        name = record["tensor_id"]
-        partial = _native.content_partial(tensor_of(tensors, record), name, record["global_shape"],
-                                          record["global_offset"], block_elements)
-        out.append({
-            "tensor_id": name,
-            "global_shape": list(record["global_shape"]),
-            "itemsize": int(record["itemsize"]),
-            "global_offset": list(record["global_offset"]),
-            "local_shape": list(record["local_shape"]),
-            "partial": partial,
-        })
-    return out
+    return [
+        _partial_record(record, _native.content_partial(tensor_of(tensors, record), record["tensor_id"],
+                                                        record["global_shape"], record["global_offset"],
+                                                        block_elements))
+        for record in inventory["tensors"]
+    ]
+
+
+def _partial_record(record: Mapping[str, Any], partial: Any) -> dict[str, Any]:
+    return {
+        "tensor_id": record["tensor_id"],
+        "global_shape": list(record["global_shape"]),
+        "itemsize": int(record["itemsize"]),
+        "global_offset": list(record["global_offset"]),
+        "local_shape": list(record["local_shape"]),
+        "partial": partial,
+    }
+
+
+def partial_of_bytes(data: bytes, tensor_id: str, global_shape: Sequence[int], itemsize: int,
+                     global_offset: Sequence[int], local_shape: Sequence[int],
+                     block_elements: int = DEFAULT_BLOCK_ELEMENTS) -> _native.ContentPartial:
+    """The partial of the fragment (``global_offset``, ``local_shape``) whose row-major
+    bytes are ``data`` (bytes received into a buffer, read from a file): ``{"sum", "edges"}``
+    as :func:`partials` gives it. ``data`` must hold exactly product(local_shape) x itemsize
+    bytes (``content_buffer_invalid``)."""
+    return _native.content_partial_of_bytes(bytes(data), tensor_id, global_shape, itemsize, global_offset,
+                                            local_shape, block_elements)
+
+
+def block_values_of_bytes(data: bytes, tensor_id: str, global_shape: Sequence[int], itemsize: int,
+                          global_offset: Sequence[int], local_shape: Sequence[int],
+                          block_elements: int = DEFAULT_BLOCK_ELEMENTS) -> list[tuple[int, int, int]]:
+    """(row, block, value) of each block wholly inside the fragment whose row-major bytes
+    are ``data``, by row, then block (the values :class:`Snapshot` compares)."""
+    rows, blocks, hi, lo = _native.block_values_of_bytes(bytes(data), tensor_id, global_shape, itemsize,
+                                                         global_offset, local_shape, block_elements)
+    return [(int(r), int(b), (int(h) << 64) | int(v)) for r, b, h, v in zip(rows, blocks, hi, lo)]
+
+
+def verify_manifest(text: str | bytes) -> str:
+    """Reads a content manifest strictly and recombines its fragments' partials to each
+    tensor's digest (``content_digest_mismatch`` naming the first that differs); returns
+    its canonical text."""
+    return _native.content_manifest_verify(text)
 
 
 def digests(records: Iterable[Mapping[str, Any]], block_elements: int = DEFAULT_BLOCK_ELEMENTS) -> dict[str, str]:
@@ -82,51 +115,84 @@ U64 = npt.NDArray[np.uint64]
 
 class Snapshot:
     """The block values of a worker's fragments at one moment (its base generation), to
-    find the source bytes that changed since then."""
+    find the source bytes that changed since then. Each look hashes the fragments' bytes
+    once (``content_blocks``): their block values and their partials come from the same
+    pass."""
 
     def __init__(self, tensors: Mapping[Any, Any], inventory: Mapping[str, Any],
                  block_elements: int = DEFAULT_BLOCK_ELEMENTS) -> None:
         self.block_elements = block_elements
         self.inventory = inventory
-        self.values = {_box(r): self._values(tensors, r) for r in inventory["tensors"]}
+        self.values: dict[tuple[str, tuple[int, ...]], tuple[U64, list[Any]]] = {}
+        #: The partials of the bytes last looked at (:func:`partials`' records).
+        self.partials: list[dict[str, Any]] = []
+        for record in inventory["tensors"]:
+            partial, values = self._look(tensors, record)
+            self.values[_box(record)] = (values, partial["edges"])
+            self.partials.append(_partial_record(record, partial))
 
-    def _values(self, tensors: Mapping[Any, Any], record: Mapping[str, Any]) -> tuple[U64, U64, U64, U64, Any]:
-        name = record["tensor_id"]
-        tensor = tensor_of(tensors, record)
-        rows, blocks, hi, lo = _native.block_values(tensor, name, record["global_shape"],
-                                                    record["global_offset"], self.block_elements)
-        edges = _native.content_partial(tensor, name, record["global_shape"], record["global_offset"],
-                                        self.block_elements)["edges"]
-        return rows, blocks, hi, lo, edges
+    def _look(self, tensors: Mapping[Any, Any], record: Mapping[str, Any]) -> tuple[Any, U64]:
+        partial, raw = _native.content_blocks(tensor_of(tensors, record), record["tensor_id"],
+                                              record["global_shape"], record["global_offset"],
+                                              self.block_elements)
+        return partial, np.frombuffer(raw, dtype=np.uint64).reshape(-1, 2)
 
     def changed(self, tensors: Mapping[Any, Any]) -> dict[tuple[str, str], U64]:
         """(worker id, device) -> the sorted, merged [start, end) address ranges of the
         blocks whose bytes differ from the snapshot's (whole blocks by value, a
-        fragment's cut blocks by their bytes)."""
-        ranges: dict[tuple[str, str], list[tuple[int, int]]] = {}
+        fragment's cut blocks by their bytes). :attr:`partials` are then those of the
+        bytes looked at: the digest the delta's targets are verified against."""
+        ranges: dict[tuple[str, str], list[U64]] = {}
+        partials = []
         for record in self.inventory["tensors"]:
             name = record["tensor_id"]
-            rows, blocks, hi, lo, edges = self.values[_box(record)]
-            now = self._values(tensors, record)
-            if len(now[0]) != len(rows):
+            values, edges = self.values[_box(record)]
+            partial, now = self._look(tensors, record)
+            if now.shape != values.shape or len(partial["edges"]) != len(edges):
                 raise _error("live_inventory_mismatch", f"tensor {name} changed shape since its snapshot")
-            differ = np.flatnonzero((now[2] != hi) | (now[3] != lo))
-            spans = self._block_spans(record, rows[differ], blocks[differ])
-            for old, new in zip(edges, now[4]):
+            spans = [self._block_spans(record, np.flatnonzero((now != values).any(axis=1)), len(now))]
+            for old, new in zip(edges, partial["edges"]):
                 if old != new:
-                    spans.extend(self._edge_spans(record, old))
+                    spans.append(self._edge_span(record, old))
             key = (str(record["worker_id"]), str(record["device"]))
             ranges.setdefault(key, []).extend(spans)
+            partials.append(_partial_record(record, partial))
+        self.partials = partials
         return {key: _merge(spans) for key, spans in ranges.items()}
 
-    def _geometry(self, record: Mapping[str, Any]) -> tuple[int, int, int, int, int, list[int], list[int], list[int]]:
-        shape, offset, local = list(record["global_shape"]), list(record["global_offset"]), list(record["local_shape"])
-        n, o_in, m_in = shape[-1], offset[-1], local[-1]
-        return int(record["address"]), int(record["itemsize"]), n, o_in, m_in, shape, offset, local
+    def _geometry(self, record: Mapping[str, Any]) -> tuple[int, int, int, int, int, list[int], list[int]]:
+        # A scalar is one row of one element.
+        shape = list(record["global_shape"]) or [1]
+        offset = list(record["global_offset"]) or [0]
+        local = list(record["local_shape"]) or [1]
+        return int(record["address"]), int(record["itemsize"]), shape[-1], offset[-1], local[-1], shape, local
+
+    def _block_spans(self, record: Mapping[str, Any], which: npt.NDArray[np.intp], count: int) -> U64:
+        """The address ranges of the whole blocks at positions ``which`` of the fragment's
+        ``count`` block values (by local row, then block: the same whole blocks in every
+        row)."""
+        address, itemsize, n, o_in, m_in, _, local = self._geometry(record)
+        b = self.block_elements
+        first = -(-o_in // b)
+        end = o_in + m_in
+        last = -(-n // b) if end == n else end // b
+        per_row = max(last - first, 0)
+        if per_row * math.prod(local[:-1]) != count:
+            raise _error("live_inventory_mismatch",
+                         f"tensor {record['tensor_id']}: its block values do not fit its box")
+        if len(which) == 0 or per_row == 0:
+            return np.zeros((0, 2), dtype=np.uint64)
+        i = which.astype(np.uint64)
+        row, block = i // np.uint64(per_row), np.uint64(first) + i % np.uint64(per_row)
+        base = np.uint64(address) + row * np.uint64(m_in * itemsize)
+        start = base + (block * np.uint64(b) - np.uint64(o_in)) * np.uint64(itemsize)
+        stop = base + (np.minimum((block + np.uint64(1)) * np.uint64(b), np.uint64(n)) - np.uint64(o_in)) * np.uint64(itemsize)
+        return np.stack([start, stop], axis=1)
 
     def _local_row(self, record: Mapping[str, Any], row: int) -> int:
         """The local row index of global row ``row`` (inside the fragment's box)."""
-        _, _, _, _, _, shape, offset, local = self._geometry(record)
+        _, _, _, _, _, shape, local = self._geometry(record)
+        offset = list(record["global_offset"]) or [0]
         outer = shape[:-1]
         index = []
         for extent in reversed(outer):
@@ -138,22 +204,11 @@ class Snapshot:
             local_row = local_row * extent + (index[i] - offset[i])
         return local_row
 
-    def _block_spans(self, record: Mapping[str, Any], rows: U64, blocks: U64) -> list[tuple[int, int]]:
-        address, itemsize, n, o_in, m_in, _, _, _ = self._geometry(record)
-        b = self.block_elements
-        spans = []
-        for row, block in zip(rows.tolist(), blocks.tolist()):
-            start = max(block * b, o_in) - o_in
-            end = min((block + 1) * b, n, o_in + m_in) - o_in
-            base = address + self._local_row(record, row) * m_in * itemsize
-            spans.append((base + start * itemsize, base + end * itemsize))
-        return spans
-
-    def _edge_spans(self, record: Mapping[str, Any], edge: Mapping[str, Any]) -> list[tuple[int, int]]:
-        address, itemsize, _, o_in, m_in, _, _, _ = self._geometry(record)
+    def _edge_span(self, record: Mapping[str, Any], edge: Mapping[str, Any]) -> U64:
+        address, itemsize, _, o_in, m_in, _, _ = self._geometry(record)
         base = address + self._local_row(record, int(edge["row"])) * m_in * itemsize
         start = (int(edge["start"]) - o_in) * itemsize
-        return [(base + start, base + start + len(edge["bytes"]) // 2)]
+        return np.array([[base + start, base + start + len(edge["bytes"]) // 2]], dtype=np.uint64)
 
 
 def _box(record: Mapping[str, Any]) -> tuple[str, tuple[int, ...]]:
@@ -162,9 +217,14 @@ def _box(record: Mapping[str, Any]) -> tuple[str, tuple[int, ...]]:
     return str(record["tensor_id"]), tuple(record["global_offset"])
 
 
-def _merge(spans: list[tuple[int, int]]) -> U64:
+def _merge(spans: list[U64]) -> U64:
+    """Sorted, disjoint [start, end) ranges from (k, 2) arrays of ranges."""
+    if not spans:
+        return np.zeros((0, 2), dtype=np.uint64)
+    flat = np.concatenate(spans).reshape(-1, 2)
+    flat = flat[np.argsort(flat[:, 0], kind="stable")]
     merged: list[list[int]] = []
-    for a, b in sorted(spans):
+    for a, b in flat.tolist():
         if merged and a <= merged[-1][1]:
             merged[-1][1] = max(merged[-1][1], b)
         else:

@@ -41,6 +41,7 @@ __all__ = [
     "upstream_bindings",
     "validate",
     "validate_bindings",
+    "validate_storage",
 ]
 
 Text = Union[str, bytes]
@@ -72,6 +73,13 @@ def validate(text: Text) -> dict[str, Any]:
     ``topology_id``, ``digest``, resource, revision, generation, placement set and counts
     (what ``mooncake validate --format json`` reports)."""
     return _native.mooncake_validate(text)
+
+
+def validate_storage(text: Text) -> tuple[str, str]:
+    """A Store manifest read and validated as upstream's ``WeightManifest.from_json`` does:
+    (its text as upstream writes it, its manifest_digest); :class:`StorageManifest` also
+    imports it as our placement."""
+    return _native.mooncake_storage_validate(text)
 
 
 def export_binding(binding: Union[RuntimeBindingManifest, Text], placement: Text) -> str:

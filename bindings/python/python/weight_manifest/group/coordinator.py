@@ -20,6 +20,7 @@ a durable decision) can sit on them without another protocol.
 from __future__ import annotations
 
 import time
+import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Optional, Protocol
@@ -133,18 +134,22 @@ class Coordinator:
     def request_all(self, ids: Sequence[str], request: Mapping[str, Any],
                     per_worker: Optional[Mapping[str, Mapping[str, Any]]] = None,
                     at_once: Optional[int] = None,
-                    on_progress: Optional[ProgressCallback] = None) -> dict[str, dict[str, Any]]:
+                    on_progress: Optional[ProgressCallback] = None,
+                    alongside: Optional[Mapping[str, tuple[str, dict[str, Any]]]] = None) -> dict[str, dict[str, Any]]:
         """Send ``request`` (its ``op`` and members, merged with ``per_worker[id]``) to each
-        worker and collect every reply; with ``at_once``, at most that many at a time.
-        Raises ``transfer_worker_lost`` or the first worker's own error, naming the worker
-        and its host, after every outcome is in."""
+        worker and collect every reply; with ``at_once``, at most that many at a time;
+        ``alongside``: other workers' (op, request) calls made in the same round (their
+        replies are returned too). Raises ``transfer_worker_lost`` or the first worker's
+        own error, naming the worker and its host, after every outcome is in."""
         op = str(request["op"])
         calls = {w: (op, {**{k: v for k, v in request.items() if k != "op"}, **(per_worker or {}).get(w, {})})
                  for w in ids}
+        for w, call in (alongside or {}).items():
+            calls.setdefault(w, call)
         outcomes = self.transport.call_all(calls, at_once=at_once, on_progress=on_progress)
         replies: dict[str, dict[str, Any]] = {}
         failures: list[tuple[str, str, str]] = []
-        for w in ids:
+        for w in calls:
             reply, why = outcomes[w]
             if reply is None:
                 failures.append((w, "transfer_worker_lost", f"worker {w} on {self.host_of(w)} was lost ({why})"))
@@ -222,20 +227,61 @@ class Coordinator:
 
     def execute(self, bound: BoundPlan, *, mode: str = "push", options: Optional[Mapping[str, Any]] = None,
                 changed: Optional[list[Any]] = None, sessions: Optional[Mapping[str, str]] = None,
-                at_once: Optional[int] = None,
-                on_progress: Optional[ProgressCallback] = None) -> dict[str, dict[str, Any]]:
+                at_once: Optional[int] = None, coalesce: bool = True,
+                on_progress: Optional[ProgressCallback] = None,
+                alongside: Optional[Mapping[str, tuple[str, dict[str, Any]]]] = None,
+                alongside_replies: Optional[dict[str, dict[str, Any]]] = None,
+                partials: Optional[int] = None,
+                landed_partials: Optional[dict[str, list[Any]]] = None) -> dict[str, dict[str, Any]]:
         """Every executing worker runs its pairs of ``bound`` (push: the sources, pull: the
-        targets); their reports. A pair's failure towards a member that no longer answers
-        is reported as that member's loss (``transfer_worker_lost``, named with its host)."""
+        targets); their reports. With ``changed`` (a delta) and ``coalesce``, each pair's
+        small changed pieces move packed through the passive side's landing area
+        (:mod:`weight_manifest.transfer.delta`): about one engine operation per staging round
+        instead of one per changed block. A pair's failure towards a member that no longer
+        answers is reported as that member's loss (``transfer_worker_lost``, named with its
+        host). ``alongside``: calls to workers that do not execute, made while the pairs
+        run (:meth:`request_all`); their replies go into ``alongside_replies``. With
+        ``partials`` (block elements) and pull, each target returns the partials of what
+        landed, hashed while its later pairs moved; they go into ``landed_partials``."""
         side = "source" if mode == "push" else "target"
         executing = _participants(bound, side)
-        request: dict[str, Any] = {"op": "execute", "bound_plan": bound.to_json(), "mode": mode,
+        plan_json = bound.to_json()
+        request: dict[str, Any] = {"op": "execute", "bound_plan": plan_json, "mode": mode,
                                    "sessions": dict(sessions or {w: m.session for w, m in self.peers.items()}),
                                    "options": dict(options or {})}
+        if partials is not None and mode == "pull":
+            request["partials"] = partials
+        passive: list[str] = []
+        token = ""
+        per_worker: Optional[dict[str, dict[str, Any]]] = None
         if changed is not None:
-            request["changed"] = changed
+            # Each worker is sent the changed ranges of the sources it pairs with only.
+            partners: dict[str, set[str]] = {}
+            for pair in bound.pairs:
+                for w in (pair.source_worker_id, pair.target_worker_id):
+                    partners.setdefault(w, set()).add(pair.source_worker_id)
+            per_worker = {w: {"changed": [e for e in changed if e[0] in mine]} for w, mine in partners.items()}
+            opts = request["options"]
+            if (coalesce and int(opts.get("stage_below", transfer.DEFAULT_STAGE_BELOW)) > 0
+                    and int(opts.get("staging_bytes", transfer.DEFAULT_STAGING_BYTES)) >= 2):
+                # Each pair's passive side reserves its packed area (pull: gathers into it).
+                passive = _participants(bound, "target" if mode == "push" else "source")
+                token = uuid.uuid4().hex
+                replies = self.request_all(passive, {"op": "delta_prepare", "bound_plan": plan_json, "mode": mode,
+                                                     "options": request["options"], "token": token},
+                                           per_worker=per_worker, at_once=at_once)
+                request["landing"] = [entry for w in passive for entry in replies[w]["landing"]]
         try:
-            replies = self.request_all(executing, request, at_once=at_once, on_progress=on_progress)
+            replies = self.request_all(executing, request, per_worker=per_worker, at_once=at_once,
+                                       on_progress=on_progress,
+                                       alongside=alongside)
+            if alongside_replies is not None:
+                alongside_replies.update({w: r for w, r in replies.items() if w not in executing})
+            if landed_partials is not None and "partials" in request:
+                landed_partials.update({w: replies[w]["partials"] for w in executing})
+            if passive and mode == "push":
+                # Every packed byte has landed: the targets scatter it into their tensors.
+                self.request_all(passive, {"op": "delta_apply", "token": token}, at_once=at_once)
         except Exception as error:
             # A timed-out pair stays a timeout (a partitioned link); a failed one may be a
             # member's death.
@@ -257,14 +303,15 @@ class Coordinator:
     def update(self, bound: BoundPlan, *, mode: str = "push", options: Optional[Mapping[str, Any]] = None,
                verify: Optional[str] = None, verify_content: bool = True,
                block_elements: int = content.DEFAULT_BLOCK_ELEMENTS, delta: bool = False,
-               after_transfer: Optional[Callable[[], Any]] = None,
+               coalesce: bool = True, after_transfer: Optional[Callable[[], Any]] = None,
                on_progress: Optional[ProgressCallback] = None) -> dict[str, Any]:
         """Run ``bound``: fences against the live bindings, every pair on its executing
         worker, then the content check (``verify_content``, on by default: every target's
         digests, combined from their partials, must equal the sources', tensor by tensor)
         and, with ``verify`` (a handler name), each target's own check. With ``delta``,
-        only the source bytes changed since the sources' last :meth:`snapshot` move.
-        ``after_transfer`` runs between the transfer and the checks (a test's fault);
+        only the source bytes changed since the sources' last :meth:`snapshot` move
+        (``coalesce``: packed, :meth:`execute`; ``changed_seconds``: finding them, one
+        hashing pass over the sources' bytes). ``after_transfer`` runs between the transfer and the checks (a test's fault);
         ``on_progress`` sees the pairs' progress while they run. Returns the totals, the
         pairs' reports and what was verified (``verified_tensors``: how many tensors' digests
         matched, 0 without ``verify_content``; ``target_checks``: each target's reply to
@@ -273,11 +320,31 @@ class Coordinator:
         sources, targets = _participants(bound, "source"), _participants(bound, "target")
         started = time.perf_counter()
         changed = None
+        changed_seconds = 0.0
+        # The sources' partials come from the pass that found the changed blocks (a delta),
+        # or are hashed while the targets pull (the sources only serve reads then).
+        source_partials: Optional[list[Any]] = None
+        alongside = None
         if delta:
             replies = self.request_all(sources, {"op": "changed"})
             changed = [entry for w in sources for entry in replies[w]["changed"]]
-        workers = self.execute(bound, mode=mode, options=options, changed=changed, on_progress=on_progress)
+            if all(replies[w].get("block_elements") == block_elements for w in sources):
+                source_partials = [r for w in sources for r in replies[w]["partials"]]
+            changed_seconds = time.perf_counter() - started
+        elif verify_content and mode == "pull":
+            alongside = {w: ("content", {"block_elements": block_elements})
+                         for w in sources if w not in _participants(bound, "target")}
+        others: dict[str, dict[str, Any]] = {}
+        landed: dict[str, list[Any]] = {}
+        workers = self.execute(bound, mode=mode, options=options, changed=changed, coalesce=coalesce,
+                               on_progress=on_progress, alongside=alongside, alongside_replies=others,
+                               # A delta's targets hash all their bytes once, after it.
+                               partials=block_elements if verify_content and after_transfer is None and not delta
+                               else None,
+                               landed_partials=landed)
         seconds = time.perf_counter() - started
+        if alongside and set(alongside) == set(sources):
+            source_partials = [r for w in sources for r in others[w]["partials"]]
         pairs = [pair for report in workers.values() for pair in report["pairs"]]
         if after_transfer is not None:
             after_transfer()
@@ -285,7 +352,9 @@ class Coordinator:
         verified: list[str] = []
         if verify_content:
             clock = time.perf_counter()
-            verified = self.verify_content(block_elements, sources=sources, targets=targets)
+            verified = self.verify_content(block_elements, sources=sources, targets=targets,
+                                           source_partials=source_partials,
+                                           target_partials=landed if set(landed) == set(targets) else None)
             verify_seconds = time.perf_counter() - clock
         checks: dict[str, dict[str, Any]] = {}
         if verify is not None:
@@ -297,7 +366,9 @@ class Coordinator:
             "runs": sum(p["runs"] for p in pairs),
             "staged_pieces": sum(p["staged_pieces"] for p in pairs),
             "batches": sum(p["batches"] for p in pairs),
+            "wire_bytes": sum(p["wire_bytes"] for p in pairs),
             "seconds": seconds,
+            "changed_seconds": changed_seconds,
             "verify_seconds": verify_seconds,
             "verified_tensors": len(verified),
             "target_checks": checks,
@@ -341,19 +412,25 @@ class Coordinator:
 
     def _digests(self, ids: Sequence[str], block_elements: int) -> tuple[dict[str, str], dict[str, list[str]]]:
         replies = self.request_all(ids, {"op": "content", "block_elements": block_elements})
-        holders: dict[str, list[str]] = {}
-        for w in ids:
-            for record in replies[w]["partials"]:
-                holders.setdefault(record["tensor_id"], []).append(w)
-        return content.digests((r for w in ids for r in replies[w]["partials"]), block_elements), holders
+        return _combined({w: replies[w]["partials"] for w in ids}, block_elements)
 
     def verify_content(self, block_elements: int = content.DEFAULT_BLOCK_ELEMENTS,
-                       sources: Optional[Sequence[str]] = None, targets: Optional[Sequence[str]] = None) -> list[str]:
+                       sources: Optional[Sequence[str]] = None, targets: Optional[Sequence[str]] = None,
+                       source_partials: Optional[Sequence[Mapping[str, Any]]] = None,
+                       target_partials: Optional[Mapping[str, Sequence[Mapping[str, Any]]]] = None) -> list[str]:
         """Raise ``transfer_verify_failed`` naming every tensor whose digest on the targets
         is not the sources' (and the target workers holding the first); else the tensors
-        verified (every source tensor), sorted."""
-        source = self._digests(sources if sources is not None else self.workers("source"), block_elements)[0]
-        target, holders = self._digests(targets if targets is not None else self.workers("target"), block_elements)
+        verified (every source tensor), sorted. ``source_partials``: the sources' partials
+        of the bytes they sent, and ``target_partials`` (worker -> partials) the targets'
+        of what landed, when already hashed (else they are asked now)."""
+        if source_partials is not None:
+            source = content.digests(source_partials, block_elements)
+        else:
+            source = self._digests(sources if sources is not None else self.workers("source"), block_elements)[0]
+        if target_partials is not None:
+            target, holders = _combined(target_partials, block_elements)
+        else:
+            target, holders = self._digests(targets if targets is not None else self.workers("target"), block_elements)
         differ = [n for n in content.compare(source, target) if n in target]
         missing = [n for n in source if n not in target]
         if differ:
@@ -375,3 +452,13 @@ class Coordinator:
     def stop(self) -> None:
         """Let go of the members (a transport that owns their service stops it)."""
         self.transport.close()
+
+
+def _combined(partials: Mapping[str, Sequence[Mapping[str, Any]]],
+              block_elements: int) -> tuple[dict[str, str], dict[str, list[str]]]:
+    """Each tensor's digest from the workers' partials, and the workers holding it."""
+    holders: dict[str, list[str]] = {}
+    for w, records in partials.items():
+        for record in records:
+            holders.setdefault(record["tensor_id"], []).append(w)
+    return content.digests((r for records in partials.values() for r in records), block_elements), holders

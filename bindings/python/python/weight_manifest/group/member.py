@@ -10,9 +10,12 @@ The calls (``op``, then the request's members):
 
 - ``inventory``: the runtime inventory of what it holds now;
 - ``execute``: run its pairs of a bound plan (``bound_plan``, ``mode``, ``sessions``,
-  ``options``, ``changed``) after checking its own fence (the core's rule) first;
+  ``options``, ``changed``, ``landing``) after checking its own fence (the core's rule)
+  first; with ``partials`` (block elements) a pulling target also returns the partials of
+  what landed, each tensor hashed once its last pair is in (:mod:`weight_manifest.transfer.landed`);
 - ``content``: its fragments' content partials; ``snapshot`` / ``changed``: the base and
-  the changed ranges of a delta;
+  the changed ranges of a delta; ``delta_prepare`` / ``delta_apply``: as a pair's passive
+  side, its packed area of a coalesced delta (:mod:`weight_manifest.transfer.delta`);
 - ``activate``: the version it now serves (the coordinator's word after a verified
   update); ``fence``: its held fence (§17.7); ``ping``: liveness;
 - whatever extra ``handlers`` it was given (an example's ``verify``, a test's fault).
@@ -24,8 +27,6 @@ import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Optional
-
-import numpy as np
 
 from .. import content, live, transfer
 from .._errors import manifest_error as _error
@@ -87,6 +88,8 @@ class Member:
         # Registered once, with the tensors, and reused by every update.
         self.staging = transfer.Staging(backend, staging_bytes) if staging_bytes >= 2 else None
         self.snapshot: Optional[content.Snapshot] = None
+        # A coalesced delta's packed area, made at the first delta that needs one.
+        self.landing: Optional[transfer.Landing] = None
 
     def inventory(self) -> dict[str, Any]:
         """The runtime inventory of what this member holds now."""
@@ -108,19 +111,48 @@ class Member:
         side = "source" if request["mode"] == "push" else "target"
         # Its own last look before the first byte: its lease and generation now.
         transfer.check_fence(bound, side, self.fence())
-        changed = None
-        if request.get("changed") is not None:
-            changed = {(str(w), str(d)): np.array(r, dtype=np.uint64).reshape(-1, 2) for w, d, r in request["changed"]}
+        changed = None if request.get("changed") is None else transfer.changed_from_wire(request["changed"])
+        landing = None
+        if request.get("landing") is not None:
+            landing = {(str(a), str(b)): int(address) for a, b, address in request["landing"]}
         name = request.get("backend")
         if name is not None and name not in self.backends:
             raise _error("transfer_arguments_invalid", f"worker {self.worker_id} has no backend {name!r}")
         backend = self.backend if name is None else self.backends[name]
-        report = transfer.execute(
-            bound, backend, request["sessions"], mode=request["mode"], worker=self.worker_id,
-            staging=self.staging if name is None else None, changed=changed, progress=self._progress_sink(),
-            **request.get("options", {}),
-        )
-        return {"report": report.to_dict()}
+        landed = None
+        if request.get("partials") is not None and side == "target":
+            # A pulling target hashes each tensor as soon as its last pair is in.
+            mine = [p for p in bound.pairs if p.target_worker_id == self.worker_id]
+            landed = transfer.LandedPartials(self.tensors, self.inventory(), mine, int(request["partials"]))
+        try:
+            report = transfer.execute(
+                bound, backend, request["sessions"], mode=request["mode"], worker=self.worker_id,
+                staging=self.staging if name is None else None, changed=changed, landing=landing,
+                progress=self._progress_sink(), on_pair=None if landed is None else landed.pair_done,
+                **request.get("options", {}),
+            )
+        except BaseException:
+            if landed is not None:
+                landed.abandon()
+            raise
+        reply: dict[str, Any] = {"report": report.to_dict()}
+        if landed is not None:
+            reply["partials"] = landed.finish()
+        return reply
+
+    def _delta_prepare(self, request: dict[str, Any]) -> dict[str, Any]:
+        bound = BoundPlan.from_json(request["bound_plan"])
+        push = request["mode"] == "push"
+        # Its own last look, as in execute: the passive side copies bytes too.
+        transfer.check_fence(bound, "target" if push else "source", self.fence())
+        changed = transfer.changed_from_wire(request["changed"])
+        options = request.get("options", {})
+        if self.landing is None:
+            self.landing = transfer.Landing(self.backend)
+        entries = self.landing.prepare(
+            bound, changed, self.worker_id, push, int(options.get("stage_below", transfer.DEFAULT_STAGE_BELOW)),
+            int(options.get("max_segments", 1 << 32)), self.registered, str(request["token"]))
+        return {"landing": entries}
 
     def _progress_sink(self) -> Optional[transfer.Progress]:
         if self.progress is None:
@@ -156,7 +188,15 @@ class Member:
             if self.snapshot is None:
                 raise _error("transfer_arguments_invalid", f"worker {self.worker_id} has no snapshot to compare with")
             ranges = self.snapshot.changed(self.tensors)
-            return {"changed": [[w, d, r.tolist()] for (w, d), r in ranges.items()]}
+            # The same pass hashed the bytes the delta sends: their partials verify it.
+            return {"changed": [[w, d, transfer.ranges_to_wire(r)] for (w, d), r in ranges.items()],
+                    "partials": self.snapshot.partials, "block_elements": self.snapshot.block_elements}
+        if op == "delta_prepare":
+            return self._delta_prepare(body)
+        if op == "delta_apply":
+            if self.landing is None:
+                raise _error("transfer_arguments_invalid", f"worker {self.worker_id} prepared no delta")
+            return {"bytes": self.landing.apply(str(body.get("token")))}
         if op == "activate":
             with self._activated:
                 self.version = body.get("version")
@@ -187,3 +227,6 @@ class Member:
         if self.staging is not None:
             self.staging.close()
             self.staging = None
+        if self.landing is not None:
+            self.landing.close()
+            self.landing = None

@@ -77,6 +77,8 @@ class VersionedUpdate:
         self.record: Optional[Decision] = None
         self.bound: Optional[BoundPlan] = None
         self.changed: Optional[list[Any]] = None
+        #: A delta's sources' partials, from the pass that found its changed blocks.
+        self.source_partials: Optional[list[Any]] = None
         self.transfer_mode = "push"
         self.options: dict[str, Any] = {}
         self.figures: dict[str, float] = {}
@@ -167,10 +169,14 @@ class VersionedUpdate:
                              f"a full update's rollback restores generation {base} from the Store, and no kept "
                              f"revision {base} holds the targets' bytes: save it first")
         changed = None
+        self.source_partials = None
         if mode == "delta" and bound is not None:
             sources = sorted({p.source_worker_id for p in bound.pairs})
             replies = self.coordinator.request_all(sources, {"op": "changed"})
             changed = [entry for w in sources for entry in replies[w]["changed"]]
+            # The pass that found the changed blocks hashed the bytes the delta sends.
+            if all(replies[w].get("block_elements") == self.block_elements for w in sources):
+                self.source_partials = [r for w in sources for r in replies[w]["partials"]]
         epoch = previous.epoch + 1 if previous is not None else 1
         self.record = Decision(group=self.log.group, coordinator=self.name, epoch=epoch, from_generation=base,
                                to_generation=to_generation, mode=mode, targets=targets, from_digests=from_digests,
@@ -233,7 +239,10 @@ class VersionedUpdate:
             self.coordinator.check_held(self.bound)
             self.figures["fence_seconds"] = time.perf_counter() - clock
             sources = sorted({p.source_worker_id for p in self.bound.pairs})
-            expected = self.coordinator.digests("source", self.block_elements, workers=sources)
+            if self.source_partials is not None:
+                expected = content.digests(self.source_partials, self.block_elements)
+            else:
+                expected = self.coordinator.digests("source", self.block_elements, workers=sources)
         try:
             got = self._target_digests(record.targets, record.to_generation)
         except ManifestError as error:

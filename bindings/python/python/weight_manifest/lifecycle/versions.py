@@ -161,7 +161,7 @@ class TargetVersions:
 
     def _keep(self, bound: BoundPlan, changed: list[Any]) -> tuple[np.ndarray, list[tuple[int, int, int]]]:
         """The undo log: the bytes now in every range the delta will write here."""
-        ranges = {(str(w), str(d)): np.array(r, dtype=np.uint64).reshape(-1, 2) for w, d, r in changed}
+        ranges = transfer.changed_from_wire(changed)
         spans = transfer.written_ranges(bound, self.member.worker_id, ranges)
         regions = self.member.registered
         total = int((spans[:, 1] - spans[:, 0]).sum()) if len(spans) else 0

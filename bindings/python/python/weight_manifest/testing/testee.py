@@ -15,7 +15,7 @@ import json
 import sys
 from typing import Any, Callable, Optional, TextIO
 
-from .. import _native
+from .. import _native, content, mooncake
 from .._analysis import PlanLimits, bind_plan, coverage, plan
 from .._manifests import (
     PlacementManifest,
@@ -100,6 +100,45 @@ def _plan(inputs: dict[str, Any]) -> dict[str, Any]:
     return {"plan": result.to_json(), "plan_id": result.plan_id}
 
 
+def _box(inputs: dict[str, Any]) -> tuple[Any, ...]:
+    """A content request's bytes and geometry, in the order of ``partial_of_bytes``."""
+    return (bytes.fromhex(inputs["bytes"]), inputs["tensor_id"], inputs.get("global_shape", []),
+            inputs["itemsize"], inputs.get("global_offset", []), inputs.get("local_shape", []),
+            inputs["block_elements"])
+
+
+def _canonical(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"))
+
+
+def _content_partial(inputs: dict[str, Any]) -> dict[str, Any]:
+    return {"partial": _canonical(content.partial_of_bytes(*_box(inputs)))}
+
+
+def _content_values(inputs: dict[str, Any]) -> dict[str, Any]:
+    values = content.block_values_of_bytes(*_box(inputs))
+    return {"values": _canonical([{"block": b, "row": r, "value": f"{v:032x}"} for r, b, v in values])}
+
+
+def _content_combine(inputs: dict[str, Any]) -> dict[str, Any]:
+    """content.combine through ``digests``: each fragment as a record of its tensor."""
+    tensor = {k: inputs[k] for k in ("tensor_id", "itemsize")}
+    tensor["global_shape"] = inputs.get("global_shape", [])
+    records = [{**tensor, **fragment} for fragment in json.loads(inputs["fragments"])]
+    found = content.digests(records, inputs["block_elements"])
+    return {"digest": found[inputs["tensor_id"]]}
+
+
+def _mooncake_validate(inputs: dict[str, Any]) -> dict[str, Any]:
+    facts = mooncake.validate(inputs["mooncake"])
+    return {k: facts[k] for k in ("canonical", "placement_id", "digest", "topology_id")}
+
+
+def _mooncake_storage(inputs: dict[str, Any]) -> dict[str, Any]:
+    text, digest = mooncake.validate_storage(inputs["mooncake"])
+    return {"mooncake_text": text, "digest": digest}
+
+
 _OPS: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
     "placement.parse": lambda i: _placement_result(
         PlacementManifest.from_json(i["document"])
@@ -131,6 +170,12 @@ _OPS: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
     "plan.bind": _plan_bind,
     "coverage": _coverage,
     "plan": _plan,
+    "content.partial": _content_partial,
+    "content.block_values": _content_values,
+    "content.combine": _content_combine,
+    "content.manifest": lambda i: {"content_manifest": content.verify_manifest(i["document"])},
+    "mooncake.validate": _mooncake_validate,
+    "mooncake.storage": _mooncake_storage,
 }
 
 

@@ -1,7 +1,9 @@
 """Execute a bound plan's copies: move the bytes of a weight update, failing closed.
 
 The parts, one responsibility each: :mod:`.fences` (the core's fence rule for each holder),
-:mod:`.backends` (the transports), :mod:`.lowering` (copies to engine operations, staging),
+:mod:`.backends` (the transports), :mod:`.lowering` (copies to engine operations, staging,
+a delta's packing), :mod:`.delta` (a delta's packed area on a pair's passive side), :mod:`.landed` (a pulling
+target hashing what has landed),
 :mod:`.reports` (what moved) and :mod:`.executor` (:func:`execute`: batches in flight,
 waited for, bounded, reported). Who runs which pairs is the group's business
 (:mod:`weight_manifest.group`).
@@ -15,9 +17,11 @@ from .defaults import (
     DEFAULT_STAGING_BYTES,
     DEFAULT_STALL_SECONDS,
 )
+from .delta import Landing
+from .landed import LandedPartials
 from .executor import Progress, execute, operation_count
 from .fences import FENCE_MEMBERS, Fence, check_fence, check_fences, fence_of
-from .lowering import Changed, Staging, written_ranges
+from .lowering import Changed, Staging, changed_from_wire, ranges_to_wire, written_ranges
 from .reports import PairReport, UpdateReport
 
 __all__ = [
@@ -31,15 +35,19 @@ __all__ = [
     "Changed",
     "EngineBackend",
     "Fence",
+    "LandedPartials",
+    "Landing",
     "LocalBackend",
     "PairReport",
     "Progress",
     "Staging",
     "UpdateReport",
+    "changed_from_wire",
     "check_fence",
     "check_fences",
     "execute",
     "fence_of",
     "operation_count",
+    "ranges_to_wire",
     "written_ranges",
 ]

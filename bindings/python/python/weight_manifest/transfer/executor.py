@@ -87,10 +87,12 @@ def execute(
     max_segments: int = 1 << 32,
     staging: Optional[Staging] = None,
     changed: Optional[Changed] = None,
+    landing: Optional[Mapping[tuple[str, str], int]] = None,
     source: Union[RuntimeBindingManifest, Fence, Sequence[Fence], None] = None,
     target: Union[RuntimeBindingManifest, Fence, Sequence[Fence], None] = None,
     stall_seconds: float = DEFAULT_STALL_SECONDS,
     progress: Optional[Progress] = None,
+    on_pair: Optional[Callable[[CopyGroup], None]] = None,
 ) -> UpdateReport:
     """Run the pairs of ``bound`` that ``worker`` executes in ``mode`` (every pair when
     ``worker`` is None) on ``backend``. ``sessions`` maps each remote worker id to its
@@ -98,9 +100,13 @@ def execute(
     are checked first (:func:`check_fences`). With ``changed`` ((source worker id, device)
     -> sorted disjoint [start, end) source address ranges, a (k, 2) uint64 array), only
     those source bytes move: a delta update over the same bound plan, each changed byte
-    landing where the full update would put it. Returns the report, or raises
+    landing where the full update would put it. With ``landing`` too ((source worker,
+    target worker) -> the address of the pair's packed area on its passive side, from
+    :meth:`weight_manifest.transfer.Landing.prepare`), the delta's pieces shorter than
+    ``stage_below`` move packed through staging (:mod:`.delta`). Returns the report, or raises
     ``transfer_failed`` / ``transfer_session_unknown`` / ``transfer_arguments_invalid``;
-    it never returns after a failed batch."""
+    it never returns after a failed batch. ``on_pair(pair)`` is called when a pair has
+    landed every byte (a pulling target hashes it then: :mod:`.landed`)."""
     if mode not in ("push", "pull"):
         raise _error("transfer_arguments_invalid", f"mode must be 'push' or 'pull', not {mode!r}")
     if batch_segments < 1 or max_in_flight < 1 or staging_bytes < 0 or stage_below < 0 or not stall_seconds > 0:
@@ -123,7 +129,11 @@ def execute(
     started = time.perf_counter()
     staged = staging is not None or staging_bytes >= 2
     read_gaps = bool(getattr(backend, "reads_gaps", False))
-    lowered = [_ops(pair, push, stage_below if staged else 0, max_segments, changed, read_gaps) for pair in pairs]
+    if landing is not None and (changed is None or not staged or stage_below == 0):
+        raise _error("transfer_arguments_invalid", "a landing area needs a delta (changed=) and staging")
+    lowered = [_ops(pair, push, stage_below if staged else 0, max_segments, changed, read_gaps,
+                    None if landing is None else landing.get((pair.source_worker_id, pair.target_worker_id)))
+               for pair in pairs]
     # Without a staging buffer given, one sized to what the largest pair stages (two
     # halves), within staging_bytes.
     need = max((sum(op.length for op in ops if op.pieces is not None) for ops, _ in lowered), default=0)
@@ -135,6 +145,8 @@ def execute(
         for pair, (ops, runs) in zip(pairs, lowered):
             report.pairs.append(_run_pair(pair, ops, runs, backend, sessions, push, batch_segments,
                                           max_in_flight, staging, stall_seconds, progress))
+            if on_pair is not None:
+                on_pair(pair)
     except BaseException as error:
         if own and staging is not None and getattr(error, "code", None) == "transfer_timeout":
             # Batches were abandoned in flight and may still read or write the buffer:

@@ -4,18 +4,20 @@ that fit one staging half."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+import base64
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Optional
+from typing import Any, Optional
 
 import numpy as np
 import numpy.typing as npt
 
+from .._errors import manifest_error as _error
 from .._native import BoundPlan, CopyGroup
 from .backends import Backend
 from .defaults import DEFAULT_STAGE_BELOW
 
-__all__ = ["Changed", "Staging", "written_ranges"]
+__all__ = ["Changed", "Packing", "Staging", "changed_from_wire", "packing", "ranges_to_wire", "select", "written_ranges"]
 
 
 U64 = npt.NDArray[np.uint64]
@@ -35,7 +37,36 @@ class _Op:
 Changed = Mapping[tuple[str, str], npt.NDArray[np.uint64]]
 
 
-def _select(source: U64, target: U64, length: U64, device: npt.NDArray[np.uint32],
+def ranges_to_wire(ranges: U64) -> str:
+    """[start, end) ranges (a (k, 2) array) as a request carries them: base64 of
+    little-endian uint64 pairs (a JSON list of k big integers costs several times more to
+    write and read)."""
+    return base64.b64encode(np.ascontiguousarray(ranges, dtype="<u8").tobytes()).decode("ascii")
+
+
+def changed_from_wire(entries: Sequence[Any]) -> dict[tuple[str, str], U64]:
+    """A request's ``changed`` (``[worker, device, ranges]`` entries, ranges as
+    :func:`ranges_to_wire` writes them or as a list of [start, end]) as arrays;
+    ``transfer_arguments_invalid`` for anything else."""
+    out: dict[tuple[str, str], U64] = {}
+    for index, entry in enumerate(entries):
+        try:
+            worker, device, ranges = entry
+            if isinstance(ranges, str):
+                raw = base64.b64decode(ranges, validate=True)
+                if len(raw) % 16:
+                    raise ValueError("not whole [start, end) pairs")
+                array = np.frombuffer(raw, dtype="<u8").astype(np.uint64).reshape(-1, 2)
+            else:
+                array = np.array(ranges, dtype=np.uint64).reshape(-1, 2)
+        except (TypeError, ValueError, OverflowError) as error:
+            raise _error("transfer_arguments_invalid", f"changed entry {index} is not [worker, device, ranges]: {error}",
+                         f"/changed/{index}") from None
+        out[(str(worker), str(device))] = array
+    return out
+
+
+def select(source: U64, target: U64, length: U64, device: npt.NDArray[np.uint32],
             devices: list[tuple[str, str]], worker: str, changed: Changed) -> tuple[U64, U64, U64, npt.NDArray[np.uint32]]:
     """The parts of the segments whose source bytes lie in ``changed[(worker, device)]``
     (sorted, disjoint [start, end) source address ranges, shape (k, 2))."""
@@ -61,24 +92,66 @@ def _select(source: U64, target: U64, length: U64, device: npt.NDArray[np.uint32
             np.concatenate([k[2] for k in keep]), np.concatenate([k[3] for k in keep]))
 
 
+@dataclass
+class Packing:
+    """One pair's packed pieces (source and target addresses, lengths, offsets in the
+    packed area) and the selected pieces that move directly (with their device index)."""
+
+    source: U64
+    target: U64
+    length: U64
+    offset: U64
+    direct: tuple[U64, U64, U64, npt.NDArray[np.uint32]]
+
+    @property
+    def nbytes(self) -> int:
+        return int(self.length.sum())
+
+
+def packing(pair: CopyGroup, changed: Changed, stage_below: int, max_segments: int) -> Packing:
+    """The pair's delta split into packed pieces (shorter than ``stage_below``) and direct
+    ones; both sides of the pair compute it, so it must depend on nothing else."""
+    lowered = pair.segments(max_segments)
+    source, target, length, device = select(lowered.source, lowered.target, lowered.length, lowered.device,
+                                            lowered.devices, pair.source_worker_id, changed)
+    small = length < np.uint64(stage_below)
+    n = length[small]
+    offset = np.cumsum(n, dtype=np.uint64) - n
+    big = ~small
+    return Packing(source[small], target[small], n, offset, (source[big], target[big], length[big], device[big]))
+
+
 def _ops(group: CopyGroup, push: bool, stage_below: int, max_segments: int,
-         changed: Optional[Changed] = None, read_gaps: bool = False) -> tuple[list[_Op], int]:
+         changed: Optional[Changed] = None, read_gaps: bool = False,
+         landing: Optional[int] = None) -> tuple[list[_Op], int]:
     """The pair's operations and its merged run count. Runs contiguous on the remote side
     become one staged operation when their mean length is below ``stage_below``. With
     ``read_gaps`` (pull only: a backend whose remote side reads any span between two runs
     of one session, as a Store object does), runs separated by a forward gap no longer
     than the run after it join too, and the span is read whole (at most half of it is
-    gap). With ``changed``, only the changed source bytes are moved (a delta update)."""
-    lowered = group.segments(max_segments)
-    source, target, length, device = lowered.source, lowered.target, lowered.length, lowered.device
-    if changed is not None:
-        source, target, length, device = _select(source, target, length, device, lowered.devices,
-                                                 group.source_worker_id, changed)
+    gap). With ``changed``, only the changed source bytes are moved (a delta update); with
+    ``landing`` too (the pair's packed area on its passive side, :mod:`.delta`), the
+    pieces shorter than ``stage_below`` move packed, as one staged operation."""
+    ops: list[_Op] = []
+    packed = 0
+    if changed is not None and landing is not None:
+        k = packing(group, changed, stage_below, max_segments)
+        source, target, length, device = k.direct
+        if len(k.length):
+            mine = k.source if push else k.target
+            ops.append(_Op(0, landing, k.nbytes, list(zip(mine.tolist(), k.offset.tolist(), k.length.tolist()))))
+            packed = len(k.length)
+    else:
+        lowered = group.segments(max_segments)
+        source, target, length, device = lowered.source, lowered.target, lowered.length, lowered.device
+        if changed is not None:
+            source, target, length, device = select(source, target, length, device, lowered.devices,
+                                                    group.source_worker_id, changed)
     n = len(length)
     local: U64 = source if push else target
     remote: U64 = target if push else source
     if n == 0:
-        return [], 0
+        return ops, packed
     # Group boundaries: where the remote side (or the device pair) is not contiguous.
     starts = np.ones(n, dtype=bool)
     if n > 1:
@@ -90,7 +163,6 @@ def _ops(group: CopyGroup, push: bool, stage_below: int, max_segments: int,
         else:
             starts[1:] = (ends != remote[1:]) | (device[:-1] != device[1:])
     bounds = np.append(np.flatnonzero(starts), n)
-    ops: list[_Op] = []
     loc, rem, lens = local.tolist(), remote.tolist(), length.tolist()
     for g in range(len(bounds) - 1):
         a, b = int(bounds[g]), int(bounds[g + 1])
@@ -99,7 +171,7 @@ def _ops(group: CopyGroup, push: bool, stage_below: int, max_segments: int,
             continue
         pieces = [(loc[i], rem[i] - rem[a], lens[i]) for i in range(a, b)]
         ops.append(_Op(0, rem[a], rem[b - 1] + lens[b - 1] - rem[a], pieces))
-    return ops, n
+    return ops, n + packed
 
 
 def written_ranges(bound: BoundPlan, target_worker: str, changed: Optional[Changed] = None,
@@ -114,7 +186,7 @@ def written_ranges(bound: BoundPlan, target_worker: str, changed: Optional[Chang
         lowered = pair.segments(max_segments)
         source, target, length = lowered.source, lowered.target, lowered.length
         if changed is not None:
-            source, target, length, _ = _select(source, target, length, lowered.device, lowered.devices,
+            source, target, length, _ = select(source, target, length, lowered.device, lowered.devices,
                                                 pair.source_worker_id, changed)
         spans.extend(zip(target.tolist(), (target + length).tolist()))
     merged: list[list[int]] = []

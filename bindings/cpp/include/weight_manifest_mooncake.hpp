@@ -1,0 +1,88 @@
+// weight_manifest_mooncake.hpp: Mooncake's formats (mooncake.reshard 0.3.13, contract §20),
+// part of the C++17 wrapper (included by weight_manifest.hpp; include that one): a C++
+// engine reads a Mooncake placement or Store manifest without Python, every rule the Rust
+// core's.
+
+#ifndef WEIGHT_MANIFEST_MOONCAKE_HPP
+#define WEIGHT_MANIFEST_MOONCAKE_HPP
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "weight_manifest.hpp"
+
+namespace weight_manifest {
+
+/// A Mooncake WeightPlacementManifest (mooncake.reshard 0.3.13, contract §20), read by
+/// every Mooncake rule; its text is byte for byte what upstream writes.
+class MooncakePlacement {
+ public:
+  static Result<MooncakePlacement> try_parse(std::string_view json) {
+    return detail::Access::run<MooncakePlacement, ::WmMooncakePlacement>(
+        [&](::WmMooncakePlacement** out) {
+          return ::wm_mooncake_placement_parse(json.data(), json.size(), out);
+        });
+  }
+  static MooncakePlacement parse(std::string_view json) {
+    return detail::value_or_throw(try_parse(json));
+  }
+  /// The canonical text (upstream's weight_placement_to_json).
+  std::string json() const { return text(::wm_mooncake_placement_json); }
+  /// The placement_id ("sha256:<hex>").
+  std::string placement_id() const { return text(::wm_mooncake_placement_id); }
+  /// The digest (64 hex digits).
+  std::string digest() const { return text(::wm_mooncake_placement_digest); }
+  /// The topology_id ("sha256:<hex>").
+  std::string topology_id() const { return text(::wm_mooncake_placement_topology_id); }
+
+ private:
+  friend struct detail::Access;
+  explicit MooncakePlacement(::WmMooncakePlacement* handle) noexcept : handle_(handle) {}
+  std::string text(const char* (*get)(const ::WmMooncakePlacement*, std::size_t*)) const {
+    std::size_t len = 0;
+    const char* value = get(handle_.get(), &len);
+    return detail::copy(value, len);
+  }
+  std::unique_ptr<::WmMooncakePlacement,
+                  detail::Deleter<::WmMooncakePlacement, ::wm_mooncake_placement_free>>
+      handle_;
+};
+
+/// A Mooncake Store WeightManifest (contract §20.6), validated as upstream validates it.
+class MooncakeStorage {
+ public:
+  static Result<MooncakeStorage> try_parse(std::string_view json) {
+    return detail::Access::run<MooncakeStorage, ::WmMooncakeStorage>(
+        [&](::WmMooncakeStorage** out) {
+          return ::wm_mooncake_storage_parse(json.data(), json.size(), out);
+        });
+  }
+  static MooncakeStorage parse(std::string_view json) {
+    return detail::value_or_throw(try_parse(json));
+  }
+  /// The text as upstream writes it (keys sorted, raw UTF-8).
+  std::string json() const {
+    std::size_t len = 0;
+    const char* value = ::wm_mooncake_storage_json(handle_.get(), &len);
+    return detail::copy(value, len);
+  }
+  /// The manifest_digest (64 hex digits).
+  std::string digest() const {
+    std::size_t len = 0;
+    const char* value = ::wm_mooncake_storage_digest(handle_.get(), &len);
+    return detail::copy(value, len);
+  }
+
+ private:
+  friend struct detail::Access;
+  explicit MooncakeStorage(::WmMooncakeStorage* handle) noexcept : handle_(handle) {}
+  std::unique_ptr<::WmMooncakeStorage,
+                  detail::Deleter<::WmMooncakeStorage, ::wm_mooncake_storage_free>>
+      handle_;
+};
+
+}  // namespace weight_manifest
+
+#endif  // WEIGHT_MANIFEST_MOONCAKE_HPP

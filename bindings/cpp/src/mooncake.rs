@@ -1,0 +1,185 @@
+//! Mooncake's formats (contract §20) over the C ABI: a `WeightPlacementManifest` read by
+//! every Mooncake rule and written back as upstream writes it, and a Store
+//! `WeightManifest` validated as upstream validates it. Every rule is the
+//! `weight-manifest-mooncake` crate's; this module only moves arguments and results.
+
+use std::ffi::c_char;
+
+use weight_manifest::Options;
+use weight_manifest_mooncake::{MooncakePlacement, MooncakeStorageManifest};
+
+use crate::api::run;
+use crate::error::WmError;
+use crate::handles::{expose, free};
+use crate::text::{bytes_arg, CText};
+
+/// A validated Mooncake placement (`mooncake.reshard` 0.3.13). Opaque; free it with
+/// `wm_mooncake_placement_free`.
+#[derive(Debug)]
+pub struct WmMooncakePlacement {
+    canonical: CText,
+    placement_id: CText,
+    digest: CText,
+    topology_id: CText,
+}
+
+/// A validated Mooncake Store manifest. Opaque; free it with `wm_mooncake_storage_free`.
+#[derive(Debug)]
+pub struct WmMooncakeStorage {
+    text: CText,
+    digest: CText,
+}
+
+/// Reads a Mooncake `WeightPlacementManifest` (contract §20.3: upstream's rules in its
+/// order, this implementation's codes and pointers). Rejections: the reader's codes,
+/// `fields_mismatch` (a document of this contract's format is named as such), the value
+/// checks, the `mooncake_*` codes of §20.3–§20.4 and `placement_id_mismatch`.
+///
+/// # Safety
+/// `json` is NULL or points to `json_len` readable bytes; `out` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn wm_mooncake_placement_parse(
+    json: *const c_char,
+    json_len: usize,
+    out: *mut *mut WmMooncakePlacement,
+) -> *mut WmError {
+    // SAFETY: forwarded caller promises.
+    unsafe {
+        run(out, || {
+            let text = bytes_arg(json, json_len, "json")?;
+            let p = MooncakePlacement::from_json(text, &Options::default())?;
+            Ok(WmMooncakePlacement {
+                canonical: CText::new(&p.to_json()),
+                placement_id: CText::new(p.placement_id()),
+                digest: CText::new(&p.digest()),
+                topology_id: CText::new(p.topology_id()),
+            })
+        })
+    }
+}
+
+/// The canonical text, byte for byte what upstream's `weight_placement_to_json` writes
+/// (§20.5); NUL-terminated, owned by the handle, its length in `len` unless NULL.
+///
+/// # Safety
+/// `placement` is NULL or a live handle; `len` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn wm_mooncake_placement_json(
+    placement: *const WmMooncakePlacement,
+    len: *mut usize,
+) -> *const c_char {
+    // SAFETY: forwarded caller promises.
+    unsafe { expose(placement, len, |p| &p.canonical) }
+}
+
+/// The placement_id (`sha256:` + 64 hex digits, §20.2); owned by the handle.
+///
+/// # Safety
+/// As for `wm_mooncake_placement_json`.
+#[no_mangle]
+pub unsafe extern "C" fn wm_mooncake_placement_id(
+    placement: *const WmMooncakePlacement,
+    len: *mut usize,
+) -> *const c_char {
+    // SAFETY: forwarded caller promises.
+    unsafe { expose(placement, len, |p| &p.placement_id) }
+}
+
+/// The digest (64 hex digits: SHA-256 of the canonical text, §20.2); owned by the handle.
+///
+/// # Safety
+/// As for `wm_mooncake_placement_json`.
+#[no_mangle]
+pub unsafe extern "C" fn wm_mooncake_placement_digest(
+    placement: *const WmMooncakePlacement,
+    len: *mut usize,
+) -> *const c_char {
+    // SAFETY: forwarded caller promises.
+    unsafe { expose(placement, len, |p| &p.digest) }
+}
+
+/// The topology_id (`sha256:` + 64 hex digits, §20.2); owned by the handle.
+///
+/// # Safety
+/// As for `wm_mooncake_placement_json`.
+#[no_mangle]
+pub unsafe extern "C" fn wm_mooncake_placement_topology_id(
+    placement: *const WmMooncakePlacement,
+    len: *mut usize,
+) -> *const c_char {
+    // SAFETY: forwarded caller promises.
+    unsafe { expose(placement, len, |p| &p.topology_id) }
+}
+
+/// Frees a Mooncake placement; NULL does nothing.
+///
+/// # Safety
+/// The handle is NULL or from this library, not yet freed, not used after.
+#[no_mangle]
+pub unsafe extern "C" fn wm_mooncake_placement_free(handle: *mut WmMooncakePlacement) {
+    // SAFETY: forwarded caller promise.
+    unsafe { free(handle) }
+}
+
+/// Reads a Mooncake Store `WeightManifest` and validates it as upstream's
+/// `WeightManifest.from_json` does (§20.6): the reader's and value checks' codes and the
+/// `mooncake_storage_*` codes.
+///
+/// # Safety
+/// `json` is NULL or points to `json_len` readable bytes; `out` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn wm_mooncake_storage_parse(
+    json: *const c_char,
+    json_len: usize,
+    out: *mut *mut WmMooncakeStorage,
+) -> *mut WmError {
+    // SAFETY: forwarded caller promises.
+    unsafe {
+        run(out, || {
+            let text = bytes_arg(json, json_len, "json")?;
+            let m = MooncakeStorageManifest::from_json(text, &Options::default())?;
+            Ok(WmMooncakeStorage {
+                text: CText::new(&m.to_json()),
+                digest: CText::new(&m.digest()),
+            })
+        })
+    }
+}
+
+/// The manifest's text as upstream writes it (sorted keys, raw UTF-8, §20.6); owned by the
+/// handle, its length in `len` unless NULL.
+///
+/// # Safety
+/// `storage` is NULL or a live handle; `len` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn wm_mooncake_storage_json(
+    storage: *const WmMooncakeStorage,
+    len: *mut usize,
+) -> *const c_char {
+    // SAFETY: forwarded caller promises.
+    unsafe { expose(storage, len, |m| &m.text) }
+}
+
+/// The manifest_digest (64 hex digits: SHA-256 of the text's UTF-8 bytes); owned by the
+/// handle.
+///
+/// # Safety
+/// As for `wm_mooncake_storage_json`.
+#[no_mangle]
+pub unsafe extern "C" fn wm_mooncake_storage_digest(
+    storage: *const WmMooncakeStorage,
+    len: *mut usize,
+) -> *const c_char {
+    // SAFETY: forwarded caller promises.
+    unsafe { expose(storage, len, |m| &m.digest) }
+}
+
+/// Frees a Store manifest; NULL does nothing.
+///
+/// # Safety
+/// The handle is NULL or from this library, not yet freed, not used after.
+#[no_mangle]
+pub unsafe extern "C" fn wm_mooncake_storage_free(handle: *mut WmMooncakeStorage) {
+    // SAFETY: forwarded caller promise.
+    unsafe { free(handle) }
+}

@@ -1,0 +1,67 @@
+// Mooncake's formats through the C++ wrapper (weight_manifest_mooncake.hpp over the C
+// ABI's wm_mooncake_*), against upstream's own answers: the corpus's mooncake/ fixtures,
+// rendered from what upstream's wheel did with each text (tests/mooncake/corpus/).
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "json.hpp"
+#include "weight_manifest.hpp"
+
+namespace wm = weight_manifest;
+namespace json = testee::json;
+
+namespace {
+
+json::Value fixture(const std::string& name) {
+  std::ifstream in(std::string(WEIGHT_MANIFEST_MOONCAKE_CORPUS_DIR) + "/" + name + ".json",
+                   std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return json::parse(text.str());
+}
+
+std::string member(const json::Value& fx, const char* part, const char* key) {
+  return fx.find(part)->find(key)->text;
+}
+
+}  // namespace
+
+TEST(Mooncake, APlacementIsWrittenBackAsUpstreamWritesItWithItsIds) {
+  const json::Value fx = fixture("placement-ok-grid-tp1-dp1-pp1-unsorted-keys");
+  const wm::MooncakePlacement p = wm::MooncakePlacement::parse(member(fx, "input", "mooncake"));
+  EXPECT_EQ(p.json(), member(fx, "expect", "canonical"));
+  EXPECT_EQ(p.placement_id(), member(fx, "expect", "placement_id"));
+  EXPECT_EQ(p.digest(), member(fx, "expect", "digest"));
+  EXPECT_EQ(p.topology_id(), member(fx, "expect", "topology_id"));
+  EXPECT_EQ(wm::MooncakePlacement::parse(p.json()).json(), p.json());
+}
+
+TEST(Mooncake, RejectionsCarryTheCodeAndThePointerUpstreamsMutationNames) {
+  const json::Value fx = fixture("placement-cover-dp2-pp2-ep2-tp2-drop-split-fragment");
+  const auto p = wm::MooncakePlacement::try_parse(member(fx, "input", "mooncake"));
+  ASSERT_FALSE(p);
+  EXPECT_EQ(p.error().code(), WM_CODE_MOONCAKE_NOT_COVERED);
+  EXPECT_EQ(p.error().path(), std::optional<std::string>("/tensors/0"));
+  EXPECT_FALSE(p.error().message().empty());
+  // This contract's placement given as a Mooncake one is named as such.
+  const auto ours = wm::MooncakePlacement::try_parse(
+      R"({"fragments":[],"model_id":"m","placement_id":null,"revision":"r","tensors":[]})");
+  ASSERT_FALSE(ours);
+  EXPECT_EQ(ours.error().code_name(), "fields_mismatch");
+}
+
+TEST(Mooncake, AStoreManifestIsValidatedAndWrittenAsUpstreamDoes) {
+  const json::Value ok = fixture("storage-ok-four-aliases-reversed");
+  const wm::MooncakeStorage m = wm::MooncakeStorage::parse(member(ok, "input", "mooncake"));
+  EXPECT_EQ(m.json(), member(ok, "expect", "mooncake_text"));
+  EXPECT_EQ(m.digest(), member(ok, "expect", "digest"));
+  const json::Value bad = fixture("storage-reject-four-duplicate-geometry");
+  const auto rejected = wm::MooncakeStorage::try_parse(member(bad, "input", "mooncake"));
+  ASSERT_FALSE(rejected);
+  EXPECT_EQ(rejected.error().code(), WM_CODE_MOONCAKE_STORAGE_DUPLICATE_GEOMETRY);
+  EXPECT_EQ(rejected.error().path(), std::optional<std::string>("/fragments/9"));
+}
