@@ -194,7 +194,9 @@ def drive(args: argparse.Namespace) -> dict[str, Any]:
         result = update.run(bound, step + 1, mode="delta")
         seconds = time.perf_counter() - clock
         clock = time.perf_counter()
-        coordinator.snapshot(args.block)  # the next delta's base: what the engines now hold
+        # The next delta's base: what the engines now hold (the bytes this delta's change
+        # detection looked at, taken over without hashing again).
+        coordinator.snapshot(args.block, advance=True)
         snapshot_seconds = time.perf_counter() - clock
         delta = changed_bytes(update.changed or [])
         served = ray.get([e.generate.remote(PROMPTS, NEW_TOKENS) for e in engines])

@@ -8,7 +8,8 @@ manifest last), restores them into the targets (``store.restore``: planned from 
 manifest, read straight into the targets' registered tensors, content digests checked), has
 every target check every byte, and prints as its last line one JSON object
 ``{"verified": true, "bytes": N, "save_gib_per_s": X, "restore_gib_per_s": Y,
-"raw_get_gib_per_s": Z, ...}`` (Z: one plain ``get_into`` of the same byte count by a
+"raw_get_gib_per_s": Z, "raw_put_gib_per_s": P, ...}`` (P: one plain ``put_from`` of the
+same byte count from a registered buffer, once, then Z: one plain ``get_into`` of it by a
 target process, in the same run). Every process it starts is stopped.
 
     python store_roundtrip.py                          # 512 MiB, TP4/PP2 -> TP2/PP4
@@ -121,22 +122,27 @@ def run_worker(config: dict[str, Any]) -> None:
         return {}
 
     def raw(request: dict[str, Any]) -> dict[str, Any]:
-        # The baseline: one object of the restore's byte count, put once, read back with
-        # one plain get_into into a registered buffer of this process.
+        # The baselines: one object of the restore's byte count, put once with one plain
+        # put_from from a registered buffer of this process (timed: the raw put, measured
+        # once, as the save is), then read back with one plain get_into per call. (An
+        # object just read is leased: it cannot be removed and put again at once.)
         size, key = int(request["bytes"]), str(request["key"])
+        put_seconds = None
         if not scratch:
             buffer = np.ones(size, dtype=np.uint8)
             scratch.append(buffer)
             backend.register(int(buffer.ctypes.data), size)
+            started = time.perf_counter()
             if client.put_from(key, int(buffer.ctypes.data), size) != 0:
                 raise failure("store_failed", f"the baseline object {key} was not stored")
+            put_seconds = time.perf_counter() - started
         buffer = scratch[0]
         started = time.perf_counter()
         got = client.get_into(key, int(buffer.ctypes.data), size)
         seconds = time.perf_counter() - started
         if got != size:
             raise failure("store_failed", f"the baseline get_into returned {got}")
-        return {"seconds": seconds}
+        return {"seconds": seconds, "put_seconds": put_seconds}
 
     worker = Member(tensors, backend=backend, session=me,
                     handlers={**store.handlers(backend), "verify": verify, "clear": clear, "corrupt": corrupt,
@@ -317,7 +323,7 @@ def roundtrip(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
             elif args.fault in ("missing-object", "short-object", "manifest-digest"):
                 saved = run.resave(saved)
             run.coordinators["target"].request_all(targets, {"op": "clear"})
-        restores, raws = [], []
+        restores, raws, raw_puts = [], [], []
         tensors = len(run.coordinators["source"].side("source").placement.tensors)
         verified = True
         for repetition in range(args.repeat):
@@ -343,6 +349,8 @@ def roundtrip(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
                 reply = run.coordinators["target"].request_all(
                     targets[:1], {"op": "raw", "bytes": restored.bytes, "key": f"{NAMESPACE}/raw-baseline"})
                 raws.append(reply[targets[0]]["seconds"])
+                if reply[targets[0]]["put_seconds"] is not None:
+                    raw_puts.append(reply[targets[0]]["put_seconds"])
         progress(f"restored {restored.bytes} bytes in {restored.operations} Store operations "
                  f"({restored.regions} regions); seconds per restore {[round(s, 3) for s in restores]}, "
                  f"per raw get_into {[round(s, 3) for s in raws]}")
@@ -354,6 +362,7 @@ def roundtrip(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
             "save_gib_per_s": round(saved.bytes / GIB / saved.seconds, 3),
             "restore_gib_per_s": round(restored.bytes / GIB / restore_seconds, 3),
             "raw_get_gib_per_s": round(restored.bytes / GIB / raw, 3) if raw else None,
+            "raw_put_gib_per_s": round(restored.bytes / GIB / statistics.median(raw_puts), 3) if raw_puts else None,
             "objects": saved.objects,
             "operations": restored.operations,
             "manifest_digest": saved.manifest_digest,

@@ -268,3 +268,17 @@ def test_a_byte_corrupted_in_the_last_round_of_a_pull_fails_the_verification(wor
         coordinator.update(bound, mode="pull")
     assert last.flipped and caught.value.code == "transfer_verify_failed"
     assert victim in str(caught.value)
+
+
+def test_an_advanced_snapshot_is_the_bytes_the_delta_sent_not_what_the_sources_hold_later(world: Any) -> None:
+    source, target, coordinator, _ = world
+    bound, _ = based(source, coordinator, "pull", seed=8)
+    first = coordinator.update(bound, mode="pull", delta=True)
+    assert target.wrong() == []
+    # The trainer moves on before the base is taken: those words were not sent.
+    change(source, 2, seed=9)
+    coordinator.snapshot(advance=True)
+    second = coordinator.update(bound, mode="pull", delta=True)
+    # Only the later words moved (the first delta's are in the base), and they did move.
+    assert target.wrong() == []
+    assert 0 < second["bytes"] < first["bytes"]

@@ -47,6 +47,7 @@ def test_tp4_pp2_saved_and_restored_as_tp2_pp4_verifies_every_byte() -> None:
     result = verified()
     assert result["bytes"] == synthetic_bytes(512, 2) and result["bytes"] >= 512 << 20
     assert result["save_gib_per_s"] > 0 and result["restore_gib_per_s"] > 0 and result["raw_get_gib_per_s"] > 0
+    assert result["raw_put_gib_per_s"] > 0
     # 8 sources, each at most a few packed objects of <= 64 MiB.
     assert 8 <= result["objects"] <= 32
 

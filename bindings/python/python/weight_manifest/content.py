@@ -126,6 +126,8 @@ class Snapshot:
         self.values: dict[tuple[str, tuple[int, ...]], tuple[U64, list[Any]]] = {}
         #: The partials of the bytes last looked at (:func:`partials`' records).
         self.partials: list[dict[str, Any]] = []
+        # The block values of the last look (:meth:`changed`), for :meth:`advance`.
+        self._looked: dict[tuple[str, tuple[int, ...]], tuple[U64, list[Any]]] = {}
         for record in inventory["tensors"]:
             partial, values = self._look(tensors, record)
             self.values[_box(record)] = (values, partial["edges"])
@@ -144,6 +146,7 @@ class Snapshot:
         bytes looked at: the digest the delta's targets are verified against."""
         ranges: dict[tuple[str, str], list[U64]] = {}
         partials = []
+        looked: dict[tuple[str, tuple[int, ...]], tuple[U64, list[Any]]] = {}
         for record in self.inventory["tensors"]:
             name = record["tensor_id"]
             values, edges = self.values[_box(record)]
@@ -157,8 +160,18 @@ class Snapshot:
             key = (str(record["worker_id"]), str(record["device"]))
             ranges.setdefault(key, []).extend(spans)
             partials.append(_partial_record(record, partial))
-        self.partials = partials
+            looked[_box(record)] = (now, partial["edges"])
+        self.partials, self._looked = partials, looked
         return {key: _merge(spans) for key, spans in ranges.items()}
+
+    def advance(self) -> bool:
+        """Make the bytes of the last :meth:`changed` look the base (after the delta that
+        sent them committed): no second pass, and the base is what was sent even if the
+        tensors moved on since. False (nothing changed) when there was no look."""
+        if not self._looked:
+            return False
+        self.values, self._looked = self._looked, {}
+        return True
 
     def _geometry(self, record: Mapping[str, Any]) -> tuple[int, int, int, int, int, list[int], list[int]]:
         # A scalar is one row of one element.

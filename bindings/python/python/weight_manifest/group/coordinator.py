@@ -445,9 +445,13 @@ class Coordinator:
                          f"the targets hold no fragment of tensor {missing[0]}; no target is ready")
         return sorted(source)
 
-    def snapshot(self, block_elements: int = content.DEFAULT_BLOCK_ELEMENTS) -> None:
-        """Every source records its fragments' block values: the base of a later delta."""
-        self.request_all(self.workers("source"), {"op": "snapshot", "block_elements": block_elements})
+    def snapshot(self, block_elements: int = content.DEFAULT_BLOCK_ELEMENTS, *, advance: bool = False) -> None:
+        """Every source records its fragments' block values: the base of a later delta.
+        With ``advance`` (after a delta committed), each source whose last look found that
+        delta's changed blocks takes those bytes as the base instead of hashing again: the
+        base is then exactly what the targets were sent."""
+        self.request_all(self.workers("source"), {"op": "snapshot", "block_elements": block_elements,
+                                                  "advance": advance})
 
     def stop(self) -> None:
         """Let go of the members (a transport that owns their service stops it)."""

@@ -14,7 +14,8 @@ The calls (``op``, then the request's members):
   first; with ``partials`` (block elements) a pulling target also returns the partials of
   what landed, each tensor hashed once its last pair is in (:mod:`weight_manifest.transfer.landed`);
 - ``content``: its fragments' content partials; ``snapshot`` / ``changed``: the base and
-  the changed ranges of a delta; ``delta_prepare`` / ``delta_apply``: as a pair's passive
+  the changed ranges of a delta (``snapshot`` with ``advance``: the bytes the last
+  ``changed`` looked at become the base, without hashing again); ``delta_prepare`` / ``delta_apply``: as a pair's passive
   side, its packed area of a coalesced delta (:mod:`weight_manifest.transfer.delta`);
 - ``activate``: the version it now serves (the coordinator's word after a verified
   update); ``fence``: its held fence (§17.7); ``ping``: liveness;
@@ -182,8 +183,11 @@ class Member:
             return {"partials": content.partials(self.tensors, self.inventory(), block)}
         if op == "snapshot":
             block = int(body.get("block_elements", content.DEFAULT_BLOCK_ELEMENTS))
+            if (body.get("advance") and self.snapshot is not None and self.snapshot.block_elements == block
+                    and self.snapshot.advance()):
+                return {"advanced": True}
             self.snapshot = content.Snapshot(self.tensors, self.inventory(), block)
-            return {}
+            return {"advanced": False}
         if op == "changed":
             if self.snapshot is None:
                 raise _error("transfer_arguments_invalid", f"worker {self.worker_id} has no snapshot to compare with")
