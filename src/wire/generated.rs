@@ -863,7 +863,7 @@ pub struct FixtureExpect {
     ///Expected runtime manifest as canonical JSON text (runtime.from_inventory, bind, runtime.parse).
     #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub runtime: ::std::option::Option<::std::string::String>,
-    ///Expected Mooncake topology_id (`sha256:` + 64 lowercase hex digits) (mooncake.validate).
+    ///Expected Mooncake topology_id (`sha256:` + 64 lowercase hex digits) (mooncake.validate, mooncake.export).
     #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub topology_id: ::std::option::Option<::std::string::String>,
     ///Expected block values as canonical JSON text: an array of `{"block", "row", "value": 32 hex digits}` by row, then block (content.block_values, contract §19.3).
@@ -895,7 +895,7 @@ pub struct FixtureInput {
     ///The fragment's bytes in row-major order of local_shape, as lowercase hex (content.partial, content.block_values).
     #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub bytes: ::std::option::Option<::std::string::String>,
-    ///The input document as raw JSON text (every op except bind, plan, plan.bind and content.partial, content.block_values, content.combine); for content.manifest a content manifest.
+    ///The input document as raw JSON text (every op except bind, plan, plan.bind and content.partial, content.block_values, content.combine); for content.manifest a content manifest; for mooncake.export the placement to write as Mooncake's.
     #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub document: ::std::option::Option<::std::string::String>,
     ///JSON text of an array of fragments `{"global_offset", "local_shape", "partial"}`, each partial in the form content.partial emits (content.combine).
@@ -922,6 +922,9 @@ pub struct FixtureInput {
     ///A document of Mooncake's format as raw JSON text: a WeightPlacementManifest (mooncake.validate) or a Store WeightManifest (mooncake.storage), contract §20. A rejection's pointer is compared where the fixture gives one.
     #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub mooncake: ::std::option::Option<::std::string::String>,
+    ///The export's overrides document as raw JSON text (mooncake.export, contract §20.7: weight_generation, placement_set_id, sizes, participants, parallel_axes); absent means none.
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub overrides: ::std::option::Option<::std::string::String>,
     ///Placement manifest JSON text (bind).
     #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub placement: ::std::option::Option<::std::string::String>,
@@ -1006,6 +1009,8 @@ pub enum FixtureOp {
     MooncakeValidate,
     #[serde(rename = "mooncake.storage")]
     MooncakeStorage,
+    #[serde(rename = "mooncake.export")]
+    MooncakeExport,
 }
 impl ::std::fmt::Display for FixtureOp {
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
@@ -1028,6 +1033,7 @@ impl ::std::fmt::Display for FixtureOp {
             Self::ContentManifest => f.write_str("content.manifest"),
             Self::MooncakeValidate => f.write_str("mooncake.validate"),
             Self::MooncakeStorage => f.write_str("mooncake.storage"),
+            Self::MooncakeExport => f.write_str("mooncake.export"),
         }
     }
 }
@@ -1055,6 +1061,7 @@ impl ::std::str::FromStr for FixtureOp {
             "content.manifest" => Ok(Self::ContentManifest),
             "mooncake.validate" => Ok(Self::MooncakeValidate),
             "mooncake.storage" => Ok(Self::MooncakeStorage),
+            "mooncake.export" => Ok(Self::MooncakeExport),
             _ => Err("invalid value".into()),
         }
     }

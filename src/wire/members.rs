@@ -147,6 +147,8 @@ pub mod key {
     pub const OVER: &str = "over";
     /// The member `overlap`.
     pub const OVERLAP: &str = "overlap";
+    /// The member `overrides`.
+    pub const OVERRIDES: &str = "overrides";
     /// The member `own_by_expert`.
     pub const OWN_BY_EXPERT: &str = "own_by_expert";
     /// The member `pairs`.
@@ -649,6 +651,7 @@ impl FixtureInput {
         key::MAX_REGIONS,
         key::MAX_SEGMENTS,
         key::MOONCAKE,
+        key::OVERRIDES,
         key::PLACEMENT,
         key::PLACEMENT_ID,
         key::PLAN,
@@ -1209,6 +1212,7 @@ impl Canonical for FixtureOp {
                 Self::ContentManifest => b"\"content.manifest\"",
                 Self::MooncakeValidate => b"\"mooncake.validate\"",
                 Self::MooncakeStorage => b"\"mooncake.storage\"",
+                Self::MooncakeExport => b"\"mooncake.export\"",
             },
         );
     }

@@ -83,11 +83,11 @@ def api_only_codes() -> dict[str, str]:
 OPS = {"placement.parse", "placement.from_inventory", "runtime.from_inventory", "binding.from_inventory",
        "project.placement", "project.binding", "bind", "runtime.parse", "binding.parse", "coverage", "plan",
        "plan.bind", "content.partial", "content.block_values", "content.combine", "content.manifest",
-       "mooncake.validate", "mooncake.storage"}
+       "mooncake.validate", "mooncake.storage", "mooncake.export"}
 INPUT_KEYS = {"document", "placement", "binding", "address_semantics", "placement_id", "source", "target",
               "require_complete", "max_regions", "max_segments", "plan", "source_binding", "target_binding",
               "source_generation", "target_generation", "tensor_id", "global_shape", "itemsize", "block_elements",
-              "global_offset", "local_shape", "bytes", "fragments", "mooncake"}
+              "global_offset", "local_shape", "bytes", "fragments", "mooncake", "overrides"}
 EXPECT_KEYS = {"ok", "code", "path", "canonical", "placement_id", "digest", "runtime", "binding", "generation",
                "report", "plan", "plan_id", "bound_plan", "bound_plan_id", "partial", "values", "content_manifest",
                "topology_id", "mooncake_text"}
@@ -140,6 +140,8 @@ def check_fixture(cid: str, fx: dict) -> None:
               "bytes"} <= set(fx["input"]), "op inputs")
     elif fx["op"] in ("mooncake.validate", "mooncake.storage"):
         need("mooncake" in fx["input"], "op inputs")
+    elif fx["op"] == "mooncake.export":
+        need("document" in fx["input"], "op inputs")
     elif fx["op"] == "content.combine":
         need({"tensor_id", "global_shape", "itemsize", "block_elements", "fragments"} <= set(fx["input"]), "op inputs")
     else:

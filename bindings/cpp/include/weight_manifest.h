@@ -1690,6 +1690,26 @@ void wm_binding_free(WmBinding *binding);
 WmError *wm_mooncake_placement_parse(const char *json, size_t json_len, WmMooncakePlacement **out);
 
 /**
+ * Exports this contract's placement (`placement`, its JSON text) as a Mooncake placement
+ * (§20.7, the `mooncake.export` operation): what the placement does not say is inferred
+ * unless `overrides` (the JSON text of an overrides document: weight_generation,
+ * placement_set_id, sizes, participants, parallel_axes) gives it; `overrides` NULL with
+ * length 0 is none. Rejections: the placement's codes (§6.2, pointers into `placement`),
+ * the overrides reader's codes and `mooncake_export_override_invalid` (pointers into
+ * `overrides`), `mooncake_export_unsupported`. The result is read by
+ * `wm_mooncake_placement_json` and the other accessors of a parsed one.
+ *
+ * # Safety
+ * `placement` is NULL or points to `placement_len` readable bytes, `overrides` likewise;
+ * `out` is NULL or writable.
+ */
+WmError *wm_mooncake_export(const char *placement,
+                            size_t placement_len,
+                            const char *overrides,
+                            size_t overrides_len,
+                            WmMooncakePlacement **out);
+
+/**
  * The canonical text, byte for byte what upstream's `weight_placement_to_json` writes
  * (§20.5); NUL-terminated, owned by the handle, its length in `len` unless NULL.
  *

@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -27,6 +28,22 @@ class MooncakePlacement {
   }
   static MooncakePlacement parse(std::string_view json) {
     return detail::value_or_throw(try_parse(json));
+  }
+  /// This contract's placement (its JSON text) exported as a Mooncake placement (§20.7);
+  /// `overrides` is the JSON text of an overrides document (weight_generation,
+  /// placement_set_id, sizes, participants, parallel_axes), none when not given.
+  static Result<MooncakePlacement> try_from_placement(
+      std::string_view placement, std::optional<std::string_view> overrides = std::nullopt) {
+    return detail::Access::run<MooncakePlacement, ::WmMooncakePlacement>(
+        [&](::WmMooncakePlacement** out) {
+          return ::wm_mooncake_export(placement.data(), placement.size(),
+                                      overrides ? overrides->data() : nullptr,
+                                      overrides ? overrides->size() : 0, out);
+        });
+  }
+  static MooncakePlacement from_placement(
+      std::string_view placement, std::optional<std::string_view> overrides = std::nullopt) {
+    return detail::value_or_throw(try_from_placement(placement, overrides));
   }
   /// The canonical text (upstream's weight_placement_to_json).
   std::string json() const { return text(::wm_mooncake_placement_json); }

@@ -1,12 +1,13 @@
 //! Mooncake's formats (contract §20) over the C ABI: a `WeightPlacementManifest` read by
 //! every Mooncake rule and written back as upstream writes it, and a Store
-//! `WeightManifest` validated as upstream validates it. Every rule is the
+//! `WeightManifest` validated as upstream validates it; this contract's placement exported
+//! as a Mooncake one (§20.7). Every rule is the
 //! `weight-manifest-mooncake` crate's; this module only moves arguments and results.
 
 use std::ffi::c_char;
 
-use weight_manifest::Options;
-use weight_manifest_mooncake::{MooncakePlacement, MooncakeStorageManifest};
+use weight_manifest::{Options, Placement};
+use weight_manifest_mooncake::{export, ExportOptions, MooncakePlacement, MooncakeStorageManifest};
 
 use crate::api::run;
 use crate::error::WmError;
@@ -21,6 +22,17 @@ pub struct WmMooncakePlacement {
     placement_id: CText,
     digest: CText,
     topology_id: CText,
+}
+
+impl WmMooncakePlacement {
+    fn new(p: &MooncakePlacement) -> WmMooncakePlacement {
+        WmMooncakePlacement {
+            canonical: CText::new(&p.to_json()),
+            placement_id: CText::new(p.placement_id()),
+            digest: CText::new(&p.digest()),
+            topology_id: CText::new(p.topology_id()),
+        }
+    }
 }
 
 /// A validated Mooncake Store manifest. Opaque; free it with `wm_mooncake_storage_free`.
@@ -48,12 +60,44 @@ pub unsafe extern "C" fn wm_mooncake_placement_parse(
         run(out, || {
             let text = bytes_arg(json, json_len, "json")?;
             let p = MooncakePlacement::from_json(text, &Options::default())?;
-            Ok(WmMooncakePlacement {
-                canonical: CText::new(&p.to_json()),
-                placement_id: CText::new(p.placement_id()),
-                digest: CText::new(&p.digest()),
-                topology_id: CText::new(p.topology_id()),
-            })
+            Ok(WmMooncakePlacement::new(&p))
+        })
+    }
+}
+
+/// Exports this contract's placement (`placement`, its JSON text) as a Mooncake placement
+/// (§20.7, the `mooncake.export` operation): what the placement does not say is inferred
+/// unless `overrides` (the JSON text of an overrides document: weight_generation,
+/// placement_set_id, sizes, participants, parallel_axes) gives it; `overrides` NULL with
+/// length 0 is none. Rejections: the placement's codes (§6.2, pointers into `placement`),
+/// the overrides reader's codes and `mooncake_export_override_invalid` (pointers into
+/// `overrides`), `mooncake_export_unsupported`. The result is read by
+/// `wm_mooncake_placement_json` and the other accessors of a parsed one.
+///
+/// # Safety
+/// `placement` is NULL or points to `placement_len` readable bytes, `overrides` likewise;
+/// `out` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn wm_mooncake_export(
+    placement: *const c_char,
+    placement_len: usize,
+    overrides: *const c_char,
+    overrides_len: usize,
+    out: *mut *mut WmMooncakePlacement,
+) -> *mut WmError {
+    // SAFETY: forwarded caller promises.
+    unsafe {
+        run(out, || {
+            let text = bytes_arg(placement, placement_len, "placement")?;
+            let given = bytes_arg(overrides, overrides_len, "overrides")?;
+            let ours = Placement::from_json(text, &Options::default())?;
+            let options = if overrides.is_null() {
+                ExportOptions::default()
+            } else {
+                ExportOptions::from_overrides_json(given, &Options::default())?
+            };
+            let p = export(&ours, &options)?;
+            Ok(WmMooncakePlacement::new(&p))
         })
     }
 }

@@ -52,6 +52,7 @@ struct Input {
   std::optional<std::string> bytes;
   std::optional<std::string> fragments;
   std::optional<std::string> mooncake;
+  std::optional<std::string> overrides;
 
   template <class T>
   const T& need(const std::optional<T>& member, const char* name) const {
@@ -208,6 +209,8 @@ inline Input read_input(const json::Value* value) {
       slot = &input.fragments;
     } else if (key == "mooncake") {
       slot = &input.mooncake;
+    } else if (key == "overrides") {
+      slot = &input.overrides;
     } else {
       throw BadRequest{"request input has an unknown member `" + key + "`"};
     }
@@ -273,7 +276,7 @@ inline bool known(std::string_view op) {
                            "project.placement", "project.binding", "bind", "coverage",
                            "plan", "plan.bind", "content.partial", "content.block_values",
                            "content.combine", "content.manifest", "mooncake.validate",
-                           "mooncake.storage"}) {
+                           "mooncake.storage", "mooncake.export"}) {
     if (op == name) {
       return true;
     }
@@ -359,8 +362,13 @@ inline std::optional<Outcome> run(std::string_view op, const Input& in) {
   if (op.substr(0, 8) == "content.") {
     return run_content(op, in);
   }
-  if (op == "mooncake.validate") {
-    auto placement = wm::MooncakePlacement::try_parse(in.need(in.mooncake, "mooncake"));
+  if (op == "mooncake.validate" || op == "mooncake.export") {
+    auto placement =
+        op == "mooncake.validate"
+            ? wm::MooncakePlacement::try_parse(in.need(in.mooncake, "mooncake"))
+            : wm::MooncakePlacement::try_from_placement(
+                  in.need(in.document, "document"),
+                  in.overrides ? std::optional<std::string_view>(*in.overrides) : std::nullopt);
     if (!placement) {
       return Outcome(placement.error());
     }

@@ -65,3 +65,31 @@ TEST(Mooncake, AStoreManifestIsValidatedAndWrittenAsUpstreamDoes) {
   EXPECT_EQ(rejected.error().code(), WM_CODE_MOONCAKE_STORAGE_DUPLICATE_GEOMETRY);
   EXPECT_EQ(rejected.error().path(), std::optional<std::string>("/fragments/9"));
 }
+
+TEST(Mooncake, OurPlacementIsExportedAsUpstreamWritesIt) {
+  const json::Value fx = fixture("export-given-ok-tp2");
+  const wm::MooncakePlacement p = wm::MooncakePlacement::from_placement(
+      member(fx, "input", "document"), member(fx, "input", "overrides"));
+  EXPECT_EQ(p.json(), member(fx, "expect", "canonical"));
+  EXPECT_EQ(p.placement_id(), member(fx, "expect", "placement_id"));
+  EXPECT_EQ(p.digest(), member(fx, "expect", "digest"));
+  EXPECT_EQ(p.topology_id(), member(fx, "expect", "topology_id"));
+  // Without overrides everything is inferred; upstream's reader takes the result back.
+  const wm::MooncakePlacement inferred =
+      wm::MooncakePlacement::from_placement(member(fx, "input", "document"));
+  EXPECT_EQ(wm::MooncakePlacement::parse(inferred.json()).json(), inferred.json());
+}
+
+TEST(Mooncake, ExportRejectionsNameTheOverrideOrThePlacement) {
+  const json::Value fx = fixture("export-reject-override-unknown-member");
+  const auto p = wm::MooncakePlacement::try_from_placement(member(fx, "input", "document"),
+                                                           member(fx, "input", "overrides"));
+  ASSERT_FALSE(p);
+  EXPECT_EQ(p.error().code(), WM_CODE_MOONCAKE_EXPORT_OVERRIDE_INVALID);
+  EXPECT_EQ(p.error().path(), std::optional<std::string>("/tp_size"));
+  // A Mooncake placement is not this contract's placement: the export refuses it.
+  const json::Value theirs = fixture("placement-ok-tp2");
+  const auto wrong = wm::MooncakePlacement::try_from_placement(member(theirs, "input", "mooncake"));
+  ASSERT_FALSE(wrong);
+  EXPECT_FALSE(wrong.error().message().empty());
+}

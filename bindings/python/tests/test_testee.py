@@ -45,3 +45,18 @@ def test_process_answers_in_order_and_exits_cleanly() -> None:
     assert [r["id"] for r in responses] == ["0", "1", "2"]
     assert responses[0]["ok"] is True and responses[0]["result"]["generation"] == 7
     assert [r["error"]["code"] for r in responses[1:]] == ["invalid_json", "invalid_json"]
+
+
+def test_mooncake_export_answers_upstreams_bytes() -> None:
+    from conftest import ROOT
+
+    for name in ("export-given-ok-tp2", "export-reject-override-unknown-member"):
+        fx = json.loads((ROOT / "tests" / "conformance" / "mooncake" / f"{name}.json").read_text())
+        got = ask({"id": name, "op": fx["op"], "input": fx["input"]})
+        expect = fx["expect"]
+        if expect["ok"]:
+            assert got["result"] == {k: expect[k] for k in ("canonical", "placement_id", "digest", "topology_id")}
+        else:
+            error = got["error"]
+            assert isinstance(error, dict)
+            assert (error["code"], error["path"]) == (expect["code"], expect["path"])

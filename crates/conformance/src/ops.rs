@@ -11,7 +11,7 @@ use weight_manifest::{project_binding_value, project_placement_value};
 use weight_manifest::{AddressSemantics, Limits, Options};
 use weight_manifest::{Binding, Fences, Placement, Plan, Runtime};
 
-use weight_manifest_mooncake::{MooncakePlacement, MooncakeStorageManifest};
+use weight_manifest_mooncake::{export, ExportOptions, MooncakePlacement, MooncakeStorageManifest};
 
 use crate::content;
 use crate::outcome::need;
@@ -120,6 +120,25 @@ pub fn run(
                 topology_id: Some(p.topology_id().to_owned()),
                 ..OpResult::default()
             })
+        }
+        Op::MooncakeExport => {
+            let text = document()?;
+            // The placement first, then the overrides: a rejection names the first at fault.
+            read_placement(text)
+                .and_then(|placement| {
+                    let overrides = match input.overrides.as_ref() {
+                        Some(o) => ExportOptions::from_overrides_json(o.as_bytes(), &options)?,
+                        None => ExportOptions::default(),
+                    };
+                    export(&placement, &overrides)
+                })
+                .map(|p| OpResult {
+                    canonical: Some(p.to_json()),
+                    placement_id: Some(p.placement_id().to_owned()),
+                    digest: Some(p.digest()),
+                    topology_id: Some(p.topology_id().to_owned()),
+                    ..OpResult::default()
+                })
         }
         Op::MooncakeStorage => {
             let text = need(input.mooncake.as_ref(), "mooncake")?;

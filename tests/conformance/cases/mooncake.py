@@ -50,3 +50,89 @@ def cases_mooncake() -> None:
                 if not description.endswith("."):
                     description += "."
             _add(_case_id(kind, case["id"]), op, description, {"mooncake": case["input"]}, out, ("mooncake",))
+    cases_mooncake_export()
+
+
+def _ours(theirs: dict) -> str:
+    """Upstream's accepted placement restated in this contract's format (an input, built here
+    by the letter of §20.7, never by this implementation): resource_id is model_id, the
+    descriptors and fragments are kept."""
+    tensors = [
+        {"tensor_id": t["tensor_id"], "global_shape": t["global_shape"], "dtype": t["dtype"],
+         "itemsize": t["itemsize"], "partition_dim": t["shard_dims"][0] if len(t["shard_dims"]) == 1 else None,
+         "shard_dims": t["shard_dims"], "layer_id": t["layer_id"], "expert_id": t["expert_id"],
+         "layout_fingerprint": t["layout_fingerprint"]}
+        for t in theirs["tensors"]
+    ]
+    fragments = [
+        {k: f[k] for k in ("placement_fragment_id", "tensor_id", "global_offset", "local_shape", "nbytes", "rank",
+                           "aliases")}
+        for part in theirs["parts"] for f in part["fragments"]
+    ]
+    return json.dumps({"model_id": theirs["resource_id"], "revision": theirs["revision"], "placement_id": None,
+                       "tensors": tensors, "fragments": fragments}, ensure_ascii=False)
+
+
+def _expressible(theirs: dict) -> bool:
+    """Whether our contract holds the placement too (§20.7): no stage ids (ours has none), one
+    box per tensor and rank, and no cut in a dim that is not a shard dim."""
+    shards = {t["tensor_id"]: (set(t["shard_dims"]), t["global_shape"]) for t in theirs["tensors"]}
+    seen = set()
+    for part in theirs["parts"]:
+        for f in part["fragments"]:
+            if f.get("pipeline_stage_id") is not None:
+                return False
+            key = (f["tensor_id"], tuple(sorted(f["rank"].items())))
+            if key in seen:
+                return False
+            seen.add(key)
+            dims, shape = shards[f["tensor_id"]]
+            if any(d not in dims and (f["global_offset"][d] != 0 or f["local_shape"][d] != shape[d])
+                   for d in range(len(shape))):
+                return False
+    return True
+
+
+def cases_mooncake_export() -> None:
+    """`mooncake.export` on every placement upstream accepted that ours can hold: with
+    upstream's topology, names, generation, set id and axes as overrides the export is
+    upstream's own bytes; for the placements upstream's constructors built (not the
+    mutants, whose axes upstream accepts in more than one spelling) also with the axes
+    inferred."""
+    placement = json.loads((CORPUS / "placement.json").read_text(encoding="utf-8"))["cases"]
+    count = 0
+    for case in placement:
+        expect = case["expect"]
+        if not expect["ok"]:
+            continue
+        theirs = json.loads(case["input"])
+        if not _expressible(theirs):
+            continue
+        t = theirs["topology"]
+        overrides = {
+            "weight_generation": theirs["weight_generation"],
+            "placement_set_id": theirs["placement_set_id"],
+            "sizes": {k: t[f"{k}_size"] for k in ("tp", "pp", "ep", "dp")},
+            "participants": t["participants"],
+        }
+        out = {"ok": True, **{k: expect[k] for k in ("canonical", "placement_id", "digest", "topology_id")}}
+        given = {**overrides, "parallel_axes": {x["tensor_id"]: x["parallel_axes"] for x in theirs["tensors"]}}
+        variants = [("given", given, "upstream's topology, names, generation, set id and axes given")]
+        if not case["id"].startswith("ok/mutant/"):
+            variants.append(("inferred", overrides, "the axes inferred"))
+        for name, given_overrides, how in variants:
+            _add(_case_id(f"export-{name}", case["id"]), "mooncake.export",
+                 f"Exporting {case['id']} restated in this contract's format, with {how}, writes upstream's bytes.",
+                 {"document": _ours(theirs), "overrides": json.dumps(given_overrides, ensure_ascii=False)},
+                 out, ("mooncake",))
+            count += 1
+    assert count >= 100, f"only {count} export fixtures"
+    # Overrides that §20.7 rejects (mooncake_export_override_invalid, at the override): a
+    # member the overrides document does not have, an axis Mooncake does not have.
+    first = next(c for c in placement if c["id"] == "ok/tp2")
+    for name, overrides, pointer in (("unknown-member", {"tp_size": 2}, "/tp_size"),
+                                     ("unknown-axis", {"sizes": {"cp": 2}}, "/sizes/cp")):
+        _add(f"mooncake/export-reject-override-{name}", "mooncake.export",
+             f"§20.7: the override {json.dumps(overrides)} is not one the export knows.",
+             {"document": _ours(json.loads(first["input"])), "overrides": json.dumps(overrides)},
+             {"ok": False, "code": "mooncake_export_override_invalid", "path": pointer}, ("mooncake",))

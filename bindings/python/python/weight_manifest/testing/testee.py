@@ -134,6 +134,12 @@ def _mooncake_validate(inputs: dict[str, Any]) -> dict[str, Any]:
     return {k: facts[k] for k in ("canonical", "placement_id", "digest", "topology_id")}
 
 
+def _mooncake_export(inputs: dict[str, Any]) -> dict[str, Any]:
+    text = mooncake.export_placement(inputs["document"], overrides=inputs.get("overrides"))
+    facts = mooncake.validate(text)
+    return {"canonical": text, **{k: facts[k] for k in ("placement_id", "digest", "topology_id")}}
+
+
 def _mooncake_storage(inputs: dict[str, Any]) -> dict[str, Any]:
     text, digest = mooncake.validate_storage(inputs["mooncake"])
     return {"mooncake_text": text, "digest": digest}
@@ -176,6 +182,7 @@ _OPS: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
     "content.manifest": lambda i: {"content_manifest": content.verify_manifest(i["document"])},
     "mooncake.validate": _mooncake_validate,
     "mooncake.storage": _mooncake_storage,
+    "mooncake.export": _mooncake_export,
 }
 
 
