@@ -41,19 +41,27 @@ fn command(args: &[&str]) -> Command {
 }
 
 /// Runs `command` with standard error on a pseudo-terminal and standard output on a pipe.
+///
+/// The test keeps its own end of the terminal open, and once the child has exited writes
+/// [`pty::END`] to it: the terminal delivers bytes in the order they were written, so
+/// reading up to that mark reads all the child wrote. Reading until the terminal hangs up
+/// instead loses the child's last bytes on some kernels (a hang-up can be seen before the
+/// bytes written just before it).
 fn on_terminal(mut command: Command) -> Run {
     let (controller, terminal) = pty::open();
-    command.stderr(Stdio::from(terminal));
+    command.stderr(Stdio::from(terminal.try_clone().unwrap()));
     let child = command.spawn().unwrap();
-    // The command holds the terminal's other end: dropped, the child's copy is the last,
-    // and reading ends when the child exits.
+    // The child's copy of the terminal is now its own: the test's lives on in `terminal`.
     drop(command);
-    let reader = std::thread::spawn(move || pty::read_all(controller));
+    let reader = std::thread::spawn(move || pty::read_to_end_mark(controller));
     let output = child.wait_with_output().unwrap();
+    pty::write_end_mark(&terminal);
+    let stderr = reader.join().unwrap();
+    drop(terminal);
     Run {
         status: output.status,
         stdout: output.stdout,
-        stderr: String::from_utf8_lossy(&reader.join().unwrap()).into_owned(),
+        stderr: String::from_utf8_lossy(&stderr).into_owned(),
     }
 }
 
@@ -258,7 +266,7 @@ fn help_documents_quiet_and_the_progress() {
 mod pty {
     use std::ffi::CStr;
     use std::fs::{File, OpenOptions};
-    use std::io::{self, Read};
+    use std::io::{self, Read, Write};
     use std::os::fd::{FromRawFd, OwnedFd};
     use std::os::unix::fs::OpenOptionsExt;
 
@@ -298,20 +306,31 @@ mod pty {
         }
     }
 
-    /// Everything written to the terminal, until its last writer closes it (Linux then
-    /// answers a read with EIO).
-    pub fn read_all(controller: OwnedFd) -> Vec<u8> {
+    /// What the test writes to the terminal after the child has exited: no output
+    /// processing changes it (no newline, no tab), and no command prints it.
+    pub const END: &[u8] = b"<<end of the child's output>>";
+
+    /// Writes [`END`] to the terminal.
+    pub fn write_end_mark(terminal: &OwnedFd) {
+        let mut file = File::from(terminal.try_clone().unwrap());
+        file.write_all(END).unwrap();
+    }
+
+    /// Everything written to the terminal before [`END`]; panics if the terminal hangs up
+    /// before it (a test would otherwise judge a truncated output).
+    pub fn read_to_end_mark(controller: OwnedFd) -> Vec<u8> {
         let mut file = File::from(controller);
         let mut bytes = Vec::new();
         let mut buffer = [0u8; 4096];
-        loop {
+        while !bytes.ends_with(END) {
             match file.read(&mut buffer) {
-                Ok(0) => break,
+                Ok(0) => panic!("the terminal closed before the end mark: {bytes:?}"),
                 Ok(n) => bytes.extend_from_slice(&buffer[..n]),
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(_) => break,
+                Err(e) => panic!("reading the terminal: {e}; read so far: {bytes:?}"),
             }
         }
+        bytes.truncate(bytes.len() - END.len());
         bytes
     }
 }
