@@ -176,17 +176,25 @@ def fit(runs: list[dict[str, Any]]) -> tuple[dict[str, float], float]:
     def worst(v: dict[str, float]) -> float:
         return max(abs(predict(r, v) - r["measured"]) / r["measured"] for r in runs)
 
-    best = worst(values)
-    for _ in range(6):
-        improved = False
-        for k in CONSTANTS:
-            for factor in (0.1, 0.3, 0.5, 0.7, 0.85, 1.2, 1.5, 2, 3, 10):
-                trial = {**values, k: values[k] * factor}
-                error = worst(trial)
-                if error < best - 1e-6:
-                    best, values, improved = error, trial, True
-        if not improved:
-            break
+    def descend(values: dict[str, float], factors: tuple[float, ...]) -> tuple[dict[str, float], float]:
+        best = worst(values)
+        for _ in range(6):
+            improved = False
+            for k in CONSTANTS:
+                for factor in factors:
+                    trial = {**values, k: values[k] * factor}
+                    error = worst(trial)
+                    if error < best - 1e-6:
+                        best, values, improved = error, trial, True
+            if not improved:
+                break
+        return values, best
+
+    coarse = (0.1, 0.3, 0.5, 0.7, 0.85, 1.2, 1.5, 2, 3, 10)
+    # From the preset and from two other corners; the best, then refined.
+    starts = [values, {k: v * 0.1 for k, v in values.items()}, {k: v * 3 for k, v in values.items()}]
+    values, best = min((descend(start, coarse) for start in starts), key=lambda vb: vb[1])
+    values, best = descend(values, (0.8, 0.9, 0.95, 1.05, 1.1, 1.25))
     return values, best
 
 

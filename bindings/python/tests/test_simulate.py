@@ -205,3 +205,23 @@ def test_a_bad_model_is_refused(tmp_path: Any) -> None:
         simulate.load_model(str(path))
     with pytest.raises(ValueError, match="no preset"):
         simulate.load_model("h999")
+
+
+def test_workers_sharing_the_machines_cores_take_turns() -> None:
+    """TP2 -> TP2 pushed (two sources at once, one pair each) on links far faster than
+    the engine: with a core each, the update takes the larger worker's operations at
+    op_seconds; with one core shared by both, every operation of both workers, one after
+    another. The operations are those the executors really submitted."""
+    source, target = Instance("src", 2, 1), Instance("dst", 2, 1, fill=False)
+    ops = {}
+    for worker in source.workers:
+        bound, backend, _ = recorded(source, target, worker, "push", staging_bytes=transfer.DEFAULT_STAGING_BYTES,
+                                     batch_segments=256)
+        ops[worker] = sum(len(b[4]) for b in backend.batches)
+    op_s = 1e-3
+    fast = replace(flat(op_seconds=op_s), nic_gbit=1e6, intra_host_gbit=1e6)
+    hosts = {"src-d0p0t0": "A", "src-d0p0t1": "A", "dst-d0p0t0": "B", "dst-d0p0t1": "B"}
+    own = simulate.simulate(bound, fast, mode="push", hosts=hosts)
+    shared = simulate.simulate(bound, replace(fast, machine_cores=1.0), mode="push", hosts=hosts)
+    assert own.transfer_seconds == pytest.approx(max(ops.values()) * op_s, rel=1e-3)
+    assert shared.transfer_seconds == pytest.approx(sum(ops.values()) * op_s, rel=1e-3)

@@ -391,11 +391,12 @@ def simulate(bound: BoundPlan, model: Model, *, mode: str = "pull",
     links_out = [{"link": _link_name(l), "bytes": b, "gbit": capacity[l] / GBIT, "seconds": round(b / capacity[l], 6)}
                  for l, b in ranked]
     held: dict[str, int] = {}
-    for p in sched.pairs:
-        held[p.pair.target_worker_id] = held.get(p.pair.target_worker_id, 0) + p.bytes
+    for pair in bound.pairs:
+        # A delta's targets too hash every byte they hold, after it (Coordinator.update).
+        held[pair.target_worker_id] = held.get(pair.target_worker_id, 0) + pair.bytes
     verify_seconds = None
     if verify:
-        # Every target hashes what it holds of the update (docs/simulate.md), in parallel.
+        # Every target hashes what it holds (docs/simulate.md), in parallel.
         verify_seconds = model.rpc_seconds + max(held.values(), default=0) / (model.hash_gib_per_s * (1 << 30))
     phases: dict[str, Optional[float]] = {
         "plan": plan_seconds, "bind": bind_seconds,
