@@ -64,7 +64,8 @@ def main(argv: list[str]) -> int:
         calibration = json.loads(Path(args.calibration).read_text())
     else:
         progress("calibrating on emulated hosts")
-        done = subprocess.run([sys.executable, str(HERE / "calibrate.py"), "--save", str(work / "calibration.json")],
+        done = subprocess.run([sys.executable, str(HERE / "calibrate.py"), "--save", str(work / "calibration.json"),
+                               "--measurements", str(work / "measurements.json")],
                               check=True, stdout=subprocess.PIPE, text=True)
         calibration = json.loads(done.stdout.strip().splitlines()[-1])
     progress(f"calibration: max error {calibration['calibration_max_error']} over {calibration['calibration_runs']} runs")

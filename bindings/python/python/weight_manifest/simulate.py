@@ -479,9 +479,11 @@ def table(prediction: Prediction, top: int = 5) -> str:
     for name, value in d["phases"].items():
         lines.append(f"{name:<10} {'-' if value is None else f'{value:.4f}'}")
     lines += ["", f"transfer {d['transfer_seconds']:.4f} s, floor {d['floor_seconds']:.4f} s, ratio "
-                  f"{'-' if d['ratio'] is None else d['ratio']}", "", "busiest links       GB     Gbit/s  floor s"]
+                  f"{'-' if d['ratio'] is None else d['ratio']}", ""]
+    width = max([len("busiest links")] + [len(l["link"]) for l in d["busiest_links"]])
+    lines.append(f"{'busiest links':<{width}}       GB   Gbit/s  floor s")
     for l in d["busiest_links"]:
-        lines.append(f"{l['link']:<18} {l['bytes'] / 1e9:8.3f} {l['gbit']:8.1f} {l['seconds']:8.4f}")
+        lines.append(f"{l['link']:<{width}} {l['bytes'] / 1e9:8.3f} {l['gbit']:8.1f} {l['seconds']:8.4f}")
     return "\n".join(lines)
 
 
