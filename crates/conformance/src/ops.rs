@@ -166,10 +166,10 @@ pub fn run(
         Op::MooncakeBinding => {
             let bindings_text = need(input.mooncake.as_ref(), "mooncake")?;
             let placement_text = need(input.placement.as_ref(), "placement")?;
-            // The placement first (§20.3), then the bindings (§20.10), then their check.
-            MooncakePlacement::from_json(placement_text, &options)
-                .and_then(|m| {
-                    let list = MooncakeBinding::list_from_json(bindings_text, &options)?;
+            // The bindings first (§20.10), then the placement (§20.3), then their check.
+            MooncakeBinding::list_from_json(bindings_text, &options)
+                .and_then(|list| {
+                    let m = MooncakePlacement::from_json(placement_text, &options)?;
                     validate_bindings(&m, &list)
                 })
                 .map(|()| OpResult::default())
