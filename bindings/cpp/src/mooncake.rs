@@ -8,8 +8,8 @@
 
 use std::ffi::c_char;
 
-use weight_manifest::{Options, Placement};
 use weight_manifest::PlanLimits;
+use weight_manifest::{Options, Placement};
 use weight_manifest_mooncake::{
     export, import, plan_transfer_json, validate_bindings, ExportOptions, MooncakeBinding,
     MooncakePlacement, MooncakeStorageManifest,
@@ -290,12 +290,8 @@ pub unsafe extern "C" fn wm_mooncake_plan(
         run(out, || {
             let source = bytes_arg(source, source_len, "source")?;
             let target = bytes_arg(target, target_len, "target")?;
-            let json = plan_transfer_json(
-                source,
-                target,
-                &Options::default(),
-                &PlanLimits::default(),
-            )?;
+            let json =
+                plan_transfer_json(source, target, &Options::default(), &PlanLimits::default())?;
             Ok(WmMooncakePlan {
                 json: CText::new(&json),
             })

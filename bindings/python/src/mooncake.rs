@@ -12,8 +12,8 @@ use pyo3::types::{PyDict, PyList};
 use weight_manifest::{canonical, Options};
 use weight_manifest_mooncake::{
     export, export_binding, generated_fragment_id, import, import_binding, import_storage,
-    plan_transfer_json, validate_bindings, ExportOptions, MooncakeBinding, MooncakePlacement, MooncakeStorageManifest,
-    StoredFragment,
+    plan_transfer_json, validate_bindings, ExportOptions, MooncakeBinding, MooncakePlacement,
+    MooncakeStorageManifest, StoredFragment,
 };
 
 use crate::analysis::{binding_arg, placement_arg};
@@ -255,7 +255,10 @@ pub(crate) fn mooncake_validate_bindings(
 /// `plan_stored_transfer_to_target_placement`), as a canonical JSON array ordered by
 /// target_fragment_id, then overlap_offset (§20.9).
 #[pyfunction]
-pub(crate) fn mooncake_plan(source: &Bound<'_, PyAny>, target: &Bound<'_, PyAny>) -> PyResult<String> {
+pub(crate) fn mooncake_plan(
+    source: &Bound<'_, PyAny>,
+    target: &Bound<'_, PyAny>,
+) -> PyResult<String> {
     let py = source.py();
     let (source, target) = (document_bytes(source)?, document_bytes(target)?);
     plan_transfer_json(

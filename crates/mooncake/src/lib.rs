@@ -46,4 +46,6 @@ pub use model::{Axis, AxisKind, Fragment, Part, Participant, Rank, Semantics, Te
 pub use placement::{generated_fragment_id, MooncakeInput};
 pub use storage::{MooncakeStorageManifest, StoredFragment};
 pub use stored::import_storage;
-pub use transfer::{plan_transfer, plan_transfer_json, regions_to_json, MooncakeRegion, MooncakeSource};
+pub use transfer::{
+    plan_transfer, plan_transfer_json, regions_to_json, MooncakeRegion, MooncakeSource,
+};

@@ -91,7 +91,8 @@ def plan(source: Text, target: Text) -> list[dict[str, Any]]:
     canonical JSON text."""
     import json
 
-    return json.loads(plan_json(source, target))
+    regions: list[dict[str, Any]] = json.loads(plan_json(source, target))
+    return regions
 
 
 def plan_json(source: Text, target: Text) -> str:
