@@ -160,3 +160,41 @@ pub fn plan_transfer_json(
 pub fn regions_to_json(regions: &[MooncakeRegion]) -> String {
     weight_manifest::canonical::to_string(regions).unwrap_or_default()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{has_key, regions_to_json, MooncakeRegion};
+
+    #[test]
+    fn a_region_is_written_canonically_with_upstreams_names() {
+        let region = MooncakeRegion {
+            inner_bytes: 8,
+            outer_loop_counts: vec![4],
+            overlap_offset: vec![0, 4],
+            overlap_shape: vec![4, 4],
+            source_base_offset: 0,
+            source_fragment_id: "s\u{e9}".to_owned(),
+            source_strides: vec![8],
+            target_base_offset: 8,
+            target_fragment_id: "t".to_owned(),
+            target_strides: vec![16],
+            tensor_id: "w".to_owned(),
+        };
+        assert_eq!(
+            regions_to_json(&[region]),
+            "[{\"inner_bytes\":8,\"outer_loop_counts\":[4],\"overlap_offset\":[0,4],\
+             \"overlap_shape\":[4,4],\"source_base_offset\":0,\"source_fragment_id\":\"s\\u00e9\",\
+             \"source_strides\":[8],\"target_base_offset\":8,\"target_fragment_id\":\"t\",\
+             \"target_strides\":[16],\"tensor_id\":\"w\"}]"
+        );
+    }
+
+    #[test]
+    fn only_a_member_name_is_a_key() {
+        assert!(has_key(br#"{"manifest_key":"g/manifest"}"#, b"\"manifest_key\""));
+        assert!(!has_key(
+            br#"{"resource_id":"a \"manifest_key\" b"}"#,
+            b"\"manifest_key\""
+        ));
+    }
+}
