@@ -75,7 +75,9 @@ pub use limits::{LimitSettingError, Limits};
 pub use model::{Binding, Owner, Placement, Runtime};
 pub use options::{AddressSemantics, Options, OwnerResolver};
 pub use path::Path;
-pub use plan::{plan, plan_with_choice, Plan, PlanLimits, ReplicaChoice, ReplicaPolicy};
+pub use plan::{
+    plan, plan_with_choice, Plan, PlanLimits, ReplicaChoice, ReplicaPolicy, SourceHosts,
+};
 pub use plan_bind::{bind_plan, BoundPlan, Fences};
 pub use project::{
     placement_fragment_id, project_binding, project_binding_value, project_placement,

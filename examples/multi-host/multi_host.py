@@ -76,6 +76,10 @@ def drive(args: argparse.Namespace) -> dict[str, Any]:
     actors = []
     layouts = {"source": (model.Layout(tp=4, pp=2), lambda r: r.pp), "target": (model.Layout(tp=2, pp=4),
                                                                                 lambda r: 2 + r.pp // 2)}
+    if args.replicas:
+        # Two source replicas, one per host; one target replica, its stages on hosts 2-3.
+        layouts = {"source": (model.Layout(tp=2, pp=2, dp=2), lambda r: r.dp),
+                   "target": (model.Layout(tp=2, pp=2), lambda r: 2 + r.pp)}
     for side, (layout, host) in layouts.items():
         for rank in layout.ranks():
             node = nodes[f"{net}.{host(rank) + 1}"]
@@ -88,8 +92,14 @@ def drive(args: argparse.Namespace) -> dict[str, Any]:
     sources, targets = coordinator.workers("source"), coordinator.workers("target")
     progress(f"{len(sources)} sources on {sorted({host_of[w] for w in sources})}, {len(targets)} targets on "
              f"{sorted({host_of[w] for w in targets})}")
-    bound = coordinator.bind(coordinator.plan())
     rate = args.gbit * 1e9 / 8
+    if args.replicas:
+        source_layout, source_host = layouts["source"]
+        source_hosts = {(r.dp, r.tp, r.pp, r.ep): f"{net}.{source_host(r) + 1}" for r in source_layout.ranks()}
+        result = replica_choices(coordinator, host_of, source_hosts, rate, args)
+        ray.shutdown()
+        return result
+    bound = coordinator.bind(coordinator.plan())
     updates, restores = [], []
     saved = None
     tensors = len(coordinator.side("source").placement.tensors)
@@ -128,6 +138,33 @@ def drive(args: argparse.Namespace) -> dict[str, Any]:
             "update_runs": [round(s, 3) for s in updates], "restore_runs": [round(s, 3) for s in restores]}
 
 
+def replica_choices(coordinator: Any, host_of: dict[str, str], source_hosts: dict[tuple[int, int, int, int], str],
+                    rate: float, args: argparse.Namespace) -> dict[str, Any]:
+    """The same update planned with each replica choice: ``balanced`` (each target reads
+    its own DP replica) and ``spread`` (any replica, the busiest source host first), each
+    timed and every byte verified, with each one's floor."""
+    targets = coordinator.workers("target")
+    tensors = len(coordinator.side("source").placement.tensors)
+    out: dict[str, Any] = {"verified": True, "replicas": True, "link_gbit": args.gbit}
+    for choice in ("balanced", "spread"):
+        hosts = source_hosts if choice == "spread" else None
+        reshard = coordinator.plan(replica_choice=choice, source_hosts=hosts)
+        bound = coordinator.bind(reshard)
+        seconds = []
+        for _ in range(args.repeat):
+            coordinator.request_all(targets, {"op": "clear"})
+            result = coordinator.update(bound, mode=args.mode, verify="verify")
+            out["verified"] = (out["verified"] and result["verified_tensors"] == tensors
+                               and sum(c["verified"] for c in result["target_checks"].values()) == result["bytes"])
+            seconds.append(result["seconds"])
+        floor = link_floor(result["pairs"], host_of, rate)
+        progress(f"{choice}: {result['bytes']} bytes in {statistics.median(seconds):.2f} s (floor {floor:.2f} s)")
+        out.update({"bytes": result["bytes"], f"{choice}_seconds": round(statistics.median(seconds), 3),
+                    f"{choice}_floor_seconds": round(floor, 3), f"{choice}_runs": [round(s, 3) for s in seconds]})
+    out["spread_speedup"] = round(out["balanced_seconds"] / out["spread_seconds"], 2)
+    return out
+
+
 _CLIENTS: dict[str, Any] = {}
 
 
@@ -151,6 +188,9 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--mode", choices=("push", "pull"), default="pull",
                         help="who drives the engine: the sources (push) or the targets (pull, default)")
+    parser.add_argument("--replicas", action="store_true",
+                        help="two source DP replicas (hosts 0 and 1) into one target replica (hosts 2-3), "
+                             "planned with each replica choice: balanced and spread")
     parser.add_argument("drive", nargs="?", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.drive == "drive":
@@ -165,7 +205,8 @@ def main(argv: list[str]) -> int:
         progress(f"{args.hosts} hosts up in {cluster.up_seconds:.1f} s")
         cluster.hosts("shape", f"{args.gbit * 1000:g}mbit")
         result = cluster.run_json(0, [sys.executable, __file__, "drive", "--size-mib", str(args.size_mib),
-                                      "--gbit", str(args.gbit), "--repeat", str(args.repeat), "--mode", args.mode], timeout=1800)
+                                      "--gbit", str(args.gbit), "--repeat", str(args.repeat), "--mode", args.mode]
+                                  + (["--replicas"] if args.replicas else []), timeout=1800)
     except Exception as error:  # noqa: BLE001 - reported, then everything is torn down
         print(f"error: {error}", file=sys.stderr)
         return 1

@@ -34,7 +34,8 @@ class Rank(GroupMember):
         self.side = side
         self.mutation: Optional[tuple[float, int]] = None
         backend, session = engine_backend()
-        self.worker_id = f"{instance}-pp{self.rank.pp}.tp{self.rank.tp}"
+        replica = f"dp{self.rank.dp}." if self.layout.dp > 1 else ""
+        self.worker_id = f"{instance}-{replica}pp{self.rank.pp}.tp{self.rank.tp}"
         self.where = dict(worker_id=self.worker_id, endpoint=session, rank=self.rank, instance_id=instance,
                           lease_id=f"{instance}-lease", generation=1, **shard["where"])
         handlers = {"verify": self.verify, "mutate": self.mutate, "set": self.set, "clear": self.clear}

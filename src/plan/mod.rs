@@ -36,6 +36,7 @@ mod pending;
 mod read;
 mod region;
 mod replica;
+mod spread;
 mod walk;
 mod wire;
 
@@ -47,6 +48,7 @@ use crate::wire::{ParallelRank, PlanRegion, ReshardPlan};
 
 pub use limits::{PlanLimits, DEFAULT_MAX_REGIONS, DEFAULT_MAX_SEGMENTS};
 pub use replica::{ReplicaChoice, ReplicaPolicy};
+pub use spread::SourceHosts;
 
 /// A reshard plan: its canonical text, its plan_id and its statistics. The typed wire
 /// value is read from the text on first use ([`Plan::as_wire`], [`Plan::regions`]).
@@ -163,9 +165,27 @@ fn plan_within(
     let mut loads = replica::Loads::default();
     let mut writer = wire::Writer::new(source, target, budget.regions);
     let mut bytes = 0u128;
-    for overlap in pending.iter() {
+    // The spread choice looks at every region before it chooses any.
+    let spread = match choice {
+        ReplicaChoice::Spread(hosts) => {
+            let items: Vec<spread::Item<'_>> = pending
+                .iter()
+                .map(|o| spread::Item {
+                    replicas: o.replicas,
+                    nbytes: o.nbytes,
+                })
+                .collect();
+            Some(spread::spread(sources, &items, hosts))
+        }
+        _ => None,
+    };
+    for (at, overlap) in pending.iter().enumerate() {
         let target = &targets[overlap.target];
-        let chosen = match choice.choose(sources, overlap.replicas, target.rank.dp) {
+        let policy = match &spread {
+            Some(spread) => Some(spread[at]),
+            None => choice.choose(sources, overlap.replicas, target.rank.dp),
+        };
+        let chosen = match policy {
             Some(chosen) => {
                 loads.charge(sources, chosen, overlap.nbytes);
                 chosen

@@ -4,8 +4,10 @@
 //! candidates, take the one whose source rank has had the fewest bytes read so far, ties
 //! broken by rank order (dp, tp, pp, ep). Loads accumulate over the whole plan in region
 //! order, so the choice is deterministic. Another planner's choice (Mooncake's, in the
-//! crate `weight-manifest-mooncake`) comes in as a [`ReplicaPolicy`].
+//! crate `weight-manifest-mooncake`) comes in as a [`ReplicaPolicy`]; the spread choice,
+//! which lets every region read any replica, is `super::spread`.
 
+use super::spread::SourceHosts;
 use crate::coverage::group::rank_key;
 use crate::util::fxhash::FxHashMap;
 use crate::wire::{ParallelRank, PlacementFragment};
@@ -39,6 +41,10 @@ pub enum ReplicaChoice<'a> {
     /// source rank so far (module documentation).
     #[default]
     Balanced,
+    /// Every region may read from any replica of its tile: the one that keeps the busiest
+    /// source host (when given) and then the busiest source rank sending the fewest
+    /// bytes (`super::spread`). For sources with more DP replicas than the target.
+    Spread(Option<&'a SourceHosts>),
     /// The caller's policy (Mooncake's, `weight_manifest_mooncake::MooncakeReplicas`, so
     /// that regions compare one to one with upstream's `plan_placement_transfer`); where it
     /// declines, the balanced choice.
@@ -49,6 +55,7 @@ impl std::fmt::Debug for ReplicaChoice<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(match self {
             ReplicaChoice::Balanced => "Balanced",
+            ReplicaChoice::Spread(_) => "Spread(..)",
             ReplicaChoice::Policy(_) => "Policy(..)",
         })
     }
@@ -58,7 +65,7 @@ impl ReplicaChoice<'_> {
     /// The source DP replica a target of DP rank `target_dp` is planned against.
     pub(crate) fn source_dp(&self, target_dp: u64) -> u64 {
         match self {
-            ReplicaChoice::Balanced => target_dp,
+            ReplicaChoice::Balanced | ReplicaChoice::Spread(_) => target_dp,
             ReplicaChoice::Policy(p) => p.source_dp(target_dp).unwrap_or(target_dp),
         }
     }
@@ -71,7 +78,7 @@ impl ReplicaChoice<'_> {
         target_dp: u64,
     ) -> Option<usize> {
         match self {
-            ReplicaChoice::Balanced => None,
+            ReplicaChoice::Balanced | ReplicaChoice::Spread(_) => None,
             ReplicaChoice::Policy(p) => p.choose(fragments, replicas, target_dp),
         }
     }

@@ -9,7 +9,8 @@ use pyo3::prelude::*;
 use pyo3::types::{PyByteArray, PyBytes, PyString, PyTuple};
 use weight_manifest::plan::{PlanStats, DEFAULT_MAX_REGIONS, DEFAULT_MAX_SEGMENTS};
 use weight_manifest::plan_bind::segments;
-use weight_manifest::wire::{BoundCopy, BoundPair, PlanRegion as RegionWire};
+use weight_manifest::wire::{BoundCopy, BoundPair, ParallelRank, PlanRegion as RegionWire};
+use weight_manifest::{plan_with_choice, ReplicaChoice, SourceHosts};
 use weight_manifest::{Binding, Coverage, Fences, Limits, Options, Placement, PlanLimits};
 
 use weight_manifest::canonical;
@@ -329,17 +330,23 @@ impl Plan {
     }
 }
 
-/// `plan(source, target, max_regions, max_segments, max_geometry_work)`: the reshard plan
-/// between two placements (PlacementManifest instances, or their JSON text or files). The
-/// planner runs without the GIL.
+/// `plan(source, target, max_regions, max_segments, max_geometry_work, spread=False,
+/// source_hosts=None)`: the reshard plan between two placements (PlacementManifest
+/// instances, or their JSON text or files). With `spread`, a region may read any replica of
+/// its tile, so that the busiest source host (in `source_hosts`, a dict from
+/// `(dp, tp, pp, ep)` to a host name) and then the busiest source rank send the fewest
+/// bytes. The planner runs without the GIL.
 #[pyfunction]
-#[pyo3(signature = (source, target, max_regions=DEFAULT_MAX_REGIONS, max_segments=DEFAULT_MAX_SEGMENTS, max_geometry_work=None))]
+#[pyo3(signature = (source, target, max_regions=DEFAULT_MAX_REGIONS, max_segments=DEFAULT_MAX_SEGMENTS, max_geometry_work=None, spread=false, source_hosts=None))]
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn plan(
     source: &Bound<'_, PyAny>,
     target: &Bound<'_, PyAny>,
     max_regions: u64,
     max_segments: u64,
     max_geometry_work: Option<u64>,
+    spread: bool,
+    source_hosts: Option<std::collections::HashMap<(u64, u64, u64, u64), String>>,
 ) -> PyResult<Plan> {
     let py = source.py();
     let source = PlacementInput::of(source, "source")?;
@@ -350,6 +357,13 @@ pub(crate) fn plan(
         max_segments,
         max_geometry_work: max_geometry_work.unwrap_or(Limits::default().max_geometry_work),
     };
+    let hosts = source_hosts.map(|named| {
+        SourceHosts::new(
+            named
+                .into_iter()
+                .map(|((dp, tp, pp, ep), host)| (ParallelRank { dp, ep, pp, tp }, host)),
+        )
+    });
     // As the CLI does: the two documents are read at once, the target on a second
     // thread; the source's rejection, when both are rejected, is the one reported.
     let planned = py.detach(|| {
@@ -360,7 +374,16 @@ pub(crate) fn plan(
         });
         let target = target.unwrap_or_else(|panic| std::panic::resume_unwind(panic));
         let (source, target) = (source?, target?);
-        weight_manifest::plan(&source, &target, &limits)
+        if spread {
+            plan_with_choice(
+                &source,
+                &target,
+                &limits,
+                ReplicaChoice::Spread(hosts.as_ref()),
+            )
+        } else {
+            weight_manifest::plan(&source, &target, &limits)
+        }
     });
     Ok(Plan(planned.or_raise(py)?))
 }

@@ -290,3 +290,37 @@ def test_plan_reports_the_sources_rejection_first_as_the_cli_does(cli: Path, tmp
         assert done.returncode != 0
         assert f"error[{raised.value.code}]" in done.stderr, (source, target, done.stderr)
         assert raised.value.code == ("invalid_json" if source == "[1" else "fields_mismatch")
+
+
+def replicated(copies: int) -> str:
+    """A placement of one 8x4 u16 tensor held whole by DP ranks 0..copies, rows cut in 8."""
+    fragments = [{"aliases": [], "global_offset": [i, 0], "local_shape": [1, 4], "nbytes": 8,
+                  "placement_fragment_id": f"d{dp}/{i}", "rank": {"dp": dp, "ep": 0, "pp": 0, "tp": 0},
+                  "tensor_id": "w"} for dp in range(copies) for i in range(8)]
+    tensor = {"dtype": "u16", "expert_id": None, "global_shape": [8, 4], "itemsize": 2, "layer_id": None,
+              "layout_fingerprint": "fp", "partition_dim": 0, "shard_dims": [0], "tensor_id": "w"}
+    return json.dumps({"fragments": fragments, "model_id": "m", "placement_id": None, "revision": "r",
+                       "tensors": [tensor]})
+
+
+def test_spread_reads_every_source_replica_and_balances_hosts_first() -> None:
+    # Four whole copies into two: balanced reads DP 0 and 1 only; spread reads each copy
+    # for a quarter; with DP 0-2 on host "a" and DP 3 on "b", hosts send 32 bytes each.
+    source, target = replicated(4), replicated(2)
+
+    def sent(reshard: wm.Plan) -> dict[int, int]:
+        by_dp: dict[int, int] = {}
+        for region in reshard.regions:
+            dp = int(region.source_fragment_id[1])
+            by_dp[dp] = by_dp.get(dp, 0) + region.nbytes
+        return by_dp
+
+    assert sent(wm.plan(source, target)) == {0: 64, 1: 64}
+    assert sent(wm.plan(source, target, replica_choice="spread")) == {0: 32, 1: 32, 2: 32, 3: 32}
+    hosts = {(dp, 0, 0, 0): "a" if dp < 3 else "b" for dp in range(4)}
+    by_dp = sent(wm.plan(source, target, replica_choice="spread", source_hosts=hosts))
+    assert by_dp[3] == 64 and sum(by_dp[dp] for dp in range(3)) == 64, by_dp
+    with pytest.raises(ValueError, match="replica_choice"):
+        wm.plan(source, target, replica_choice="nearest")
+    with pytest.raises(ValueError, match="source_hosts"):
+        wm.plan(source, target, source_hosts=hosts)

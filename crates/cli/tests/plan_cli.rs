@@ -156,3 +156,47 @@ fn coverage_summarises_and_requires_completeness_on_request() {
     let inner: Json = serde_json::from_str(body["report"].as_str().unwrap()).unwrap();
     assert_eq!(inner["tensors"][0]["uncovered_elements"], "36");
 }
+
+#[test]
+fn replica_choice_spread_reads_every_source_replica_evenly() {
+    // Four whole copies of `w` (DP 0..4, rows cut in 8) into two (DP 0..2): balanced reads
+    // each target from its own dp (two sources send a copy each), spread reads a quarter
+    // of the total from each of the four.
+    let w = tensor("w", &[8, 4], 2);
+    let source: Vec<_> = (0..4u64)
+        .flat_map(|dp| even_split(&format!("s{dp}/"), &w, 0, 8, move |_| (dp, 0, 0, 0)))
+        .collect();
+    let target: Vec<_> = (0..2u64)
+        .map(|dp| fragment(&format!("t{dp}"), "w", &[0, 0], &[8, 4], (dp, 0, 0, 0)))
+        .collect();
+    let source = write(
+        "spread-source.json",
+        &placement_json(std::slice::from_ref(&w), &source),
+    );
+    let target = write(
+        "spread-target.json",
+        &placement_json(std::slice::from_ref(&w), &target),
+    );
+    let sent = |choice: &str| -> Vec<u64> {
+        let out = run(&[
+            "plan",
+            &source,
+            &target,
+            "--stats",
+            "--format",
+            "json",
+            "--replica-choice",
+            choice,
+        ]);
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        let json: Json = serde_json::from_slice(&out.stdout).unwrap();
+        json["stats"]["sources"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s["bytes"].as_u64().unwrap())
+            .collect()
+    };
+    assert_eq!(sent("balanced"), vec![64, 64]);
+    assert_eq!(sent("spread"), vec![32, 32, 32, 32]);
+}

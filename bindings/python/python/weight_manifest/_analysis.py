@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import Optional, Union
+from typing import Mapping, Optional, Union
 
 from . import _native
 from ._manifests import PlacementManifest, RuntimeBindingManifest
@@ -55,17 +55,30 @@ def plan(
     target: PlacementInput,
     *,
     limits: Optional[PlanLimits] = None,
+    replica_choice: str = "balanced",
+    source_hosts: Optional[Mapping[tuple[int, int, int, int], str]] = None,
 ) -> Plan:
     """The reshard plan that moves the weights from the ``source`` placement to the
-    ``target`` placement: the same regions, plan_id and JSON as ``weight-manifest plan``.
-    The planner runs without the GIL."""
+    ``target`` placement: the same regions, plan_id and JSON as ``weight-manifest plan``
+    with the same ``--replica-choice``. ``replica_choice="balanced"`` (the default) reads
+    a target's tiles from its own DP replica, then the least loaded rank; ``"spread"`` lets
+    every region read any replica, so that the busiest source sends the fewest bytes (for
+    sources with more DP replicas than the target). ``source_hosts`` (spread only) maps a
+    source rank ``(dp, tp, pp, ep)`` to its host: the busiest host link is then balanced
+    first. The planner runs without the GIL."""
     limits = limits or PlanLimits()
+    if replica_choice not in ("balanced", "spread"):
+        raise ValueError(f"replica_choice must be 'balanced' or 'spread', not {replica_choice!r}")
+    if source_hosts is not None and replica_choice != "spread":
+        raise ValueError("source_hosts needs replica_choice='spread'")
     return _native.plan(
         source,
         target,
         limits.max_regions,
         limits.max_segments,
         limits.max_geometry_work,
+        replica_choice == "spread",
+        dict(source_hosts) if source_hosts is not None else None,
     )
 
 

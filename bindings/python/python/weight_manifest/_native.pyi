@@ -212,6 +212,8 @@ def plan(
     max_regions: int = ...,
     max_segments: int = ...,
     max_geometry_work: Optional[int] = None,
+    spread: bool = False,
+    source_hosts: Optional[dict[tuple[int, int, int, int], str]] = None,
 ) -> Plan: ...
 def bind_plan(
     plan: Any,

@@ -38,8 +38,10 @@ pub(crate) struct PlanArgs {
     #[arg(long)]
     pub stats: bool,
     /// Which source replica a region reads: `balanced` (the target's own dp, then the least
-    /// loaded rank) or `mooncake` (upstream's choice: source replica sorted(dp)[d % n], the
-    /// lowest rank; regions then equal upstream's plan_placement_transfer).
+    /// loaded rank), `spread` (any replica: the busiest source rank sends the fewest bytes;
+    /// for sources with more DP replicas than the target) or `mooncake` (upstream's choice:
+    /// source replica sorted(dp)[d % n], the lowest rank; regions then equal upstream's
+    /// plan_placement_transfer).
     #[arg(long, value_enum, default_value_t = Choice::Balanced)]
     pub replica_choice: Choice,
     /// Write the plan (canonical JSON) to this file (atomically) instead of standard output.
@@ -54,6 +56,8 @@ pub(crate) struct PlanArgs {
 pub(crate) enum Choice {
     /// Load-balanced (the default).
     Balanced,
+    /// Any replica, so that the busiest source rank sends the fewest bytes.
+    Spread,
     /// Mooncake's `plan_placement_transfer` choice.
     Mooncake,
 }
@@ -232,6 +236,18 @@ pub(crate) fn run(
                     )
                 });
                 leave_to_exit((source, target, replicas));
+                return plan;
+            }
+            if args.replica_choice == Choice::Spread {
+                let plan = progress.phase("planning", || {
+                    weight_manifest::plan_with_choice(
+                        &source,
+                        &target,
+                        &limits,
+                        ReplicaChoice::Spread(None),
+                    )
+                });
+                leave_to_exit((source, target));
                 return plan;
             }
             let plan = progress.counted("planning", None, Unit::Items("tensors"), |counter| {
