@@ -191,7 +191,10 @@ mod tests {
 
     #[test]
     fn only_a_member_name_is_a_key() {
-        assert!(has_key(br#"{"manifest_key":"g/manifest"}"#, b"\"manifest_key\""));
+        assert!(has_key(
+            br#"{"manifest_key":"g/manifest"}"#,
+            b"\"manifest_key\""
+        ));
         assert!(!has_key(
             br#"{"resource_id":"a \"manifest_key\" b"}"#,
             b"\"manifest_key\""

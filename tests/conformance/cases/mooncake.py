@@ -52,6 +52,7 @@ def cases_mooncake() -> None:
                     description += "."
             _add(_case_id(kind, case["id"]), op, description, {"mooncake": case["input"]}, out, ("mooncake",))
     cases_mooncake_export()
+    cases_mooncake_export_unsupported()
     cases_mooncake_import()
     cases_mooncake_plan()
     cases_mooncake_binding()
@@ -245,3 +246,34 @@ def cases_mooncake_binding() -> None:
         _add(_case_id("binding", case["id"]), "mooncake.binding", description,
              {"mooncake": case["input"], "placement": doc["placements"][case["placement"]]}, out, ("mooncake",))
     assert len(doc["cases"]) >= 25
+
+
+def cases_mooncake_export_unsupported() -> None:
+    """`mooncake.export` of placements Mooncake cannot say (§20.7: "a shard dim that no tp
+    or ep coordinate decides ... is mooncake_export_unsupported", at `/tensors/i`, the same
+    tensor in both documents): a dim-1 shard split over ep (Mooncake splits ep only on dim 0)
+    and a dim-0 shard split over dp. The tensors are listed in tensor_id order, so the
+    pointer names the same tensor in the input."""
+    def tensor(tid, shape, shard_dims):
+        return {"tensor_id": tid, "global_shape": shape, "dtype": "bfloat16", "itemsize": 2,
+                "partition_dim": shard_dims[0] if len(shard_dims) == 1 else None, "shard_dims": shard_dims,
+                "layer_id": None, "expert_id": None, "layout_fingerprint": "row-major"}
+
+    def fragment(fid, tid, offset, shape, **rank):
+        return {"placement_fragment_id": fid, "tensor_id": tid, "global_offset": offset, "local_shape": shape,
+                "nbytes": 2 * shape[0] * (shape[1] if len(shape) > 1 else 1),
+                "rank": {"dp": 0, "tp": 0, "pp": 0, "ep": 0, **rank}, "aliases": []}
+
+    ep_dim1 = {"model_id": "m", "revision": "r", "placement_id": None,
+               "tensors": [tensor("a", [4], []), tensor("w", [4, 8], [1])],
+               "fragments": [fragment("a0", "a", [0], [4], ep=0), fragment("a1", "a", [0], [4], ep=1),
+                             fragment("w0", "w", [0, 0], [4, 4], ep=0), fragment("w1", "w", [0, 4], [4, 4], ep=1)]}
+    dp_dim0 = {"model_id": "m", "revision": "r", "placement_id": None,
+               "tensors": [tensor("w", [8, 4], [0])],
+               "fragments": [fragment("w0", "w", [0, 0], [4, 4], dp=0), fragment("w1", "w", [4, 0], [4, 4], dp=1)]}
+    for name, doc, pointer, how in (("ep-on-dim-1", ep_dim1, "/tensors/1", "dim 1 split over ep"),
+                                    ("dp-split", dp_dim0, "/tensors/0", "dim 0 split over dp")):
+        _add(f"mooncake/export-reject-unsupported-{name}", "mooncake.export",
+             f"§20.7: a shard dim that no tp or ep coordinate decides ({how}) is not Mooncake's.",
+             {"document": json.dumps(doc)}, {"ok": False, "code": "mooncake_export_unsupported", "path": pointer},
+             ("mooncake",))
