@@ -23,7 +23,7 @@ PY_PROFILE ?= dev
 PY_WHEELS := target/wheels
 
 TEST_TARGETS += test-python
-.PHONY: test-python python-wheel python-venv python-system reshard-te store-roundtrip multi-host fault-campaign rl-loop
+.PHONY: test-python python-wheel python-venv python-system reshard-te store-roundtrip multi-host fault-campaign rl-loop simulate-frontier
 
 $(PY):
 	$(PYTHON) -m venv $(PY_VENV)
@@ -72,6 +72,15 @@ store-roundtrip: python-wheel
 ## repetitions, medians. MULTIHOST_ARGS adds flags.
 multi-host: python-wheel
 	$(PY) examples/multi-host/multi_host.py --repeat 3 $(MULTIHOST_ARGS)
+
+## The simulator's frontier (examples/simulate, docs/simulate.md; needs root): calibrate on
+## 4 emulated hosts (8 short measured updates, the engine constants fitted), then plan and
+## bind Kimi-K2 (BF16) from 256 GPUs to 128 GPUs for real with the release CLI and simulate
+## the update and a 2 % delta at 400 Gb/s per GPU; the last line is one JSON object.
+## FRONTIER_ARGS adds flags (e.g. --calibration FILE to reuse a calibration).
+simulate-frontier: python-wheel
+	$(CARGO) build --release -q --bin weight-manifest
+	$(PY) examples/simulate/frontier.py $(FRONTIER_ARGS)
 
 ## An RL loop on 3 emulated hosts (examples/rl-loop, needs root): a 2-rank DTensor trainer
 ## (gloo) trains a small Llama-like model with AdamW; after each step a versioned delta

@@ -34,6 +34,8 @@ pub struct Model {
     pub pp: u64,
     /// Data parallel replicas.
     pub dp: u64,
+    /// Routed experts in BF16 (a trainer's copy) instead of the checkpoint's FP8.
+    pub bf16_experts: bool,
 }
 
 impl Model {
@@ -55,6 +57,7 @@ impl Model {
             tp: 8,
             pp: 4,
             dp: 2,
+            bf16_experts: false,
         }
     }
 
@@ -265,11 +268,19 @@ pub fn tensors(model: &Model) -> Vec<Tensor> {
         let per_rank = model.experts.div_ceil(model.tp);
         for e in 0..model.experts {
             for (name, shape, _) in mlp(&format!("mlp.experts.{e}"), model.moe_intermediate) {
-                out.push(Tensor {
-                    dtype: "float8_e4m3fn",
-                    itemsize: 1,
-                    expert: Some(e),
-                    ..bf16(at(&name), shape, layer, Split::Expert(e / per_rank))
+                let expert = bf16(at(&name), shape, layer, Split::Expert(e / per_rank));
+                out.push(if model.bf16_experts {
+                    Tensor {
+                        expert: Some(e),
+                        ..expert
+                    }
+                } else {
+                    Tensor {
+                        dtype: "float8_e4m3fn",
+                        itemsize: 1,
+                        expert: Some(e),
+                        ..expert
+                    }
                 });
             }
         }

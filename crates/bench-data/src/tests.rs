@@ -36,3 +36,27 @@ fn generated_documents_validate_and_agree() {
         placement.to_json().into_bytes()
     );
 }
+
+#[test]
+fn bf16_experts_double_the_experts_bytes_only() {
+    // Kimi-K2 from its shapes: each routed expert is 3 matrices of 2048 x 7168 elements,
+    // 384 experts in each of the 60 MoE layers.
+    let fp8 = Model::kimi_k2(1);
+    let bf16 = Model {
+        bf16_experts: true,
+        ..Model::kimi_k2(1)
+    };
+    let bytes = |m: &Model| -> u64 {
+        tensors(m)
+            .iter()
+            .map(|t| t.shape.iter().product::<u64>() * t.itemsize)
+            .sum()
+    };
+    let experts = 60 * 384 * 3 * 2048 * 7168;
+    assert_eq!(bytes(&bf16) - bytes(&fp8), experts);
+    assert!(tensors(&bf16)
+        .iter()
+        .filter(|t| t.expert.is_some())
+        .all(|t| t.dtype == "bfloat16" && t.itemsize == 2));
+    assert_eq!(tensors(&bf16).len(), tensors(&fp8).len());
+}

@@ -41,6 +41,9 @@ pub(crate) struct BenchDataArgs {
     /// Keep only the first N layers (for scaling curves).
     #[arg(long)]
     pub layers: Option<u64>,
+    /// Routed experts in BF16 (a trainer's copy) instead of the checkpoint's FP8.
+    #[arg(long)]
+    pub bf16_experts: bool,
     /// The output file.
     #[arg(short = 'o', long = "output")]
     pub output: PathBuf,
@@ -54,6 +57,7 @@ pub(crate) fn run(args: &BenchDataArgs) -> Result<ExitCode, String> {
     if let Some(dp) = args.dp {
         model.dp = dp.max(1);
     }
+    model.bf16_experts = args.bf16_experts;
     if let Some(layers) = args.layers {
         model = model.truncated(layers);
     }

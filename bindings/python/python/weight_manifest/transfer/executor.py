@@ -54,8 +54,9 @@ from .defaults import (
     DEFAULT_STALL_SECONDS,
 )
 from .fences import Fence, check_fences
-from .lowering import Changed, Staging, _Op, _ops, _region_of, _rounds
+from .lowering import Changed, Staging, _Op, _region_of
 from .reports import PairReport, UpdateReport
+from .schedule import PairSchedule, batches, schedule, staging_capacity
 
 __all__ = ["Progress", "execute", "operation_count"]
 
@@ -70,7 +71,7 @@ def operation_count(bound: BoundPlan, mode: str, stage_below: int = DEFAULT_STAG
                     max_segments: int = 1 << 32) -> int:
     """The engine operations :func:`execute` would issue for every pair of ``bound`` in
     ``mode`` (a coordinator's choice between push and pull)."""
-    return sum(len(_ops(pair, mode == "push", stage_below, max_segments)[0]) for pair in bound.pairs)
+    return sum(len(p.ops) for p in schedule(bound, mode=mode, stage_below=stage_below, max_segments=max_segments).pairs)
 
 
 def execute(
@@ -131,22 +132,23 @@ def execute(
     read_gaps = bool(getattr(backend, "reads_gaps", False))
     if landing is not None and (changed is None or not staged or stage_below == 0):
         raise _error("transfer_arguments_invalid", "a landing area needs a delta (changed=) and staging")
-    lowered = [_ops(pair, push, stage_below if staged else 0, max_segments, changed, read_gaps,
-                    None if landing is None else landing.get((pair.source_worker_id, pair.target_worker_id)))
-               for pair in pairs]
+    plan = schedule(bound, mode=mode, worker=worker, batch_segments=batch_segments, max_in_flight=max_in_flight,
+                    stage_below=stage_below, staging_bytes=staging_bytes, max_segments=max_segments, staged=staged,
+                    half=None if staging is None else staging.half, changed=changed, landing=landing,
+                    read_gaps=read_gaps)
     # Without a staging buffer given, one sized to what the largest pair stages (two
     # halves), within staging_bytes.
-    need = max((sum(op.length for op in ops if op.pieces is not None) for ops, _ in lowered), default=0)
-    own = staging is None and need > 0 and staging_bytes >= 2
+    capacity = staging_capacity(plan.pairs, staging_bytes)
+    own = staging is None and capacity > 0
     if own:
-        staging = Staging(backend, min(staging_bytes, 2 * need))
+        staging = Staging(backend, capacity)
     report.prepare_seconds = time.perf_counter() - started
     try:
-        for pair, (ops, runs) in zip(pairs, lowered):
-            report.pairs.append(_run_pair(pair, ops, runs, backend, sessions, push, batch_segments,
+        for scheduled in plan.pairs:
+            report.pairs.append(_run_pair(scheduled, backend, sessions, push, batch_segments,
                                           max_in_flight, staging, stall_seconds, progress))
             if on_pair is not None:
-                on_pair(pair)
+                on_pair(scheduled.pair)
     except BaseException as error:
         if own and staging is not None and getattr(error, "code", None) == "transfer_timeout":
             # Batches were abandoned in flight and may still read or write the buffer:
@@ -181,9 +183,7 @@ def _wait_bounded(backend: Backend, handle: int, seconds: float) -> Optional[boo
 
 
 def _run_pair(
-    pair: CopyGroup,
-    ops: list[_Op],
-    runs: int,
+    scheduled: PairSchedule,
     backend: Backend,
     sessions: Mapping[str, str],
     push: bool,
@@ -196,11 +196,11 @@ def _run_pair(
     """One pair's operations in rounds, pipelined: round k goes on the wire before round
     k-1 is finished (pull: scattered), at most ``max_in_flight`` batches in flight."""
     started = time.perf_counter()
-    session = sessions[pair.target_worker_id if push else pair.source_worker_id]
-    result = PairReport(pair.source_worker_id, pair.target_worker_id, runs=runs,
-                        bytes=sum(sum(p[2] for p in op.pieces) if op.pieces else op.length for op in ops),
-                        wire_bytes=sum(op.length for op in ops))
-    rounds = list(_rounds(ops, staging.half if staging is not None else 0))
+    pair = scheduled.pair
+    session = sessions[scheduled.remote]
+    result = PairReport(pair.source_worker_id, pair.target_worker_id, runs=scheduled.runs,
+                        bytes=scheduled.bytes, wire_bytes=scheduled.wire_bytes)
+    rounds = scheduled.rounds(staging.half if staging is not None else 0)
     in_flight: deque[tuple[int, list[_Op], int]] = deque()
     outstanding = [0] * len(rounds)
     failure: list[_Op] = []
@@ -254,10 +254,9 @@ def _run_pair(
             result.staged_pieces += len(op.pieces)
             offset += op.length
         result.staging_seconds += time.perf_counter() - clock
-        for first in range(0, len(round_ops), batch_segments):
+        for chunk in batches(round_ops, batch_segments):
             if failure:
                 break
-            chunk = round_ops[first : first + batch_segments]
             while len(in_flight) >= max_in_flight:
                 wait_one()
             handle = backend.submit(session, push, [o.local for o in chunk], [o.remote for o in chunk],
