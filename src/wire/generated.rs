@@ -822,7 +822,7 @@ pub struct FixtureExpect {
     ///Expected bound plan id (`sha256:` + 64 lowercase hex digits) (plan.bind).
     #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub bound_plan_id: ::std::option::Option<::std::string::String>,
-    ///Expected canonical placement wire JSON text (placement.parse, placement.from_inventory, project.placement).
+    ///Expected canonical placement wire JSON text (placement.parse, placement.from_inventory, project.placement, mooncake.import); for mooncake.validate and mooncake.export the Mooncake placement's canonical text.
     #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub canonical: ::std::option::Option<::std::string::String>,
     ///Expected error code of a rejection.
@@ -837,6 +837,9 @@ pub struct FixtureExpect {
     ///Expected generation of the resulting runtime manifest (runtime.from_inventory, runtime.parse, bind). Three cases: absent, the generation is not checked; an integer, the result's generation must be that integer; null, the result must have no generation (its `generation` member null or absent), so a result with any integer generation fails.
     #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub generation: ::std::option::Option<u64>,
+    ///Expected transfer plan in Mooncake's region form as canonical JSON text: an array of `{"inner_bytes", "outer_loop_counts", "overlap_offset", "overlap_shape", "source_base_offset", "source_fragment_id", "source_strides", "target_base_offset", "target_fragment_id", "target_strides", "tensor_id"}` ordered by target_fragment_id, then overlap_offset (mooncake.plan, contract §20.9).
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub mooncake_plan: ::std::option::Option<::std::string::String>,
     ///Expected Store manifest text as upstream writes it (mooncake.storage, contract §20.6: keys sorted, raw UTF-8).
     #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub mooncake_text: ::std::option::Option<::std::string::String>,
@@ -919,13 +922,13 @@ pub struct FixtureInput {
     ///The planner's total segment limit (plan); absent or null means the default.
     #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub max_segments: ::std::option::Option<u64>,
-    ///A document of Mooncake's format as raw JSON text: a WeightPlacementManifest (mooncake.validate) or a Store WeightManifest (mooncake.storage), contract §20. A rejection's pointer is compared where the fixture gives one.
+    ///A document of Mooncake's format as raw JSON text: a WeightPlacementManifest (mooncake.validate, mooncake.import), a Store WeightManifest (mooncake.storage) or a JSON array of WeightRuntimeBindingManifests (mooncake.binding), contract §20. A rejection's pointer is compared where the fixture gives one.
     #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub mooncake: ::std::option::Option<::std::string::String>,
     ///The export's overrides document as raw JSON text (mooncake.export, contract §20.7: weight_generation, placement_set_id, sizes, participants, parallel_axes); absent means none.
     #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub overrides: ::std::option::Option<::std::string::String>,
-    ///Placement manifest JSON text (bind).
+    ///Placement manifest JSON text (bind); for mooncake.binding the Mooncake WeightPlacementManifest the bindings bind.
     #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub placement: ::std::option::Option<::std::string::String>,
     ///The expected placement id given to a projection (project.placement, project.binding); absent or null means not given.
@@ -937,7 +940,7 @@ pub struct FixtureInput {
     ///Whether an incomplete coverage report is a rejection with code coverage_incomplete (coverage); absent or null means false.
     #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub require_complete: ::std::option::Option<bool>,
-    ///Source placement manifest JSON text (plan).
+    ///Source placement manifest JSON text (plan); for mooncake.plan a Mooncake WeightPlacementManifest, or a Store WeightManifest (recognised by its manifest_key member).
     #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub source: ::std::option::Option<::std::string::String>,
     ///Runtime binding manifest JSON text (contract §9.2) locating the plan's source placement (plan.bind).
@@ -946,7 +949,7 @@ pub struct FixtureInput {
     ///The generation the source binding must have, else plan_binding_generation_mismatch (plan.bind); absent or null means no fence.
     #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub source_generation: ::std::option::Option<u64>,
-    ///Target placement manifest JSON text (plan).
+    ///Target placement manifest JSON text (plan); for mooncake.plan a Mooncake WeightPlacementManifest.
     #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub target: ::std::option::Option<::std::string::String>,
     ///Runtime binding manifest JSON text (contract §9.2) locating the plan's target placement (plan.bind).
@@ -1011,6 +1014,12 @@ pub enum FixtureOp {
     MooncakeStorage,
     #[serde(rename = "mooncake.export")]
     MooncakeExport,
+    #[serde(rename = "mooncake.import")]
+    MooncakeImport,
+    #[serde(rename = "mooncake.plan")]
+    MooncakePlan,
+    #[serde(rename = "mooncake.binding")]
+    MooncakeBinding,
 }
 impl ::std::fmt::Display for FixtureOp {
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
@@ -1034,6 +1043,9 @@ impl ::std::fmt::Display for FixtureOp {
             Self::MooncakeValidate => f.write_str("mooncake.validate"),
             Self::MooncakeStorage => f.write_str("mooncake.storage"),
             Self::MooncakeExport => f.write_str("mooncake.export"),
+            Self::MooncakeImport => f.write_str("mooncake.import"),
+            Self::MooncakePlan => f.write_str("mooncake.plan"),
+            Self::MooncakeBinding => f.write_str("mooncake.binding"),
         }
     }
 }
@@ -1062,6 +1074,9 @@ impl ::std::str::FromStr for FixtureOp {
             "mooncake.validate" => Ok(Self::MooncakeValidate),
             "mooncake.storage" => Ok(Self::MooncakeStorage),
             "mooncake.export" => Ok(Self::MooncakeExport),
+            "mooncake.import" => Ok(Self::MooncakeImport),
+            "mooncake.plan" => Ok(Self::MooncakePlan),
+            "mooncake.binding" => Ok(Self::MooncakeBinding),
             _ => Err("invalid value".into()),
         }
     }

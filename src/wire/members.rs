@@ -127,6 +127,8 @@ pub mod key {
     pub const MODEL_ID: &str = "model_id";
     /// The member `mooncake`.
     pub const MOONCAKE: &str = "mooncake";
+    /// The member `mooncake_plan`.
+    pub const MOONCAKE_PLAN: &str = "mooncake_plan";
     /// The member `mooncake_text`.
     pub const MOONCAKE_TEXT: &str = "mooncake_text";
     /// The member `multiple_of`.
@@ -620,6 +622,7 @@ impl FixtureExpect {
         key::CONTENT_MANIFEST,
         key::DIGEST,
         key::GENERATION,
+        key::MOONCAKE_PLAN,
         key::MOONCAKE_TEXT,
         key::OK,
         key::PARTIAL,
@@ -1213,6 +1216,9 @@ impl Canonical for FixtureOp {
                 Self::MooncakeValidate => b"\"mooncake.validate\"",
                 Self::MooncakeStorage => b"\"mooncake.storage\"",
                 Self::MooncakeExport => b"\"mooncake.export\"",
+                Self::MooncakeImport => b"\"mooncake.import\"",
+                Self::MooncakePlan => b"\"mooncake.plan\"",
+                Self::MooncakeBinding => b"\"mooncake.binding\"",
             },
         );
     }

@@ -83,14 +83,15 @@ def api_only_codes() -> dict[str, str]:
 OPS = {"placement.parse", "placement.from_inventory", "runtime.from_inventory", "binding.from_inventory",
        "project.placement", "project.binding", "bind", "runtime.parse", "binding.parse", "coverage", "plan",
        "plan.bind", "content.partial", "content.block_values", "content.combine", "content.manifest",
-       "mooncake.validate", "mooncake.storage", "mooncake.export"}
+       "mooncake.validate", "mooncake.storage", "mooncake.export", "mooncake.import", "mooncake.plan",
+       "mooncake.binding"}
 INPUT_KEYS = {"document", "placement", "binding", "address_semantics", "placement_id", "source", "target",
               "require_complete", "max_regions", "max_segments", "plan", "source_binding", "target_binding",
               "source_generation", "target_generation", "tensor_id", "global_shape", "itemsize", "block_elements",
               "global_offset", "local_shape", "bytes", "fragments", "mooncake", "overrides"}
 EXPECT_KEYS = {"ok", "code", "path", "canonical", "placement_id", "digest", "runtime", "binding", "generation",
                "report", "plan", "plan_id", "bound_plan", "bound_plan_id", "partial", "values", "content_manifest",
-               "topology_id", "mooncake_text"}
+               "topology_id", "mooncake_text", "mooncake_plan"}
 
 
 # The codes whose rejection of a document has no pointer into it; the fixture schema's
@@ -138,8 +139,12 @@ def check_fixture(cid: str, fx: dict) -> None:
     elif fx["op"] in ("content.partial", "content.block_values"):
         need({"tensor_id", "global_shape", "itemsize", "block_elements", "global_offset", "local_shape",
               "bytes"} <= set(fx["input"]), "op inputs")
-    elif fx["op"] in ("mooncake.validate", "mooncake.storage"):
+    elif fx["op"] in ("mooncake.validate", "mooncake.storage", "mooncake.import"):
         need("mooncake" in fx["input"], "op inputs")
+    elif fx["op"] == "mooncake.plan":
+        need("source" in fx["input"] and "target" in fx["input"], "op inputs")
+    elif fx["op"] == "mooncake.binding":
+        need("mooncake" in fx["input"] and "placement" in fx["input"], "op inputs")
     elif fx["op"] == "mooncake.export":
         need("document" in fx["input"], "op inputs")
     elif fx["op"] == "content.combine":
@@ -153,7 +158,8 @@ def check_fixture(cid: str, fx: dict) -> None:
     else:
         need(isinstance(e.get("code"), str) and re.fullmatch(r"[a-z][a-z0-9]*(_[a-z0-9]+)*", e["code"]), "code")
     for k in ("path", "canonical", "placement_id", "digest", "runtime", "binding", "report", "plan", "plan_id",
-              "bound_plan", "bound_plan_id", "partial", "values", "content_manifest", "topology_id", "mooncake_text"):
+              "bound_plan", "bound_plan_id", "partial", "values", "content_manifest", "topology_id", "mooncake_text",
+              "mooncake_plan"):
         need(k not in e or isinstance(e[k], str), k)
     need("generation" not in e or e["generation"] is None or (isinstance(e["generation"], int) and 0 <= e["generation"] <= U64), "generation")
     need("tags" not in fx or all(isinstance(t, str) for t in fx["tags"]), "tags")

@@ -934,6 +934,11 @@ typedef struct WmError WmError;
 typedef struct WmMooncakePlacement WmMooncakePlacement;
 
 /**
+ * A transfer plan in Mooncake's region form. Opaque; free it with `wm_mooncake_plan_free`.
+ */
+typedef struct WmMooncakePlan WmMooncakePlan;
+
+/**
  * A validated Mooncake Store manifest. Opaque; free it with `wm_mooncake_storage_free`.
  */
 typedef struct WmMooncakeStorage WmMooncakeStorage;
@@ -1785,6 +1790,78 @@ const char *wm_mooncake_storage_digest(const WmMooncakeStorage *storage, size_t 
  * The handle is NULL or from this library, not yet freed, not used after.
  */
 void wm_mooncake_storage_free(WmMooncakeStorage *handle);
+
+/**
+ * Imports a Mooncake placement (`json`, its JSON text) as this contract's placement
+ * (§20.7, the `mooncake.import` operation): read by every Mooncake rule (§20.3, §20.4:
+ * their codes, pointers into `json`), then held to this contract's rules (§8: e.g.
+ * `non_shard_axis_shape` for a box cut on a dim that is not a shard dim; pointers into the
+ * imported placement). The result is read by `wm_placement_canonical`, `wm_placement_id`
+ * and `wm_placement_digest` and freed by `wm_placement_free`.
+ *
+ * # Safety
+ * `json` is NULL or points to `json_len` readable bytes; `out` is NULL or writable.
+ */
+WmError *wm_mooncake_import(const char *json, size_t json_len, WmPlacement **out);
+
+/**
+ * Plans the transfer from `source` to `target` in Mooncake's region form (§20.9, the
+ * `mooncake.plan` operation; upstream's `plan_placement_transfer`, or
+ * `plan_stored_transfer_to_target_placement` when `source` is a Store manifest, which is
+ * recognised by its `manifest_key` member). `target` is a Mooncake placement. Rejections:
+ * the readers' codes (the source is read first; pointers into the document read),
+ * `mooncake_generation_mismatch` at the target's `/weight_generation`, and the planner's
+ * codes (§17.3). The regions are read by `wm_mooncake_plan_json`.
+ *
+ * # Safety
+ * `source` is NULL or points to `source_len` readable bytes, `target` likewise; `out` is
+ * NULL or writable.
+ */
+WmError *wm_mooncake_plan(const char *source,
+                          size_t source_len,
+                          const char *target,
+                          size_t target_len,
+                          WmMooncakePlan **out);
+
+/**
+ * The regions as a canonical JSON array (§5), ordered by target_fragment_id, then
+ * overlap_offset; each region has upstream's members `tensor_id`, `source_fragment_id`,
+ * `target_fragment_id`, `overlap_offset`, `overlap_shape`, `source_base_offset`,
+ * `target_base_offset`, `inner_bytes`, `outer_loop_counts`, `source_strides`,
+ * `target_strides`. Owned by the handle, its length in `len` unless NULL; NULL for a NULL
+ * handle.
+ *
+ * # Safety
+ * `plan` is NULL or a live handle; `len` is NULL or writable.
+ */
+const char *wm_mooncake_plan_json(const WmMooncakePlan *plan, size_t *len);
+
+/**
+ * Frees a Mooncake plan; NULL does nothing.
+ *
+ * # Safety
+ * The handle is NULL or from this library, not yet freed, not used after.
+ */
+void wm_mooncake_plan_free(WmMooncakePlan *handle);
+
+/**
+ * Checks Mooncake runtime bindings (`bindings`: this project's JSON form of them, an array
+ * of `WeightRuntimeBindingManifest` objects, one per participant) against the Mooncake
+ * placement `placement` as upstream's `validate_runtime_bindings` does (§20.10, the
+ * `mooncake.binding` operation). The bindings are read first, then the placement.
+ * Returns NULL when they hold, else a new error: the readers' codes, then the first rule
+ * broken (`mooncake_binding_participant`, `binding_placement_id_mismatch`,
+ * `digest_mismatch`, `unknown_binding_fragment`, `missing_binding_fragment`,
+ * `binding_nbytes_mismatch`, `mooncake_binding_invalid`, `non_canonical_stride`,
+ * `address_overlap`, ...; pointers index the array).
+ *
+ * # Safety
+ * `bindings` is NULL or points to `bindings_len` readable bytes, `placement` likewise.
+ */
+WmError *wm_mooncake_validate_bindings(const char *bindings,
+                                       size_t bindings_len,
+                                       const char *placement,
+                                       size_t placement_len);
 
 /**
  * Reads a reshard plan document (the JSON text `wm_plan_json` gives, in any spelling)

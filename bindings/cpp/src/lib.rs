@@ -68,10 +68,12 @@ pub use handles::{
     WmBinding, WmPlacement, WmRuntime,
 };
 pub use mooncake::{
-    wm_mooncake_export, wm_mooncake_placement_digest, wm_mooncake_placement_free,
-    wm_mooncake_placement_id, wm_mooncake_placement_json, wm_mooncake_placement_parse,
-    wm_mooncake_placement_topology_id, wm_mooncake_storage_digest, wm_mooncake_storage_free,
-    wm_mooncake_storage_json, wm_mooncake_storage_parse, WmMooncakePlacement, WmMooncakeStorage,
+    wm_mooncake_export, wm_mooncake_import, wm_mooncake_placement_digest,
+    wm_mooncake_placement_free, wm_mooncake_placement_id, wm_mooncake_placement_json,
+    wm_mooncake_placement_parse, wm_mooncake_placement_topology_id, wm_mooncake_plan,
+    wm_mooncake_plan_free, wm_mooncake_plan_json, wm_mooncake_storage_digest,
+    wm_mooncake_storage_free, wm_mooncake_storage_json, wm_mooncake_storage_parse,
+    wm_mooncake_validate_bindings, WmMooncakePlacement, WmMooncakePlan, WmMooncakeStorage,
 };
 pub use plan_bind::{
     wm_bind_plan, wm_bound_plan_free, wm_bound_plan_id, wm_bound_plan_json, wm_bound_plan_parse,

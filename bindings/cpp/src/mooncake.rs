@@ -1,17 +1,24 @@
 //! Mooncake's formats (contract §20) over the C ABI: a `WeightPlacementManifest` read by
 //! every Mooncake rule and written back as upstream writes it, and a Store
 //! `WeightManifest` validated as upstream validates it; this contract's placement exported
-//! as a Mooncake one (§20.7). Every rule is the
+//! as a Mooncake one (§20.7) and a Mooncake one imported as ours; the plan between two
+//! Mooncake documents in upstream's region form (§20.9); upstream's check of runtime
+//! bindings (§20.10). Every rule is the
 //! `weight-manifest-mooncake` crate's; this module only moves arguments and results.
 
 use std::ffi::c_char;
 
+use weight_manifest::PlanLimits;
 use weight_manifest::{Options, Placement};
-use weight_manifest_mooncake::{export, ExportOptions, MooncakePlacement, MooncakeStorageManifest};
+use weight_manifest_mooncake::{
+    export, import, plan_transfer_json, validate_bindings, ExportOptions, MooncakeBinding,
+    MooncakePlacement, MooncakeStorageManifest,
+};
 
 use crate::api::run;
 use crate::error::WmError;
-use crate::handles::{expose, free};
+use crate::fence::verdict;
+use crate::handles::{expose, free, WmPlacement};
 use crate::text::{bytes_arg, CText};
 
 /// A validated Mooncake placement (`mooncake.reshard` 0.3.13). Opaque; free it with
@@ -226,4 +233,129 @@ pub unsafe extern "C" fn wm_mooncake_storage_digest(
 pub unsafe extern "C" fn wm_mooncake_storage_free(handle: *mut WmMooncakeStorage) {
     // SAFETY: forwarded caller promise.
     unsafe { free(handle) }
+}
+
+/// Imports a Mooncake placement (`json`, its JSON text) as this contract's placement
+/// (§20.7, the `mooncake.import` operation): read by every Mooncake rule (§20.3, §20.4:
+/// their codes, pointers into `json`), then held to this contract's rules (§8: e.g.
+/// `non_shard_axis_shape` for a box cut on a dim that is not a shard dim; pointers into the
+/// imported placement). The result is read by `wm_placement_canonical`, `wm_placement_id`
+/// and `wm_placement_digest` and freed by `wm_placement_free`.
+///
+/// # Safety
+/// `json` is NULL or points to `json_len` readable bytes; `out` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn wm_mooncake_import(
+    json: *const c_char,
+    json_len: usize,
+    out: *mut *mut WmPlacement,
+) -> *mut WmError {
+    // SAFETY: forwarded caller promises.
+    unsafe {
+        run(out, || {
+            let text = bytes_arg(json, json_len, "json")?;
+            let m = MooncakePlacement::from_json(text, &Options::default())?;
+            Ok(WmPlacement::new(import(&m)?.placement))
+        })
+    }
+}
+
+/// A transfer plan in Mooncake's region form. Opaque; free it with `wm_mooncake_plan_free`.
+#[derive(Debug)]
+pub struct WmMooncakePlan {
+    json: CText,
+}
+
+/// Plans the transfer from `source` to `target` in Mooncake's region form (§20.9, the
+/// `mooncake.plan` operation; upstream's `plan_placement_transfer`, or
+/// `plan_stored_transfer_to_target_placement` when `source` is a Store manifest, which is
+/// recognised by its `manifest_key` member). `target` is a Mooncake placement. Rejections:
+/// the readers' codes (the source is read first; pointers into the document read),
+/// `mooncake_generation_mismatch` at the target's `/weight_generation`, and the planner's
+/// codes (§17.3). The regions are read by `wm_mooncake_plan_json`.
+///
+/// # Safety
+/// `source` is NULL or points to `source_len` readable bytes, `target` likewise; `out` is
+/// NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn wm_mooncake_plan(
+    source: *const c_char,
+    source_len: usize,
+    target: *const c_char,
+    target_len: usize,
+    out: *mut *mut WmMooncakePlan,
+) -> *mut WmError {
+    // SAFETY: forwarded caller promises.
+    unsafe {
+        run(out, || {
+            let source = bytes_arg(source, source_len, "source")?;
+            let target = bytes_arg(target, target_len, "target")?;
+            let json =
+                plan_transfer_json(source, target, &Options::default(), &PlanLimits::default())?;
+            Ok(WmMooncakePlan {
+                json: CText::new(&json),
+            })
+        })
+    }
+}
+
+/// The regions as a canonical JSON array (§5), ordered by target_fragment_id, then
+/// overlap_offset; each region has upstream's members `tensor_id`, `source_fragment_id`,
+/// `target_fragment_id`, `overlap_offset`, `overlap_shape`, `source_base_offset`,
+/// `target_base_offset`, `inner_bytes`, `outer_loop_counts`, `source_strides`,
+/// `target_strides`. Owned by the handle, its length in `len` unless NULL; NULL for a NULL
+/// handle.
+///
+/// # Safety
+/// `plan` is NULL or a live handle; `len` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn wm_mooncake_plan_json(
+    plan: *const WmMooncakePlan,
+    len: *mut usize,
+) -> *const c_char {
+    // SAFETY: forwarded caller promises.
+    unsafe { expose(plan, len, |p| &p.json) }
+}
+
+/// Frees a Mooncake plan; NULL does nothing.
+///
+/// # Safety
+/// The handle is NULL or from this library, not yet freed, not used after.
+#[no_mangle]
+pub unsafe extern "C" fn wm_mooncake_plan_free(handle: *mut WmMooncakePlan) {
+    // SAFETY: forwarded caller promise.
+    unsafe { free(handle) }
+}
+
+/// Checks Mooncake runtime bindings (`bindings`: this project's JSON form of them, an array
+/// of `WeightRuntimeBindingManifest` objects, one per participant) against the Mooncake
+/// placement `placement` as upstream's `validate_runtime_bindings` does (§20.10, the
+/// `mooncake.binding` operation). The bindings are read first, then the placement.
+/// Returns NULL when they hold, else a new error: the readers' codes, then the first rule
+/// broken (`mooncake_binding_participant`, `binding_placement_id_mismatch`,
+/// `digest_mismatch`, `unknown_binding_fragment`, `missing_binding_fragment`,
+/// `binding_nbytes_mismatch`, `mooncake_binding_invalid`, `non_canonical_stride`,
+/// `address_overlap`, ...; pointers index the array).
+///
+/// # Safety
+/// `bindings` is NULL or points to `bindings_len` readable bytes, `placement` likewise.
+#[no_mangle]
+pub unsafe extern "C" fn wm_mooncake_validate_bindings(
+    bindings: *const c_char,
+    bindings_len: usize,
+    placement: *const c_char,
+    placement_len: usize,
+) -> *mut WmError {
+    verdict(|| {
+        // SAFETY: forwarded caller promises.
+        let (bindings, placement) = unsafe {
+            (
+                bytes_arg(bindings, bindings_len, "bindings")?,
+                bytes_arg(placement, placement_len, "placement")?,
+            )
+        };
+        let list = MooncakeBinding::list_from_json(bindings, &Options::default())?;
+        let m = MooncakePlacement::from_json(placement, &Options::default())?;
+        Ok(validate_bindings(&m, &list)?)
+    })
 }

@@ -276,7 +276,8 @@ inline bool known(std::string_view op) {
                            "project.placement", "project.binding", "bind", "coverage",
                            "plan", "plan.bind", "content.partial", "content.block_values",
                            "content.combine", "content.manifest", "mooncake.validate",
-                           "mooncake.storage", "mooncake.export"}) {
+                           "mooncake.storage", "mooncake.export", "mooncake.import",
+                           "mooncake.plan", "mooncake.binding"}) {
     if (op == name) {
       return true;
     }
@@ -378,6 +379,23 @@ inline std::optional<Outcome> run(std::string_view op, const Input& in) {
                        .string("placement_id", placement->placement_id())
                        .string("topology_id", placement->topology_id())
                        .finish());
+  }
+  if (op == "mooncake.import") {
+    return render(wm::try_import_mooncake(in.need(in.mooncake, "mooncake")), placement_result);
+  }
+  if (op == "mooncake.plan") {
+    auto plan = wm::MooncakePlan::try_plan(in.need(in.source, "source"), in.need(in.target, "target"));
+    if (!plan) {
+      return Outcome(plan.error());
+    }
+    return Outcome(json::ObjectWriter().string("mooncake_plan", plan->json()).finish());
+  }
+  if (op == "mooncake.binding") {
+    if (auto error = wm::try_validate_mooncake_bindings(in.need(in.mooncake, "mooncake"),
+                                                        in.need(in.placement, "placement"))) {
+      return Outcome(std::move(*error));
+    }
+    return Outcome(json::ObjectWriter().finish());
   }
   if (op == "mooncake.storage") {
     auto storage = wm::MooncakeStorage::try_parse(in.need(in.mooncake, "mooncake"));

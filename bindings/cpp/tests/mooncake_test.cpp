@@ -93,3 +93,65 @@ TEST(Mooncake, ExportRejectionsNameTheOverrideOrThePlacement) {
   ASSERT_FALSE(wrong);
   EXPECT_FALSE(wrong.error().message().empty());
 }
+
+TEST(Mooncake, APlacementIsImportedAsThisContractsPlacement) {
+  const json::Value fx = fixture("import-ok-tp2-reordered");
+  const wm::Placement p = wm::import_mooncake(member(fx, "input", "mooncake"));
+  EXPECT_EQ(p.canonical(), member(fx, "expect", "canonical"));
+  EXPECT_EQ(p.placement_id(), member(fx, "expect", "placement_id"));
+  EXPECT_EQ(p.digest(), member(fx, "expect", "digest"));
+  // Exported again with nothing given, upstream's reader takes it, and importing that gives
+  // the same placement back (§20.7).
+  const wm::MooncakePlacement back = wm::MooncakePlacement::from_placement(p.canonical());
+  EXPECT_EQ(wm::import_mooncake(back.json()).canonical(), p.canonical());
+}
+
+TEST(Mooncake, ImportRejectsWhatThisContractCannotHold) {
+  const json::Value fx = fixture("import-ok-mutant-tp2-split-replica-in-two");
+  const auto p = wm::try_import_mooncake(member(fx, "input", "mooncake"));
+  ASSERT_FALSE(p);
+  EXPECT_EQ(p.error().code(), WM_CODE_REPLICATED_FRAGMENT_INCOMPLETE);
+  EXPECT_FALSE(p.error().message().empty());
+  // This contract's own placement is not Mooncake's: named at the root.
+  const json::Value ours = fixture("import-reject-our-format");
+  const auto wrong = wm::try_import_mooncake(member(ours, "input", "mooncake"));
+  ASSERT_FALSE(wrong);
+  EXPECT_EQ(wrong.error().code(), WM_CODE_FIELDS_MISMATCH);
+  EXPECT_EQ(wrong.error().path(), std::optional<std::string>(""));
+}
+
+TEST(Mooncake, APlanHasUpstreamsRegions) {
+  for (const char* name : {"plan-tp2-pp1-ep1-dp1-to-tp4-pp1-ep1-dp1",
+                           "plan-stored-to-tp2-pp1-ep1-dp1",
+                           "plan-nd-nd-tp1-ep1-to-nd-tp2-ep1"}) {
+    const json::Value fx = fixture(name);
+    const wm::MooncakePlan plan =
+        wm::MooncakePlan::plan(member(fx, "input", "source"), member(fx, "input", "target"));
+    EXPECT_EQ(plan.json(), member(fx, "expect", "mooncake_plan")) << name;
+  }
+}
+
+TEST(Mooncake, APlanBetweenGenerationsIsRejectedAtTheTargetsGeneration) {
+  const json::Value fx = fixture("plan-generation-gen1-to-gen2");
+  const auto plan =
+      wm::MooncakePlan::try_plan(member(fx, "input", "source"), member(fx, "input", "target"));
+  ASSERT_FALSE(plan);
+  EXPECT_EQ(plan.error().code(), WM_CODE_MOONCAKE_GENERATION_MISMATCH);
+  EXPECT_EQ(plan.error().path(), std::optional<std::string>("/weight_generation"));
+  EXPECT_THROW(wm::MooncakePlan::plan(member(fx, "input", "source"), "{}"), wm::Error);
+}
+
+TEST(Mooncake, BindingsAreCheckedAsUpstreamChecksThem) {
+  const json::Value good = fixture("binding-tp2-pp1-ep1-dp2-ok");
+  EXPECT_FALSE(wm::try_validate_mooncake_bindings(member(good, "input", "mooncake"),
+                                                  member(good, "input", "placement"))
+                   .has_value());
+  const json::Value bad = fixture("binding-tp2-pp1-ep1-dp2-overlap");
+  const auto error = wm::try_validate_mooncake_bindings(member(bad, "input", "mooncake"),
+                                                        member(bad, "input", "placement"));
+  ASSERT_TRUE(error.has_value());
+  EXPECT_EQ(error->code(), WM_CODE_ADDRESS_OVERLAP);
+  EXPECT_THROW(wm::validate_mooncake_bindings(member(bad, "input", "mooncake"),
+                                              member(bad, "input", "placement")),
+               wm::Error);
+}

@@ -136,6 +136,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(mooncake::mooncake_validate_bindings, m)?)?;
     m.add_function(wrap_pyfunction!(mooncake::mooncake_storage_write, m)?)?;
     m.add_function(wrap_pyfunction!(mooncake::mooncake_storage_read, m)?)?;
+    m.add_function(wrap_pyfunction!(mooncake::mooncake_plan, m)?)?;
     // ---- end of issue 18 ----
     Ok(())
 }

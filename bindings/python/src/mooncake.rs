@@ -2,7 +2,8 @@
 //! `mooncake_import`, `mooncake_validate`, the runtime bindings' conversion and validation
 //! (`mooncake_export_binding`, `mooncake_import_binding`, `mooncake_validate_bindings`),
 //! and the Store manifest's writer and reader (`mooncake_storage_write`,
-//! `mooncake_storage_read`) of `_native`. Each is the CLI's
+//! `mooncake_storage_read`) and the plan in Mooncake's region form (`mooncake_plan`) of
+//! `_native`. Each is the CLI's
 //! `weight-manifest mooncake ...` operation on the same core functions, so the texts, ids
 //! and rejections are the CLI's.
 
@@ -11,8 +12,8 @@ use pyo3::types::{PyDict, PyList};
 use weight_manifest::{canonical, Options};
 use weight_manifest_mooncake::{
     export, export_binding, generated_fragment_id, import, import_binding, import_storage,
-    validate_bindings, ExportOptions, MooncakeBinding, MooncakePlacement, MooncakeStorageManifest,
-    StoredFragment,
+    plan_transfer_json, validate_bindings, ExportOptions, MooncakeBinding, MooncakePlacement,
+    MooncakeStorageManifest, StoredFragment,
 };
 
 use crate::analysis::{binding_arg, placement_arg};
@@ -246,4 +247,25 @@ pub(crate) fn mooncake_validate_bindings(
         .or_raise(py)?;
     let m = mooncake_placement(placement)?;
     validate_bindings(&m, &theirs).or_raise(py)
+}
+
+/// `mooncake_plan(source, target)`: the transfer from `source` (a Mooncake placement, or a
+/// Store manifest: it has a `manifest_key` member) to the Mooncake placement `target` in
+/// upstream's region form (`plan_placement_transfer`,
+/// `plan_stored_transfer_to_target_placement`), as a canonical JSON array ordered by
+/// target_fragment_id, then overlap_offset (§20.9).
+#[pyfunction]
+pub(crate) fn mooncake_plan(
+    source: &Bound<'_, PyAny>,
+    target: &Bound<'_, PyAny>,
+) -> PyResult<String> {
+    let py = source.py();
+    let (source, target) = (document_bytes(source)?, document_bytes(target)?);
+    plan_transfer_json(
+        &source,
+        &target,
+        &Options::default(),
+        &weight_manifest::PlanLimits::default(),
+    )
+    .or_raise(py)
 }

@@ -60,3 +60,32 @@ def test_mooncake_export_answers_upstreams_bytes() -> None:
             error = got["error"]
             assert isinstance(error, dict)
             assert (error["code"], error["path"]) == (expect["code"], expect["path"])
+
+
+def test_mooncake_import_plan_and_binding_answer_upstreams_records() -> None:
+    from conftest import ROOT
+
+    names = ("import-ok-tp2-reordered", "import-ok-mutant-tp2-split-replica-in-two", "plan-tp2-pp1-ep1-dp1-to-tp4-pp1-ep1-dp1",
+             "plan-nd-nd-tp1-ep1-to-nd-tp2-ep1", "plan-generation-gen1-to-gen2", "binding-tp2-pp1-ep1-dp2-ok",
+             "binding-tp2-pp1-ep1-dp2-overlap")
+    for name in names:
+        fx = json.loads((ROOT / "tests" / "conformance" / "mooncake" / f"{name}.json").read_text())
+        got = ask({"id": name, "op": fx["op"], "input": fx["input"]})
+        expect = fx["expect"]
+        assert got.get("ok") is expect["ok"], (name, got)
+        if expect["ok"]:
+            assert got["result"] == {k: v for k, v in expect.items() if k != "ok"}, name
+        else:
+            assert got["error"]["code"] == expect["code"], name
+            if "path" in expect:
+                assert got["error"]["path"] == expect["path"], name
+
+
+def test_mooncake_plan_gives_upstreams_regions_as_objects() -> None:
+    from conftest import ROOT
+    from weight_manifest import mooncake
+
+    fx = json.loads((ROOT / "tests" / "conformance" / "mooncake" / "plan-stored-to-tp2-pp1-ep1-dp1.json").read_text())
+    regions = mooncake.plan(fx["input"]["source"], fx["input"]["target"])
+    assert regions == json.loads(fx["expect"]["mooncake_plan"])
+    assert {r["source_fragment_id"].split("#")[0] for r in regions} == {r["tensor_id"] for r in regions}

@@ -73,6 +73,7 @@ fn compare_result(
         ("content_manifest", &expect.content_manifest),
         ("topology_id", &expect.topology_id),
         ("mooncake_text", &expect.mooncake_text),
+        ("mooncake_plan", &expect.mooncake_plan),
     ];
     for (name, wanted) in fields {
         if let Some(wanted) = wanted {

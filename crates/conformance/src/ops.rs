@@ -11,7 +11,10 @@ use weight_manifest::{project_binding_value, project_placement_value};
 use weight_manifest::{AddressSemantics, Limits, Options};
 use weight_manifest::{Binding, Fences, Placement, Plan, Runtime};
 
-use weight_manifest_mooncake::{export, ExportOptions, MooncakePlacement, MooncakeStorageManifest};
+use weight_manifest_mooncake::{
+    export, import, plan_transfer_json, validate_bindings, ExportOptions, MooncakeBinding,
+    MooncakePlacement, MooncakeStorageManifest,
+};
 
 use crate::content;
 use crate::outcome::need;
@@ -139,6 +142,37 @@ pub fn run(
                     topology_id: Some(p.topology_id().to_owned()),
                     ..OpResult::default()
                 })
+        }
+        Op::MooncakeImport => {
+            let text = need(input.mooncake.as_ref(), "mooncake")?;
+            MooncakePlacement::from_json(text, &options)
+                .and_then(|m| import(&m))
+                .map(|imported| OpResult::placement(&imported.placement))
+        }
+        Op::MooncakePlan => {
+            let source_text = need(input.source.as_ref(), "source")?;
+            let target_text = need(input.target.as_ref(), "target")?;
+            let plan_limits = weight_manifest::PlanLimits {
+                max_geometry_work: limits.max_geometry_work,
+                ..weight_manifest::PlanLimits::default()
+            };
+            plan_transfer_json(source_text, target_text, &options, &plan_limits).map(|regions| {
+                OpResult {
+                    mooncake_plan: Some(regions),
+                    ..OpResult::default()
+                }
+            })
+        }
+        Op::MooncakeBinding => {
+            let bindings_text = need(input.mooncake.as_ref(), "mooncake")?;
+            let placement_text = need(input.placement.as_ref(), "placement")?;
+            // The bindings first (§20.10), then the placement (§20.3), then their check.
+            MooncakeBinding::list_from_json(bindings_text, &options)
+                .and_then(|list| {
+                    let m = MooncakePlacement::from_json(placement_text, &options)?;
+                    validate_bindings(&m, &list)
+                })
+                .map(|()| OpResult::default())
         }
         Op::MooncakeStorage => {
             let text = need(input.mooncake.as_ref(), "mooncake")?;

@@ -40,6 +40,8 @@ pub struct OpResult {
     pub topology_id: Option<String>,
     /// A Mooncake Store manifest's text as upstream writes it (`mooncake.storage`).
     pub mooncake_text: Option<String>,
+    /// A transfer plan in Mooncake's region form, canonical JSON (`mooncake.plan`).
+    pub mooncake_plan: Option<String>,
 }
 
 impl OpResult {
@@ -78,6 +80,7 @@ impl OpResult {
             ("canonical", &self.canonical),
             ("content_manifest", &self.content_manifest),
             ("digest", &self.digest),
+            ("mooncake_plan", &self.mooncake_plan),
             ("mooncake_text", &self.mooncake_text),
             ("placement_id", &self.placement_id),
             ("plan", &self.plan),

@@ -32,6 +32,7 @@ mod stored;
 #[cfg(test)]
 mod tests;
 mod topology;
+mod transfer;
 mod write;
 
 pub use binding::{MooncakeBinding, MooncakeBindingFragment};
@@ -45,3 +46,6 @@ pub use model::{Axis, AxisKind, Fragment, Part, Participant, Rank, Semantics, Te
 pub use placement::{generated_fragment_id, MooncakeInput};
 pub use storage::{MooncakeStorageManifest, StoredFragment};
 pub use stored::import_storage;
+pub use transfer::{
+    plan_transfer, plan_transfer_json, regions_to_json, MooncakeRegion, MooncakeSource,
+};

@@ -7,6 +7,9 @@ same operations as ``weight-manifest mooncake export|import|validate``, on the s
 - :func:`import_placement`: a Mooncake placement as our :class:`PlacementManifest`, with
   the list of what ours has no place for.
 - :func:`validate`: a Mooncake placement read by every Mooncake rule; its ids and counts.
+- :func:`plan`: the transfer between two Mooncake documents in upstream's region form
+  (``plan_placement_transfer``; from a Store manifest
+  ``plan_stored_transfer_to_target_placement``).
 - :func:`export_binding` / :func:`import_binding`: our one runtime binding of a placement
   and Mooncake's per-participant ``WeightRuntimeBindingManifest`` objects, in this project's JSON
   form of them (upstream has none: an array of objects whose keys are the dataclasses'
@@ -38,6 +41,8 @@ __all__ = [
     "export_placement",
     "import_binding",
     "import_placement",
+    "plan",
+    "plan_json",
     "upstream_bindings",
     "validate",
     "validate_bindings",
@@ -73,6 +78,27 @@ def validate(text: Text) -> dict[str, Any]:
     ``topology_id``, ``digest``, resource, revision, generation, placement set and counts
     (what ``mooncake validate --format json`` reports)."""
     return _native.mooncake_validate(text)
+
+
+def plan(source: Text, target: Text) -> list[dict[str, Any]]:
+    """The transfer from ``source`` (a Mooncake placement, or a Store manifest: it has a
+    ``manifest_key`` member) to the Mooncake placement ``target``, as upstream's
+    ``plan_placement_transfer`` regions (``tensor_id``, ``source_fragment_id``,
+    ``target_fragment_id``, ``overlap_offset``, ``overlap_shape``, ``source_base_offset``,
+    ``target_base_offset``, ``inner_bytes``, ``outer_loop_counts``, ``source_strides``,
+    ``target_strides``), ordered by target fragment, then overlap offset; the weight
+    generations must agree (``mooncake_generation_mismatch``). :func:`plan_json` gives the
+    canonical JSON text."""
+    import json
+
+    regions: list[dict[str, Any]] = json.loads(plan_json(source, target))
+    return regions
+
+
+def plan_json(source: Text, target: Text) -> str:
+    """:func:`plan`'s regions as a canonical JSON array (the ``mooncake.plan`` conformance
+    operation's result)."""
+    return _native.mooncake_plan(source, target)
 
 
 def validate_storage(text: Text) -> tuple[str, str]:

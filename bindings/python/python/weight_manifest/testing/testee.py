@@ -140,6 +140,15 @@ def _mooncake_export(inputs: dict[str, Any]) -> dict[str, Any]:
     return {"canonical": text, **{k: facts[k] for k in ("placement_id", "digest", "topology_id")}}
 
 
+def _mooncake_import(inputs: dict[str, Any]) -> dict[str, Any]:
+    return _placement_result(mooncake.import_placement(inputs["mooncake"]).placement)
+
+
+def _mooncake_binding(inputs: dict[str, Any]) -> dict[str, Any]:
+    mooncake.validate_bindings(inputs["mooncake"], inputs["placement"])
+    return {}
+
+
 def _mooncake_storage(inputs: dict[str, Any]) -> dict[str, Any]:
     text, digest = mooncake.validate_storage(inputs["mooncake"])
     return {"mooncake_text": text, "digest": digest}
@@ -183,6 +192,9 @@ _OPS: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
     "mooncake.validate": _mooncake_validate,
     "mooncake.storage": _mooncake_storage,
     "mooncake.export": _mooncake_export,
+    "mooncake.import": _mooncake_import,
+    "mooncake.plan": lambda i: {"mooncake_plan": mooncake.plan_json(i["source"], i["target"])},
+    "mooncake.binding": _mooncake_binding,
 }
 
 
