@@ -75,11 +75,33 @@ pub(crate) fn content_partial<'py>(
     global_offset: Vec<u64>,
     block_elements: u64,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let py = tensor.py();
     let (bytes, local_shape, itemsize) = live_bytes(tensor)?;
-    let t = Tensor::new(tensor_id, &global_shape, itemsize, block_elements).or_raise(py)?;
+    let box_ = (&global_offset[..], &local_shape[..]);
+    partial_of(
+        tensor.py(),
+        bytes,
+        tensor_id,
+        &global_shape,
+        itemsize,
+        box_,
+        block_elements,
+    )
+}
+
+/// The partial of the box `(global_offset, local_shape)` of a tensor whose row-major
+/// bytes are `data`, computed without the GIL, as the dict of its wire form.
+fn partial_of<'py>(
+    py: Python<'py>,
+    data: &[u8],
+    tensor_id: &str,
+    global_shape: &[u64],
+    itemsize: u64,
+    (global_offset, local_shape): (&[u64], &[u64]),
+    block_elements: u64,
+) -> PyResult<Bound<'py, PyDict>> {
+    let t = Tensor::new(tensor_id, global_shape, itemsize, block_elements).or_raise(py)?;
     let p = py
-        .detach(|| partial::partial(&t, &global_offset, &local_shape, bytes))
+        .detach(|| partial::partial(&t, global_offset, local_shape, data))
         .or_raise(py)?;
     partial_dict(py, &partial_to_wire(&p))
 }
@@ -290,11 +312,16 @@ pub(crate) fn content_partial_of_bytes<'py>(
     local_shape: Vec<u64>,
     block_elements: u64,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let t = Tensor::new(tensor_id, &global_shape, itemsize, block_elements).or_raise(py)?;
-    let p = py
-        .detach(|| partial::partial(&t, &global_offset, &local_shape, data))
-        .or_raise(py)?;
-    partial_dict(py, &partial_to_wire(&p))
+    let box_ = (&global_offset[..], &local_shape[..]);
+    partial_of(
+        py,
+        data,
+        tensor_id,
+        &global_shape,
+        itemsize,
+        box_,
+        block_elements,
+    )
 }
 
 /// `block_values_of_bytes(data, tensor_id, global_shape, itemsize, global_offset,

@@ -225,3 +225,27 @@ def test_workers_sharing_the_machines_cores_take_turns() -> None:
     shared = simulate.simulate(bound, replace(fast, machine_cores=1.0), mode="push", hosts=hosts)
     assert own.transfer_seconds == pytest.approx(max(ops.values()) * op_s, rel=1e-3)
     assert shared.transfer_seconds == pytest.approx(sum(ops.values()) * op_s, rel=1e-3)
+
+
+@pytest.mark.parametrize("mode", ["push", "pull"])
+def test_each_executing_worker_starts_its_pairs_staggered(mode: str) -> None:
+    """The i-th of n executing workers (sorted ids) runs its pairs in the bound plan's
+    order rotated by i * len // n: TP2 sources into PP2 targets pair all to all, and the
+    workers start on different remote workers."""
+    source, target = Instance("src", 2, 1), Instance("dst", 1, 2, fill=False)
+    bound, _, _ = update(source, target)
+    runner = "source_worker_id" if mode == "push" else "target_worker_id"
+    executors = sorted({getattr(p, runner) for p in bound.pairs})
+    planned = schedule(bound, mode=mode)
+    for i, worker in enumerate(executors):
+        own = [p for p in bound.pairs if getattr(p, runner) == worker]
+        shift = i * len(own) // len(executors)
+        expected = [(p.source_worker_id, p.target_worker_id) for p in own[shift:] + own[:shift]]
+        got = [(s.pair.source_worker_id, s.pair.target_worker_id) for s in planned.pairs if s.worker == worker]
+        assert got == expected, worker
+        # Run for this worker alone, the executor follows the same order.
+        alone = schedule(bound, mode=mode, worker=worker)
+        assert [(s.pair.source_worker_id, s.pair.target_worker_id) for s in alone.pairs] == expected
+    firsts = {next(s.pair.source_worker_id if mode == "pull" else s.pair.target_worker_id
+                   for s in planned.pairs if s.worker == w) for w in executors}
+    assert len(firsts) > 1, "every worker starts on the same remote worker"

@@ -6,7 +6,10 @@ issues, in which order, in which staging round and batch, under which in-flight 
 rounds and batches), and :mod:`weight_manifest.simulate` predicts the time of the same
 schedule on a modelled network, so the two cannot drift apart.
 
-- A worker runs its pairs one after another, in the bound plan's order.
+- A worker runs its pairs one after another: the bound plan's order, rotated by the
+  worker's position among the executing workers (the i-th of n starts i/n of the way into
+  its list), so that workers sharing the same remote workers do not all start on the same
+  one and queue on its link while the others idle.
 - A pair's operations (:func:`.lowering._ops`: runs merged, staged, a delta selected or
   packed) are cut into rounds whose staged bytes fit one staging half, and each round into
   batches of at most ``batch_segments`` operations.
@@ -144,8 +147,7 @@ def schedule(bound: BoundPlan, *, mode: str = "push", worker: Optional[str] = No
     ``landing``: a delta, as :func:`execute` takes them; ``read_gaps``: the backend reads
     gaps (a Store)."""
     push = mode == "push"
-    chosen = [p for p in bound.pairs
-              if worker is None or (p.source_worker_id if push else p.target_worker_id) == worker]
+    chosen = _staggered(bound, push, worker)
     pairs: list[PairSchedule] = []
     for pair in chosen:
         here, there = ((pair.source_worker_id, pair.target_worker_id) if push
@@ -157,4 +159,24 @@ def schedule(bound: BoundPlan, *, mode: str = "push", worker: Optional[str] = No
     # One buffer for every pair run by one call (a worker's own, or execute's).
     h = (half if half is not None else staging_capacity(pairs, staging_bytes) // 2) if staged else 0
     out.half = {p.worker: h for p in pairs}
+    return out
+
+
+def _staggered(bound: BoundPlan, push: bool, worker: Optional[str]) -> list[CopyGroup]:
+    """The pairs ``worker`` runs (every executing worker's when None), each worker's in the
+    bound plan's order rotated by ``i * len // n`` for the i-th of the n executing workers
+    (sorted ids): the module documentation's staggered start."""
+    def runner(p: CopyGroup) -> str:
+        return p.source_worker_id if push else p.target_worker_id
+
+    executors = sorted({runner(p) for p in bound.pairs})
+    position = {w: i for i, w in enumerate(executors)}
+    by_worker: dict[str, list[CopyGroup]] = {}
+    for p in bound.pairs:
+        if worker is None or runner(p) == worker:
+            by_worker.setdefault(runner(p), []).append(p)
+    out: list[CopyGroup] = []
+    for w, own in by_worker.items():
+        shift = position[w] * len(own) // len(executors)
+        out.extend(own[shift:] + own[:shift])
     return out
