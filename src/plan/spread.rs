@@ -135,7 +135,6 @@ pub(crate) fn spread(
     hosts: Option<&SourceHosts>,
 ) -> Vec<usize> {
     let mut loads = Loads::new(fragments, items, hosts);
-    let by_hosts = hosts.is_some_and(|h| !h.is_empty());
     let rank = |loads: &Loads, f: usize| loads.rank_of[&f];
     // Largest first; equal sizes in plan order.
     let mut order: Vec<usize> = (0..items.len()).collect();
@@ -143,14 +142,10 @@ pub(crate) fn spread(
     let mut chosen = vec![0usize; items.len()];
     for &i in &order {
         let item = &items[i];
+        // Without hosts named, each rank is a host of its own: the host load is the rank's.
         let key = |f: usize| {
             let r = rank(&loads, f);
-            let host = if by_hosts {
-                loads.host[loads.host_of_rank[r]]
-            } else {
-                0
-            };
-            (host, loads.rank[r])
+            (loads.host[loads.host_of_rank[r]], loads.rank[r])
         };
         // `min_by_key` keeps the first minimum: replicas are in rank order.
         let f = item
@@ -163,10 +158,10 @@ pub(crate) fn spread(
         let r = rank(&loads, f);
         loads.charge(r, item.nbytes, true);
     }
-    if by_hosts {
+    if hosts.is_some_and(|h| !h.is_empty()) {
         improve(items, &mut chosen, &mut loads, Level::Host);
     }
-    improve(items, &mut chosen, &mut loads, Level::Rank { by_hosts });
+    improve(items, &mut chosen, &mut loads, Level::Rank);
     chosen
 }
 
@@ -174,10 +169,9 @@ pub(crate) fn spread(
 #[derive(Clone, Copy)]
 enum Level {
     Host,
-    /// Ranks; with `by_hosts`, no move raises the busiest host's load.
-    Rank {
-        by_hosts: bool,
-    },
+    /// Ranks; no move raises the busiest host's load (without hosts named, each rank is
+    /// its own host and this holds by itself).
+    Rank,
 }
 
 /// Moves regions off the busiest source (host or rank) while one can go to another of its
@@ -185,11 +179,11 @@ enum Level {
 fn improve(items: &[Item<'_>], chosen: &mut [usize], loads: &mut Loads, level: Level) {
     let group = |loads: &Loads, rank: usize| match level {
         Level::Host => loads.host_of_rank[rank],
-        Level::Rank { .. } => rank,
+        Level::Rank => rank,
     };
     let groups = match level {
         Level::Host => loads.host.len(),
-        Level::Rank { .. } => loads.rank.len(),
+        Level::Rank => loads.rank.len(),
     };
     // The movable items of each group, largest first (equal sizes in plan order), so the
     // biggest step is tried first and only the busiest group's items are looked at.
@@ -209,7 +203,7 @@ fn improve(items: &[Item<'_>], chosen: &mut [usize], loads: &mut Loads, level: L
     while moves_left > 0 {
         let group_loads = match level {
             Level::Host => &loads.host,
-            Level::Rank { .. } => &loads.rank,
+            Level::Rank => &loads.rank,
         };
         let Some((busiest, &top)) = group_loads
             .iter()
@@ -232,12 +226,12 @@ fn improve(items: &[Item<'_>], chosen: &mut [usize], loads: &mut Loads, level: L
                 }
                 let after = match level {
                     Level::Host => loads.host[g] + n,
-                    Level::Rank { .. } => loads.rank[to] + n,
+                    Level::Rank => loads.rank[to] + n,
                 };
                 if after >= top {
                     continue;
                 }
-                if let Level::Rank { by_hosts: true } = level {
+                if let Level::Rank = level {
                     let (h_from, h_to) = (loads.host_of_rank[from], loads.host_of_rank[to]);
                     if h_from != h_to && loads.host[h_to] + n > host_max {
                         continue;
@@ -290,11 +284,11 @@ fn swap(
 ) -> Option<[(usize, usize); 2]> {
     let group = |rank: usize| match level {
         Level::Host => loads.host_of_rank[rank],
-        Level::Rank { .. } => rank,
+        Level::Rank => rank,
     };
     let load = |g: usize| match level {
         Level::Host => loads.host[g],
-        Level::Rank { .. } => loads.rank[g],
+        Level::Rank => loads.rank[g],
     };
     let host_max = loads.host.iter().copied().max().unwrap_or(0);
     for &i in &members[busiest] {
@@ -318,7 +312,7 @@ fn swap(
                 else {
                     continue;
                 };
-                if let Level::Rank { by_hosts: true } = level {
+                if let Level::Rank = level {
                     let (h_from, h_to) = (loads.host_of_rank[from], loads.host_of_rank[to]);
                     if h_from != h_to && loads.host[h_to] + a - b > host_max {
                         continue;

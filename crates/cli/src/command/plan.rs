@@ -62,23 +62,6 @@ pub(crate) enum Choice {
     Mooncake,
 }
 
-/// Whether `text` has the member name `key` (quotes included): a string holding those
-/// characters escapes its quotes, so only a member name matches.
-pub(crate) fn has_key(text: &[u8], key: &[u8]) -> bool {
-    memchr::memmem::find_iter(text, key).any(|i| i == 0 || text.get(i - 1) != Some(&b'\\'))
-}
-
-/// Whether `text` is a Mooncake placement (contract §20): it has a `placement_set_id` key,
-/// which our placement never has.
-fn is_mooncake(text: &[u8]) -> bool {
-    has_key(text, b"\"placement_set_id\"")
-}
-
-/// Whether `text` is a Mooncake Store manifest: it has a `manifest_key` key.
-pub(crate) fn is_mooncake_store(text: &[u8]) -> bool {
-    has_key(text, b"\"manifest_key\"")
-}
-
 /// The replica choice `plan --replica-choice mooncake` has for a source, by its format.
 enum Replicas {
     /// A Mooncake placement's, from its own axes (when asked for).
@@ -112,11 +95,11 @@ fn read_placement(
     {
         return mooncake_placement(m, replicas);
     }
-    if is_mooncake_store(text) {
+    if weight_manifest_mooncake::is_mooncake_store(text) {
         let m = MooncakeStorageManifest::from_json(text, &Options::default().with_limits(*limits))?;
         let generation = Some(m.weight_generation);
         Ok((import_storage(&m)?.placement, Replicas::Store, generation))
-    } else if is_mooncake(text) {
+    } else if weight_manifest_mooncake::is_mooncake_placement(text) {
         mooncake_placement(
             MooncakePlacement::from_json(text, &Options::default().with_limits(*limits))?,
             replicas,

@@ -99,7 +99,7 @@ pub(crate) fn run(command: &MooncakeCommand, limits: &Limits, progress: &Progres
             let text = read_input(&input.file, limits.max_document_bytes, progress, label)?;
             let format = input.format.format;
             let result = progress.reading(label, text.len(), || {
-                if crate::command::plan::is_mooncake_store(&text) {
+                if weight_manifest_mooncake::is_mooncake_store(&text) {
                     MooncakeStorageManifest::from_json(
                         &text,
                         &Options::default().with_limits(*limits),
