@@ -532,6 +532,15 @@ pub enum Code {
     /// Store and it is not kept (or not with g's digests), or a restore asked for a
     /// revision that is not kept (§22). (added by this implementation)
     LifecycleRevisionMissing,
+    /// `lifecycle_fenced`: a call from a deposed coordinator: its fencing epoch is older
+    /// than one the member has seen, it carries none, or the target's open update belongs
+    /// to another coordinator of an epoch not older; nothing was done (§22.2). (added by
+    /// this implementation)
+    LifecycleFenced,
+    /// `lifecycle_revision_invalid`: a revision about to be kept does not digest to its
+    /// generation's content digests (the bytes it was read from changed after the verify);
+    /// it is not kept (§22.5). (added by this implementation)
+    LifecycleRevisionInvalid,
 }
 
 impl Code {
@@ -684,6 +693,8 @@ impl Code {
         Code::LifecycleDecisionStale,
         Code::LifecycleRollbackFailed,
         Code::LifecycleRevisionMissing,
+        Code::LifecycleFenced,
+        Code::LifecycleRevisionInvalid,
     ];
 
     /// The snake_case spelling used on the wire and in fixtures.
@@ -835,6 +846,8 @@ impl Code {
             Code::LifecycleDecisionStale => "lifecycle_decision_stale",
             Code::LifecycleRollbackFailed => "lifecycle_rollback_failed",
             Code::LifecycleRevisionMissing => "lifecycle_revision_missing",
+            Code::LifecycleFenced => "lifecycle_fenced",
+            Code::LifecycleRevisionInvalid => "lifecycle_revision_invalid",
         }
     }
 

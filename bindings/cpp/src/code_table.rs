@@ -542,6 +542,15 @@ pub enum WmCode {
     /// Store and it is not kept (or not with g's digests), or a restore asked for a
     /// revision that is not kept (§22). (added by this implementation)
     LifecycleRevisionMissing = 146,
+    /// `lifecycle_fenced`: a call from a deposed coordinator: its fencing epoch is older
+    /// than one the member has seen, it carries none, or the target's open update belongs
+    /// to another coordinator of an epoch not older; nothing was done (§22.2). (added by
+    /// this implementation)
+    LifecycleFenced = 147,
+    /// `lifecycle_revision_invalid`: a revision about to be kept does not digest to its
+    /// generation's content digests (the bytes it was read from changed after the verify);
+    /// it is not kept (§22.5). (added by this implementation)
+    LifecycleRevisionInvalid = 148,
     /// `invalid_argument`: a C argument is unusable (a required pointer is NULL, or a
     /// length is too large). Not a contract code: it never comes from a document.
     InvalidArgument = 1000,
@@ -700,6 +709,8 @@ impl WmCode {
             Code::LifecycleDecisionStale => WmCode::LifecycleDecisionStale,
             Code::LifecycleRollbackFailed => WmCode::LifecycleRollbackFailed,
             Code::LifecycleRevisionMissing => WmCode::LifecycleRevisionMissing,
+            Code::LifecycleFenced => WmCode::LifecycleFenced,
+            Code::LifecycleRevisionInvalid => WmCode::LifecycleRevisionInvalid,
             // `Code` is non-exhaustive: a code added after this table was generated
             // (the crate's tests and `codegen --check` catch that).
             _ => WmCode::InternalError,
@@ -857,6 +868,8 @@ impl WmCode {
             WmCode::LifecycleDecisionStale => c"lifecycle_decision_stale",
             WmCode::LifecycleRollbackFailed => c"lifecycle_rollback_failed",
             WmCode::LifecycleRevisionMissing => c"lifecycle_revision_missing",
+            WmCode::LifecycleFenced => c"lifecycle_fenced",
+            WmCode::LifecycleRevisionInvalid => c"lifecycle_revision_invalid",
             WmCode::InvalidArgument => c"invalid_argument",
             WmCode::InternalError => c"internal_error",
         }

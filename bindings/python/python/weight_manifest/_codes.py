@@ -151,6 +151,8 @@ ADDED_CODES: tuple[str, ...] = (
     "lifecycle_decision_stale",
     "lifecycle_rollback_failed",
     "lifecycle_revision_missing",
+    "lifecycle_fenced",
+    "lifecycle_revision_invalid",
 )
 
 CODES: tuple[str, ...] = CONTRACT_CODES + ADDED_CODES

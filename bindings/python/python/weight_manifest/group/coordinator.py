@@ -19,6 +19,7 @@ a durable decision) can sit on them without another protocol.
 
 from __future__ import annotations
 
+import copy
 import time
 import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -101,6 +102,15 @@ class Coordinator:
         #: The workers each instance had at its last fence check (one that left since is
         #: named, not taken for a changed binding).
         self._instances: dict[str, set[str]] = {}
+        #: Members every call carries (a versioned update's fencing epoch, §22.4).
+        self.token: dict[str, Any] = {}
+
+    def fenced(self, token: Mapping[str, Any]) -> "Coordinator":
+        """This coordinator with ``token`` (``epoch``, ``coordinator``) in every call it
+        makes: a view sharing its transport and state."""
+        view = copy.copy(self)
+        view.token = dict(token)
+        return view
 
     # ---- who ---------------------------------------------------------------------------
 
@@ -142,10 +152,11 @@ class Coordinator:
         replies are returned too). Raises ``transfer_worker_lost`` or the first worker's
         own error, naming the worker and its host, after every outcome is in."""
         op = str(request["op"])
-        calls = {w: (op, {**{k: v for k, v in request.items() if k != "op"}, **(per_worker or {}).get(w, {})})
+        calls = {w: (op, {**{k: v for k, v in request.items() if k != "op"}, **(per_worker or {}).get(w, {}),
+                          **self.token})
                  for w in ids}
-        for w, call in (alongside or {}).items():
-            calls.setdefault(w, call)
+        for w, (other, body) in (alongside or {}).items():
+            calls.setdefault(w, (other, {**body, **self.token}))
         outcomes = self.transport.call_all(calls, at_once=at_once, on_progress=on_progress)
         replies: dict[str, dict[str, Any]] = {}
         failures: list[tuple[str, str, str]] = []

@@ -20,6 +20,12 @@ The calls (``op``, then the request's members):
 - ``activate``: the version it now serves (the coordinator's word after a verified
   update); ``fence``: its held fence (§17.7); ``ping``: liveness;
 - whatever extra ``handlers`` it was given (an example's ``verify``, a test's fault).
+
+A call that carries a fencing ``epoch`` (every call of a versioned update does, §22.4) is
+refused with ``lifecycle_fenced`` when the member has seen a greater one: the coordinator
+that sent it was deposed. While :attr:`Member.writable` says no (a target that serves),
+the calls that write its tensors (``execute`` as a target, ``delta_prepare`` and
+``delta_apply`` as a pushed-to side) are refused before any byte moves.
 """
 
 from __future__ import annotations
@@ -79,6 +85,12 @@ class Member:
         self.progress_seconds = progress_seconds
         #: The version it serves: None until the group has brought it up to date.
         self.version: Optional[Any] = None
+        #: The greatest fencing epoch a call carried here (0: none yet).
+        self.epoch = 0
+        self._epoch_lock = threading.Lock()
+        #: Whether its tensors may be written now; a target's lifecycle says no while it
+        #: serves (:class:`weight_manifest.lifecycle.TargetVersions`).
+        self.writable: Callable[[], bool] = lambda: True
         self._activated = threading.Condition()
         inventory = self.inventory()
         if register is None:
@@ -107,9 +119,37 @@ class Member:
             self._activated.wait_for(lambda: self.version is not None, timeout)
             return self.version
 
+    def admit(self, request: Mapping[str, Any]) -> None:
+        """Refuse (``lifecycle_fenced``) a call whose ``epoch`` is older than the greatest
+        this member has seen."""
+        if request.get("epoch") is None:
+            return
+        epoch = int(request["epoch"])
+        with self._epoch_lock:
+            if epoch < self.epoch:
+                raise _error("lifecycle_fenced",
+                             f"worker {self.worker_id} has seen epoch {self.epoch}: a call of epoch {epoch} "
+                             f"(coordinator {request.get('coordinator')}) comes from a deposed coordinator; "
+                             "nothing was done")
+
+    def _seen(self, request: Mapping[str, Any]) -> None:
+        """After a call that succeeded: its epoch, if greater, is the one to beat (a
+        refused call moves nothing, so no caller deposes a coordinator by being refused)."""
+        if request.get("epoch") is not None:
+            with self._epoch_lock:
+                self.epoch = max(self.epoch, int(request["epoch"]))
+
+    def _refuse_writes(self, what: str) -> None:
+        if not self.writable():
+            raise _error("lifecycle_state_invalid",
+                         f"worker {self.worker_id} serves from its tensors: {what} would change bytes that "
+                         "are being served; a target is written only between an update's prepare and its decision")
+
     def _execute(self, request: dict[str, Any]) -> dict[str, Any]:
         bound = BoundPlan.from_json(request["bound_plan"])
         side = "source" if request["mode"] == "push" else "target"
+        if side == "target":
+            self._refuse_writes("a pull")
         # Its own last look before the first byte: its lease and generation now.
         transfer.check_fence(bound, side, self.fence())
         changed = None if request.get("changed") is None else transfer.changed_from_wire(request["changed"])
@@ -144,6 +184,8 @@ class Member:
     def _delta_prepare(self, request: dict[str, Any]) -> dict[str, Any]:
         bound = BoundPlan.from_json(request["bound_plan"])
         push = request["mode"] == "push"
+        if push:
+            self._refuse_writes("a delta's landing")
         # Its own last look, as in execute: the passive side copies bytes too.
         transfer.check_fence(bound, "target" if push else "source", self.fence())
         changed = transfer.changed_from_wire(request["changed"])
@@ -174,6 +216,12 @@ class Member:
     def call(self, op: str, request: Mapping[str, Any]) -> dict[str, Any]:
         """The result of one call; a rejection raises :class:`ManifestError`."""
         body = dict(request)
+        self.admit(body)
+        result = self._call(op, body)
+        self._seen(body)
+        return result
+
+    def _call(self, op: str, body: dict[str, Any]) -> dict[str, Any]:
         if op == "inventory":
             return {"inventory": self.inventory()}
         if op == "execute":
@@ -200,6 +248,7 @@ class Member:
         if op == "delta_apply":
             if self.landing is None:
                 raise _error("transfer_arguments_invalid", f"worker {self.worker_id} prepared no delta")
+            self._refuse_writes("a delta's scatter")
             return {"bytes": self.landing.apply(str(body.get("token")))}
         if op == "activate":
             with self._activated:
