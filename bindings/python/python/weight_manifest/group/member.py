@@ -19,6 +19,8 @@ The calls (``op``, then the request's members):
   side, its packed area of a coalesced delta (:mod:`weight_manifest.transfer.delta`);
 - ``activate``: the version it now serves (the coordinator's word after a verified
   update); ``fence``: its held fence (§17.7); ``ping``: liveness;
+- ``window_open`` / ``window_close``: register its tensors with the transport for an
+  update, and unregister them after (a member made with ``window=True`` starts closed);
 - whatever extra ``handlers`` it was given (an example's ``verify``, a test's fault).
 
 A call that carries a fencing ``epoch`` (every call of a versioned update does, §22.4) is
@@ -70,6 +72,7 @@ class Member:
         progress: Optional[ProgressSink] = None,
         progress_seconds: float = 0.5,
         backends: Optional[Mapping[str, transfer.Backend]] = None,
+        window: bool = False,
         **where: Any,
     ) -> None:
         self.tensors = dict(tensors)
@@ -88,6 +91,7 @@ class Member:
         #: The greatest fencing epoch a call carried here (0: none yet).
         self.epoch = 0
         self._epoch_lock = threading.Lock()
+        self._window_lock = threading.Lock()
         #: Whether its tensors may be written now; a target's lifecycle says no while it
         #: serves (:class:`weight_manifest.lifecycle.TargetVersions`).
         self.writable: Callable[[], bool] = lambda: True
@@ -96,13 +100,36 @@ class Member:
         if register is None:
             register = [(int(r["address"]), int(r["nbytes"])) for r in inventory["tensors"]]
         self.registered = list(register)
-        for address, length in self.registered:
-            backend.register(address, length)
+        #: Whether its tensors are registered with ``backend`` now (reachable by peers).
+        #: With ``window`` they are only while an update needs them: :meth:`open_window`
+        #: before, :meth:`close_window` after (the coordinator's ``window_open`` and
+        #: ``window_close``; a target's lifecycle keeps it closed while it serves).
+        self.window_open = False
+        if not window:
+            self.open_window()
         # Registered once, with the tensors, and reused by every update.
         self.staging = transfer.Staging(backend, staging_bytes) if staging_bytes >= 2 else None
         self.snapshot: Optional[content.Snapshot] = None
         # A coalesced delta's packed area, made at the first delta that needs one.
         self.landing: Optional[transfer.Landing] = None
+
+    def open_window(self) -> bool:
+        """Register its tensors with the backend; whether they were not (idempotent)."""
+        with self._window_lock:
+            if self.window_open:
+                return False
+            for address, length in self.registered:
+                self.backend.register(address, length)
+            self.window_open = True
+            return True
+
+    def close_window(self) -> None:
+        """Unregister its tensors: no peer's batch can read or write them (idempotent)."""
+        with self._window_lock:
+            if self.window_open:
+                for address, _ in self.registered:
+                    self.backend.unregister(address)
+                self.window_open = False
 
     def inventory(self) -> dict[str, Any]:
         """The runtime inventory of what this member holds now."""
@@ -257,6 +284,13 @@ class Member:
             return {}
         if op == "fence":
             return {"fence": self.fence()}
+        if op == "window_open":
+            if not self.writable() and body.get("write"):
+                self._refuse_writes("opening its memory to writes")
+            return {"opened": self.open_window()}
+        if op == "window_close":
+            self.close_window()
+            return {}
         if op == "ping":
             return {"worker_id": self.worker_id, "version": self.version}
         if op in self.handlers:
@@ -274,8 +308,7 @@ class Member:
 
     def close(self) -> None:
         """Unregister this member's memory (idempotent)."""
-        for address, _ in self.registered:
-            self.backend.unregister(address)
+        self.close_window()
         self.registered = []
         if self.staging is not None:
             self.staging.close()

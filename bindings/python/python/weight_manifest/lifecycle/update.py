@@ -216,9 +216,11 @@ class VersionedUpdate:
         if bound is not None:
             self.coordinator.check_live(bound)
         unhashed = [w for w, st in held.items() if not st.get("hashed")]
+        known = None if previous is None else (previous.to_digests if previous.decision == "commit"
+                                               else previous.from_digests)
         if previous is not None and previous.active_generation == base and previous.targets == targets \
-                and not unhashed:
-            from_digests = dict(previous.to_digests if previous.decision == "commit" else previous.from_digests)
+                and not unhashed and known:
+            from_digests = dict(known)
         else:
             # No record of what generation g digests to (a first update): its targets say.
             from_digests = self._target_digests(targets, base)

@@ -95,6 +95,8 @@ class TargetVersions:
             member.call("activate", {"version": generation})
         member.handlers.update(self.handlers())
         member.writable = lambda: not self.serving
+        if self.serving:
+            member.close_window()  # served memory is not reachable from the network
 
     # ---- the serving side -------------------------------------------------------------
 
@@ -194,6 +196,7 @@ class TargetVersions:
             self._undo, self._checked = undo, None
             self.state, self.staged, self.coordinator = "updating", generation, coordinator
             self.open_epoch = epoch
+            self.member.open_window()  # reachable from prepare to the decision
             self._lock.notify_all()
         return {"undo_bytes": int(undo[0].nbytes) if undo is not None else 0}
 
@@ -264,6 +267,7 @@ class TargetVersions:
             self.state, self.active, self.staged = "active", generation, None
             self._active_partials = self._checked[1] if self._checked is not None else None
             self._undo, self.coordinator, self.open_epoch = None, None, 0
+            self.member.close_window()
             self._lock.notify_all()
             callbacks = list(self._callbacks)
         self.member.call("activate", {"version": generation})
