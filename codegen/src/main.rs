@@ -18,6 +18,9 @@ mod c_codes;
 mod c_header;
 mod codes;
 mod dist;
+mod error;
+#[cfg(test)]
+mod golden_tests;
 mod json;
 mod members;
 mod output;
@@ -27,10 +30,8 @@ mod source;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+use error::Result;
 use output::Output;
-
-/// Errors are readable messages for the person running the generator.
-pub type Result<T> = std::result::Result<T, String>;
 
 /// Directory of the schema sources, relative to the root.
 const SCHEMA_DIR: &str = "schema";

@@ -18,8 +18,8 @@ use serde_json::Value;
 use syn::{Fields, GenericArgument, Item, LitStr, PathArguments, Type};
 
 use crate::bundle::Bundle;
+use crate::error::Result;
 use crate::rust::HEADER;
-use crate::Result;
 
 /// The generated module, relative to the root.
 pub const PATH: &str = "src/wire/members.rs";
@@ -110,10 +110,17 @@ pub fn generate(generated_rs: &str, bundle: &Bundle) -> Result<String> {
     out.push_str("use super::generated::*;\nuse crate::canonical::{Canonical, Sink};\n");
     write_keys(&mut out, &structs);
     for (name, members) in &structs {
-        let required = bundle
-            .defs
-            .get(name)
-            .and_then(|def| def.schema.get("required"))
+        // The required list is read from the definition: an object typify named itself (an
+        // inline object schema) has none to read it from.
+        let Some(def) = bundle.defs.get(name) else {
+            return Err(format!(
+                "{name}: an inline object schema; give it a $defs entry (and a $ref) so that its \
+                 required members are known"
+            ));
+        };
+        let required = def
+            .schema
+            .get("required")
             .and_then(Value::as_array)
             .map(|list| {
                 list.iter()
