@@ -1,6 +1,6 @@
 //! Golden tests of the Rust emitter, one feature per case: each
 //! `codegen/tests/schemas/NAME.schema.json` goes through the bundler, the wire types
-//! (`rust`) and the member writers (`members`), and what they emit must equal
+//! (`rust`) and the member writers (`writers`), and what they emit must equal
 //! `NAME.types.rs` and `NAME.writers.rs` beside it (or, for a schema the generator
 //! rejects, its message must equal `NAME.error.txt`). The expected files were read by hand
 //! against their schema when first written; `CODEGEN_BLESS=1 cargo test -p
@@ -10,7 +10,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use crate::error::Result;
-use crate::{bundle, members, rust, source};
+use crate::{bundle, rust, source, writers};
 
 /// The environment variable that rewrites the expected files instead of comparing.
 const BLESS: &str = "CODEGEN_BLESS";
@@ -31,7 +31,7 @@ fn emit(name: &str, text: &str) -> Vec<(&'static str, String)> {
             .filter(|(def, _)| bundle.defs.contains_key(*def))
             .collect();
         let types = rust::generate_with(&bundle, &replacements)?;
-        let writers = members::generate(&types, &bundle)?;
+        let writers = writers::generate(&types, &bundle)?;
         Ok((types, writers))
     };
     match emitted() {

@@ -1,5 +1,5 @@
 //! Member names, field lists and canonical writers of the wire types, derived from the
-//! types typify generated (so from the schemas) and written to `src/wire/members.rs`.
+//! types typify generated (so from the schemas) and written to `src/wire/writers.rs`.
 //!
 //! For every generated struct: `FIELDS`, its member names in code point order, and
 //! `REQUIRED`, those the schema requires. For every
@@ -22,7 +22,7 @@ use crate::error::Result;
 use crate::rust::HEADER;
 
 /// The generated module, relative to the root.
-pub const PATH: &str = "src/wire/members.rs";
+pub const PATH: &str = "src/wire/writers.rs";
 
 /// The schema keyword that names a definition's identity: `{"member": "placement_id",
 /// "prefix": "sha256:", "tag": "weight-placement", "digest": true}` (tag and digest
@@ -50,7 +50,7 @@ struct Identity {
     digest: bool,
 }
 
-/// Generates `src/wire/members.rs` from typify's output and the bundled schemas.
+/// Generates `src/wire/writers.rs` from typify's output and the bundled schemas.
 pub fn generate(generated_rs: &str, bundle: &Bundle) -> Result<String> {
     let file: syn::File = syn::parse_str(generated_rs)
         .map_err(|e| format!("the generated wire types do not parse: {e}"))?;
