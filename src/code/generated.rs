@@ -534,7 +534,7 @@ pub enum Code {
     LifecycleRevisionMissing,
     /// `lifecycle_fenced`: a call from a deposed coordinator: its fencing epoch is older
     /// than one the member has seen, it carries none, or the target's open update belongs
-    /// to another coordinator of an epoch not older; nothing was done (§22.2). (added by
+    /// to another coordinator of an epoch not older; nothing was done (§22.4). (added by
     /// this implementation)
     LifecycleFenced,
     /// `lifecycle_revision_invalid`: a revision about to be kept does not digest to its

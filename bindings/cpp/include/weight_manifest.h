@@ -860,7 +860,7 @@ enum WmCode
   /**
    * `lifecycle_fenced`: a call from a deposed coordinator: its fencing epoch is older
    * than one the member has seen, it carries none, or the target's open update belongs
-   * to another coordinator of an epoch not older; nothing was done (§22.2). (added by
+   * to another coordinator of an epoch not older; nothing was done (§22.4). (added by
    * this implementation)
    */
   WM_CODE_LIFECYCLE_FENCED = 147,
