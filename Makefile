@@ -22,7 +22,7 @@ FUZZ_SECONDS ?= 20
 ## Runs the main job on the bundled example: validate a placement, project a runtime
 ## inventory to its placement and binding, bind them back, and check the round trip.
 example:
-	$(CARGO) build --release -q
+	$(CARGO) build --locked --release -q
 	@echo "== placement validate $(EXAMPLE)/placement.json"
 	$(BIN) placement validate $(EXAMPLE)/placement.json
 	@echo "== project placement $(EXAMPLE)/runtime-inventory.json"
@@ -40,24 +40,29 @@ example:
 test: $(TEST_TARGETS)
 
 checks:
-	$(CARGO) run -q -p weight-manifest-codegen -- --check
+	$(CARGO) metadata --locked --format-version 1 >/dev/null \
+		|| { echo "Cargo.lock is stale: run cargo build and commit Cargo.lock"; exit 1; }
+	$(CARGO) run --locked -q -p weight-manifest-codegen -- --check
 	scripts/check-core-deps.sh
 	python3 tests/conformance/generate.py --check
 	$(CARGO) fmt --all -- --check
-	$(CARGO) clippy --workspace --all-targets -q -- -D warnings
-	RUSTDOCFLAGS="-D warnings" $(CARGO) doc --workspace --no-deps -q
+	$(CARGO) clippy --locked --workspace --all-targets -q -- -D warnings
+	RUSTDOCFLAGS="-D warnings" $(CARGO) doc --locked --workspace --no-deps -q
 	@! grep -rn --include='*.rs' '#\[ignore' src tests crates bindings codegen \
 		|| { echo "a Rust test is ignored: make it a check, or a tool under --cfg wm_tools (docs/testing.md)"; exit 1; }
+	@! grep -rnIE --exclude-dir=target --exclude-dir=.venv --exclude-dir=corpus -- '-{4} (end of )?issue' \
+		Makefile README.md src tests crates bindings codegen scripts examples docs schema benches fuzz \
+		|| { echo "a process marker (dashes and an issue number) in the sources: say what follows instead"; exit 1; }
 
 test-rust:
-	$(CARGO) test --workspace
+	$(CARGO) test --locked --workspace
 
 ## The README's Rust example as a project outside the workspace (scripts/rust-consumer.sh).
 rust-consumer:
 	scripts/rust-consumer.sh
 
 conformance:
-	$(CARGO) build -q
+	$(CARGO) build --locked -q
 	target/debug/weight-manifest conformance run --dir tests/conformance
 
 ## The Mooncake oracle (tests/mooncake/): the corpus regenerated with upstream's wheel must
@@ -65,7 +70,7 @@ conformance:
 ## DeepSeek-V3-like placement must go through upstream's reader and back (about 40 s).
 mooncake-oracle: python-venv
 	$(PY) tests/mooncake/generate.py --check
-	$(CARGO) build -q
+	$(CARGO) build --locked -q
 	$(PY) tests/mooncake/deepseek_check.py $${CARGO_TARGET_DIR:-target}/debug/weight-manifest
 
 ## Mutation testing of the guards that keep bytes correct (docs/testing.md): every mutant

@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 MAX=22
 FORBIDDEN="clap mimalloc libmimalloc-sys memmap2 indicatif console regex safetensors libfuzzer-sys"
-crates=$(cargo tree -q -p weight-manifest -e normal --prefix none --format '{p}' \
+crates=$(cargo tree --locked -q -p weight-manifest -e normal --prefix none --format '{p}' \
   | sed -e 's/ (.*//' -e 's/ v[0-9].*//' | sort -u)
 count=$(printf '%s\n' "$crates" | grep -c .)
 status=0

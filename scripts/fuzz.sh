@@ -98,7 +98,7 @@ PY
       # The content manifest of a small checkpoint, written by this project's CLI (the
       # fuzzer grows fragments and partials from the schema's members).
       local bin=${CARGO_TARGET_DIR:-target}/debug/weight-manifest
-      [ -x "$bin" ] || cargo build -q
+      [ -x "$bin" ] || cargo build --locked -q
       python3 - "$dir" <<'PY'
 import json, pathlib, struct, sys
 out = pathlib.Path(sys.argv[1])

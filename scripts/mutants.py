@@ -272,7 +272,7 @@ def rust_groups(sample: bool) -> list[dict[str, Any]]:
 
 def cargo_mutants_command(group: dict[str, Any], out: Path, sample: bool, listing: bool) -> list[str]:
     # The baseline runs: a test that fails unmutated would count every mutant as caught.
-    command = ["cargo", "mutants", "--in-place", "--no-shuffle", "--colors", "never",
+    command = ["cargo", "mutants", "--in-place", "--no-shuffle", "--colors", "never", "--cargo-arg=--locked",
                "--timeout", str(group.get("timeout", 180)), "--build-timeout", "600", "-o", str(out)]
     if group["package"] != "weight-manifest":
         command += ["--package", group["package"]]
@@ -298,7 +298,7 @@ def run_custom(tree: Path, env: dict[str, str], sample: bool, known: dict[str, s
     entries = [e for e in json.loads((CONFIG / "rust.json").read_text()).get("custom", [])
                if not sample or e.get("sample")]
     for package, args in sorted({(e["package"], tuple(e["cargo_test"])) for e in entries}):
-        baseline = subprocess.run(["cargo", "test", "-q", "-p", package, *args], cwd=tree, env=env,
+        baseline = subprocess.run(["cargo", "test", "--locked", "-q", "-p", package, *args], cwd=tree, env=env,
                                   capture_output=True, text=True)
         if baseline.returncode != 0:
             raise SystemExit(f"rust custom: the baseline `cargo test -p {package} {' '.join(args)}` fails:\n"
@@ -312,7 +312,7 @@ def run_custom(tree: Path, env: dict[str, str], sample: bool, known: dict[str, s
         clock = time.perf_counter()
         path.write_text(original.replace(e["snippet"], e["replacement"]))
         try:
-            test = ["cargo", "test", "-q", "-p", e["package"], *e["cargo_test"]]
+            test = ["cargo", "test", "--locked", "-q", "-p", e["package"], *e["cargo_test"]]
             built = subprocess.run([*test, "--no-run"], cwd=tree, env=env, capture_output=True, text=True)
             if built.returncode != 0:
                 raise SystemExit(f"{name}: the mutant does not build:\n{built.stderr[-2000:]}")

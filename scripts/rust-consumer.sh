@@ -26,6 +26,9 @@ if ! grep -q 'fn main' "$DIR/src/main.rs"; then
   echo "rust-consumer: no rust-example block with fn main in README.md" >&2
   exit 1
 fi
+# The workspace's lock as the starting point: the consumer gets the versions CI tests. Not
+# --locked: cargo drops the entries this project does not use (the CLI's, the tests').
+cp "$ROOT/Cargo.lock" "$DIR/Cargo.lock"
 # A target folder of its own under the workspace's, so repeated runs reuse the build.
 CARGO_TARGET_DIR="$ROOT/target/rust-consumer" cargo run -q --manifest-path "$DIR/Cargo.toml" -- \
   "$ROOT/examples/moe-ep-pp"

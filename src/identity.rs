@@ -2,9 +2,9 @@
 //! generated `logical:` placement_fragment_id (§7.3). All hash the canonical encoding
 //! (§5) streamed into SHA-256, so no payload text is materialised; the payloads' members
 //! and keys come from the schemas (`x-identity`, written by the generated writers of
-//! `wire::members`).
+//! `wire::writers`).
 
-use crate::wire::members;
+use crate::wire::writers;
 use crate::wire::{PlacementFragment, TensorDescriptor};
 
 /// The placement_id (§7.1) and the digest (§7.2) of a normalised placement, in one pass.
@@ -19,7 +19,7 @@ pub(crate) fn placement_identities(
     tensors: &[TensorDescriptor],
     fragments: &[PlacementFragment],
 ) -> (String, String) {
-    let (id, digest) = members::placement_manifest_identity(fragments, model_id, revision, tensors);
+    let (id, digest) = writers::placement_manifest_identity(fragments, model_id, revision, tensors);
     (id, crate::canonical::hex(&digest))
 }
 
@@ -29,7 +29,7 @@ pub(crate) fn placement_identities(
 macro_rules! logical_id_of {
     ($fragment:expr) => {{
         let fragment = $fragment;
-        $crate::wire::members::placement_fragment_id(
+        $crate::wire::writers::placement_fragment_id(
             &fragment.aliases,
             &fragment.global_offset,
             &fragment.local_shape,

@@ -1,4 +1,4 @@
-//! The generated canonical writers (`wire::members`, keys from the schemas) against the
+//! The generated canonical writers (`wire::writers`, keys from the schemas) against the
 //! serde encoder, an independent path (serde's derived field order, the encoder's own
 //! key sort check): every expected document of the conformance corpus is parsed into its
 //! wire type and written both ways.

@@ -32,14 +32,14 @@ cpp-deps:
 		apt-get update -q && apt-get install -y -q cmake g++ libgtest-dev; fi
 
 cpp-test: cpp-deps
-	$(CARGO) build -q -p weight-manifest-cli -p weight-manifest-ffi
+	$(CARGO) build --locked -q -p weight-manifest-cli -p weight-manifest-ffi
 	$(CPP_CMAKE) -S bindings/cpp -B $(CPP_BUILD) >/dev/null
 	cmake --build $(CPP_BUILD) -j 2
 	ctest --test-dir $(CPP_BUILD) --output-on-failure
 	$(CPP_RUNNER) $(CPP_BUILD)/weight_manifest_testee
 
 cpp-asan: cpp-deps
-	$(CARGO) build -q -p weight-manifest-cli -p weight-manifest-ffi
+	$(CARGO) build --locked -q -p weight-manifest-cli -p weight-manifest-ffi
 	$(CPP_CMAKE) -DWEIGHT_MANIFEST_SANITIZE=ON -S bindings/cpp -B $(CPP_ASAN) >/dev/null
 	cmake --build $(CPP_ASAN) -j 2
 	$(CPP_SANITIZER_ENV) ctest --test-dir $(CPP_ASAN) --output-on-failure

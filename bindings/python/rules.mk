@@ -39,13 +39,13 @@ python-venv: $(PY) python-system
 
 python-wheel: python-venv
 	rm -f $(PY_WHEELS)/weight_manifest-*.whl
-	cd bindings/python && $(CURDIR)/$(PY_VENV)/bin/maturin build --quiet \
+	cd bindings/python && $(CURDIR)/$(PY_VENV)/bin/maturin build --locked --quiet \
 		--profile $(PY_PROFILE) --interpreter $(CURDIR)/$(PY) --out $(CURDIR)/$(PY_WHEELS)
 	$(PY) -m pip install -q --disable-pip-version-check --force-reinstall --no-deps \
 		$(PY_WHEELS)/weight_manifest-*.whl
 
 test-python: python-wheel
-	$(CARGO) build -q
+	$(CARGO) build --locked -q
 	$(PY) tests/content/generate.py --check
 	$(PY) -m mypy --strict --cache-dir target/mypy-cache bindings/python/python/weight_manifest
 	$(PY) -m pytest -q -p no:cacheprovider bindings/python/tests
@@ -79,7 +79,7 @@ multi-host: python-wheel
 ## the update and a 2 % delta at 400 Gb/s per GPU; the last line is one JSON object.
 ## FRONTIER_ARGS adds flags (e.g. --calibration FILE to reuse a calibration).
 simulate-frontier: python-wheel
-	$(CARGO) build --release -q --bin weight-manifest
+	$(CARGO) build --locked --release -q --bin weight-manifest
 	$(PY) examples/simulate/frontier.py $(FRONTIER_ARGS)
 
 ## An RL loop on 3 emulated hosts (examples/rl-loop, needs root): a 2-rank DTensor trainer

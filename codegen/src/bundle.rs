@@ -10,9 +10,9 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::{Map, Value};
 
+use crate::error::Result;
 use crate::json;
 use crate::source::SchemaFile;
-use crate::Result;
 
 /// Prefix of every `$ref` after bundling.
 pub const LOCAL_REF_PREFIX: &str = "#/$defs/";

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 
 use cbindgen::{Builder, Config, EnumConfig, Language, RenameRule, Style};
 
-use crate::Result;
+use crate::error::Result;
 
 /// The FFI crate's source directory, relative to the workspace root.
 const FFI_SRC: &str = "bindings/cpp/src";

@@ -8,8 +8,8 @@ use std::path::Path;
 
 use serde_json::Value;
 
+use crate::error::Result;
 use crate::source::SchemaFile;
-use crate::Result;
 
 /// The codes file, relative to the workspace root.
 pub const SOURCE: &str = "schema/codes.json";

@@ -4,8 +4,8 @@
 use serde_json::{Map, Value};
 
 use crate::bundle::{self, Bundle};
+use crate::error::Result;
 use crate::source::{SchemaFile, DRAFT_2020_12};
-use crate::Result;
 
 /// File name of the all-definitions bundle in `schema/dist/`.
 pub const BUNDLE_FILE: &str = "weight-manifest.bundle.schema.json";

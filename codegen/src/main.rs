@@ -5,7 +5,7 @@
 //! cargo run -p weight-manifest-codegen -- [--check] [--root DIR]
 //! ```
 //!
-//! Writes `src/wire/generated.rs` (the types), `src/wire/members.rs` (their member names,
+//! Writes `src/wire/generated.rs` (the types), `src/wire/writers.rs` (their member names,
 //! field lists and canonical writers) and `schema/dist/*` from the schemas; from the codes file
 //! `schema/codes.json` the core's `Code` (`src/code/generated.rs`), the Python list
 //! (`weight_manifest/_codes.py`), the code enum of the published fixture schema and the
@@ -18,19 +18,20 @@ mod c_codes;
 mod c_header;
 mod codes;
 mod dist;
+mod error;
+#[cfg(test)]
+mod golden_tests;
 mod json;
-mod members;
 mod output;
 mod rust;
 mod source;
+mod writers;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+use error::Result;
 use output::Output;
-
-/// Errors are readable messages for the person running the generator.
-pub type Result<T> = std::result::Result<T, String>;
 
 /// Directory of the schema sources, relative to the root.
 const SCHEMA_DIR: &str = "schema";
@@ -42,7 +43,7 @@ const GENERATED_RS: &str = "src/wire/generated.rs";
 
 const USAGE: &str = "usage: weight-manifest-codegen [--check] [--root DIR]
 
-Generates src/wire/generated.rs, src/wire/members.rs and schema/dist/* from
+Generates src/wire/generated.rs, src/wire/writers.rs and schema/dist/* from
 schema/*.schema.json,
 src/code/generated.rs, weight_manifest/_codes.py and bindings/cpp/src/code_table.rs
 from schema/codes.json, and
@@ -90,8 +91,8 @@ fn generate(root: &Path) -> Result<Vec<Output>> {
     let wire_types = rust::generate(&bundle)?;
     let mut outputs = vec![
         Output {
-            path: members::PATH.to_owned(),
-            contents: members::generate(&wire_types, &bundle)?,
+            path: writers::PATH.to_owned(),
+            contents: writers::generate(&wire_types, &bundle)?,
         },
         Output {
             path: GENERATED_RS.to_owned(),

@@ -4,7 +4,7 @@ use std::fs;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
-use crate::Result;
+use crate::error::Result;
 
 /// One generated file.
 #[derive(Debug, Clone)]

@@ -5,8 +5,8 @@ use std::path::Path;
 
 use serde_json::Value;
 
+use crate::error::Result;
 use crate::json::{self, Ordered};
-use crate::Result;
 
 /// The `$schema` every source must declare.
 pub const DRAFT_2020_12: &str = "https://json-schema.org/draft/2020-12/schema";

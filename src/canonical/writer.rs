@@ -1,5 +1,5 @@
 //! The direct canonical writer: [`Canonical`], implemented here for the leaves (integers,
-//! strings, arrays, null) and generated for the wire types (`src/wire/members.rs`), whose
+//! strings, arrays, null) and generated for the wire types (`src/wire/writers.rs`), whose
 //! writers put their keys as literals in sorted order. Byte for byte what the serde
 //! [`Encoder`](super::ser::Encoder) writes (tested in `super::tests`), without its
 //! per-member calls: the identities of a large placement are dominated by these bytes.

@@ -1,7 +1,7 @@
 //! The binding inventory reader (contract §10.4).
 
 use super::labels::offsets_require_view;
-use super::members::Members;
+use super::member_reader::Members;
 use crate::document::top_object;
 use crate::document::{self, Document};
 use crate::error::{Code, Error, Result};

@@ -2,7 +2,7 @@
 
 use std::collections::HashMap;
 
-use super::members::Members;
+use super::member_reader::Members;
 use crate::error::{Code, Error, Result};
 use crate::limits::Limits;
 use crate::rules::descriptor::{check_descriptor, DescriptorFields};

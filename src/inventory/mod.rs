@@ -6,7 +6,7 @@ mod binding;
 mod descriptor;
 mod fast;
 mod labels;
-mod members;
+mod member_reader;
 mod placement;
 mod record;
 mod runtime;

@@ -1,8 +1,8 @@
 //! The placement inventory reader (contract §10.5).
 
 use super::descriptor::{read_descriptor, DescriptorSet};
-use super::members::Members;
-use super::members::{read_aliases, read_rank};
+use super::member_reader::Members;
+use super::member_reader::{read_aliases, read_rank};
 use crate::document::top_object;
 use crate::document::{self, Document};
 use crate::error::Result;

@@ -2,7 +2,7 @@
 
 use super::descriptor::{read_descriptor, DescriptorSet};
 use super::labels::offsets_require_view;
-use super::members::{read_aliases, read_rank, Members};
+use super::member_reader::{read_aliases, read_rank, Members};
 use crate::document::top_object;
 use crate::document::{self, Document};
 use crate::error::{Code, Error, Result};

@@ -1,6 +1,6 @@
 //! Strict parse of runtime binding manifest JSON (contract §9.2).
 
-use super::members::fragments;
+use super::elements::fragments;
 use crate::document::{self, manifest_top, member, Document};
 use crate::error::Result;
 use crate::limits::Limits;

@@ -7,8 +7,8 @@
 //! that typed and textual input run exactly the same checks).
 
 mod binding;
+mod elements;
 mod fast;
-mod members;
 mod placement;
 mod runtime;
 

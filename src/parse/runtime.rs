@@ -1,6 +1,6 @@
 //! Strict parse of runtime manifest JSON (contract §9.1).
 
-use super::members::{fragment_rank, fragments, tensors};
+use super::elements::{fragment_rank, fragments, tensors};
 use crate::document::{self, manifest_top, member, Document};
 use crate::error::Result;
 use crate::limits::Limits;

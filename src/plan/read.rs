@@ -6,7 +6,7 @@ use crate::canonical;
 use crate::document::check_id;
 use crate::error::{Code, Result};
 use crate::wire::key;
-use crate::wire::members::reshard_plan_id;
+use crate::wire::writers::reshard_plan_id;
 use crate::wire::ReshardPlan;
 
 impl Plan {

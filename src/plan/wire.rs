@@ -5,11 +5,11 @@
 //! Regions are encoded once, as they are produced, from borrowed views (so no id is copied
 //! per region). The payload is hashed over that text; the document is then assembled
 //! around it in place. Every key, and its order, comes from the generated writers
-//! (`wire::members`, from `schema/plan.schema.json`).
+//! (`wire::writers`, from `schema/plan.schema.json`).
 
 use crate::canonical::{Hole, Raw, Sink};
 use crate::model::Placement;
-use crate::wire::members::{reshard_plan_id, write_plan_region, write_reshard_plan};
+use crate::wire::writers::{reshard_plan_id, write_plan_region, write_reshard_plan};
 use crate::wire::{PlanLoop, PlanPlacement, PlanTransform};
 
 /// A region as the planner hands it over: the members of `PlanRegion`, borrowed.

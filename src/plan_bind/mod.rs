@@ -22,7 +22,7 @@ use crate::document::check_id;
 use crate::error::{Code, Error, Result};
 use crate::model::Binding;
 use crate::plan::Plan;
-use crate::wire::{key, members};
+use crate::wire::{key, writers};
 use crate::wire::{BoundCopy, BoundPair, BoundPlan as BoundPlanWire};
 
 pub use segments::{segments, Segments};
@@ -48,7 +48,7 @@ impl BoundPlan {
     /// The bound plan of `wire` once its bound_plan_id is checked.
     pub(crate) fn checked(wire: BoundPlanWire) -> Result<BoundPlan> {
         let computed =
-            members::bound_plan_id(&wire.pairs, &wire.plan_id, &wire.source, &wire.target);
+            writers::bound_plan_id(&wire.pairs, &wire.plan_id, &wire.source, &wire.target);
         check_id(
             "bound plan",
             key::BOUND_PLAN_ID,

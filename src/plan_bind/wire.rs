@@ -3,7 +3,7 @@
 //! `"schema":"weight-bound-plan"`, as placement_id is built (§7.1).
 
 use crate::canonical;
-use crate::wire::members;
+use crate::wire::writers;
 use crate::wire::{BoundPair, BoundPlan, BoundSide};
 
 /// The canonical text and wire value of the bound plan with these members.
@@ -14,7 +14,7 @@ pub(super) fn finish(
     pairs: Vec<BoundPair>,
 ) -> (String, BoundPlan) {
     let wire = BoundPlan {
-        bound_plan_id: members::bound_plan_id(&pairs, plan_id, &source, &target),
+        bound_plan_id: writers::bound_plan_id(&pairs, plan_id, &source, &target),
         pairs,
         plan_id: plan_id.to_owned(),
         source,

@@ -11,8 +11,8 @@ pub use generated::*;
 // Generated for every wire type: not every writer has a caller.
 #[rustfmt::skip]
 #[allow(dead_code, clippy::wildcard_imports, clippy::too_many_arguments)]
-pub(crate) mod members;
-pub use members::key;
+pub(crate) mod writers;
+pub use writers::key;
 
 /// The position of `name` in `fields` (a wire type's `FIELDS`, or any list of names), for
 /// `const` items and blocks.

@@ -16,8 +16,8 @@ use weight_manifest::{Binding, Coverage, Fences, Limits, Options, Placement, Pla
 use weight_manifest::canonical;
 
 use crate::errors::OrRaise;
+use crate::manifest_lists::Ranks;
 use crate::manifests::{binding_core, placement_core, PlacementCore};
-use crate::members::Ranks;
 use crate::ops::document_bytes;
 
 /// JSON text (`str`, `bytes`, `bytearray`) or a file path (`os.PathLike`) as bytes; `None`

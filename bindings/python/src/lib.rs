@@ -19,8 +19,8 @@ mod convert;
 mod emit;
 mod errors;
 mod fence;
+mod manifest_lists;
 mod manifests;
-mod members;
 mod mooncake;
 mod ops;
 mod records;
@@ -105,7 +105,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(analysis::plan, m)?)?;
     m.add_function(wrap_pyfunction!(analysis::bind_plan, m)?)?;
     m.add_function(wrap_pyfunction!(fence::check_fence, m)?)?;
-    // ---- issue 18: the safetensors adapter and live tensors (adapt.rs, tensor.rs) ----
+    // The safetensors adapter, live tensors, content digests and manifests, and the
+    // Mooncake formats.
     m.add_function(wrap_pyfunction!(adapt::adapt_safetensors, m)?)?;
     m.add_function(wrap_pyfunction!(adapt::adapt_fragment_id, m)?)?;
     m.add_function(wrap_pyfunction!(tensor::tensor_facts, m)?)?;
@@ -137,6 +138,5 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(mooncake::mooncake_storage_write, m)?)?;
     m.add_function(wrap_pyfunction!(mooncake::mooncake_storage_read, m)?)?;
     m.add_function(wrap_pyfunction!(mooncake::mooncake_plan, m)?)?;
-    // ---- end of issue 18 ----
     Ok(())
 }

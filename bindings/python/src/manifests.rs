@@ -16,7 +16,7 @@ use weight_manifest::{construct, Binding, Object, Owner, Placement, Runtime};
 use crate::classes::{classes, is_a, store, Names};
 use crate::convert::{is_sequence, value};
 use crate::errors::to_py;
-use crate::members::{self, descriptors};
+use crate::manifest_lists::{self, descriptors};
 use crate::scalars::{int, opt_int, opt_str, string};
 use crate::values::{PlacementFragment, RuntimeBindingFragment, RuntimeFragment, TensorDescriptor};
 
@@ -317,11 +317,11 @@ pub(crate) fn materialize(this: &Bound<'_, PyAny>) -> PyResult<()> {
         return Ok(());
     };
     let members = if let Ok(core) = held.cast::<PlacementCore>() {
-        members::placement_members(py, &core.get().0)?
+        manifest_lists::placement_members(py, &core.get().0)?
     } else if let Ok(core) = held.cast::<RuntimeCore>() {
-        members::runtime_members(py, &core.get().0)?
+        manifest_lists::runtime_members(py, &core.get().0)?
     } else if let Ok(core) = held.cast::<BindingCore>() {
-        members::binding_members(py, &core.get().0)?
+        manifest_lists::binding_members(py, &core.get().0)?
     } else {
         return Ok(());
     };

@@ -53,7 +53,7 @@ ALL = [(p, *b) for p in DOCS for b in blocks(p)]
 
 @pytest.fixture(scope="module")
 def cli_dir() -> Path:
-    subprocess.run(["cargo", "build", "-q", "-p", "weight-manifest-cli"], cwd=ROOT, check=True)
+    subprocess.run(["cargo", "build", "--locked", "-q", "-p", "weight-manifest-cli"], cwd=ROOT, check=True)
     target = Path(os.environ.get("CARGO_TARGET_DIR", ROOT / "target"))
     return target / "debug"
 

@@ -30,10 +30,9 @@ from ._manifests import (
 )
 from ._native import ManifestError as ManifestError
 
-# ---- issue 18: the safetensors adapter (weight_manifest.adapt) and live tensors
-# (weight_manifest.live); like bind_plan, importable but not in __all__. ----
+# The safetensors adapter (weight_manifest.adapt) and live tensors (weight_manifest.live):
+# like bind_plan, importable but not in __all__.
 from .adapt import adapt_safetensors
-# ---- end of issue 18 ----
 from ._types import (
     ParallelRank,
     PlacementFragment,

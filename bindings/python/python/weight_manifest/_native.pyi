@@ -224,7 +224,7 @@ def bind_plan(
     target_generation: Optional[int] = None,
 ) -> BoundPlan: ...
 def check_fence(bound: BoundPlan, side: str, held: Any) -> None: ...
-# ---- issue 18: the safetensors adapter and live tensors (src/adapt.rs, src/tensor.rs) ----
+# The safetensors adapter and live tensors (src/adapt.rs, src/tensor.rs).
 def adapt_safetensors(
     path: Union[str, "os.PathLike[str]"],
     rules: Union[str, bytes, "os.PathLike[str]"],

@@ -1,5 +1,5 @@
 //! Member names, field lists and canonical writers of the wire types, derived from the
-//! types typify generated (so from the schemas) and written to `src/wire/members.rs`.
+//! types typify generated (so from the schemas) and written to `src/wire/writers.rs`.
 //!
 //! For every generated struct: `FIELDS`, its member names in code point order, and
 //! `REQUIRED`, those the schema requires. For every
@@ -20,11 +20,11 @@ use serde_json::Value;
 use syn::{Fields, GenericArgument, Item, LitStr, PathArguments, Type};
 
 use crate::bundle::Bundle;
+use crate::error::Result;
 use crate::rust::HEADER;
-use crate::Result;
 
 /// The generated module, relative to the root.
-pub const PATH: &str = "src/wire/members.rs";
+pub const PATH: &str = "src/wire/writers.rs";
 
 /// The schema keyword that names a definition's identity: `{"member": "placement_id",
 /// "prefix": "sha256:", "tag": "weight-placement", "digest": true}` (tag and digest
@@ -54,7 +54,7 @@ struct Identity {
     digest: bool,
 }
 
-/// Generates `src/wire/members.rs` from typify's output and the bundled schemas.
+/// Generates `src/wire/writers.rs` from typify's output and the bundled schemas.
 pub fn generate(generated_rs: &str, bundle: &Bundle) -> Result<String> {
     let file: syn::File = syn::parse_str(generated_rs)
         .map_err(|e| format!("the generated wire types do not parse: {e}"))?;
@@ -125,10 +125,17 @@ pub fn generate(generated_rs: &str, bundle: &Bundle) -> Result<String> {
     out.push_str("use super::generated::*;\nuse crate::canonical::{Canonical, Sink};\n");
     write_keys(&mut out, &structs);
     for (name, members) in &structs {
-        let required = bundle
-            .defs
-            .get(name)
-            .and_then(|def| def.schema.get("required"))
+        // The required list is read from the definition: an object typify named itself (an
+        // inline object schema) has none to read it from.
+        let Some(def) = bundle.defs.get(name) else {
+            return Err(format!(
+                "{name}: an inline object schema; give it a $defs entry (and a $ref) so that its \
+                 required members are known"
+            ));
+        };
+        let required = def
+            .schema
+            .get("required")
             .and_then(Value::as_array)
             .map(|list| {
                 list.iter()

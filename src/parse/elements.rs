@@ -1,5 +1,5 @@
-//! Shared pieces of the strict parsers: the descriptor and rank members of the two forms
-//! that carry them, and the tensor and fragment lists.
+//! The elements the strict parsers share: tensor descriptors and ranks (the members of the
+//! two forms that carry them), and the tensor and fragment lists.
 
 use crate::document::{exact, member};
 use crate::error::Result;
