@@ -542,15 +542,38 @@ pub enum WmCode {
     /// Store and it is not kept (or not with g's digests), or a restore asked for a
     /// revision that is not kept (§22). (added by this implementation)
     LifecycleRevisionMissing = 146,
+    /// `quantization_document_invalid`: a quantization spec (contract §17.8,
+    /// schema/quantization.schema.json) is not an object with exactly the schema's members
+    /// and types, or names a tensor_id or scale_tensor_id twice or an id as both; the
+    /// pointer names the member. (added by this implementation)
+    QuantizationDocumentInvalid = 147,
+    /// `quantization_unsupported`: a quantization the planner cannot do (§17.8): a
+    /// block_size other than [128, 128], a dtype pair other than bfloat16 (itemsize 2) in
+    /// the source to float8_e4m3fn (itemsize 1) in the target, or a tensor of fewer than
+    /// two dimensions; the pointer names the spec's member. (added by this implementation)
+    QuantizationUnsupported = 148,
+    /// `quantization_tensor_missing`: a quantization spec names a tensor that the source or
+    /// the target placement does not hold (§17.8); the pointer names the spec's tensor_id.
+    /// (added by this implementation)
+    QuantizationTensorMissing = 149,
+    /// `quantization_scale_missing`: the target placement holds no tensor with a quantized
+    /// tensor's scale_tensor_id (§17.8); the pointer names the spec's scale_tensor_id.
+    /// (added by this implementation)
+    QuantizationScaleMissing = 150,
+    /// `quantization_scale_invalid`: a quantized tensor's scale tensor is not float32
+    /// (itemsize 4) of the tensor's leading extents then ceil(rows/128), ceil(cols/128),
+    /// with its layer_id and expert_id, or the source holds it too (§17.8); the pointer
+    /// names the spec's scale_tensor_id. (added by this implementation)
+    QuantizationScaleInvalid = 151,
     /// `lifecycle_fenced`: a call from a deposed coordinator: its fencing epoch is older
     /// than one the member has seen, it carries none, or the target's open update belongs
     /// to another coordinator of an epoch not older; nothing was done (§22.4). (added by
     /// this implementation)
-    LifecycleFenced = 147,
+    LifecycleFenced = 152,
     /// `lifecycle_revision_invalid`: a revision about to be kept does not digest to its
     /// generation's content digests (the bytes it was read from changed after the verify);
     /// it is not kept (§22.5). (added by this implementation)
-    LifecycleRevisionInvalid = 148,
+    LifecycleRevisionInvalid = 153,
     /// `invalid_argument`: a C argument is unusable (a required pointer is NULL, or a
     /// length is too large). Not a contract code: it never comes from a document.
     InvalidArgument = 1000,
@@ -709,6 +732,11 @@ impl WmCode {
             Code::LifecycleDecisionStale => WmCode::LifecycleDecisionStale,
             Code::LifecycleRollbackFailed => WmCode::LifecycleRollbackFailed,
             Code::LifecycleRevisionMissing => WmCode::LifecycleRevisionMissing,
+            Code::QuantizationDocumentInvalid => WmCode::QuantizationDocumentInvalid,
+            Code::QuantizationUnsupported => WmCode::QuantizationUnsupported,
+            Code::QuantizationTensorMissing => WmCode::QuantizationTensorMissing,
+            Code::QuantizationScaleMissing => WmCode::QuantizationScaleMissing,
+            Code::QuantizationScaleInvalid => WmCode::QuantizationScaleInvalid,
             Code::LifecycleFenced => WmCode::LifecycleFenced,
             Code::LifecycleRevisionInvalid => WmCode::LifecycleRevisionInvalid,
             // `Code` is non-exhaustive: a code added after this table was generated
@@ -868,6 +896,11 @@ impl WmCode {
             WmCode::LifecycleDecisionStale => c"lifecycle_decision_stale",
             WmCode::LifecycleRollbackFailed => c"lifecycle_rollback_failed",
             WmCode::LifecycleRevisionMissing => c"lifecycle_revision_missing",
+            WmCode::QuantizationDocumentInvalid => c"quantization_document_invalid",
+            WmCode::QuantizationUnsupported => c"quantization_unsupported",
+            WmCode::QuantizationTensorMissing => c"quantization_tensor_missing",
+            WmCode::QuantizationScaleMissing => c"quantization_scale_missing",
+            WmCode::QuantizationScaleInvalid => c"quantization_scale_invalid",
             WmCode::LifecycleFenced => c"lifecycle_fenced",
             WmCode::LifecycleRevisionInvalid => c"lifecycle_revision_invalid",
             WmCode::InvalidArgument => c"invalid_argument",

@@ -151,6 +151,11 @@ ADDED_CODES: tuple[str, ...] = (
     "lifecycle_decision_stale",
     "lifecycle_rollback_failed",
     "lifecycle_revision_missing",
+    "quantization_document_invalid",
+    "quantization_unsupported",
+    "quantization_tensor_missing",
+    "quantization_scale_missing",
+    "quantization_scale_invalid",
     "lifecycle_fenced",
     "lifecycle_revision_invalid",
 )
