@@ -555,6 +555,12 @@ pub enum Code {
     /// with its layer_id and expert_id, or the source holds it too (§17.8); the pointer
     /// names the spec's scale_tensor_id. (added by this implementation)
     QuantizationScaleInvalid,
+    /// `quantization_block_cut`: a fragment of a quantized tensor, in the target or the
+    /// source, cuts a 128x128 scale block: on each of the last two axes its box must start
+    /// at a multiple of 128 and end at one or at the tensor's extent, so that one fragment
+    /// holds each block whole (§17.8); the pointer names the spec's tensor_id. (added by
+    /// this implementation)
+    QuantizationBlockCut,
     /// `lifecycle_fenced`: a call from a deposed coordinator: its fencing epoch is older
     /// than one the member has seen, it carries none, or the target's open update belongs
     /// to another coordinator of an epoch not older; nothing was done (§22.4). (added by
@@ -721,6 +727,7 @@ impl Code {
         Code::QuantizationTensorMissing,
         Code::QuantizationScaleMissing,
         Code::QuantizationScaleInvalid,
+        Code::QuantizationBlockCut,
         Code::LifecycleFenced,
         Code::LifecycleRevisionInvalid,
     ];
@@ -879,6 +886,7 @@ impl Code {
             Code::QuantizationTensorMissing => "quantization_tensor_missing",
             Code::QuantizationScaleMissing => "quantization_scale_missing",
             Code::QuantizationScaleInvalid => "quantization_scale_invalid",
+            Code::QuantizationBlockCut => "quantization_block_cut",
             Code::LifecycleFenced => "lifecycle_fenced",
             Code::LifecycleRevisionInvalid => "lifecycle_revision_invalid",
         }

@@ -156,6 +156,7 @@ ADDED_CODES: tuple[str, ...] = (
     "quantization_tensor_missing",
     "quantization_scale_missing",
     "quantization_scale_invalid",
+    "quantization_block_cut",
     "lifecycle_fenced",
     "lifecycle_revision_invalid",
 )
