@@ -601,9 +601,10 @@ class VersionedUpdate:
         out = sorted(w for w, st in held.items() if not st["serving"])
         serving = {int(st["active"]) for st in held.values() if st["serving"]}
         if not out:
+            kept = self._keep_served(sorted(held), next(iter(serving))) if len(serving) == 1 else {}
             self.log.release(self.name)
             return {"generation": next(iter(serving)) if len(serving) == 1 else None, "committed": None,
-                    "lost": [], **note} if note else None
+                    "lost": [], **kept, **note} if note or kept else None
         incarnations = {w: str(st.get("incarnation")) for w, st in held.items()}
         h = next(iter(serving)) if len(serving) == 1 else None
         if h is not None and all(held[w]["state"] == "verified" and held[w]["staged"] == h for w in out):
@@ -636,6 +637,26 @@ class VersionedUpdate:
                                        "touched": True})
         self.log.write(self.record)
         return {**self.rollback(), **note}
+
+    def _keep_served(self, targets: Sequence[str], generation: int) -> dict[str, Any]:
+        """Keep ``generation``, which every target serves, as a revision if it is not
+        kept (a coordinator that died after the activations, before its save), only when
+        each target's bytes still digest to what it verified when it activated."""
+        if self.revisions is None or not self.save_revisions or self.revisions.digests(generation) is not None:
+            return {}
+        try:
+            replies = self.coordinator.request_all(targets, {"op": "lc_content", "generation": generation,
+                                                             "block_elements": self.block_elements})
+            changed = [w for w in targets if replies[w].get("matches_active") is not True]
+            if changed:
+                raise _error("lifecycle_revision_invalid",
+                             f"revision {generation} is not kept: target {', '.join(changed)} no longer holds (or never "
+                             f"hashed) the bytes it verified at generation {generation}")
+            expected = content.digests((r for w in targets for r in replies[w]["partials"]), self.block_elements)
+            self.revisions.save(self.coordinator, generation, "target", expected=expected)
+        except ManifestError as error:
+            return {"revision_saved": False, "revision_error": {"code": _code(error), "message": str(error)}}
+        return {"revision_saved": True, "revision_side": "target"}
 
     def view(self) -> dict[str, Any]:
         """The group as an operator sees it, in one call: ``claim`` (who holds it: its
