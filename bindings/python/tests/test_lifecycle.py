@@ -597,3 +597,27 @@ def test_a_target_that_serves_refuses_writes(tmp_path: Path) -> None:
             w.coordinator.update(w.bound(), mode=transfer_mode)
         assert caught.value.code == "lifecycle_state_invalid" and "serves" in str(caught.value)
         assert everyone(w) == all_at(w, 1)
+
+
+def test_a_recovery_without_its_record_keeps_only_verified_bytes_as_the_revision(tmp_path: Path) -> None:
+    """The coordinator dies after the first activation and its record is torn; a byte of
+    another target changed after the verify. The replacement finishes the commit (one
+    target serves 2), and keeps revision 2 only with the digests the targets were
+    verified with: not from the changed target, from the sources, which hold generation 2
+    by the oracle."""
+    w = world(tmp_path)
+    victim = sorted(w.versions)[-1]
+
+    def hook(step: str, worker: Optional[str]) -> None:
+        if step == "verified":
+            next(iter(w.target.workers[victim].values())).view(np.uint8).reshape(-1)[2] ^= 0x20
+        if step == "activated":
+            raise Died(step)
+
+    with pytest.raises(Died):
+        w.update(name="old", on_step=hook).run(w.bound(), 2)
+    w.log.decision_path.write_text("{\"format\": ")
+    result = w.update(name="new", takeover=True).recover()
+    assert result is not None and result["generation"] == 2 and result["revision_side"] == "source", result
+    for name, values in w.generations[2].items():
+        assert np.array_equal(w.revisions.tensors[2][name].view(np.uint32), values.view(np.uint32))
