@@ -561,6 +561,11 @@ pub enum Code {
     /// holds each block whole (§17.8); the pointer names the spec's tensor_id. (added by
     /// this implementation)
     QuantizationBlockCut,
+    /// `plan_bind_transform_unsupported`: a region of the plan being bound carries a
+    /// transform (§17.8: its source computes the bytes, e.g. block FP8): a bound plan
+    /// copies bytes unchanged, so such a plan is not bound (§17.4 step 3.1); no pointer.
+    /// (added by this implementation)
+    PlanBindTransformUnsupported,
 }
 
 impl Code {
@@ -719,6 +724,7 @@ impl Code {
         Code::QuantizationScaleMissing,
         Code::QuantizationScaleInvalid,
         Code::QuantizationBlockCut,
+        Code::PlanBindTransformUnsupported,
     ];
 
     /// The snake_case spelling used on the wire and in fixtures.
@@ -876,6 +882,7 @@ impl Code {
             Code::QuantizationScaleMissing => "quantization_scale_missing",
             Code::QuantizationScaleInvalid => "quantization_scale_invalid",
             Code::QuantizationBlockCut => "quantization_block_cut",
+            Code::PlanBindTransformUnsupported => "plan_bind_transform_unsupported",
         }
     }
 

@@ -571,6 +571,11 @@ pub enum WmCode {
     /// holds each block whole (§17.8); the pointer names the spec's tensor_id. (added by
     /// this implementation)
     QuantizationBlockCut = 152,
+    /// `plan_bind_transform_unsupported`: a region of the plan being bound carries a
+    /// transform (§17.8: its source computes the bytes, e.g. block FP8): a bound plan
+    /// copies bytes unchanged, so such a plan is not bound (§17.4 step 3.1); no pointer.
+    /// (added by this implementation)
+    PlanBindTransformUnsupported = 153,
     /// `invalid_argument`: a C argument is unusable (a required pointer is NULL, or a
     /// length is too large). Not a contract code: it never comes from a document.
     InvalidArgument = 1000,
@@ -735,6 +740,7 @@ impl WmCode {
             Code::QuantizationScaleMissing => WmCode::QuantizationScaleMissing,
             Code::QuantizationScaleInvalid => WmCode::QuantizationScaleInvalid,
             Code::QuantizationBlockCut => WmCode::QuantizationBlockCut,
+            Code::PlanBindTransformUnsupported => WmCode::PlanBindTransformUnsupported,
             // `Code` is non-exhaustive: a code added after this table was generated
             // (the crate's tests and `codegen --check` catch that).
             _ => WmCode::InternalError,
@@ -898,6 +904,7 @@ impl WmCode {
             WmCode::QuantizationScaleMissing => c"quantization_scale_missing",
             WmCode::QuantizationScaleInvalid => c"quantization_scale_invalid",
             WmCode::QuantizationBlockCut => c"quantization_block_cut",
+            WmCode::PlanBindTransformUnsupported => c"plan_bind_transform_unsupported",
             WmCode::InvalidArgument => c"invalid_argument",
             WmCode::InternalError => c"internal_error",
         }
