@@ -370,15 +370,20 @@ class Trial:
             result = w.update(name=f"r{self.index}", takeover=True).recover()
             if result is not None and result.get("committed") is not None:
                 self.committed = bool(result["committed"])
+        if self.unsaved:
+            # What an operator does once the Store is back: keep the active generation, as
+            # the lifecycle does (only bytes that digest to what was verified).
+            expected = w.log.read()
+            for side in ("source",) if self.dead else ("target", "source"):
+                try:
+                    w.revisions.save(w.coordinator, 2, side,
+                                     expected=expected.to_digests if expected is not None else None)
+                    break
+                except wm.ManifestError:
+                    pass  # no whole copy is reachable (a source and a target lost): reported unsaved
         if any(f.kind == "corrupt_after_verify" and f.fired for f in self.faults) and not self.dead and all(
                 v.serving and v.active == 2 for v in w.versions.values()):
             self._next_update(options)
-        if self.unsaved:
-            # What an operator does once the Store is back: keep the active generation.
-            try:
-                w.revisions.save(w.coordinator, 2, "source" if self.dead else "target")
-            except wm.ManifestError:
-                pass  # no whole copy is reachable (a source and a target lost): reported unsaved
         self.backend.trial = None
 
     def _next_update(self, options: dict[str, Any]) -> None:

@@ -360,10 +360,7 @@ class Coordinator:
         source_partials: Optional[list[Any]] = None
         alongside = None
         if delta:
-            replies = self.request_all(sources, {"op": "changed"})
-            changed = [entry for w in sources for entry in replies[w]["changed"]]
-            if all(replies[w].get("block_elements") == block_elements for w in sources):
-                source_partials = [r for w in sources for r in replies[w]["partials"]]
+            changed, source_partials = self.changed(sources, block_elements)
             changed_seconds = time.perf_counter() - started
         elif verify_content and mode == "pull":
             alongside = {w: ("content", {"block_elements": block_elements})
@@ -465,19 +462,21 @@ class Coordinator:
             target, holders = _combined(target_partials, block_elements)
         else:
             target, holders = self._digests(targets if targets is not None else self.workers("target"), block_elements)
-        differ = [n for n in content.compare(source, target) if n in target]
-        missing = [n for n in source if n not in target]
-        if differ:
-            shown = ", ".join(differ[:5]) + (f" and {len(differ) - 5} more" if len(differ) > 5 else "")
-            raise _error(
-                "transfer_verify_failed",
-                f"after the update, tensor {shown} differs on the targets from the sources' content digest "
-                f"(held by {', '.join(holders[differ[0]])}); no target is ready",
-            )
-        if missing:
-            raise _error("transfer_verify_failed",
-                         f"the targets hold no fragment of tensor {missing[0]}; no target is ready")
-        return sorted(source)
+        return content.check(source, target, code="transfer_verify_failed", when="after the update",
+                             against="the sources'", outcome="no target is ready",
+                             holders=lambda tensor: holders[tensor])
+
+    def changed(self, sources: Sequence[str], block_elements: int = content.DEFAULT_BLOCK_ELEMENTS
+                ) -> tuple[list[Any], Optional[list[Any]]]:
+        """A delta's changed source ranges since the sources' :meth:`snapshot` (the wire
+        entries :meth:`execute` takes as ``changed``), and the sources' partials of the
+        bytes that pass looked at when it hashed with ``block_elements`` (then they verify
+        the delta without hashing again), else None."""
+        replies = self.request_all(sources, {"op": "changed"})
+        changed = [entry for w in sources for entry in replies[w]["changed"]]
+        if all(replies[w].get("block_elements") == block_elements for w in sources):
+            return changed, [r for w in sources for r in replies[w]["partials"]]
+        return changed, None
 
     def snapshot(self, block_elements: int = content.DEFAULT_BLOCK_ELEMENTS, *, advance: bool = False) -> None:
         """Every source records its fragments' block values: the base of a later delta.

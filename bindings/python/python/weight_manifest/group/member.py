@@ -221,7 +221,7 @@ class Member:
             self.landing = transfer.Landing(self.backend)
         entries = self.landing.prepare(
             bound, changed, self.worker_id, push, int(options.get("stage_below", transfer.DEFAULT_STAGE_BELOW)),
-            int(options.get("max_segments", 1 << 32)), self.registered, str(request["token"]))
+            int(options.get("max_segments", transfer.DEFAULT_MAX_SEGMENTS)), self.registered, str(request["token"]))
         return {"landing": entries}
 
     def _progress_sink(self) -> Optional[transfer.Progress]:

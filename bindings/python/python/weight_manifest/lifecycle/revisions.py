@@ -95,15 +95,11 @@ class RevisionKeeper:
                        expected: Optional[Mapping[str, str]]) -> None:
         """``lifecycle_revision_invalid`` unless ``got`` (what was read from ``side``)
         equals ``expected``, generation ``generation``'s digests (None: no check)."""
-        if expected is None:
-            return
-        differ = content.compare(expected, got)
-        if differ:
-            shown = ", ".join(differ[:5]) + (f" and {len(differ) - 5} more" if len(differ) > 5 else "")
-            raise _error("lifecycle_revision_invalid",
-                         f"revision {generation} read from the {side}s is not generation {generation}: tensor "
-                         f"{shown} differs from its verified content digest (a byte changed after the verify; "
-                         "status(check=True) names the target); it is not kept")
+        if expected is not None:
+            content.check(expected, got, code="lifecycle_revision_invalid", on=f"{side}s",
+                          when=f"while keeping revision {generation}", against=f"generation {generation}'s verified",
+                          outcome="it is not kept (a byte changed after the verify; status(check=True) names the "
+                                  "target)")
 
     def add(self, generation: int) -> list[int]:
         """Record ``generation`` as kept; the generations to remove now (beyond the kept

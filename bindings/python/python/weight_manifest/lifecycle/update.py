@@ -153,12 +153,6 @@ class VersionedUpdate:
                                                          "block_elements": self.block_elements})
         return content.digests((r for w in targets for r in replies[w]["partials"]), self.block_elements)
 
-    def _compare(self, expected: Mapping[str, str], got: Mapping[str, str], code: str, what: str) -> None:
-        differ = content.compare(expected, got)
-        if differ:
-            shown = ", ".join(differ[:5]) + (f" and {len(differ) - 5} more" if len(differ) > 5 else "")
-            raise _error(code, f"{what}: tensor {shown} differs from the expected content digest")
-
     # ---- the steps --------------------------------------------------------------------
 
     def prepare(self, bound: Optional[BoundPlan], to_generation: int, *, mode: str = "full",
@@ -244,11 +238,8 @@ class VersionedUpdate:
         self.source_partials = None
         if mode == "delta" and bound is not None:
             sources = sorted({p.source_worker_id for p in bound.pairs})
-            replies = self.coordinator.request_all(sources, {"op": "changed"})
-            changed = [entry for w in sources for entry in replies[w]["changed"]]
             # The pass that found the changed blocks hashed the bytes the delta sends.
-            if all(replies[w].get("block_elements") == self.block_elements for w in sources):
-                self.source_partials = [r for w in sources for r in replies[w]["partials"]]
+            changed, self.source_partials = self.coordinator.changed(sources, self.block_elements)
         self.record = Decision(group=self.log.group, coordinator=self.name, epoch=self.epoch, from_generation=base,
                                to_generation=to_generation, mode=mode, targets=targets, from_digests=from_digests,
                                active_generation=base,
@@ -324,12 +315,9 @@ class VersionedUpdate:
             raise _error("transfer_verify_failed",
                          f"after the update to generation {record.to_generation}, the targets' content does not "
                          f"combine ({error}; targets {', '.join(record.targets)}); no target is ready") from None
-        try:
-            self._compare(expected, got, "transfer_verify_failed",
-                          f"after the update to generation {record.to_generation}, on the targets")
-        except ManifestError as error:
-            holders = self._holders(record.targets, content.compare(expected, got))
-            raise _error("transfer_verify_failed", f"{error} (held by {holders}); no target is ready") from None
+        content.check(expected, got, code="transfer_verify_failed",
+                      when=f"after the update to generation {record.to_generation}", against="the sources'",
+                      outcome="no target is ready", holders=lambda tensor: self._holders(record.targets, tensor))
         clock = time.perf_counter()
         self.coordinator.request_all(record.targets, {"op": "lc_verified", "generation": record.to_generation})
         self.figures["barrier_seconds"] = time.perf_counter() - clock
@@ -339,12 +327,10 @@ class VersionedUpdate:
         self.figures["verify_seconds"] = time.perf_counter() - started
         self._step("verified")
 
-    def _holders(self, targets: Sequence[str], tensors: Sequence[str]) -> str:
-        if not tensors:
-            return "no target"
+    def _holders(self, targets: Sequence[str], tensor: str) -> list[str]:
+        """The targets whose inventory holds ``tensor``."""
         inventories = {w: self.coordinator.peers[w].inventory for w in targets if w in self.coordinator.peers}
-        held = [w for w, inv in inventories.items() if any(r["tensor_id"] == tensors[0] for r in inv["tensors"])]
-        return ", ".join(held) or "no target"
+        return [w for w, inv in inventories.items() if any(r["tensor_id"] == tensor for r in inv["tensors"])]
 
     def commit(self) -> dict[str, Any]:
         """The barrier: only after every target verified, the decision is recorded, then
@@ -492,8 +478,9 @@ class VersionedUpdate:
         self._step("restored")
         if not lost and self.record.from_digests:
             got = self._target_digests(alive, g)
-            self._compare(self.record.from_digests, got, "lifecycle_rollback_failed",
-                          f"after the rollback to generation {g}, on the targets")
+            content.check(self.record.from_digests, got, code="lifecycle_rollback_failed",
+                          when=f"after the rollback to generation {g}", against=f"generation {g}'s",
+                          outcome="they stay out of service")
             return
         replies = self.coordinator.request_all(alive, {"op": "lc_content", "generation": g,
                                                        "block_elements": self.block_elements})
@@ -601,9 +588,10 @@ class VersionedUpdate:
         out = sorted(w for w, st in held.items() if not st["serving"])
         serving = {int(st["active"]) for st in held.values() if st["serving"]}
         if not out:
+            kept = self._keep_served(sorted(held), next(iter(serving))) if len(serving) == 1 else {}
             self.log.release(self.name)
             return {"generation": next(iter(serving)) if len(serving) == 1 else None, "committed": None,
-                    "lost": [], **note} if note else None
+                    "lost": [], **kept, **note} if note or kept else None
         incarnations = {w: str(st.get("incarnation")) for w, st in held.items()}
         h = next(iter(serving)) if len(serving) == 1 else None
         if h is not None and all(held[w]["state"] == "verified" and held[w]["staged"] == h for w in out):
@@ -636,6 +624,26 @@ class VersionedUpdate:
                                        "touched": True})
         self.log.write(self.record)
         return {**self.rollback(), **note}
+
+    def _keep_served(self, targets: Sequence[str], generation: int) -> dict[str, Any]:
+        """Keep ``generation``, which every target serves, as a revision if it is not
+        kept (a coordinator that died after the activations, before its save), only when
+        each target's bytes still digest to what it verified when it activated."""
+        if self.revisions is None or not self.save_revisions or self.revisions.digests(generation) is not None:
+            return {}
+        try:
+            replies = self.coordinator.request_all(targets, {"op": "lc_content", "generation": generation,
+                                                             "block_elements": self.block_elements})
+            changed = [w for w in targets if replies[w].get("matches_active") is not True]
+            if changed:
+                raise _error("lifecycle_revision_invalid",
+                             f"revision {generation} is not kept: target {', '.join(changed)} no longer holds (or never "
+                             f"hashed) the bytes it verified at generation {generation}")
+            expected = content.digests((r for w in targets for r in replies[w]["partials"]), self.block_elements)
+            self.revisions.save(self.coordinator, generation, "target", expected=expected)
+        except ManifestError as error:
+            return {"revision_saved": False, "revision_error": {"code": _code(error), "message": str(error)}}
+        return {"revision_saved": True, "revision_side": "target"}
 
     def view(self) -> dict[str, Any]:
         """The group as an operator sees it, in one call: ``claim`` (who holds it: its

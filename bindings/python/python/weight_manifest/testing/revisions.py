@@ -85,6 +85,6 @@ class MemoryRevisions:
             if not check:
                 return
             got = coordinator.digests("target", self.block_elements, workers=targets)
-            if content.compare(self._digests[generation], got):
-                raise _error("store_verify_failed",
-                             f"after the restore of revision {generation}, the targets differ from its digests")
+            content.check(self._digests[generation], got, code="store_verify_failed",
+                          when=f"after the restore of revision {generation}", against="the saved",
+                          outcome="nothing is restored")
