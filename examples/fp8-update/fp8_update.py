@@ -9,8 +9,10 @@ the regions land in the target buffers. Then:
   ``per_block_cast_to_fp8`` on the gathered bfloat16 tensor;
 - ``verified``: the content digests the sources computed from what they quantized equal the
   digests of what landed (and the reference's);
-- a delta: a few bfloat16 elements change; ``delta_blocks`` of ``full_blocks`` blocks have
-  other FP8 bytes or scales, only those move, and the target then equals the new reference.
+- a delta: a few bfloat16 elements change; the sources find the ``delta_blocks`` of
+  ``full_blocks`` blocks whose FP8 bytes or scale differ from what they quantized before (the
+  reference's differences name the same blocks), only those move, and the target then equals
+  the new reference.
 
 No engine serves the result here (``engine``: "none"). Prints one JSON line.
 """
@@ -176,6 +178,20 @@ def equal_reference(landed: dict[str, torch.Tensor], target: dict[str, Any], ref
     return True
 
 
+def quantized_by_sources(layout: tuple[list[int], list[Box], list[Box]], x: torch.Tensor,
+                         ) -> tuple[torch.Tensor, torch.Tensor]:
+    """The whole tensor as the sources quantize it (each its own fragment, every block)."""
+    shape, sources, _ = layout
+    values = torch.zeros(shape, dtype=torch.uint8)
+    scales = torch.zeros(grid(shape), dtype=torch.float32)
+    for box in sources:
+        source = QuantizingSource({"global_offset": box[0], "local_shape": box[1]}, take(x, box).contiguous())
+        source.ensure([0] * len(shape), source.grid, in_blocks=True)
+        take(values, box)[...] = source.values
+        take(scales, scale_box(*box))[...] = source.scales
+    return values, scales
+
+
 def weights(shape: list[int], seed: int) -> torch.Tensor:
     g = torch.Generator().manual_seed(seed)
     rows = torch.logspace(-3, 2, shape[-2]).reshape([1] * (len(shape) - 2) + [shape[-2], 1])
@@ -202,14 +218,18 @@ def main() -> int:
     new[1000, 511] = new[1000, 511] * 2
     landed, _, _ = update(layout, old)
     old_ref, new_ref = reference(old), reference(new)
-    moved = set(changed_blocks(old_ref, new_ref))
+    # The sources know what they sent before and what they quantize now; the reference
+    # checks the blocks they name.
+    moved = set(changed_blocks(quantized_by_sources(layout, old), quantized_by_sources(layout, new)))
+    delta_matches = moved == set(changed_blocks(old_ref, new_ref))
     landed, _, _ = update(layout, new, landed, moved)
     equal &= equal_reference(landed, target, new_ref)
     full = int(torch.Size(grid(layout[0])).numel())
     print(json.dumps({"layouts": len(LAYOUTS), "bytes_equal_reference": equal, "verified": verified,
                       "quantized_each_block_once": quantized_once, "delta_blocks": len(moved), "full_blocks": full,
+                      "delta_blocks_equal_reference": delta_matches,
                       "delta_changed": sorted(list(b) for b in moved), "engine": "none"}))
-    return 0 if equal and verified and quantized_once else 1
+    return 0 if equal and verified and quantized_once and delta_matches else 1
 
 
 if __name__ == "__main__":
