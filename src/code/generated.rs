@@ -570,6 +570,11 @@ pub enum Code {
     /// generation's content digests (the bytes it was read from changed after the verify);
     /// it is not kept (§22.5). (added by this implementation)
     LifecycleRevisionInvalid,
+    /// `plan_bind_transform_unsupported`: a region of the plan being bound carries a
+    /// transform (§17.8: its source computes the bytes, e.g. block FP8): a bound plan
+    /// copies bytes unchanged, so such a plan is not bound (§17.4 step 3.0); no pointer.
+    /// (added by this implementation)
+    PlanBindTransformUnsupported,
 }
 
 impl Code {
@@ -730,6 +735,7 @@ impl Code {
         Code::QuantizationBlockCut,
         Code::LifecycleFenced,
         Code::LifecycleRevisionInvalid,
+        Code::PlanBindTransformUnsupported,
     ];
 
     /// The snake_case spelling used on the wire and in fixtures.
@@ -889,6 +895,7 @@ impl Code {
             Code::QuantizationBlockCut => "quantization_block_cut",
             Code::LifecycleFenced => "lifecycle_fenced",
             Code::LifecycleRevisionInvalid => "lifecycle_revision_invalid",
+            Code::PlanBindTransformUnsupported => "plan_bind_transform_unsupported",
         }
     }
 

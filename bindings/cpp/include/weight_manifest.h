@@ -912,6 +912,13 @@ enum WmCode
    */
   WM_CODE_LIFECYCLE_REVISION_INVALID = 154,
   /**
+   * `plan_bind_transform_unsupported`: a region of the plan being bound carries a
+   * transform (§17.8: its source computes the bytes, e.g. block FP8): a bound plan
+   * copies bytes unchanged, so such a plan is not bound (§17.4 step 3.0); no pointer.
+   * (added by this implementation)
+   */
+  WM_CODE_PLAN_BIND_TRANSFORM_UNSUPPORTED = 155,
+  /**
    * `invalid_argument`: a C argument is unusable (a required pointer is NULL, or a
    * length is too large). Not a contract code: it never comes from a document.
    */

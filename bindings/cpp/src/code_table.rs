@@ -580,6 +580,11 @@ pub enum WmCode {
     /// generation's content digests (the bytes it was read from changed after the verify);
     /// it is not kept (§22.5). (added by this implementation)
     LifecycleRevisionInvalid = 154,
+    /// `plan_bind_transform_unsupported`: a region of the plan being bound carries a
+    /// transform (§17.8: its source computes the bytes, e.g. block FP8): a bound plan
+    /// copies bytes unchanged, so such a plan is not bound (§17.4 step 3.0); no pointer.
+    /// (added by this implementation)
+    PlanBindTransformUnsupported = 155,
     /// `invalid_argument`: a C argument is unusable (a required pointer is NULL, or a
     /// length is too large). Not a contract code: it never comes from a document.
     InvalidArgument = 1000,
@@ -746,6 +751,7 @@ impl WmCode {
             Code::QuantizationBlockCut => WmCode::QuantizationBlockCut,
             Code::LifecycleFenced => WmCode::LifecycleFenced,
             Code::LifecycleRevisionInvalid => WmCode::LifecycleRevisionInvalid,
+            Code::PlanBindTransformUnsupported => WmCode::PlanBindTransformUnsupported,
             // `Code` is non-exhaustive: a code added after this table was generated
             // (the crate's tests and `codegen --check` catch that).
             _ => WmCode::InternalError,
@@ -911,6 +917,7 @@ impl WmCode {
             WmCode::QuantizationBlockCut => c"quantization_block_cut",
             WmCode::LifecycleFenced => c"lifecycle_fenced",
             WmCode::LifecycleRevisionInvalid => c"lifecycle_revision_invalid",
+            WmCode::PlanBindTransformUnsupported => c"plan_bind_transform_unsupported",
             WmCode::InvalidArgument => c"invalid_argument",
             WmCode::InternalError => c"internal_error",
         }
