@@ -10,11 +10,12 @@
 
 use serde::Serialize;
 
+use crate::wire::key;
+use crate::wire::{MooncakeRuntimeBinding, MooncakeRuntimeBindingFragment};
 use weight_manifest::document::{self, Document};
 use weight_manifest::error::{Code, Error, Result};
 use weight_manifest::path::Path;
 use weight_manifest::value::Value;
-use weight_manifest::wire::{key, MooncakeRuntimeBinding, MooncakeRuntimeBindingFragment};
 use weight_manifest::Options;
 
 use crate::fields::{exact, member, seq, Members};

@@ -4,8 +4,8 @@
 
 use std::collections::BTreeMap;
 
+use crate::wire::key;
 use weight_manifest::error::{Code, Error, Result};
-use weight_manifest::wire::key;
 
 use crate::binding::{canonical_strides, MooncakeBinding, MooncakeBindingFragment};
 use crate::model::MooncakePlacement;

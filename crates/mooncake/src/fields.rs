@@ -10,11 +10,11 @@
 
 use std::borrow::Cow;
 
+use crate::wire::key;
 use weight_manifest::error::{Code, Error, Result};
 use weight_manifest::path::Path;
 use weight_manifest::rules::values;
 use weight_manifest::value::{Object, Value};
-use weight_manifest::wire::key;
 
 use crate::aliases::read_aliases;
 

@@ -3,11 +3,12 @@
 //! (`{"tp":8,...}`), `participants` (Mooncake's `[{key::PARTICIPANT_ID,"rank"}]`) and
 //! `parallel_axes` (`{"tensor_id": [Mooncake axes]}`), read into [`ExportOptions`].
 
+use crate::wire::key;
+use crate::wire::MooncakeParticipant;
 use weight_manifest::document::{self, Document};
 use weight_manifest::error::{Code, Error, Result};
 use weight_manifest::path::Path;
 use weight_manifest::value::Value;
-use weight_manifest::wire::{key, MooncakeParticipant};
 use weight_manifest::Options;
 
 use crate::convert::ExportOptions;

@@ -1,6 +1,7 @@
 //! [`MooncakePlacement`]: a validated Mooncake `WeightPlacementManifest`, built from its
 //! wire text or from typed fragments, written back byte for byte.
 
+use crate::wire::key;
 use weight_manifest::document::{self, Document};
 use weight_manifest::error::{Code, Error, Result};
 use weight_manifest::limits::Limits;
@@ -8,7 +9,6 @@ use weight_manifest::path::Path;
 use weight_manifest::reader;
 use weight_manifest::util::fxhash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use weight_manifest::value::Value;
-use weight_manifest::wire::key;
 use weight_manifest::Options;
 
 use crate::cover::check_cover;

@@ -2,15 +2,16 @@
 //! exact key sets and value checks, member by member in upstream's order, into a
 //! [`Draft`] that still remembers where each tensor and fragment was written.
 
+use crate::wire::key;
+use crate::wire::{
+    MooncakeParticipant, MooncakePlacementFragment, MooncakePlacementManifest,
+    MooncakePlacementPart, MooncakeRank, MooncakeTopology,
+};
 use weight_manifest::error::{Code, Error, Result};
 use weight_manifest::limits::Limits;
 use weight_manifest::path::Path;
 use weight_manifest::util::fxhash::FxHashMap as HashMap;
 use weight_manifest::value::Value;
-use weight_manifest::wire::{
-    key, MooncakeParticipant, MooncakePlacementFragment, MooncakePlacementManifest,
-    MooncakePlacementPart, MooncakeRank, MooncakeTopology,
-};
 
 use crate::descriptor::{read_tensors, Order};
 use crate::draft::{Draft, DraftPart};

@@ -1,8 +1,8 @@
 //! Mooncake's topology rules (`ParallelTopology.__init__`) and its `topology_id`.
 
+use crate::wire::key;
 use weight_manifest::error::{Code, Error, Result};
 use weight_manifest::path::Path;
-use weight_manifest::wire::key;
 
 use crate::model::{AxisKind, Topology};
 use crate::write;

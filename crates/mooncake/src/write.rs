@@ -4,8 +4,8 @@
 //! Every object is written with its keys as literals in code point order, so the text is
 //! streamed into a buffer or straight into SHA-256 without building a tree.
 
+use crate::wire::key;
 use weight_manifest::canonical::{write_str, write_u64, HashSink, Sink};
-use weight_manifest::wire::key;
 
 use crate::model::{
     Axis, Fragment, MooncakePlacement, Part, Participant, Rank, Semantics, Tensor, Topology,
@@ -144,7 +144,7 @@ fn fragment<S: Sink + ?Sized>(sink: &mut S, f: &Fragment, tag: Option<&str>) {
         Some(tag) => {
             member_key(sink, false, key::RANK);
             rank(sink, &f.rank);
-            member_key(sink, false, key::SCHEMA);
+            member_key(sink, false, weight_manifest::wire::key::SCHEMA);
             write_str(sink, tag);
         }
     }
