@@ -10,8 +10,6 @@
 
 use serde::Serialize;
 
-use crate::wire::key;
-use crate::wire::{MooncakeRuntimeBinding, MooncakeRuntimeBindingFragment};
 use weight_manifest::document::{self, Document};
 use weight_manifest::error::{Code, Error, Result};
 use weight_manifest::path::Path;
@@ -19,6 +17,8 @@ use weight_manifest::value::Value;
 use weight_manifest::Options;
 
 use crate::fields::{exact, member, seq, Members};
+use crate::wire::key;
+use crate::wire::{MooncakeRuntimeBinding, MooncakeRuntimeBindingFragment};
 
 /// One fragment's physical view (upstream's `RuntimeBindingFragment`).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]

@@ -4,12 +4,12 @@
 
 use std::collections::BTreeMap;
 
-use crate::wire::key;
 use weight_manifest::error::{Code, Error, Result};
 
 use crate::binding::{canonical_strides, MooncakeBinding, MooncakeBindingFragment};
 use crate::model::MooncakePlacement;
 use crate::model::{Fragment, Tensor};
+use crate::wire::key;
 use weight_manifest::util::fxhash::FxHashMap as HashMap;
 
 fn at(code: Code, message: impl Into<String>, pointer: String) -> Error {

@@ -5,8 +5,6 @@
 //! orders (the storage reader reads the axes first), so the first error of a descriptor
 //! with several faults is the one upstream reports; [`Order`] picks the order.
 
-use crate::wire::key;
-use crate::wire::{MooncakeAxis, MooncakeTensorDescriptor};
 use weight_manifest::error::{Code, Error, Result};
 use weight_manifest::limits::Limits;
 use weight_manifest::path::Path;
@@ -14,6 +12,8 @@ use weight_manifest::value::{Object, Value};
 
 use crate::fields::{exact, int, ints, member, object, opt_int, seq, string};
 use crate::model::{Axis, AxisKind, Semantics, Tensor};
+use crate::wire::key;
+use crate::wire::{MooncakeAxis, MooncakeTensorDescriptor};
 
 /// The nine members of a descriptor.
 pub(crate) const KEYS: &[&str] = MooncakeTensorDescriptor::FIELDS;

@@ -10,11 +10,6 @@
 //! answers `None`, and the tree reader then decides, with its code, message and pointer:
 //! this reader never rejects.
 
-use crate::wire::key;
-use crate::wire::{
-    MooncakeAxis, MooncakeParticipant, MooncakePlacementFragment, MooncakePlacementManifest,
-    MooncakePlacementPart, MooncakeRank, MooncakeTopology,
-};
 use weight_manifest::limits::Limits;
 use weight_manifest::path::Path;
 use weight_manifest::reader::cursor::{index_of, mask_of, Cursor, Fast, KeyOrder};
@@ -26,6 +21,11 @@ use crate::draft::{Draft, DraftPart};
 use crate::fragments::check_part;
 use crate::model::{Axis, AxisKind, Fragment, Participant, Rank, Semantics, Tensor, Topology};
 use crate::topology::check_topology;
+use crate::wire::key;
+use crate::wire::{
+    MooncakeAxis, MooncakeParticipant, MooncakePlacementFragment, MooncakePlacementManifest,
+    MooncakePlacementPart, MooncakeRank, MooncakeTopology,
+};
 
 const TOP: &[&str] = MooncakePlacementManifest::FIELDS;
 const TOPOLOGY: &[&str] = MooncakeTopology::FIELDS;

@@ -10,13 +10,13 @@
 
 use std::borrow::Cow;
 
-use crate::wire::key;
 use weight_manifest::error::{Code, Error, Result};
 use weight_manifest::path::Path;
 use weight_manifest::rules::values;
 use weight_manifest::value::{Object, Value};
 
 use crate::aliases::read_aliases;
+use crate::wire::key;
 
 /// The value as an object, else `not_an_object` naming `label`.
 pub(crate) fn object<'v, 'a>(

@@ -3,8 +3,6 @@
 //! (`{"tp":8,...}`), `participants` (Mooncake's `[{key::PARTICIPANT_ID,"rank"}]`) and
 //! `parallel_axes` (`{"tensor_id": [Mooncake axes]}`), read into [`ExportOptions`].
 
-use crate::wire::key;
-use crate::wire::MooncakeParticipant;
 use weight_manifest::document::{self, Document};
 use weight_manifest::error::{Code, Error, Result};
 use weight_manifest::path::Path;
@@ -16,6 +14,8 @@ use crate::descriptor::read_axis;
 use crate::fields::{exact, int, member, object, seq, string};
 use crate::model::{AxisKind, Participant};
 use crate::read::read_rank;
+use crate::wire::key;
+use crate::wire::MooncakeParticipant;
 
 fn unknown(key: &str, path: &Path<'_>) -> Error {
     Error::at(

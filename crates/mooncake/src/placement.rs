@@ -1,7 +1,6 @@
 //! [`MooncakePlacement`]: a validated Mooncake `WeightPlacementManifest`, built from its
 //! wire text or from typed fragments, written back byte for byte.
 
-use crate::wire::key;
 use weight_manifest::document::{self, Document};
 use weight_manifest::error::{Code, Error, Result};
 use weight_manifest::limits::Limits;
@@ -17,6 +16,7 @@ use crate::fragments::{check_all, check_part, Placed};
 use crate::model::{Fragment, MooncakePlacement, Part, Tensor, Topology};
 use crate::read::read_placement;
 use crate::topology::check_topology;
+use crate::wire::key;
 use crate::write;
 
 /// The members of a placement built from values (upstream's

@@ -2,11 +2,6 @@
 //! exact key sets and value checks, member by member in upstream's order, into a
 //! [`Draft`] that still remembers where each tensor and fragment was written.
 
-use crate::wire::key;
-use crate::wire::{
-    MooncakeParticipant, MooncakePlacementFragment, MooncakePlacementManifest,
-    MooncakePlacementPart, MooncakeRank, MooncakeTopology,
-};
 use weight_manifest::error::{Code, Error, Result};
 use weight_manifest::limits::Limits;
 use weight_manifest::path::Path;
@@ -19,6 +14,11 @@ use crate::fields::{exact, int, member, object, seq, string, Boxed, Members};
 use crate::fragments::check_part;
 use crate::model::{Fragment, Participant, Rank, Topology};
 use crate::topology::check_topology;
+use crate::wire::key;
+use crate::wire::{
+    MooncakeParticipant, MooncakePlacementFragment, MooncakePlacementManifest,
+    MooncakePlacementPart, MooncakeRank, MooncakeTopology,
+};
 
 /// The members of this object, sorted (the schema's field list).
 const TOP: &[&str] = MooncakePlacementManifest::FIELDS;

@@ -1,10 +1,10 @@
 //! Mooncake's topology rules (`ParallelTopology.__init__`) and its `topology_id`.
 
-use crate::wire::key;
 use weight_manifest::error::{Code, Error, Result};
 use weight_manifest::path::Path;
 
 use crate::model::{AxisKind, Topology};
+use crate::wire::key;
 use crate::write;
 
 fn invalid(message: impl Into<String>, path: &Path<'_>) -> Error {

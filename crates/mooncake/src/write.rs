@@ -4,12 +4,12 @@
 //! Every object is written with its keys as literals in code point order, so the text is
 //! streamed into a buffer or straight into SHA-256 without building a tree.
 
-use crate::wire::key;
 use weight_manifest::canonical::{write_str, write_u64, HashSink, Sink};
 
 use crate::model::{
     Axis, Fragment, MooncakePlacement, Part, Participant, Rank, Semantics, Tensor, Topology,
 };
+use crate::wire::key;
 
 /// The tag of the placement id payload.
 const PLACEMENT_TAG: &str = "complete-weight-placement";
