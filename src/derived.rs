@@ -1,5 +1,5 @@
 //! The documents this implementation derives and reads back (§17.2–§17.4, §17.7): a
-//! coverage report, a reshard plan, a bound plan, a held fence. Each is a [`Typed`] document kind of the reading
+//! coverage report, a reshard plan, a bound plan, a held fence, a quantization spec. Each is a [`Typed`] document kind of the reading
 //! pipeline (the strict reader, serde for the schema's members and types, then the id or
 //! counts recomputed from the contents), with its type's `from_json`.
 
@@ -114,5 +114,37 @@ impl Typed for HeldFenceDocument {
 
     fn checked(fence: HeldFence) -> Result<HeldFence> {
         Ok(fence)
+    }
+}
+
+/// The quantization spec (§17.8, `schema/quantization.schema.json`) as a document kind of
+/// the reading pipeline; [`crate::plan::Quantization::from_json`] reads it.
+pub(crate) struct QuantizationDocument;
+
+impl Typed for QuantizationDocument {
+    type Output = crate::plan::Quantization;
+    type Wire = crate::wire::QuantizationSpec;
+    const LABEL: &'static str = "quantization spec";
+    const INVALID: Code = Code::QuantizationDocumentInvalid;
+
+    fn checked(spec: crate::wire::QuantizationSpec) -> Result<crate::plan::Quantization> {
+        crate::plan::Quantization::from_wire(spec)
+    }
+}
+
+impl crate::plan::Quantization {
+    /// Reads a quantization spec (contract §17.8, `schema/quantization.schema.json`)
+    /// strictly, under `options.limits`.
+    ///
+    /// # Errors
+    ///
+    /// The reader's errors (contract §4), `limit_exceeded`; `quantization_document_invalid`
+    /// when it is not an object with exactly the schema's members and types, then the
+    /// errors of [`crate::plan::Quantization::from_wire`].
+    pub fn from_json(
+        text: impl AsRef<[u8]>,
+        options: &Options<'_>,
+    ) -> Result<crate::plan::Quantization> {
+        document::read::<QuantizationDocument>(text.as_ref(), options)
     }
 }

@@ -76,7 +76,8 @@ pub use model::{Binding, Owner, Placement, Runtime};
 pub use options::{AddressSemantics, Options, OwnerResolver};
 pub use path::Path;
 pub use plan::{
-    plan, plan_with_choice, Plan, PlanLimits, ReplicaChoice, ReplicaPolicy, SourceHosts,
+    plan, plan_quantized, plan_with_choice, Plan, PlanLimits, Quantization, ReplicaChoice,
+    ReplicaPolicy, SourceHosts,
 };
 pub use plan_bind::{bind_plan, BoundPlan, Fences};
 pub use project::{

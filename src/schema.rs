@@ -64,6 +64,10 @@ pub const PUBLISHED: &[(&str, &str)] = &[
         include_str!("../schema/dist/plan.schema.json"),
     ),
     (
+        "quantization.schema.json",
+        include_str!("../schema/dist/quantization.schema.json"),
+    ),
+    (
         "runtime-inventory.schema.json",
         include_str!("../schema/dist/runtime-inventory.schema.json"),
     ),

@@ -3,10 +3,12 @@
 //!
 //! For every generated struct: `FIELDS`, its member names in code point order, and
 //! `REQUIRED`, those the schema requires. For every
-//! struct whose members are always written (no `skip_serializing_if`) and whose member
-//! types are encodable: a `Canonical` impl and a `write_<name>` function taking each
-//! member borrowed, which writes the canonical encoding (contract §5) with the keys as
-//! literals in sorted order. For every definition that names an identity (the schema
+//! struct whose members are always written (no `skip_serializing_if`), or left out only
+//! when `None` (an optional member, never the first), and whose member types are
+//! encodable: a `Canonical` impl and a `write_<name>` function taking each member
+//! borrowed (an optional one as an `Option`), which writes the canonical encoding
+//! (contract §5) with the keys as literals in sorted order, an optional member only when
+//! it is `Some`. For every definition that names an identity (the schema
 //! keyword [`IDENTITY_KEYWORD`]): the id payload writer, the id function and, when the
 //! payload and the wire text share a prefix, one function hashing both over that prefix
 //! once. Every member name becomes a constant of `key`.
@@ -37,6 +39,8 @@ struct Member {
     name: String,
     /// Whether serde may leave it out (`skip_serializing_if`, `flatten`, a rename).
     optional_on_wire: bool,
+    /// Whether serde leaves it out exactly when it is `None` (an optional member).
+    omit_none: bool,
     /// The Rust type.
     ty: Type,
 }
@@ -80,6 +84,15 @@ pub fn generate(
         Writers::FieldsOnly => BTreeSet::new(),
     };
     let identities = identities(bundle, &canonical)?;
+    // The id writers take every member as given; an optional one has no place there.
+    if let Some(name) = identities
+        .keys()
+        .find(|name| structs[name.as_str()].iter().any(|m| m.omit_none))
+    {
+        return Err(format!(
+            "{name} names an identity but has an optional member"
+        ));
+    }
 
     let mut out = String::from(match writers {
         Writers::Canonical => {
@@ -169,6 +182,8 @@ fn parse_types(generated_rs: &str) -> Result<Parsed> {
                             Some(Member {
                                 name: field.ident.as_ref()?.to_string(),
                                 optional_on_wire: field.attrs.iter().any(may_omit),
+                                omit_none: field.attrs.iter().any(skips_none)
+                                    && !field.attrs.iter().any(renames_or_flattens),
                                 ty: field.ty.clone(),
                             })
                         })
@@ -223,6 +238,43 @@ fn may_omit(attr: &syn::Attribute) -> bool {
     omits
 }
 
+/// Whether a field attribute is `skip_serializing_if = "...is_none"`.
+fn skips_none(attr: &syn::Attribute) -> bool {
+    let mut skips = false;
+    if attr.path().is_ident("serde") {
+        let _ = attr.parse_nested_meta(|meta| {
+            if meta.path.is_ident("skip_serializing_if") {
+                let value: LitStr = meta.value()?.parse()?;
+                skips = value.value().ends_with("is_none");
+            } else if meta.input.peek(syn::Token![=]) {
+                let _: syn::Expr = meta.value()?.parse()?;
+            }
+            Ok(())
+        });
+    }
+    skips
+}
+
+/// Whether a field attribute renames, flattens or skips the member.
+fn renames_or_flattens(attr: &syn::Attribute) -> bool {
+    let mut found = false;
+    if attr.path().is_ident("serde") {
+        let _ = attr.parse_nested_meta(|meta| {
+            if ["flatten", "rename", "skip"]
+                .iter()
+                .any(|word| meta.path.is_ident(word))
+            {
+                found = true;
+            }
+            if meta.input.peek(syn::Token![=]) {
+                let _: syn::Expr = meta.value()?.parse()?;
+            }
+            Ok(())
+        });
+    }
+    found
+}
+
 /// The spelling of a `#[serde(rename = "...")]` attribute.
 fn renamed(attr: &syn::Attribute) -> Option<String> {
     let mut spelling = None;
@@ -254,7 +306,8 @@ fn encodable_structs(
             if !canonical.contains(name)
                 && members
                     .iter()
-                    .all(|m| !m.optional_on_wire && encodable(&m.ty, &known))
+                    .all(|m| (!m.optional_on_wire || m.omit_none) && encodable(&m.ty, &known))
+                && members.first().is_some_and(|m| !m.omit_none)
             {
                 canonical.insert(name.clone());
                 known.insert(name.clone());
@@ -444,8 +497,16 @@ fn object_body(members: &[(String, String)]) -> String {
 
 fn write_struct(out: &mut String, name: &str, members: &[Member]) {
     let snake = snake(name);
-    let names: Vec<&str> = members.iter().map(|m| m.name.as_str()).collect();
-    let args: Vec<String> = names.iter().map(|m| format!("&self.{m}")).collect();
+    let args: Vec<String> = members
+        .iter()
+        .map(|m| {
+            if m.omit_none {
+                format!("self.{}.as_ref()", m.name)
+            } else {
+                format!("&self.{}", m.name)
+            }
+        })
+        .collect();
     writeln!(
         out,
         "impl Canonical for {name} {{\nfn write_canonical<S: Sink + ?Sized>(&self, out: &mut S) {{\n\
@@ -453,17 +514,39 @@ fn write_struct(out: &mut String, name: &str, members: &[Member]) {
         args.join(", ")
     )
     .ok();
-    let body = object_body(
-        &names
-            .iter()
-            .map(|m| ((*m).to_owned(), format!("{m}.write_canonical(out)")))
-            .collect::<Vec<_>>(),
-    );
+    // The first member is always written (`encodable_structs`), so each later key
+    // starts with its comma whether or not an optional one before it was written.
+    let mut body = String::new();
+    for (i, m) in members.iter().enumerate() {
+        let open = if i == 0 { "{" } else { "," };
+        let key = bytes_literal(&format!("{open}{}:", json_string(&m.name)));
+        if m.omit_none {
+            writeln!(
+                body,
+                "if let Some(value) = {} {{\nout.put({key});\nvalue.write_canonical(out);\n}}",
+                m.name
+            )
+            .ok();
+        } else {
+            writeln!(body, "out.put({key});\n{}.write_canonical(out);", m.name).ok();
+        }
+    }
+    body.push_str("out.put(b\"}\");\n");
+    let params: Vec<String> = members
+        .iter()
+        .map(|m| {
+            if m.omit_none {
+                format!("{}: Option<&(impl Canonical + ?Sized)>", m.name)
+            } else {
+                format!("{}: &(impl Canonical + ?Sized)", m.name)
+            }
+        })
+        .collect();
     writeln!(
         out,
         "/// Writes the canonical encoding (contract §5) of a `{name}` with these members.\n\
                   pub(crate) fn write_{snake}<S: Sink + ?Sized>(out: &mut S, {}) {{\n{body}}}",
-        parameters(names.iter().copied())
+        params.join(", ")
     )
     .ok();
 }

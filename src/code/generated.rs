@@ -532,6 +532,35 @@ pub enum Code {
     /// Store and it is not kept (or not with g's digests), or a restore asked for a
     /// revision that is not kept (§22). (added by this implementation)
     LifecycleRevisionMissing,
+    /// `quantization_document_invalid`: a quantization spec (contract §17.8,
+    /// schema/quantization.schema.json) is not an object with exactly the schema's members
+    /// and types, or names a tensor_id or scale_tensor_id twice or an id as both; the
+    /// pointer names the member. (added by this implementation)
+    QuantizationDocumentInvalid,
+    /// `quantization_unsupported`: a quantization the planner cannot do (§17.8): a
+    /// block_size other than [128, 128], a dtype pair other than bfloat16 (itemsize 2) in
+    /// the source to float8_e4m3fn (itemsize 1) in the target, or a tensor of fewer than
+    /// two dimensions; the pointer names the spec's member. (added by this implementation)
+    QuantizationUnsupported,
+    /// `quantization_tensor_missing`: a quantization spec names a tensor that the source or
+    /// the target placement does not hold (§17.8); the pointer names the spec's tensor_id.
+    /// (added by this implementation)
+    QuantizationTensorMissing,
+    /// `quantization_scale_missing`: the target placement holds no tensor with a quantized
+    /// tensor's scale_tensor_id (§17.8); the pointer names the spec's scale_tensor_id.
+    /// (added by this implementation)
+    QuantizationScaleMissing,
+    /// `quantization_scale_invalid`: a quantized tensor's scale tensor is not float32
+    /// (itemsize 4) of the tensor's leading extents then ceil(rows/128), ceil(cols/128),
+    /// with its layer_id and expert_id, or the source holds it too (§17.8); the pointer
+    /// names the spec's scale_tensor_id. (added by this implementation)
+    QuantizationScaleInvalid,
+    /// `quantization_block_cut`: a fragment of a quantized tensor, in the target or the
+    /// source, cuts a 128x128 scale block: on each of the last two axes its box must start
+    /// at a multiple of 128 and end at one or at the tensor's extent, so that one fragment
+    /// holds each block whole (§17.8); the pointer names the spec's tensor_id. (added by
+    /// this implementation)
+    QuantizationBlockCut,
 }
 
 impl Code {
@@ -684,6 +713,12 @@ impl Code {
         Code::LifecycleDecisionStale,
         Code::LifecycleRollbackFailed,
         Code::LifecycleRevisionMissing,
+        Code::QuantizationDocumentInvalid,
+        Code::QuantizationUnsupported,
+        Code::QuantizationTensorMissing,
+        Code::QuantizationScaleMissing,
+        Code::QuantizationScaleInvalid,
+        Code::QuantizationBlockCut,
     ];
 
     /// The snake_case spelling used on the wire and in fixtures.
@@ -835,6 +870,12 @@ impl Code {
             Code::LifecycleDecisionStale => "lifecycle_decision_stale",
             Code::LifecycleRollbackFailed => "lifecycle_rollback_failed",
             Code::LifecycleRevisionMissing => "lifecycle_revision_missing",
+            Code::QuantizationDocumentInvalid => "quantization_document_invalid",
+            Code::QuantizationUnsupported => "quantization_unsupported",
+            Code::QuantizationTensorMissing => "quantization_tensor_missing",
+            Code::QuantizationScaleMissing => "quantization_scale_missing",
+            Code::QuantizationScaleInvalid => "quantization_scale_invalid",
+            Code::QuantizationBlockCut => "quantization_block_cut",
         }
     }
 

@@ -33,6 +33,7 @@ mod check;
 mod cover;
 mod limits;
 mod pending;
+mod quantize;
 mod read;
 mod region;
 mod replica;
@@ -47,6 +48,7 @@ use crate::model::Placement;
 use crate::wire::{ParallelRank, PlanRegion, ReshardPlan};
 
 pub use limits::{PlanLimits, DEFAULT_MAX_REGIONS, DEFAULT_MAX_SEGMENTS};
+pub use quantize::{Quantization, BLOCK as QUANTIZATION_BLOCK};
 pub use replica::{ReplicaChoice, ReplicaPolicy};
 pub use spread::SourceHosts;
 
@@ -112,7 +114,42 @@ pub fn plan_with_progress(
     limits: &PlanLimits,
     mut walked: impl FnMut(usize, usize),
 ) -> Result<Plan> {
-    plan_within(source, target, limits, &mut walked, ReplicaChoice::Balanced)
+    plan_within(
+        source,
+        target,
+        limits,
+        &mut walked,
+        ReplicaChoice::Balanced,
+        None,
+    )
+}
+
+/// [`plan`] with the target quantizing in flight (contract §17.8): the tensors
+/// `quantization` names are bfloat16 in the source and block FP8 in the target, and their
+/// scale tensors the target's alone. Their regions carry a `transform`: the source sends
+/// its fragment's FP8 values and block scales, which it computes. With no tensors named,
+/// the plan is [`plan`]'s.
+///
+/// # Errors
+///
+/// `plan_model_mismatch`, then the quantization's (`quantization_tensor_missing`,
+/// `quantization_unsupported`, `quantization_scale_missing`,
+/// `quantization_scale_invalid`, `quantization_block_cut`, each pointing into the spec),
+/// then as [`plan`].
+pub fn plan_quantized(
+    source: &Placement,
+    target: &Placement,
+    quantization: &Quantization,
+    limits: &PlanLimits,
+) -> Result<Plan> {
+    plan_within(
+        source,
+        target,
+        limits,
+        &mut |_, _| {},
+        ReplicaChoice::Balanced,
+        Some(quantization),
+    )
 }
 
 /// [`plan`] with the replica choice `choice` ([`ReplicaChoice::Balanced`] is [`plan`]).
@@ -126,7 +163,7 @@ pub fn plan_with_choice(
     limits: &PlanLimits,
     choice: ReplicaChoice<'_>,
 ) -> Result<Plan> {
-    plan_within(source, target, limits, &mut |_, _| {}, choice)
+    plan_within(source, target, limits, &mut |_, _| {}, choice, None)
 }
 
 /// [`plan_with_progress`] with the replica choice `choice`.
@@ -136,8 +173,9 @@ fn plan_within(
     limits: &PlanLimits,
     walked: &mut impl FnMut(usize, usize),
     choice: ReplicaChoice<'_>,
+    quantization: Option<&Quantization>,
 ) -> Result<Plan> {
-    let walk = walk::Walk::prepare(source, target, limits.max_geometry_work)?;
+    let walk = walk::Walk::prepare(source, target, limits.max_geometry_work, quantization)?;
     // A policy (Mooncake's) may read a target's tiles from one source DP replica, chosen
     // by the target's dp.
     let source_dp = |dp: u64| choice.source_dp(dp);
@@ -204,6 +242,7 @@ fn plan_within(
             target_fragment_id: &target.placement_fragment_id,
             target_offset: overlap.target_offset,
             tensor_id: &overlap.tensor.tensor_id,
+            transform: overlap.transform,
         });
     }
     drop(pending);

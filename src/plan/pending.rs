@@ -2,7 +2,7 @@
 //! reference) until every limit has held; at most `max_regions` of them, so the memory
 //! they take is bounded by the limits.
 
-use crate::wire::{PlanLoop, TensorDescriptor};
+use crate::wire::{PlanLoop, PlanTransform, TensorDescriptor};
 
 use super::region::Geometry;
 use super::walk::Overlap;
@@ -12,6 +12,7 @@ struct Record<'w> {
     tensor: &'w TensorDescriptor,
     target: usize,
     replicas: &'w [usize],
+    transform: Option<PlanTransform>,
     /// `global_offset` then `shape` in `Pending::axes`.
     axes: usize,
     ndim: usize,
@@ -36,6 +37,7 @@ pub(crate) struct Counted<'w, 'p> {
     pub tensor: &'w TensorDescriptor,
     pub target: usize,
     pub replicas: &'w [usize],
+    pub transform: Option<PlanTransform>,
     pub global_offset: &'p [u64],
     pub shape: &'p [u64],
     pub loops: &'p [PlanLoop],
@@ -63,6 +65,7 @@ impl<'w> Pending<'w> {
             tensor: overlap.tensor,
             target: overlap.target,
             replicas: overlap.replicas,
+            transform: overlap.transform,
             axes: self.axes.len(),
             ndim: g.shape.len(),
             loops: self.loops.len(),
@@ -83,6 +86,7 @@ impl<'w> Pending<'w> {
             tensor: r.tensor,
             target: r.target,
             replicas: r.replicas,
+            transform: r.transform,
             global_offset: &self.axes[r.axes..r.axes + r.ndim],
             shape: &self.axes[r.axes + r.ndim..r.axes + 2 * r.ndim],
             loops: &self.loops[r.loops..r.loops + r.nloops],

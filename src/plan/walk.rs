@@ -7,10 +7,11 @@
 use crate::error::Result;
 use crate::geometry::Work;
 use crate::model::Placement;
-use crate::wire::TensorDescriptor;
+use crate::wire::{PlacementFragment, PlanTransform, TensorDescriptor};
 
 use super::check::check_compatible;
 use super::cover::{select, Covers};
+use super::quantize::Quantization;
 use super::region::Geometry;
 use crate::coverage::group::{fragments_by_tensor, Groups};
 
@@ -21,17 +22,21 @@ pub(crate) struct Overlap<'w, 'g> {
     pub target: usize,
     /// The source fragments holding the tile, in rank order.
     pub replicas: &'w [usize],
+    /// What the source computes for it, if anything (§17.8).
+    pub transform: Option<PlanTransform>,
     /// Valid for this call only: the walk recomputes it in place.
     pub geometry: &'g Geometry,
 }
 
 struct TensorWork<'p> {
+    /// The target's descriptor (its tensor_id and itemsize are the regions').
     tensor: &'p TensorDescriptor,
     covers: Covers,
-    /// The tensor's index, for its target fragments in `Walk::targets`.
+    /// The tensor's index in the target, for its target fragments in `Walk::targets`.
     index: usize,
     /// The tensor's source fragments.
     sources: usize,
+    transform: Option<PlanTransform>,
 }
 
 /// A checked pair of placements with the source covers of every tensor the target holds.
@@ -41,35 +46,54 @@ pub(crate) struct Walk<'p> {
     /// Target fragment indices by tensor, in fragment order.
     targets: Groups,
     work: Vec<TensorWork<'p>>,
+    /// The source fragments with quantized tensors' boxes as their scale blocks, which
+    /// the scale tensors' covers index (§17.8); empty when nothing is quantized.
+    scale_view: Vec<PlacementFragment>,
     /// `max_geometry_work`: the units per box of every search.
     per_box: u64,
 }
 
 impl<'p> Walk<'p> {
-    /// Checks the pair (`plan_model_mismatch`, `plan_tensor_mismatch`) and selects the
-    /// covers (`plan_uncovered_tensor`, for the first such tensor by tensor_id). A tensor
-    /// that no target fragment holds needs no cover. Every search spends at most
-    /// `per_box` units (`max_geometry_work`) per box.
+    /// Checks the pair (`plan_model_mismatch`, the quantization's rules,
+    /// `plan_tensor_mismatch`) and selects the covers (`plan_uncovered_tensor`, for the
+    /// first such tensor by tensor_id). A tensor that no target fragment holds needs no
+    /// cover; a scale tensor's cover is its quantized tensor's source boxes as scale
+    /// blocks. Every search spends at most `per_box` units (`max_geometry_work`) per box.
     pub(crate) fn prepare(
         source: &'p Placement,
         target: &'p Placement,
         per_box: u64,
+        quantization: Option<&Quantization>,
     ) -> Result<Walk<'p>> {
-        check_compatible(source, target)?;
+        let quantized = check_compatible(source, target, quantization)?;
         let sources = fragments_by_tensor(source);
         let targets = fragments_by_tensor(target);
+        let source_tensors = source.tensors();
+        let source_index = |id: &str| {
+            source_tensors
+                .binary_search_by(|t| t.tensor_id.as_str().cmp(id))
+                .unwrap_or_else(|_| unreachable!("checked: the source holds {id}"))
+        };
         let mut work = Vec::new();
-        // The tensor lists are equal by tensor_id, so they align index by index.
-        for (index, tensor) in source.tensors().iter().enumerate() {
+        for (index, tensor) in target.tensors().iter().enumerate() {
             if targets.get(index).is_empty() {
                 continue;
             }
-            let covers = select(tensor, source.fragments(), sources.get(index), per_box)?;
+            let role = quantized.by_target.get(&tensor.tensor_id);
+            let transform = role.map(|(transform, _)| *transform);
+            let (at, fragments) = match role {
+                Some((PlanTransform::Fp8E4m3BlockScales, of)) => {
+                    (source_index(of), quantized.scale_view.as_slice())
+                }
+                _ => (source_index(&tensor.tensor_id), source.fragments()),
+            };
+            let covers = select(tensor, fragments, sources.get(at), per_box)?;
             work.push(TensorWork {
                 tensor,
                 covers,
                 index,
-                sources: sources.get(index).len(),
+                sources: sources.get(at).len(),
+                transform,
             });
         }
         Ok(Walk {
@@ -77,6 +101,7 @@ impl<'p> Walk<'p> {
             target,
             targets,
             work,
+            scale_view: quantized.scale_view,
             per_box,
         })
     }
@@ -89,11 +114,15 @@ impl<'p> Walk<'p> {
         walked: &mut impl FnMut(usize, usize),
         source_dp: &dyn Fn(u64) -> u64,
     ) -> Result<()> {
-        let (sources, targets) = (self.source.fragments(), self.target.fragments());
+        let targets = self.target.fragments();
         let mut hits: Vec<usize> = Vec::new();
         let mut end: Vec<u64> = Vec::new();
         let mut geometry = Geometry::default();
         for (done, work) in self.work.iter().enumerate() {
+            let sources = match work.transform {
+                Some(PlanTransform::Fp8E4m3BlockScales) => self.scale_view.as_slice(),
+                _ => self.source.fragments(),
+            };
             let mut turn = 0usize;
             let targets_of = self.targets.get(work.index);
             let mut budget = Work::new(self.per_box, work.sources.saturating_add(targets_of.len()));
@@ -125,6 +154,7 @@ impl<'p> Walk<'p> {
                         tensor: work.tensor,
                         target: t,
                         replicas: &tile.members,
+                        transform: work.transform,
                         geometry: &geometry,
                     })?;
                 }

@@ -10,7 +10,7 @@
 use crate::canonical::{Hole, Raw, Sink};
 use crate::model::Placement;
 use crate::wire::writers::{reshard_plan_id, write_plan_region, write_reshard_plan};
-use crate::wire::{PlanLoop, PlanPlacement};
+use crate::wire::{PlanLoop, PlanPlacement, PlanTransform};
 
 /// A region as the planner hands it over: the members of `PlanRegion`, borrowed.
 pub(crate) struct RegionView<'a> {
@@ -24,6 +24,7 @@ pub(crate) struct RegionView<'a> {
     pub target_fragment_id: &'a str,
     pub target_offset: u64,
     pub tensor_id: &'a str,
+    pub transform: Option<PlanTransform>,
 }
 
 /// The canonical encoding of `region`.
@@ -40,6 +41,7 @@ fn write_region(out: &mut Vec<u8>, region: &RegionView<'_>) {
         region.target_fragment_id,
         &region.target_offset,
         region.tensor_id,
+        region.transform.as_ref(),
     );
 }
 
@@ -148,7 +150,7 @@ impl Writer {
 mod tests {
     use super::{write_region, RegionView};
     use crate::canonical;
-    use crate::wire::{PlanLoop, PlanRegion};
+    use crate::wire::{PlanLoop, PlanRegion, PlanTransform};
 
     #[test]
     fn regions_are_written_as_the_serde_encoder_writes_them() {
@@ -164,9 +166,19 @@ mod tests {
                 target_stride: 1,
             },
         ];
-        for (loops, ids) in [
-            (&loops[..], ["s/0", "t\"\\\u{7f}é😀", "w"]),
-            (&loops[..0], ["logical:ab", "x", "layers.0.w"]),
+        for (loops, ids, transform) in [
+            (&loops[..], ["s/0", "t\"\\\u{7f}é😀", "w"], None),
+            (&loops[..0], ["logical:ab", "x", "layers.0.w"], None),
+            (
+                &loops[..1],
+                ["s/1", "t/1", "w.weight"],
+                Some(PlanTransform::Fp8E4m3BlockValues),
+            ),
+            (
+                &loops[..0],
+                ["s/1", "t/1s", "w.weight_scale_inv"],
+                Some(PlanTransform::Fp8E4m3BlockScales),
+            ),
         ] {
             // Every number distinct, so that two members swapped show.
             let view = RegionView {
@@ -180,6 +192,7 @@ mod tests {
                 target_fragment_id: ids[1],
                 target_offset: 7,
                 tensor_id: ids[2],
+                transform,
             };
             let wire = PlanRegion {
                 global_offset: view.global_offset.to_vec(),
@@ -192,6 +205,7 @@ mod tests {
                 target_fragment_id: view.target_fragment_id.to_owned(),
                 target_offset: view.target_offset,
                 tensor_id: view.tensor_id.to_owned(),
+                transform: view.transform,
             };
             let mut out = Vec::new();
             write_region(&mut out, &view);

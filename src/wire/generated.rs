@@ -937,6 +937,9 @@ pub struct FixtureInput {
     ///Reshard plan JSON text, as the op plan emits it (plan.bind).
     #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub plan: ::std::option::Option<::std::string::String>,
+    ///A quantization spec JSON text (schema/quantization.schema.json) given to the planner (plan, contract §17.8); absent or null means none: every byte is copied unchanged.
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub quantization: ::std::option::Option<::std::string::String>,
     ///Whether an incomplete coverage report is a rejection with code coverage_incomplete (coverage); absent or null means false.
     #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub require_complete: ::std::option::Option<bool>,
@@ -1272,6 +1275,188 @@ pub struct PlanRegion {
     ///Byte offset of the overlap's first element in the target fragment's buffer.
     pub target_offset: u64,
     ///The tensor both fragments belong to.
+    pub tensor_id: ::std::string::String,
+    ///Present only when the source computes the bytes it sends (contract §17.8); absent, the bytes are copied unchanged. `fp8_e4m3_block_values`: the region's tensor is the FP8 e4m3 form of the source's tensor, quantized per 128x128 block, and source_offset and the source strides address the source fragment as quantized (its local_shape, itemsize 1, row-major). `fp8_e4m3_block_scales`: the region's tensor is the float32 scale tensor of such a tensor, and they address the scales of the source fragment's blocks (row-major over its block grid, itemsize 4).
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub transform: ::std::option::Option<PlanTransform>,
+}
+///What the source computes for a region (contract §17.8).
+#[derive(
+    ::serde::Deserialize,
+    ::serde::Serialize,
+    Clone,
+    Copy,
+    Debug,
+    Eq,
+    Hash,
+    Ord,
+    PartialEq,
+    PartialOrd
+)]
+pub enum PlanTransform {
+    #[serde(rename = "fp8_e4m3_block_scales")]
+    Fp8E4m3BlockScales,
+    #[serde(rename = "fp8_e4m3_block_values")]
+    Fp8E4m3BlockValues,
+}
+impl ::std::fmt::Display for PlanTransform {
+    fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+        match *self {
+            Self::Fp8E4m3BlockScales => f.write_str("fp8_e4m3_block_scales"),
+            Self::Fp8E4m3BlockValues => f.write_str("fp8_e4m3_block_values"),
+        }
+    }
+}
+impl ::std::str::FromStr for PlanTransform {
+    type Err = self::error::ConversionError;
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        match value {
+            "fp8_e4m3_block_scales" => Ok(Self::Fp8E4m3BlockScales),
+            "fp8_e4m3_block_values" => Ok(Self::Fp8E4m3BlockValues),
+            _ => Err("invalid value".into()),
+        }
+    }
+}
+impl ::std::convert::TryFrom<&str> for PlanTransform {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl ::std::convert::TryFrom<::std::string::String> for PlanTransform {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+///What a target quantizes in flight (contract §17.8), given to the planner with the two placements (`weight-manifest plan --quantization`, API `plan_quantized`): the target's block-FP8 tensors, each with the tensor of its scales, as the DeepSeek-V3 checkpoints store them and vLLM's `quantization_config` names them (`quant_method` fp8, `fmt` e4m3, `weight_block_size` [128, 128]). Only that scheme is supported.
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Eq, Hash, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct QuantizationSpec {
+    ///The block of one scale over the last two axes: exactly [128, 128].
+    pub block_size: ::std::vec::Vec<u64>,
+    ///The FP8 format: e4m3 (torch.float8_e4m3fn, largest finite value 448).
+    pub fmt: QuantizationSpecFmt,
+    ///The quantization method: fp8.
+    pub quant_method: QuantizationSpecQuantMethod,
+    ///The quantized tensors. Each tensor_id, and each scale_tensor_id, appears once, and no id is both.
+    pub tensors: ::std::vec::Vec<QuantizedTensor>,
+}
+///The FP8 format: e4m3 (torch.float8_e4m3fn, largest finite value 448).
+#[derive(
+    ::serde::Deserialize,
+    ::serde::Serialize,
+    Clone,
+    Copy,
+    Debug,
+    Eq,
+    Hash,
+    Ord,
+    PartialEq,
+    PartialOrd
+)]
+pub enum QuantizationSpecFmt {
+    #[serde(rename = "e4m3")]
+    E4m3,
+}
+impl ::std::fmt::Display for QuantizationSpecFmt {
+    fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+        match *self {
+            Self::E4m3 => f.write_str("e4m3"),
+        }
+    }
+}
+impl ::std::str::FromStr for QuantizationSpecFmt {
+    type Err = self::error::ConversionError;
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        match value {
+            "e4m3" => Ok(Self::E4m3),
+            _ => Err("invalid value".into()),
+        }
+    }
+}
+impl ::std::convert::TryFrom<&str> for QuantizationSpecFmt {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl ::std::convert::TryFrom<::std::string::String> for QuantizationSpecFmt {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+///The quantization method: fp8.
+#[derive(
+    ::serde::Deserialize,
+    ::serde::Serialize,
+    Clone,
+    Copy,
+    Debug,
+    Eq,
+    Hash,
+    Ord,
+    PartialEq,
+    PartialOrd
+)]
+pub enum QuantizationSpecQuantMethod {
+    #[serde(rename = "fp8")]
+    Fp8,
+}
+impl ::std::fmt::Display for QuantizationSpecQuantMethod {
+    fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+        match *self {
+            Self::Fp8 => f.write_str("fp8"),
+        }
+    }
+}
+impl ::std::str::FromStr for QuantizationSpecQuantMethod {
+    type Err = self::error::ConversionError;
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        match value {
+            "fp8" => Ok(Self::Fp8),
+            _ => Err("invalid value".into()),
+        }
+    }
+}
+impl ::std::convert::TryFrom<&str> for QuantizationSpecQuantMethod {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl ::std::convert::TryFrom<::std::string::String> for QuantizationSpecQuantMethod {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+///One target tensor that the source quantizes (the source holds it in bfloat16, the target in float8_e4m3fn, at least two dimensions) and its scale tensor (target only: float32, the leading extents of the tensor then ceil(rows/128), ceil(cols/128)).
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Eq, Hash, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct QuantizedTensor {
+    ///The target's tensor of the block scales (`<name>.weight_scale_inv` for a `<name>.weight`): value (i, j) is the float32 factor that dequantizes block (i, j) (FP8 value times scale).
+    pub scale_tensor_id: ::std::string::String,
+    ///The tensor both placements hold, bfloat16 in the source and float8_e4m3fn in the target.
     pub tensor_id: ::std::string::String,
 }
 ///A reshard plan (`weight-manifest plan`, API `plan`): the byte regions that move a model's weights from a source placement to a target placement. Every target fragment's buffer is filled by the regions that name it, each copying from one source fragment's buffer; both buffers are row-major (C order) in the fragment's local_shape with the tensor's itemsize. Emitted in the canonical encoding (contract §5).

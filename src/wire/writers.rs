@@ -21,6 +21,8 @@ pub mod key {
     pub const BLOCK: &str = "block";
     /// The member `block_elements`.
     pub const BLOCK_ELEMENTS: &str = "block_elements";
+    /// The member `block_size`.
+    pub const BLOCK_SIZE: &str = "block_size";
     /// The member `bound_plan`.
     pub const BOUND_PLAN: &str = "bound_plan";
     /// The member `bound_plan_id`.
@@ -67,6 +69,8 @@ pub mod key {
     pub const EXPERT_ID: &str = "expert_id";
     /// The member `experts`.
     pub const EXPERTS: &str = "experts";
+    /// The member `fmt`.
+    pub const FMT: &str = "fmt";
     /// The member `fragment_id`.
     pub const FRAGMENT_ID: &str = "fragment_id";
     /// The member `fragments`.
@@ -159,6 +163,10 @@ pub mod key {
     pub const PLAN_ID: &str = "plan_id";
     /// The member `pp`.
     pub const PP: &str = "pp";
+    /// The member `quant_method`.
+    pub const QUANT_METHOD: &str = "quant_method";
+    /// The member `quantization`.
+    pub const QUANTIZATION: &str = "quantization";
     /// The member `rank`.
     pub const RANK: &str = "rank";
     /// The member `regions`.
@@ -179,6 +187,8 @@ pub mod key {
     pub const RUN_BYTES: &str = "run_bytes";
     /// The member `runtime`.
     pub const RUNTIME: &str = "runtime";
+    /// The member `scale_tensor_id`.
+    pub const SCALE_TENSOR_ID: &str = "scale_tensor_id";
     /// The member `schema`.
     pub const SCHEMA: &str = "schema";
     /// The member `shape`.
@@ -249,6 +259,8 @@ pub mod key {
     pub const TOPOLOGY_ID: &str = "topology_id";
     /// The member `tp`.
     pub const TP: &str = "tp";
+    /// The member `transform`.
+    pub const TRANSFORM: &str = "transform";
     /// The member `uncovered_coordinate`.
     pub const UNCOVERED_COORDINATE: &str = "uncovered_coordinate";
     /// The member `uncovered_elements`.
@@ -606,6 +618,7 @@ impl FixtureInput {
         key::PLACEMENT,
         key::PLACEMENT_ID,
         key::PLAN,
+        key::QUANTIZATION,
         key::REQUIRE_COMPLETE,
         key::SOURCE,
         key::SOURCE_BINDING,
@@ -747,7 +760,36 @@ impl PlanRegion {
         key::TARGET_FRAGMENT_ID,
         key::TARGET_OFFSET,
         key::TENSOR_ID,
+        key::TRANSFORM,
     ];
+    /// The members the schema requires, in code point order.
+    pub const REQUIRED: &'static [&'static str] = &[
+        key::GLOBAL_OFFSET,
+        key::LOOPS,
+        key::NBYTES,
+        key::RUN_BYTES,
+        key::SHAPE,
+        key::SOURCE_FRAGMENT_ID,
+        key::SOURCE_OFFSET,
+        key::TARGET_FRAGMENT_ID,
+        key::TARGET_OFFSET,
+        key::TENSOR_ID,
+    ];
+}
+impl QuantizationSpec {
+    /// The members of a `QuantizationSpec`, in code point order.
+    pub const FIELDS: &'static [&'static str] = &[
+        key::BLOCK_SIZE,
+        key::FMT,
+        key::QUANT_METHOD,
+        key::TENSORS,
+    ];
+    /// The members the schema requires, in code point order.
+    pub const REQUIRED: &'static [&'static str] = Self::FIELDS;
+}
+impl QuantizedTensor {
+    /// The members of a `QuantizedTensor`, in code point order.
+    pub const FIELDS: &'static [&'static str] = &[key::SCALE_TENSOR_ID, key::TENSOR_ID];
     /// The members the schema requires, in code point order.
     pub const REQUIRED: &'static [&'static str] = Self::FIELDS;
 }
@@ -1005,6 +1047,189 @@ impl Canonical for FixtureOp {
             },
         );
     }
+}
+impl Canonical for PlanTransform {
+    fn write_canonical<S: Sink + ?Sized>(&self, out: &mut S) {
+        out.put(
+            match self {
+                Self::Fp8E4m3BlockScales => b"\"fp8_e4m3_block_scales\"",
+                Self::Fp8E4m3BlockValues => b"\"fp8_e4m3_block_values\"",
+            },
+        );
+    }
+}
+impl Canonical for QuantizationSpecFmt {
+    fn write_canonical<S: Sink + ?Sized>(&self, out: &mut S) {
+        out.put(
+            match self {
+                Self::E4m3 => b"\"e4m3\"",
+            },
+        );
+    }
+}
+impl Canonical for QuantizationSpecQuantMethod {
+    fn write_canonical<S: Sink + ?Sized>(&self, out: &mut S) {
+        out.put(
+            match self {
+                Self::Fp8 => b"\"fp8\"",
+            },
+        );
+    }
+}
+impl Canonical for AdapterSplit {
+    fn write_canonical<S: Sink + ?Sized>(&self, out: &mut S) {
+        write_adapter_split(
+            out,
+            &self.dim,
+            self.multiple_of.as_ref(),
+            &self.over,
+            self.pieces.as_ref(),
+        );
+    }
+}
+/// Writes the canonical encoding (contract §5) of a `AdapterSplit` with these members.
+pub(crate) fn write_adapter_split<S: Sink + ?Sized>(
+    out: &mut S,
+    dim: &(impl Canonical + ?Sized),
+    multiple_of: Option<&(impl Canonical + ?Sized)>,
+    over: &(impl Canonical + ?Sized),
+    pieces: Option<&(impl Canonical + ?Sized)>,
+) {
+    out.put(b"{\"dim\":");
+    dim.write_canonical(out);
+    if let Some(value) = multiple_of {
+        out.put(b",\"multiple_of\":");
+        value.write_canonical(out);
+    }
+    out.put(b",\"over\":");
+    over.write_canonical(out);
+    if let Some(value) = pieces {
+        out.put(b",\"pieces\":");
+        value.write_canonical(out);
+    }
+    out.put(b"}");
+}
+impl Canonical for AdapterSplitAction {
+    fn write_canonical<S: Sink + ?Sized>(&self, out: &mut S) {
+        write_adapter_split_action(out, &self.split);
+    }
+}
+/// Writes the canonical encoding (contract §5) of a `AdapterSplitAction` with these members.
+pub(crate) fn write_adapter_split_action<S: Sink + ?Sized>(
+    out: &mut S,
+    split: &(impl Canonical + ?Sized),
+) {
+    out.put(b"{\"split\":");
+    split.write_canonical(out);
+    out.put(b"}");
+}
+impl Canonical for BindingInventory {
+    fn write_canonical<S: Sink + ?Sized>(&self, out: &mut S) {
+        write_binding_inventory(
+            out,
+            &self.fragments,
+            &self.generation,
+            &self.instance_id,
+            &self.lease_id,
+            &self.model_id,
+            &self.placement_digest,
+            &self.placement_id,
+            &self.revision,
+        );
+    }
+}
+/// Writes the canonical encoding (contract §5) of a `BindingInventory` with these members.
+pub(crate) fn write_binding_inventory<S: Sink + ?Sized>(
+    out: &mut S,
+    fragments: &(impl Canonical + ?Sized),
+    generation: &(impl Canonical + ?Sized),
+    instance_id: &(impl Canonical + ?Sized),
+    lease_id: &(impl Canonical + ?Sized),
+    model_id: &(impl Canonical + ?Sized),
+    placement_digest: &(impl Canonical + ?Sized),
+    placement_id: &(impl Canonical + ?Sized),
+    revision: &(impl Canonical + ?Sized),
+) {
+    out.put(b"{\"fragments\":");
+    fragments.write_canonical(out);
+    out.put(b",\"generation\":");
+    generation.write_canonical(out);
+    out.put(b",\"instance_id\":");
+    instance_id.write_canonical(out);
+    out.put(b",\"lease_id\":");
+    lease_id.write_canonical(out);
+    out.put(b",\"model_id\":");
+    model_id.write_canonical(out);
+    out.put(b",\"placement_digest\":");
+    placement_digest.write_canonical(out);
+    out.put(b",\"placement_id\":");
+    placement_id.write_canonical(out);
+    out.put(b",\"revision\":");
+    revision.write_canonical(out);
+    out.put(b"}");
+}
+impl Canonical for BindingInventoryRecord {
+    fn write_canonical<S: Sink + ?Sized>(&self, out: &mut S) {
+        write_binding_inventory_record(
+            out,
+            &self.address,
+            self.byte_offset.as_ref(),
+            &self.device,
+            &self.endpoint,
+            &self.fragment_id,
+            &self.is_contiguous,
+            self.lease_generation.as_ref(),
+            &self.nbytes,
+            &self.placement_fragment_id,
+            self.storage_offset.as_ref(),
+            &self.worker_id,
+        );
+    }
+}
+/// Writes the canonical encoding (contract §5) of a `BindingInventoryRecord` with these members.
+pub(crate) fn write_binding_inventory_record<S: Sink + ?Sized>(
+    out: &mut S,
+    address: &(impl Canonical + ?Sized),
+    byte_offset: Option<&(impl Canonical + ?Sized)>,
+    device: &(impl Canonical + ?Sized),
+    endpoint: &(impl Canonical + ?Sized),
+    fragment_id: &(impl Canonical + ?Sized),
+    is_contiguous: &(impl Canonical + ?Sized),
+    lease_generation: Option<&(impl Canonical + ?Sized)>,
+    nbytes: &(impl Canonical + ?Sized),
+    placement_fragment_id: &(impl Canonical + ?Sized),
+    storage_offset: Option<&(impl Canonical + ?Sized)>,
+    worker_id: &(impl Canonical + ?Sized),
+) {
+    out.put(b"{\"address\":");
+    address.write_canonical(out);
+    if let Some(value) = byte_offset {
+        out.put(b",\"byte_offset\":");
+        value.write_canonical(out);
+    }
+    out.put(b",\"device\":");
+    device.write_canonical(out);
+    out.put(b",\"endpoint\":");
+    endpoint.write_canonical(out);
+    out.put(b",\"fragment_id\":");
+    fragment_id.write_canonical(out);
+    out.put(b",\"is_contiguous\":");
+    is_contiguous.write_canonical(out);
+    if let Some(value) = lease_generation {
+        out.put(b",\"lease_generation\":");
+        value.write_canonical(out);
+    }
+    out.put(b",\"nbytes\":");
+    nbytes.write_canonical(out);
+    out.put(b",\"placement_fragment_id\":");
+    placement_fragment_id.write_canonical(out);
+    if let Some(value) = storage_offset {
+        out.put(b",\"storage_offset\":");
+        value.write_canonical(out);
+    }
+    out.put(b",\"worker_id\":");
+    worker_id.write_canonical(out);
+    out.put(b"}");
 }
 impl Canonical for BoundCopy {
     fn write_canonical<S: Sink + ?Sized>(&self, out: &mut S) {
@@ -1661,6 +1886,7 @@ impl Canonical for PlanRegion {
             &self.target_fragment_id,
             &self.target_offset,
             &self.tensor_id,
+            self.transform.as_ref(),
         );
     }
 }
@@ -1677,6 +1903,7 @@ pub(crate) fn write_plan_region<S: Sink + ?Sized>(
     target_fragment_id: &(impl Canonical + ?Sized),
     target_offset: &(impl Canonical + ?Sized),
     tensor_id: &(impl Canonical + ?Sized),
+    transform: Option<&(impl Canonical + ?Sized)>,
 ) {
     out.put(b"{\"global_offset\":");
     global_offset.write_canonical(out);
@@ -1696,6 +1923,56 @@ pub(crate) fn write_plan_region<S: Sink + ?Sized>(
     target_fragment_id.write_canonical(out);
     out.put(b",\"target_offset\":");
     target_offset.write_canonical(out);
+    out.put(b",\"tensor_id\":");
+    tensor_id.write_canonical(out);
+    if let Some(value) = transform {
+        out.put(b",\"transform\":");
+        value.write_canonical(out);
+    }
+    out.put(b"}");
+}
+impl Canonical for QuantizationSpec {
+    fn write_canonical<S: Sink + ?Sized>(&self, out: &mut S) {
+        write_quantization_spec(
+            out,
+            &self.block_size,
+            &self.fmt,
+            &self.quant_method,
+            &self.tensors,
+        );
+    }
+}
+/// Writes the canonical encoding (contract §5) of a `QuantizationSpec` with these members.
+pub(crate) fn write_quantization_spec<S: Sink + ?Sized>(
+    out: &mut S,
+    block_size: &(impl Canonical + ?Sized),
+    fmt: &(impl Canonical + ?Sized),
+    quant_method: &(impl Canonical + ?Sized),
+    tensors: &(impl Canonical + ?Sized),
+) {
+    out.put(b"{\"block_size\":");
+    block_size.write_canonical(out);
+    out.put(b",\"fmt\":");
+    fmt.write_canonical(out);
+    out.put(b",\"quant_method\":");
+    quant_method.write_canonical(out);
+    out.put(b",\"tensors\":");
+    tensors.write_canonical(out);
+    out.put(b"}");
+}
+impl Canonical for QuantizedTensor {
+    fn write_canonical<S: Sink + ?Sized>(&self, out: &mut S) {
+        write_quantized_tensor(out, &self.scale_tensor_id, &self.tensor_id);
+    }
+}
+/// Writes the canonical encoding (contract §5) of a `QuantizedTensor` with these members.
+pub(crate) fn write_quantized_tensor<S: Sink + ?Sized>(
+    out: &mut S,
+    scale_tensor_id: &(impl Canonical + ?Sized),
+    tensor_id: &(impl Canonical + ?Sized),
+) {
+    out.put(b"{\"scale_tensor_id\":");
+    scale_tensor_id.write_canonical(out);
     out.put(b",\"tensor_id\":");
     tensor_id.write_canonical(out);
     out.put(b"}");
@@ -1882,6 +2159,174 @@ pub(crate) fn write_runtime_fragment<S: Sink + ?Sized>(
     placement_fragment_id.write_canonical(out);
     out.put(b",\"rank\":");
     rank.write_canonical(out);
+    out.put(b",\"tensor_id\":");
+    tensor_id.write_canonical(out);
+    out.put(b",\"worker_id\":");
+    worker_id.write_canonical(out);
+    out.put(b"}");
+}
+impl Canonical for RuntimeInventory {
+    fn write_canonical<S: Sink + ?Sized>(&self, out: &mut S) {
+        write_runtime_inventory(
+            out,
+            &self.generation,
+            &self.instance_id,
+            self.lease_id.as_ref(),
+            &self.model_id,
+            self.placement_id.as_ref(),
+            &self.revision,
+            &self.tensors,
+        );
+    }
+}
+/// Writes the canonical encoding (contract §5) of a `RuntimeInventory` with these members.
+pub(crate) fn write_runtime_inventory<S: Sink + ?Sized>(
+    out: &mut S,
+    generation: &(impl Canonical + ?Sized),
+    instance_id: &(impl Canonical + ?Sized),
+    lease_id: Option<&(impl Canonical + ?Sized)>,
+    model_id: &(impl Canonical + ?Sized),
+    placement_id: Option<&(impl Canonical + ?Sized)>,
+    revision: &(impl Canonical + ?Sized),
+    tensors: &(impl Canonical + ?Sized),
+) {
+    out.put(b"{\"generation\":");
+    generation.write_canonical(out);
+    out.put(b",\"instance_id\":");
+    instance_id.write_canonical(out);
+    if let Some(value) = lease_id {
+        out.put(b",\"lease_id\":");
+        value.write_canonical(out);
+    }
+    out.put(b",\"model_id\":");
+    model_id.write_canonical(out);
+    if let Some(value) = placement_id {
+        out.put(b",\"placement_id\":");
+        value.write_canonical(out);
+    }
+    out.put(b",\"revision\":");
+    revision.write_canonical(out);
+    out.put(b",\"tensors\":");
+    tensors.write_canonical(out);
+    out.put(b"}");
+}
+impl Canonical for RuntimeInventoryRecord {
+    fn write_canonical<S: Sink + ?Sized>(&self, out: &mut S) {
+        write_runtime_inventory_record(
+            out,
+            &self.address,
+            self.aliases.as_ref(),
+            &self.byte_offset,
+            &self.device,
+            &self.dtype,
+            &self.endpoint,
+            self.expert_id.as_ref(),
+            &self.fragment_id,
+            &self.global_offset,
+            &self.global_shape,
+            &self.is_contiguous,
+            &self.itemsize,
+            self.layer_id.as_ref(),
+            &self.layout_fingerprint,
+            &self.lease_generation,
+            &self.local_shape,
+            &self.nbytes,
+            &self.partition_dim,
+            self.placement_fragment_id.as_ref(),
+            &self.rank,
+            self.shard_dims.as_ref(),
+            &self.storage_offset,
+            &self.stride,
+            &self.tensor_id,
+            &self.worker_id,
+        );
+    }
+}
+/// Writes the canonical encoding (contract §5) of a `RuntimeInventoryRecord` with these members.
+pub(crate) fn write_runtime_inventory_record<S: Sink + ?Sized>(
+    out: &mut S,
+    address: &(impl Canonical + ?Sized),
+    aliases: Option<&(impl Canonical + ?Sized)>,
+    byte_offset: &(impl Canonical + ?Sized),
+    device: &(impl Canonical + ?Sized),
+    dtype: &(impl Canonical + ?Sized),
+    endpoint: &(impl Canonical + ?Sized),
+    expert_id: Option<&(impl Canonical + ?Sized)>,
+    fragment_id: &(impl Canonical + ?Sized),
+    global_offset: &(impl Canonical + ?Sized),
+    global_shape: &(impl Canonical + ?Sized),
+    is_contiguous: &(impl Canonical + ?Sized),
+    itemsize: &(impl Canonical + ?Sized),
+    layer_id: Option<&(impl Canonical + ?Sized)>,
+    layout_fingerprint: &(impl Canonical + ?Sized),
+    lease_generation: &(impl Canonical + ?Sized),
+    local_shape: &(impl Canonical + ?Sized),
+    nbytes: &(impl Canonical + ?Sized),
+    partition_dim: &(impl Canonical + ?Sized),
+    placement_fragment_id: Option<&(impl Canonical + ?Sized)>,
+    rank: &(impl Canonical + ?Sized),
+    shard_dims: Option<&(impl Canonical + ?Sized)>,
+    storage_offset: &(impl Canonical + ?Sized),
+    stride: &(impl Canonical + ?Sized),
+    tensor_id: &(impl Canonical + ?Sized),
+    worker_id: &(impl Canonical + ?Sized),
+) {
+    out.put(b"{\"address\":");
+    address.write_canonical(out);
+    if let Some(value) = aliases {
+        out.put(b",\"aliases\":");
+        value.write_canonical(out);
+    }
+    out.put(b",\"byte_offset\":");
+    byte_offset.write_canonical(out);
+    out.put(b",\"device\":");
+    device.write_canonical(out);
+    out.put(b",\"dtype\":");
+    dtype.write_canonical(out);
+    out.put(b",\"endpoint\":");
+    endpoint.write_canonical(out);
+    if let Some(value) = expert_id {
+        out.put(b",\"expert_id\":");
+        value.write_canonical(out);
+    }
+    out.put(b",\"fragment_id\":");
+    fragment_id.write_canonical(out);
+    out.put(b",\"global_offset\":");
+    global_offset.write_canonical(out);
+    out.put(b",\"global_shape\":");
+    global_shape.write_canonical(out);
+    out.put(b",\"is_contiguous\":");
+    is_contiguous.write_canonical(out);
+    out.put(b",\"itemsize\":");
+    itemsize.write_canonical(out);
+    if let Some(value) = layer_id {
+        out.put(b",\"layer_id\":");
+        value.write_canonical(out);
+    }
+    out.put(b",\"layout_fingerprint\":");
+    layout_fingerprint.write_canonical(out);
+    out.put(b",\"lease_generation\":");
+    lease_generation.write_canonical(out);
+    out.put(b",\"local_shape\":");
+    local_shape.write_canonical(out);
+    out.put(b",\"nbytes\":");
+    nbytes.write_canonical(out);
+    out.put(b",\"partition_dim\":");
+    partition_dim.write_canonical(out);
+    if let Some(value) = placement_fragment_id {
+        out.put(b",\"placement_fragment_id\":");
+        value.write_canonical(out);
+    }
+    out.put(b",\"rank\":");
+    rank.write_canonical(out);
+    if let Some(value) = shard_dims {
+        out.put(b",\"shard_dims\":");
+        value.write_canonical(out);
+    }
+    out.put(b",\"storage_offset\":");
+    storage_offset.write_canonical(out);
+    out.put(b",\"stride\":");
+    stride.write_canonical(out);
     out.put(b",\"tensor_id\":");
     tensor_id.write_canonical(out);
     out.put(b",\"worker_id\":");

@@ -43,6 +43,7 @@ from cases.manifests import cases_binding, cases_runtime  # noqa: E402
 from cases.placement import cases_placement  # noqa: E402
 from cases.plan_bind import cases_plan_bind, derived_vectors  # noqa: E402
 from cases.project_bind import cases_bind, cases_project  # noqa: E402
+from cases.quantize import cases_quantize  # noqa: E402
 from cases.reader import cases_reader  # noqa: E402
 from cases.reference import cases_reference  # noqa: E402
 from cases.runtime_inventory import cases_runtime_inventory  # noqa: E402
@@ -57,13 +58,13 @@ from oracle.reference import check_oracle_against_reference  # noqa: E402
 # Coverage, schema check, writing
 
 GROUPS = ("placement", "placement_inventory", "runtime_inventory", "binding_inventory", "project",
-          "bind", "runtime", "binding", "reader", "reference", "coverage", "plan", "plan_bind", "content", "mooncake")
+          "bind", "runtime", "binding", "reader", "reference", "coverage", "plan", "quantize", "plan_bind", "content", "mooncake")
 BUILDERS = {
     "placement": cases_placement, "placement_inventory": cases_placement_inventory,
     "runtime_inventory": cases_runtime_inventory, "binding_inventory": cases_binding_inventory,
     "project": cases_project, "bind": cases_bind, "runtime": cases_runtime, "binding": cases_binding,
     "reader": cases_reader, "reference": cases_reference, "coverage": cases_coverage, "plan": cases_plan,
-    "plan_bind": cases_plan_bind, "content": cases_content, "mooncake": cases_mooncake,
+    "quantize": cases_quantize, "plan_bind": cases_plan_bind, "content": cases_content, "mooncake": cases_mooncake,
 }
 
 
@@ -88,7 +89,7 @@ OPS = {"placement.parse", "placement.from_inventory", "runtime.from_inventory", 
 INPUT_KEYS = {"document", "placement", "binding", "address_semantics", "placement_id", "source", "target",
               "require_complete", "max_regions", "max_segments", "plan", "source_binding", "target_binding",
               "source_generation", "target_generation", "tensor_id", "global_shape", "itemsize", "block_elements",
-              "global_offset", "local_shape", "bytes", "fragments", "mooncake", "overrides"}
+              "global_offset", "local_shape", "bytes", "fragments", "mooncake", "overrides", "quantization"}
 EXPECT_KEYS = {"ok", "code", "path", "canonical", "placement_id", "digest", "runtime", "binding", "generation",
                "report", "plan", "plan_id", "bound_plan", "bound_plan_id", "partial", "values", "content_manifest",
                "topology_id", "mooncake_text", "mooncake_plan"}

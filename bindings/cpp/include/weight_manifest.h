@@ -858,6 +858,47 @@ enum WmCode
    */
   WM_CODE_LIFECYCLE_REVISION_MISSING = 146,
   /**
+   * `quantization_document_invalid`: a quantization spec (contract §17.8,
+   * schema/quantization.schema.json) is not an object with exactly the schema's members
+   * and types, or names a tensor_id or scale_tensor_id twice or an id as both; the
+   * pointer names the member. (added by this implementation)
+   */
+  WM_CODE_QUANTIZATION_DOCUMENT_INVALID = 147,
+  /**
+   * `quantization_unsupported`: a quantization the planner cannot do (§17.8): a
+   * block_size other than [128, 128], a dtype pair other than bfloat16 (itemsize 2) in
+   * the source to float8_e4m3fn (itemsize 1) in the target, or a tensor of fewer than
+   * two dimensions; the pointer names the spec's member. (added by this implementation)
+   */
+  WM_CODE_QUANTIZATION_UNSUPPORTED = 148,
+  /**
+   * `quantization_tensor_missing`: a quantization spec names a tensor that the source or
+   * the target placement does not hold (§17.8); the pointer names the spec's tensor_id.
+   * (added by this implementation)
+   */
+  WM_CODE_QUANTIZATION_TENSOR_MISSING = 149,
+  /**
+   * `quantization_scale_missing`: the target placement holds no tensor with a quantized
+   * tensor's scale_tensor_id (§17.8); the pointer names the spec's scale_tensor_id.
+   * (added by this implementation)
+   */
+  WM_CODE_QUANTIZATION_SCALE_MISSING = 150,
+  /**
+   * `quantization_scale_invalid`: a quantized tensor's scale tensor is not float32
+   * (itemsize 4) of the tensor's leading extents then ceil(rows/128), ceil(cols/128),
+   * with its layer_id and expert_id, or the source holds it too (§17.8); the pointer
+   * names the spec's scale_tensor_id. (added by this implementation)
+   */
+  WM_CODE_QUANTIZATION_SCALE_INVALID = 151,
+  /**
+   * `quantization_block_cut`: a fragment of a quantized tensor, in the target or the
+   * source, cuts a 128x128 scale block: on each of the last two axes its box must start
+   * at a multiple of 128 and end at one or at the tensor's extent, so that one fragment
+   * holds each block whole (§17.8); the pointer names the spec's tensor_id. (added by
+   * this implementation)
+   */
+  WM_CODE_QUANTIZATION_BLOCK_CUT = 152,
+  /**
    * `invalid_argument`: a C argument is unusable (a required pointer is NULL, or a
    * length is too large). Not a contract code: it never comes from a document.
    */
@@ -1068,6 +1109,22 @@ WmError *wm_plan(const WmPlacement *source,
                  const WmPlacement *target,
                  const WmPlanLimits *limits,
                  WmPlan **out);
+
+/**
+ * Plans the move from `source` to `target` with the target quantizing in flight (`plan`
+ * with a quantization spec, contract §17.8): `spec` is `spec_len` bytes of a quantization
+ * spec's JSON (NULL with length 0 is the empty text); `limits` as in `wm_plan`.
+ *
+ * # Safety
+ * `source` and `target` are each NULL or a live handle; `spec` is NULL or points to
+ * `spec_len` readable bytes; `limits` is NULL or readable; `out` is NULL or writable.
+ */
+WmError *wm_plan_quantized(const WmPlacement *source,
+                           const WmPlacement *target,
+                           const char *spec,
+                           size_t spec_len,
+                           const WmPlanLimits *limits,
+                           WmPlan **out);
 
 /**
  * The plan as canonical JSON text, NUL-terminated and owned by the handle; its length in

@@ -128,6 +128,20 @@ inline Plan plan(const Placement& source, const Placement& target,
   return detail::value_or_throw(try_plan(source, target, limits));
 }
 
+/// Plans the move from `source` to `target` with the target quantizing in flight (plan
+/// with a quantization spec, contract §17.8): `spec` is the spec's JSON text. Rejections:
+/// the spec's reading (quantization_document_invalid, quantization_unsupported), then
+/// plan_model_mismatch, the spec's rules against the placements (quantization_*), then
+/// those of try_plan.
+inline Result<Plan> try_plan_quantized(const Placement& source, const Placement& target,
+                                       std::string_view spec,
+                                       const std::optional<PlanLimits>& limits = std::nullopt) {
+  return detail::Access::run<Plan, ::WmPlan>([&](::WmPlan** out) {
+    return ::wm_plan_quantized(detail::Access::raw(source), detail::Access::raw(target), spec.data(),
+                               spec.size(), limits ? &*limits : nullptr, out);
+  });
+}
+
 /// Binds `plan` to the runtime bindings of its source and target placements (plan.bind).
 /// A given generation is a fence: a binding of another generation is stale
 /// (plan_binding_generation_mismatch); std::nullopt accepts any. Other rejections:

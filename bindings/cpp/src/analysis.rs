@@ -5,13 +5,13 @@
 use std::ffi::c_char;
 use std::sync::OnceLock;
 
-use weight_manifest::{Coverage, Plan, PlanLimits};
+use weight_manifest::{Coverage, Options, Plan, PlanLimits, Quantization};
 
 use crate::api::{handle_arg, run, Failure};
 use crate::error::WmError;
 use crate::guard::guard;
 use crate::handles::{expose, free, WmPlacement};
-use crate::text::CText;
+use crate::text::{bytes_arg, CText};
 
 /// The coverage report of a placement. Opaque; free it with `wm_coverage_free`.
 #[derive(Debug)]
@@ -161,6 +161,43 @@ pub unsafe extern "C" fn wm_plan(
                     ..PlanLimits::default()
                 });
             let plan = weight_manifest::plan(&source.inner, &target.inner, &limits)?;
+            Ok(WmPlan::new(plan))
+        })
+    }
+}
+
+/// Plans the move from `source` to `target` with the target quantizing in flight (`plan`
+/// with a quantization spec, contract §17.8): `spec` is `spec_len` bytes of a quantization
+/// spec's JSON (NULL with length 0 is the empty text); `limits` as in `wm_plan`.
+///
+/// # Safety
+/// `source` and `target` are each NULL or a live handle; `spec` is NULL or points to
+/// `spec_len` readable bytes; `limits` is NULL or readable; `out` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn wm_plan_quantized(
+    source: *const WmPlacement,
+    target: *const WmPlacement,
+    spec: *const c_char,
+    spec_len: usize,
+    limits: *const WmPlanLimits,
+    out: *mut *mut WmPlan,
+) -> *mut WmError {
+    // SAFETY: forwarded caller promises; `as_ref` checks NULL.
+    unsafe {
+        run(out, || {
+            let source = handle_arg(source, "source")?;
+            let target = handle_arg(target, "target")?;
+            let spec = bytes_arg(spec, spec_len, "spec")?;
+            let limits = limits
+                .as_ref()
+                .map_or_else(PlanLimits::default, |l| PlanLimits {
+                    max_regions: l.max_regions,
+                    max_segments: l.max_segments,
+                    ..PlanLimits::default()
+                });
+            let spec = Quantization::from_json(spec, &Options::default())?;
+            let plan =
+                weight_manifest::plan_quantized(&source.inner, &target.inner, &spec, &limits)?;
             Ok(WmPlan::new(plan))
         })
     }

@@ -542,6 +542,35 @@ pub enum WmCode {
     /// Store and it is not kept (or not with g's digests), or a restore asked for a
     /// revision that is not kept (§22). (added by this implementation)
     LifecycleRevisionMissing = 146,
+    /// `quantization_document_invalid`: a quantization spec (contract §17.8,
+    /// schema/quantization.schema.json) is not an object with exactly the schema's members
+    /// and types, or names a tensor_id or scale_tensor_id twice or an id as both; the
+    /// pointer names the member. (added by this implementation)
+    QuantizationDocumentInvalid = 147,
+    /// `quantization_unsupported`: a quantization the planner cannot do (§17.8): a
+    /// block_size other than [128, 128], a dtype pair other than bfloat16 (itemsize 2) in
+    /// the source to float8_e4m3fn (itemsize 1) in the target, or a tensor of fewer than
+    /// two dimensions; the pointer names the spec's member. (added by this implementation)
+    QuantizationUnsupported = 148,
+    /// `quantization_tensor_missing`: a quantization spec names a tensor that the source or
+    /// the target placement does not hold (§17.8); the pointer names the spec's tensor_id.
+    /// (added by this implementation)
+    QuantizationTensorMissing = 149,
+    /// `quantization_scale_missing`: the target placement holds no tensor with a quantized
+    /// tensor's scale_tensor_id (§17.8); the pointer names the spec's scale_tensor_id.
+    /// (added by this implementation)
+    QuantizationScaleMissing = 150,
+    /// `quantization_scale_invalid`: a quantized tensor's scale tensor is not float32
+    /// (itemsize 4) of the tensor's leading extents then ceil(rows/128), ceil(cols/128),
+    /// with its layer_id and expert_id, or the source holds it too (§17.8); the pointer
+    /// names the spec's scale_tensor_id. (added by this implementation)
+    QuantizationScaleInvalid = 151,
+    /// `quantization_block_cut`: a fragment of a quantized tensor, in the target or the
+    /// source, cuts a 128x128 scale block: on each of the last two axes its box must start
+    /// at a multiple of 128 and end at one or at the tensor's extent, so that one fragment
+    /// holds each block whole (§17.8); the pointer names the spec's tensor_id. (added by
+    /// this implementation)
+    QuantizationBlockCut = 152,
     /// `invalid_argument`: a C argument is unusable (a required pointer is NULL, or a
     /// length is too large). Not a contract code: it never comes from a document.
     InvalidArgument = 1000,
@@ -700,6 +729,12 @@ impl WmCode {
             Code::LifecycleDecisionStale => WmCode::LifecycleDecisionStale,
             Code::LifecycleRollbackFailed => WmCode::LifecycleRollbackFailed,
             Code::LifecycleRevisionMissing => WmCode::LifecycleRevisionMissing,
+            Code::QuantizationDocumentInvalid => WmCode::QuantizationDocumentInvalid,
+            Code::QuantizationUnsupported => WmCode::QuantizationUnsupported,
+            Code::QuantizationTensorMissing => WmCode::QuantizationTensorMissing,
+            Code::QuantizationScaleMissing => WmCode::QuantizationScaleMissing,
+            Code::QuantizationScaleInvalid => WmCode::QuantizationScaleInvalid,
+            Code::QuantizationBlockCut => WmCode::QuantizationBlockCut,
             // `Code` is non-exhaustive: a code added after this table was generated
             // (the crate's tests and `codegen --check` catch that).
             _ => WmCode::InternalError,
@@ -857,6 +892,12 @@ impl WmCode {
             WmCode::LifecycleDecisionStale => c"lifecycle_decision_stale",
             WmCode::LifecycleRollbackFailed => c"lifecycle_rollback_failed",
             WmCode::LifecycleRevisionMissing => c"lifecycle_revision_missing",
+            WmCode::QuantizationDocumentInvalid => c"quantization_document_invalid",
+            WmCode::QuantizationUnsupported => c"quantization_unsupported",
+            WmCode::QuantizationTensorMissing => c"quantization_tensor_missing",
+            WmCode::QuantizationScaleMissing => c"quantization_scale_missing",
+            WmCode::QuantizationScaleInvalid => c"quantization_scale_invalid",
+            WmCode::QuantizationBlockCut => c"quantization_block_cut",
             WmCode::InvalidArgument => c"invalid_argument",
             WmCode::InternalError => c"internal_error",
         }

@@ -53,6 +53,7 @@ struct Input {
   std::optional<std::string> fragments;
   std::optional<std::string> mooncake;
   std::optional<std::string> overrides;
+  std::optional<std::string> quantization;
 
   template <class T>
   const T& need(const std::optional<T>& member, const char* name) const {
@@ -211,6 +212,8 @@ inline Input read_input(const json::Value* value) {
       slot = &input.mooncake;
     } else if (key == "overrides") {
       slot = &input.overrides;
+    } else if (key == "quantization") {
+      slot = &input.quantization;
     } else {
       throw BadRequest{"request input has an unknown member `" + key + "`"};
     }
@@ -469,6 +472,9 @@ inline std::optional<Outcome> run(std::string_view op, const Input& in) {
     auto target = wm::Placement::try_parse(target_text);
     if (!target) {
       return Outcome(target.error());
+    }
+    if (in.quantization) {
+      return render(wm::try_plan_quantized(*source, *target, *in.quantization, in.limits()), plan_result);
     }
     return render(wm::try_plan(*source, *target, in.limits()), plan_result);
   }

@@ -335,9 +335,11 @@ impl Plan {
 /// instances, or their JSON text or files). With `spread`, a region may read any replica of
 /// its tile, so that the busiest source host (in `source_hosts`, a dict from
 /// `(dp, tp, pp, ep)` to a host name) and then the busiest source rank send the fewest
-/// bytes. The planner runs without the GIL.
+/// bytes. With `quantization` (a quantization spec's JSON text, contract §17.8; not with
+/// `spread`), the target quantizes the tensors it names in flight. The planner runs
+/// without the GIL.
 #[pyfunction]
-#[pyo3(signature = (source, target, max_regions=DEFAULT_MAX_REGIONS, max_segments=DEFAULT_MAX_SEGMENTS, max_geometry_work=None, spread=false, source_hosts=None))]
+#[pyo3(signature = (source, target, max_regions=DEFAULT_MAX_REGIONS, max_segments=DEFAULT_MAX_SEGMENTS, max_geometry_work=None, spread=false, source_hosts=None, quantization=None))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn plan(
     source: &Bound<'_, PyAny>,
@@ -347,6 +349,7 @@ pub(crate) fn plan(
     max_geometry_work: Option<u64>,
     spread: bool,
     source_hosts: Option<std::collections::HashMap<(u64, u64, u64, u64), String>>,
+    quantization: Option<String>,
 ) -> PyResult<Plan> {
     let py = source.py();
     let source = PlacementInput::of(source, "source")?;
@@ -374,7 +377,13 @@ pub(crate) fn plan(
         });
         let target = target.unwrap_or_else(|panic| std::panic::resume_unwind(panic));
         let (source, target) = (source?, target?);
-        if spread {
+        if let Some(text) = quantization {
+            let spec = weight_manifest::Quantization::from_json(
+                text,
+                &weight_manifest::Options::default(),
+            )?;
+            weight_manifest::plan_quantized(&source, &target, &spec, &limits)
+        } else if spread {
             plan_with_choice(
                 &source,
                 &target,

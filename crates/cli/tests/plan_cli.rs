@@ -200,3 +200,57 @@ fn replica_choice_spread_reads_every_source_replica_evenly() {
     assert_eq!(sent("balanced"), vec![64, 64]);
     assert_eq!(sent("spread"), vec![32, 32, 32, 32]);
 }
+
+/// The inputs and expectation of a conformance fixture (the oracle's answer).
+fn fixture(id: &str) -> Json {
+    let path = format!(
+        "{}/../../tests/conformance/{id}.json",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+#[test]
+fn plan_quantization_flag_gives_the_oracles_plan_and_rejections() {
+    let ok = fixture("quantize/tp-rows-2-to-4");
+    let input = |f: &Json, key: &str, name: &str| write(name, f["input"][key].as_str().unwrap());
+    let (source, target, spec) = (
+        input(&ok, "source", "q-source.json"),
+        input(&ok, "target", "q-target.json"),
+        input(&ok, "quantization", "q-spec.json"),
+    );
+    let out = run(&["plan", &source, &target, "--quantization", &spec]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(
+        text(&out.stdout).trim_end(),
+        ok["expect"]["plan"].as_str().unwrap()
+    );
+
+    let bad = fixture("quantize/target-cuts-rows");
+    let target = input(&bad, "target", "q-cut.json");
+    let spec = input(&bad, "quantization", "q-spec-cut.json");
+    let json = run(&[
+        "plan",
+        &source,
+        &target,
+        "--quantization",
+        &spec,
+        "--format",
+        "json",
+    ]);
+    assert_eq!(json.status.code(), Some(1));
+    let body: Json = serde_json::from_slice(&json.stdout).unwrap();
+    assert_eq!(body["error"]["code"], "quantization_block_cut", "{body}");
+    assert_eq!(body["error"]["path"], "/tensors/0/tensor_id", "{body}");
+
+    let spread = run(&[
+        "plan",
+        &source,
+        &target,
+        "--quantization",
+        &spec,
+        "--replica-choice",
+        "spread",
+    ]);
+    assert_eq!(spread.status.code(), Some(2));
+}

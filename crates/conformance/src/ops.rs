@@ -103,7 +103,13 @@ pub fn run(
             read_placement(source_text)
                 .and_then(|s| {
                     let t = read_placement(target_text)?;
-                    weight_manifest::plan(&s, &t, &limits)
+                    match &input.quantization {
+                        Some(text) => {
+                            let q = weight_manifest::Quantization::from_json(text, &options)?;
+                            weight_manifest::plan_quantized(&s, &t, &q, &limits)
+                        }
+                        None => weight_manifest::plan(&s, &t, &limits),
+                    }
                 })
                 .map(|p| OpResult {
                     plan: Some(p.to_json()),

@@ -15,6 +15,7 @@ from oracle.limits import limit_violation
 from oracle.locate import EXEMPT, LOCATED, locate
 from oracle.ops import oracle  # noqa: F401
 from oracle.plan_bind import PlanBindError, plan_id_of  # noqa: F401
+from oracle.quantize import quantized_plan  # noqa: F401
 from oracle.reference import MODELS, WORKED, ref_json, ref_text  # noqa: F401
 
 # ----------------------------------------------------------------------------------------
@@ -109,8 +110,10 @@ def _doc(v):
 def _inputs(document=None, placement=None, binding=None, address_semantics=DEL,
             placement_id=DEL, source=None, target=None, require_complete=DEL, max_regions=DEL,
             max_segments=DEL, plan=None, source_binding=None, target_binding=None,
-            source_generation=DEL, target_generation=DEL) -> dict:
+            source_generation=DEL, target_generation=DEL, quantization=None) -> dict:
     inp = {}
+    if quantization is not None:
+        inp["quantization"] = _doc(quantization)
     for key, text in (("plan", plan), ("source_binding", source_binding),
                       ("target_binding", target_binding)):
         if text is not None:
@@ -183,6 +186,16 @@ def bad(cid, op, description, code, path=None, tags=(), **inputs):
                 raise AssertionError(f"{cid}: the oracle accepts")
             except PlanBindError as e:
                 assert str(e) == code, f"{cid}: the oracle rejects with {e}"
+        elif op == "plan" and "quantization" in inp:
+            try:
+                quantized_plan(loads(inp["source"]), loads(inp["target"]), inp["quantization"],
+                               inp.get("max_regions"), inp.get("max_segments"))
+                raise AssertionError(f"{cid}: the oracle accepts")
+            except PlanError as e:
+                assert str(e) == code, f"{cid}: the oracle rejects with {e}"
+                at = getattr(e, "path", None)
+                assert path is None or path == at, f"{cid}: the oracle locates it at {at}"
+                path = at
         elif op == "plan":
             try:
                 reshard_plan(loads(inp["source"]), loads(inp["target"]), inp.get("max_regions"), inp.get("max_segments"))

@@ -7,6 +7,7 @@ from oracle.core import (bind, binding_from_inventory, cj, loads, placement_from
                          placement_from_wire, project_binding, project_placement,
                          runtime_from_inventory, runtime_from_wire)
 from oracle.plan_bind import bind_plan
+from oracle.quantize import quantized_plan
 
 
 def oracle(op: str, inp: dict) -> dict:
@@ -40,6 +41,9 @@ def oracle(op: str, inp: dict) -> dict:
         report = coverage_report(doc)
         assert not inp.get("require_complete") or report["tensors_complete"] == len(report["tensors"]), "oracle: incomplete"
         return {"report": cj(report)}
+    if op == "plan" and "quantization" in inp:
+        return quantized_plan(loads(inp["source"]), loads(inp["target"]), inp["quantization"],
+                              inp.get("max_regions"), inp.get("max_segments"))
     if op == "plan":
         return reshard_plan(loads(inp["source"]), loads(inp["target"]), inp.get("max_regions"), inp.get("max_segments"))
     if op == "plan.bind":

@@ -57,6 +57,7 @@ def plan(
     limits: Optional[PlanLimits] = None,
     replica_choice: str = "balanced",
     source_hosts: Optional[Mapping[tuple[int, int, int, int], str]] = None,
+    quantization: Optional[str] = None,
 ) -> Plan:
     """The reshard plan that moves the weights from the ``source`` placement to the
     ``target`` placement: the same regions, plan_id and JSON as ``weight-manifest plan``
@@ -65,12 +66,16 @@ def plan(
     every region read any replica, so that the busiest source sends the fewest bytes (for
     sources with more DP replicas than the target). ``source_hosts`` (spread only) maps a
     source rank ``(dp, tp, pp, ep)`` to its host: the busiest host link is then balanced
-    first. The planner runs without the GIL."""
+    first. ``quantization`` (balanced only) is a quantization spec's JSON text (contract
+    §17.8): the target holds the tensors it names in block FP8, and their regions carry
+    the ``transform`` the source computes. The planner runs without the GIL."""
     limits = limits or PlanLimits()
     if replica_choice not in ("balanced", "spread"):
         raise ValueError(f"replica_choice must be 'balanced' or 'spread', not {replica_choice!r}")
     if source_hosts is not None and replica_choice != "spread":
         raise ValueError("source_hosts needs replica_choice='spread'")
+    if quantization is not None and replica_choice != "balanced":
+        raise ValueError("quantization needs replica_choice='balanced'")
     return _native.plan(
         source,
         target,
@@ -79,6 +84,7 @@ def plan(
         limits.max_geometry_work,
         replica_choice == "spread",
         dict(source_hosts) if source_hosts is not None else None,
+        quantization,
     )
 
 

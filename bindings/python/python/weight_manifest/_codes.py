@@ -151,6 +151,12 @@ ADDED_CODES: tuple[str, ...] = (
     "lifecycle_decision_stale",
     "lifecycle_rollback_failed",
     "lifecycle_revision_missing",
+    "quantization_document_invalid",
+    "quantization_unsupported",
+    "quantization_tensor_missing",
+    "quantization_scale_missing",
+    "quantization_scale_invalid",
+    "quantization_block_cut",
 )
 
 CODES: tuple[str, ...] = CONTRACT_CODES + ADDED_CODES

@@ -214,6 +214,7 @@ def plan(
     max_geometry_work: Optional[int] = None,
     spread: bool = False,
     source_hosts: Optional[dict[tuple[int, int, int, int], str]] = None,
+    quantization: Optional[str] = None,
 ) -> Plan: ...
 def bind_plan(
     plan: Any,

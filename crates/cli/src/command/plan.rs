@@ -44,6 +44,10 @@ pub(crate) struct PlanArgs {
     /// plan_placement_transfer).
     #[arg(long, value_enum, default_value_t = Choice::Balanced)]
     pub replica_choice: Choice,
+    /// A quantization spec JSON file (contract §17.8): the target tensors the source
+    /// quantizes into block FP8, with their scale tensors. Only with the balanced choice.
+    #[arg(long, value_name = "SPEC")]
+    pub quantization: Option<String>,
     /// Write the plan (canonical JSON) to this file (atomically) instead of standard output.
     #[arg(short = 'o', long = "output")]
     pub output: Option<PathBuf>,
@@ -166,6 +170,13 @@ pub(crate) fn run(
     let max = document_limits.max_document_bytes;
     let source_text = read_input(&args.source, max, progress, SOURCE)?;
     let target_text = read_input(&args.target, max, progress, TARGET)?;
+    let quantization_text = match &args.quantization {
+        Some(path) if args.replica_choice == Choice::Balanced => {
+            Some(read_input(path, max, progress, "quantization spec")?)
+        }
+        Some(_) => return Err("--quantization works with --replica-choice balanced".to_owned()),
+        None => None,
+    };
     let format = args.format.format;
     let limits = PlanLimits {
         max_regions: args.max_regions,
@@ -209,6 +220,15 @@ pub(crate) fn run(
                     &ExportOptions::default(),
                 )?)),
             };
+            if let Some(text) = &quantization_text {
+                let options = Options::default().with_limits(*document_limits);
+                let spec = weight_manifest::Quantization::from_json(text, &options)?;
+                let plan = progress.phase("planning", || {
+                    weight_manifest::plan_quantized(&source, &target, &spec, &limits)
+                });
+                leave_to_exit((source, target));
+                return plan;
+            }
             if let Some(replicas) = replicas {
                 let plan = progress.phase("planning", || {
                     weight_manifest::plan_with_choice(

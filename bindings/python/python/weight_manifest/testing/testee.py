@@ -96,7 +96,8 @@ def _coverage(inputs: dict[str, Any]) -> dict[str, Any]:
 def _plan(inputs: dict[str, Any]) -> dict[str, Any]:
     """plan through ``plan`` on the two texts, with the request's limits."""
     given = {k: inputs[k] for k in ("max_regions", "max_segments") if k in inputs}
-    result = plan(inputs["source"], inputs["target"], limits=PlanLimits(**given))
+    result = plan(inputs["source"], inputs["target"], limits=PlanLimits(**given),
+                  quantization=inputs.get("quantization"))
     return {"plan": result.to_json(), "plan_id": result.plan_id}
 
 

@@ -4,7 +4,8 @@ The parts, one responsibility each: :mod:`.fences` (the core's fence rule for ea
 :mod:`.backends` (the transports), :mod:`.lowering` (copies to engine operations, staging,
 a delta's packing), :mod:`.delta` (a delta's packed area on a pair's passive side), :mod:`.landed` (a pulling
 target hashing what has landed),
-:mod:`.reports` (what moved) and :mod:`.executor` (:func:`execute`: batches in flight,
+:mod:`.quantize` (a source quantizing to block FP8 in its staging, contract §17.8; it
+needs torch, so it is imported on its own), :mod:`.reports` (what moved) and :mod:`.executor` (:func:`execute`: batches in flight,
 waited for, bounded, reported). Who runs which pairs is the group's business
 (:mod:`weight_manifest.group`).
 """
