@@ -23,7 +23,7 @@ PY_PROFILE ?= dev
 PY_WHEELS := target/wheels
 
 TEST_TARGETS += test-python
-.PHONY: test-python python-wheel python-venv python-system reshard-te store-roundtrip multi-host fault-campaign rl-loop simulate-frontier
+.PHONY: test-python python-wheel python-venv python-system reshard-te fp8-update store-roundtrip multi-host fault-campaign rl-loop simulate-frontier
 
 $(PY):
 	$(PYTHON) -m venv $(PY_VENV)
@@ -59,6 +59,12 @@ test-python: python-wheel
 reshard-te: python-wheel
 	$(PY) examples/reshard-te/reshard_te.py --repeat 3 --delta 1 $(RESHARD_ARGS)
 	$(PY) examples/reshard-te/reshard_te.py --model minilm --source tp2 --target tp1
+
+## Quantize in flight (examples/fp8-update, contract §17.8): bfloat16 sources into block-FP8
+## targets on 5 layouts, every landed byte equal to vLLM's per_block_cast_to_fp8 and every
+## digest verified, then a delta of the changed blocks; one JSON line (no engine: "none").
+fp8-update: python-wheel
+	$(PY) examples/fp8-update/fp8_update.py
 
 ## Save to and restore from Mooncake Store (examples/store-roundtrip): the master and a store
 ## holder, 8 processes saving a synthetic 612 MiB model held as TP4/PP2, 8 restoring it as

@@ -377,10 +377,8 @@ def run_local(args: argparse.Namespace, config: dict[str, Any]) -> dict[str, Any
                               for r in content.partials(held.tensors, inventory))
         for side in ("source", "target")
     }
-    differ = content.compare(digests["source"], digests["target"])
-    if differ:
-        raise failure("transfer_verify_failed", f"after the update, tensor {differ[0]} differs on the targets "
-                      "from the sources' content digest; no target is ready")
+    content.check(digests["source"], digests["target"], code="transfer_verify_failed", when="after the update",
+                  against="the sources'", outcome="no target is ready")
     verify_seconds = time.perf_counter() - verify_started
     checked_bytes = 0
     for held in sides["target"]:

@@ -103,18 +103,21 @@ def changed_bytes(changed: list[Any]) -> int:
 
 
 def time_calls(coordinator: Any) -> dict[str, float]:
-    """Seconds spent in the group's calls, by op (where an update's time goes), from now."""
+    """Seconds spent in the group's calls, by op (where an update's time goes), from now:
+    its transport's rounds are timed (every view of the coordinator shares it)."""
     spent: dict[str, float] = {}
-    call = coordinator.request_all
+    transport = coordinator.transport
+    call = transport.call_all
 
-    def timed(ids: Any, request: dict[str, Any], *rest: Any, **options: Any) -> Any:
+    def timed(calls: Any, *rest: Any, **options: Any) -> Any:
         clock = time.perf_counter()
         try:
-            return call(ids, request, *rest, **options)
+            return call(calls, *rest, **options)
         finally:
-            spent[request["op"]] = spent.get(request["op"], 0.0) + time.perf_counter() - clock
+            op = "+".join(sorted({str(c[0]) for c in calls.values()})) or "none"
+            spent[op] = spent.get(op, 0.0) + time.perf_counter() - clock
 
-    coordinator.request_all = timed
+    transport.call_all = timed
     return spent
 
 

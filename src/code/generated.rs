@@ -561,6 +561,20 @@ pub enum Code {
     /// holds each block whole (§17.8); the pointer names the spec's tensor_id. (added by
     /// this implementation)
     QuantizationBlockCut,
+    /// `lifecycle_fenced`: a call from a deposed coordinator: its fencing epoch is older
+    /// than one the member has seen, it carries none, or the target's open update belongs
+    /// to another coordinator of an epoch not older; nothing was done (§22.4). (added by
+    /// this implementation)
+    LifecycleFenced,
+    /// `lifecycle_revision_invalid`: a revision about to be kept does not digest to its
+    /// generation's content digests (the bytes it was read from changed after the verify);
+    /// it is not kept (§22.5). (added by this implementation)
+    LifecycleRevisionInvalid,
+    /// `plan_bind_transform_unsupported`: a region of the plan being bound carries a
+    /// transform (§17.8: its source computes the bytes, e.g. block FP8): a bound plan
+    /// copies bytes unchanged, so such a plan is not bound (§17.4 step 3.0); no pointer.
+    /// (added by this implementation)
+    PlanBindTransformUnsupported,
 }
 
 impl Code {
@@ -719,6 +733,9 @@ impl Code {
         Code::QuantizationScaleMissing,
         Code::QuantizationScaleInvalid,
         Code::QuantizationBlockCut,
+        Code::LifecycleFenced,
+        Code::LifecycleRevisionInvalid,
+        Code::PlanBindTransformUnsupported,
     ];
 
     /// The snake_case spelling used on the wire and in fixtures.
@@ -876,6 +893,9 @@ impl Code {
             Code::QuantizationScaleMissing => "quantization_scale_missing",
             Code::QuantizationScaleInvalid => "quantization_scale_invalid",
             Code::QuantizationBlockCut => "quantization_block_cut",
+            Code::LifecycleFenced => "lifecycle_fenced",
+            Code::LifecycleRevisionInvalid => "lifecycle_revision_invalid",
+            Code::PlanBindTransformUnsupported => "plan_bind_transform_unsupported",
         }
     }
 

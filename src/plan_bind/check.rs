@@ -78,6 +78,21 @@ pub(super) fn fragment<'b>(
         })
 }
 
+/// Checks that the region's bytes are copied unchanged: a region whose source computes
+/// them (a `transform`, §17.8) cannot be bound.
+pub(super) fn copied_unchanged(index: usize, region: &PlanRegion) -> Result<()> {
+    match &region.transform {
+        None => Ok(()),
+        Some(transform) => Err(Error::new(
+            Code::PlanBindTransformUnsupported,
+            format!(
+                "region {index} of tensor {} carries the transform {transform}: its source computes its bytes, and a bound plan copies bytes unchanged",
+                region.tensor_id
+            ),
+        )),
+    }
+}
+
 /// Checks that the region's nbytes is run_bytes times the product of its loop counts.
 pub(super) fn region_size(index: usize, region: &PlanRegion) -> Result<()> {
     let product = region

@@ -899,6 +899,26 @@ enum WmCode
    */
   WM_CODE_QUANTIZATION_BLOCK_CUT = 152,
   /**
+   * `lifecycle_fenced`: a call from a deposed coordinator: its fencing epoch is older
+   * than one the member has seen, it carries none, or the target's open update belongs
+   * to another coordinator of an epoch not older; nothing was done (§22.4). (added by
+   * this implementation)
+   */
+  WM_CODE_LIFECYCLE_FENCED = 153,
+  /**
+   * `lifecycle_revision_invalid`: a revision about to be kept does not digest to its
+   * generation's content digests (the bytes it was read from changed after the verify);
+   * it is not kept (§22.5). (added by this implementation)
+   */
+  WM_CODE_LIFECYCLE_REVISION_INVALID = 154,
+  /**
+   * `plan_bind_transform_unsupported`: a region of the plan being bound carries a
+   * transform (§17.8: its source computes the bytes, e.g. block FP8): a bound plan
+   * copies bytes unchanged, so such a plan is not bound (§17.4 step 3.0); no pointer.
+   * (added by this implementation)
+   */
+  WM_CODE_PLAN_BIND_TRANSFORM_UNSUPPORTED = 155,
+  /**
    * `invalid_argument`: a C argument is unusable (a required pointer is NULL, or a
    * length is too large). Not a contract code: it never comes from a document.
    */

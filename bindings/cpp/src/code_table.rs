@@ -571,6 +571,20 @@ pub enum WmCode {
     /// holds each block whole (§17.8); the pointer names the spec's tensor_id. (added by
     /// this implementation)
     QuantizationBlockCut = 152,
+    /// `lifecycle_fenced`: a call from a deposed coordinator: its fencing epoch is older
+    /// than one the member has seen, it carries none, or the target's open update belongs
+    /// to another coordinator of an epoch not older; nothing was done (§22.4). (added by
+    /// this implementation)
+    LifecycleFenced = 153,
+    /// `lifecycle_revision_invalid`: a revision about to be kept does not digest to its
+    /// generation's content digests (the bytes it was read from changed after the verify);
+    /// it is not kept (§22.5). (added by this implementation)
+    LifecycleRevisionInvalid = 154,
+    /// `plan_bind_transform_unsupported`: a region of the plan being bound carries a
+    /// transform (§17.8: its source computes the bytes, e.g. block FP8): a bound plan
+    /// copies bytes unchanged, so such a plan is not bound (§17.4 step 3.0); no pointer.
+    /// (added by this implementation)
+    PlanBindTransformUnsupported = 155,
     /// `invalid_argument`: a C argument is unusable (a required pointer is NULL, or a
     /// length is too large). Not a contract code: it never comes from a document.
     InvalidArgument = 1000,
@@ -735,6 +749,9 @@ impl WmCode {
             Code::QuantizationScaleMissing => WmCode::QuantizationScaleMissing,
             Code::QuantizationScaleInvalid => WmCode::QuantizationScaleInvalid,
             Code::QuantizationBlockCut => WmCode::QuantizationBlockCut,
+            Code::LifecycleFenced => WmCode::LifecycleFenced,
+            Code::LifecycleRevisionInvalid => WmCode::LifecycleRevisionInvalid,
+            Code::PlanBindTransformUnsupported => WmCode::PlanBindTransformUnsupported,
             // `Code` is non-exhaustive: a code added after this table was generated
             // (the crate's tests and `codegen --check` catch that).
             _ => WmCode::InternalError,
@@ -898,6 +915,9 @@ impl WmCode {
             WmCode::QuantizationScaleMissing => c"quantization_scale_missing",
             WmCode::QuantizationScaleInvalid => c"quantization_scale_invalid",
             WmCode::QuantizationBlockCut => c"quantization_block_cut",
+            WmCode::LifecycleFenced => c"lifecycle_fenced",
+            WmCode::LifecycleRevisionInvalid => c"lifecycle_revision_invalid",
+            WmCode::PlanBindTransformUnsupported => c"plan_bind_transform_unsupported",
             WmCode::InvalidArgument => c"invalid_argument",
             WmCode::InternalError => c"internal_error",
         }

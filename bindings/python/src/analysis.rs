@@ -175,6 +175,12 @@ impl PlanRegion {
     fn target_fragment_id(&self) -> &str {
         &self.0.target_fragment_id
     }
+    /// What the source computes for the region (contract §17.8): `"fp8_e4m3_block_values"`
+    /// or `"fp8_e4m3_block_scales"`; `None` when the bytes are copied unchanged.
+    #[getter]
+    fn transform(&self) -> Option<String> {
+        self.0.transform.map(|t| t.to_string())
+    }
     /// Byte offset of the first byte in the source fragment's buffer.
     #[getter]
     fn source_offset(&self) -> u64 {

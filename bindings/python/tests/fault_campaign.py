@@ -45,6 +45,8 @@ import json
 import os
 import random
 import signal
+import socket
+import subprocess
 import sys
 import tempfile
 import threading
@@ -78,6 +80,17 @@ KINDS: dict[str, tuple[str, ...]] = {
     "store_master_stop": ("prepared", "transferred", "verified", "decided"),
     "partitioned_link": ("batch",),
     "slowed_link": ("batch",),
+    # A second coordinator calls run() at the same instant (with takeover half the time:
+    # a restarted driver that deposes the first).
+    "two_coordinators": ("start",),
+    # The coordinator dies and its record is torn (a disk that lost the rename's data).
+    "torn_record": ("prepared", "transferred", "verified", "decided", "activated"),
+    # The folder holds a record of a previous run of the group (other target incarnations,
+    # generations restarted), open or rewritten as an abort, and its dead claim.
+    "previous_run_record": ("start",),
+    # A target byte flipped after the verify (the update commits: the decision follows
+    # the verify), then the next update runs.
+    "corrupt_after_verify": ("verified",),
 }
 STALL_SECONDS = 0.2
 
@@ -94,9 +107,10 @@ class Fault:
     victim: Optional[str] = None
     fired: bool = False
 
-    def must_fail(self) -> bool:
-        """Whether this fault, once fired, must fail the update (independently of how)."""
-        if not self.fired:
+    def must_fail(self, participants: set[str]) -> bool:
+        """Whether this fault, once fired, must fail the update (independently of how):
+        only faults on a participant of the plan (a worker that runs or receives pairs)."""
+        if not self.fired or self.victim not in participants:
             return False
         if self.kind in ("corrupt_in_flight", "corrupt_after_landing", "changed_lease", "changed_generation",
                          "partitioned_link"):
@@ -190,6 +204,10 @@ class Trial:
             self.faults.append(fault)
         self.dead: set[str] = set()
         self.coordinator_died = False
+        #: The workers the bound plan's pairs name (faults elsewhere may let it commit).
+        self.participants: set[str] = set()
+        #: The generations of the last update: g (before) and g+1 (its target).
+        self.before, self.after = 1, 2
         self.error: Optional[BaseException] = None
         self.committed: Optional[bool] = None
         self.unsaved = False
@@ -234,6 +252,16 @@ class Trial:
             self.change_fence(fault)
         elif kind == "store_master_stop":
             self.world.revisions.stopped = True
+        elif kind == "torn_record":
+            self.coordinator_died = True
+            path = self.world.log.decision_path
+            text = path.read_bytes()
+            path.write_bytes(text[:int(self.rng.integers(0, max(1, len(text))))])
+            raise Died(fault.point)
+        elif kind == "corrupt_after_verify":
+            tensor = next(iter(self.world.target.workers[victim].values()))
+            flat = tensor.view(np.uint8).reshape(-1)
+            flat[int(self.rng.integers(0, flat.size))] ^= 0x04
 
     def hook(self, step: str, worker: Optional[str]) -> None:
         point = step
@@ -254,13 +282,73 @@ class Trial:
 
     # ---- the run ----------------------------------------------------------------------
 
+    def _previous_run(self) -> None:
+        """The folder as a previous run of the group left it: its record (open, or
+        rewritten as an abort) names other incarnations of the targets, and its claim a
+        process that is gone."""
+        w = self.world
+        record = {"format": "weight-manifest.decision/1", "group": w.log.group, "coordinator": "previous-run",
+                  "epoch": 3, "from_generation": 1, "to_generation": 2, "mode": self.mode,
+                  "targets": sorted(w.versions), "from_digests": {n: "0" * 32 for n in w.model},
+                  "to_digests": {}, "state": "prepared", "decision": None, "active_generation": 1, "reason": None,
+                  "incarnations": {t: f"{i:032x}" for i, t in enumerate(w.versions)}}
+        if self.rng.random() < 0.5:
+            record.update(state="decided", decision="abort", reason={"code": "transfer_failed", "message": "x"})
+        w.log.decision_path.write_text(json.dumps(record))
+        child = subprocess.Popen(["true"])
+        child.wait()
+        w.log.owner_path.write_text(json.dumps({"coordinator": "previous-run", "pid": child.pid,
+                                                "host": socket.gethostname(), "epoch": 3}))
+
+    def _race(self, options: dict[str, Any]) -> None:
+        """Two coordinators call run() at the same instant; the first's outcome is the
+        trial's error, and the update committed if either did."""
+        w = self.world
+        bound = w.bound()
+        barrier = threading.Barrier(2)
+        takeover = bool(self.rng.random() < 0.5)
+        outcomes: list[Any] = [None, None]
+
+        def drive(i: int) -> None:
+            update = w.update(name=f"c{self.index}-{i}", takeover=takeover and i == 1,
+                              on_step=self.hook if i == 0 else None)
+            barrier.wait()
+            try:
+                outcomes[i] = update.run(bound, 2, mode=self.mode, transfer_mode=self.transfer_mode, options=options)
+            except (wm.ManifestError, Died) as error:
+                outcomes[i] = error
+
+        threads = [threading.Thread(target=drive, args=(i,)) for i in range(2)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        for outcome in outcomes:
+            if isinstance(outcome, Died):
+                raise outcome
+        done = [o for o in outcomes if isinstance(o, dict)]
+        self.committed = any(o["committed"] for o in done) or None
+        self.unsaved = any(o.get("revision_saved") is False for o in done)
+        errors = [o for o in outcomes if isinstance(o, wm.ManifestError)]
+        if not done and errors:
+            self.error = errors[0]
+
     def run(self) -> None:
         w = self.world
         self.backend.trial = self
         options = {"stall_seconds": STALL_SECONDS, "batch_segments": 4}
+        self.participants = {x for p in w.bound().pairs for x in (p.source_worker_id, p.target_worker_id)}
+        for fault in self.faults:
+            if fault.kind == "previous_run_record":
+                fault.fired = True
+                self._previous_run()
+        race = [f for f in self.faults if f.kind == "two_coordinators"]
         try:
             if self.process:
                 self._run_in_processes()
+            elif race:
+                race[0].fired = True
+                self._race(options)
             else:
                 result = w.update(name=f"c{self.index}", on_step=self.hook).run(
                     w.bound(), 2, mode=self.mode, transfer_mode=self.transfer_mode, options=options)
@@ -272,19 +360,46 @@ class Trial:
             self.error = error
             self.committed = False
         self.clear()
-        record = w.log.read()
-        if record is not None and record.state != "done":
+        try:
+            record = w.log.read()
+            open_ = record is not None and record.state != "done"
+        except wm.ManifestError:
+            open_ = True  # torn: the replacement sets it aside
+        if open_ or not all(v.serving for t, v in w.versions.items() if t not in self.dead):
             # A replacement coordinator (this one died, or its rollback could not finish).
             result = w.update(name=f"r{self.index}", takeover=True).recover()
-            if result is not None:
+            if result is not None and result.get("committed") is not None:
                 self.committed = bool(result["committed"])
         if self.unsaved:
-            # What an operator does once the Store is back: keep the active generation.
-            try:
-                w.revisions.save(w.coordinator, 2, "source" if self.dead else "target")
-            except wm.ManifestError:
-                pass  # no whole copy is reachable (a source and a target lost): reported unsaved
+            # What an operator does once the Store is back: keep the active generation, as
+            # the lifecycle does (only bytes that digest to what was verified).
+            expected = w.log.read()
+            for side in ("source",) if self.dead else ("target", "source"):
+                try:
+                    w.revisions.save(w.coordinator, 2, side,
+                                     expected=expected.to_digests if expected is not None else None)
+                    break
+                except wm.ManifestError:
+                    pass  # no whole copy is reachable (a source and a target lost): reported unsaved
+        if any(f.kind == "corrupt_after_verify" and f.fired for f in self.faults) and not self.dead and all(
+                v.serving and v.active == 2 for v in w.versions.values()):
+            self._next_update(options)
         self.backend.trial = None
+
+    def _next_update(self, options: dict[str, Any]) -> None:
+        """The update after a corruption after the verify: to generation 3. It commits
+        (its writes covered the corrupted byte, or it was a full update) or it fails and
+        rolls back to a generation 2 that is generation 2's bytes."""
+        w = self.world
+        self.before, self.after = 2, 3
+        w.next_generation(3)
+        self.error, self.committed = None, None
+        try:
+            result = w.update(name=f"n{self.index}").run(w.bound(), 3, mode=self.mode,
+                                                           transfer_mode=self.transfer_mode, options=options)
+            self.committed = bool(result["committed"])
+        except wm.ManifestError as error:
+            self.error, self.committed = error, False
 
     def _run_in_processes(self) -> None:
         from lifecycle_driver import serve, spawn
@@ -312,15 +427,20 @@ class Trial:
         broken = {
             "unrecovered": len(serving) != len(survivors),
             "mixed_activations": len(set(serving.values())) > 1 or any(held[t] != g for t, g in serving.items()),
-            "lost": any(h not in (1, 2) for h in held.values()),
+            "lost": any(h not in (self.before, self.after) for h in held.values()),
         }
-        committed = set(serving.values()) == {2}
-        broken["undetected_corruptions"] = committed and any(f.must_fail() for f in self.faults)
+        committed = set(serving.values()) == {self.after}
+        broken["undetected_corruptions"] = committed and self.after == 2 and any(
+            f.must_fail(self.participants) for f in self.faults)
         if self.committed is not None and serving:
             broken["mixed_activations"] |= committed != self.committed
         died = [f for f in self.faults if f.kind == "kill_coordinator" and f.fired]
         if died and serving:
             broken["mixed_activations"] |= committed != (died[0].point in ("decided", "activated"))
+        torn = [f for f in self.faults if f.kind == "torn_record" and f.fired]
+        if torn and serving and not died:
+            # Without a record, only a target that serves g+1 proves the commit decision.
+            broken["mixed_activations"] |= committed != (torn[0].point == "activated")
         broken["unreported"] = False
         if self.error is not None:
             code, text = getattr(self.error, "code", None), str(self.error)
@@ -329,13 +449,14 @@ class Trial:
         kept = w.revisions.keeper.kept
         broken["unrestorable"] = not all(
             all(np.array_equal(w.revisions.tensors[g][n].view(np.uint32), w.generations[g][n].view(np.uint32))
-                for n in w.model) for g in kept) or (1 not in kept and not committed) or (
-            self.mode == "full" and committed and 2 not in kept and not self.dead)
+                for n in w.model) for g in kept) or (self.before not in kept and not committed) or (
+            self.mode == "full" and committed and self.after not in kept and not self.dead)
         return broken
 
     def detected(self) -> int:
         """The faults that had to fail the update and did, reported with a code."""
-        return sum(1 for f in self.faults if f.must_fail()) if self.error is not None or self.coordinator_died else 0
+        return sum(1 for f in self.faults if f.must_fail(self.participants)) \
+            if self.error is not None or self.coordinator_died else 0
 
     def close(self) -> None:
         self.world.close()

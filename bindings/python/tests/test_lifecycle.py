@@ -7,6 +7,7 @@ from __future__ import annotations
 import ast
 import asyncio
 import json
+import subprocess
 import threading
 from pathlib import Path
 from typing import Any, Optional
@@ -35,6 +36,13 @@ def die_at(step: str, worker_index: Optional[int] = None) -> Any:
             if worker_index is None or len(seen) == worker_index + 1:
                 raise Died(step)
     return hook
+
+
+def dead_pid() -> int:
+    """The id of a process that has ended."""
+    child = subprocess.Popen(["true"])
+    child.wait()
+    return child.pid
 
 
 def world(tmp_path: Path, seed: int = 1, **kwargs: Any) -> World:
@@ -193,8 +201,11 @@ def test_commit_before_verify_and_activation_of_an_unverified_generation_are_ref
         update.commit()
     assert caught.value.code == "lifecycle_not_verified"
     target = sorted(w.versions)[0]
-    reply = w.members[target].reply("lc_activate", {"generation": 2})
+    reply = w.members[target].reply("lc_activate", {"generation": 2, **update.coordinator.token})
     assert reply["error"]["code"] == "lifecycle_not_verified"
+    # Without the update's fencing token, the same call is refused before anything else.
+    reply = w.members[target].reply("lc_activate", {"generation": 2})
+    assert reply["error"]["code"] == "lifecycle_fenced"
     assert not any(v.serving for v in w.versions.values())
     update.verify()
     update.commit()
@@ -235,7 +246,7 @@ def test_two_coordinators_for_one_group_are_refused(tmp_path: Path) -> None:
     # A target refuses another coordinator's prepare of its open update too.
     target = sorted(w.versions)[0]
     reply = w.members[target].reply("lc_prepare", {"from_generation": 1, "to_generation": 2, "mode": "full",
-                                                   "coordinator": "second"})
+                                                   "coordinator": "second", "epoch": first.epoch + 1})
     assert reply["error"]["code"] == "lifecycle_coordinator_conflict"
     first.transfer(), first.verify(), first.commit()
     assert everyone(w) == all_at(w, 2)
@@ -274,30 +285,76 @@ def test_a_replacement_coordinator_finishes_what_the_record_says(tmp_path: Path,
     assert w.update(name="third").recover() is None  # nothing open any more
 
 
-def test_a_stale_or_broken_decision_record_is_refused(tmp_path: Path) -> None:
+BROKEN_RECORDS = {
+    "stale generations": lambda text: json.dumps({**text, "from_generation": 5, "to_generation": 6}),
+    "another group": lambda text: json.dumps({**text, "group": "another"}),
+    "torn": lambda text: json.dumps(text)[:40],
+    "state without its decision": lambda text: json.dumps({**text, "state": "done", "decision": None}),
+    "stale, rewritten as abort": lambda text: json.dumps({**text, "from_generation": 5, "to_generation": 6,
+                                                          "state": "decided", "decision": "abort"}),
+    "another run's targets": lambda text: json.dumps({**text, "incarnations": {
+        w: "0" * 32 for w in text["incarnations"]}}),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(BROKEN_RECORDS))
+@pytest.mark.parametrize("died_at,expected", [("verified", 1), ("activated", 2)])
+def test_every_record_state_has_a_way_back(tmp_path: Path, kind: str, died_at: str, expected: int) -> None:
+    """A record recover() cannot use is set aside (kept for the operator), and what the
+    targets hold decides: verified and none serving -> back to g from the kept revision;
+    one serving g+1 -> a commit was decided, the rest activate. Every target serves the
+    generation its bytes hold (the oracle's), and the next update runs."""
+    w = world(tmp_path)
+    with pytest.raises(Died):
+        w.update(name="old", on_step=die_at(died_at, 0)).run(w.bound(), 2)
+    text = json.loads(w.log.decision_path.read_text())
+    w.log.decision_path.write_text(BROKEN_RECORDS[kind](text))
+    with pytest.raises(wm.ManifestError):
+        w.update(name="eager").run(w.bound(), 3)  # refused: targets out of service, or the record unreadable
+    result = w.update(name="new", takeover=True).recover()
+    assert result is not None and result["generation"] == expected, result
+    assert everyone(w) == all_at(w, expected)
+    aside = [p.name for p in w.log.folder.iterdir() if p.name.startswith("decision.set-aside")]
+    assert len(aside) == 2, aside  # the record and why it was set aside
+    assert w.update(name="third").recover() is None
+    w.next_generation(expected + 1)
+    w.update(name="next").run(w.bound(), expected + 1)
+    assert everyone(w) == all_at(w, expected + 1)
+
+
+def test_a_previous_runs_record_is_recognised_as_foreign(tmp_path: Path) -> None:
+    """A job restarted with the same group and folder: its generations restart at 1,
+    and the record its previous run left open (1 -> 2, never decided) names other
+    target incarnations. It is set aside, not rolled back (nothing is restored into
+    targets that serve), and the new run's update commits."""
+    old = world(tmp_path, seed=1)
+    with pytest.raises(Died):
+        old.update(name="old", on_step=die_at("verified")).run(old.bound(), 2)
+    old.close()
+    claim = json.loads(old.log.owner_path.read_text())
+    old.log.owner_path.write_text(json.dumps({**claim, "pid": dead_pid()}))  # the old job's process is gone
+    new = world(tmp_path, seed=2)  # same folder and group, new targets serving generation 1
+    restores: list[int] = []
+    restore = new.revisions.restore
+    new.revisions.restore = lambda *a, **k: (restores.append(a[1]), restore(*a, **k))[1]
+    view = new.update(name="operator").view()
+    assert view["record"]["state"] == "prepared" and all(t["serving"] for t in view["targets"].values())
+    new.update(name="new").run(new.bound(), 2)
+    assert everyone(new) == all_at(new, 2) and restores == []
+    result = new.update(name="later").recover()
+    assert result is None
+
+
+def test_the_operators_view_is_one_call(tmp_path: Path) -> None:
     w = world(tmp_path)
     with pytest.raises(Died):
         w.update(name="old", on_step=die_at("verified")).run(w.bound(), 2)
-    text = json.loads(w.log.decision_path.read_text())
-    w.log.decision_path.write_text(json.dumps({**text, "from_generation": 5, "to_generation": 6}))
-    with pytest.raises(wm.ManifestError) as caught:
-        w.update(name="new", takeover=True).recover()
-    assert caught.value.code == "lifecycle_decision_stale" and "holds [1, 2]" in str(caught.value)
-    w.log.decision_path.write_text(json.dumps({**text, "group": "another"}))
-    with pytest.raises(wm.ManifestError) as caught:
-        w.update(name="new", takeover=True).recover()
-    assert caught.value.code == "lifecycle_decision_stale"
-    w.log.decision_path.write_text("{\"format\": \"weight-manifest.decision/1\", \"group\"")
-    with pytest.raises(wm.ManifestError) as caught:
-        w.update(name="new", takeover=True).recover()
-    assert caught.value.code == "lifecycle_decision_invalid"
-    w.log.decision_path.write_text(json.dumps({**text, "state": "done", "decision": None}))
-    with pytest.raises(wm.ManifestError) as caught:
-        w.update(name="new", takeover=True).recover()
-    assert caught.value.code == "lifecycle_decision_invalid"
-    w.log.decision_path.write_text(json.dumps(text))
-    assert w.update(name="new", takeover=True).recover()["generation"] == 1
-    assert everyone(w) == all_at(w, 1)
+    view = w.update(name="operator").view()
+    assert view["claim"]["coordinator"] == "old" and view["claim"]["alive"] is True  # this process
+    assert view["record"]["state"] == "prepared" and view["record"]["epoch"] == view["claim"]["epoch"]
+    assert view["last_epoch"] == view["claim"]["epoch"]
+    assert {w_: (t["state"], t["active"], t["staged"]) for w_, t in view["targets"].items()} == {
+        t: ("verified", 1, 2) for t in w.versions}
 
 
 def test_the_record_is_replaced_whole(tmp_path: Path) -> None:
@@ -307,7 +364,8 @@ def test_the_record_is_replaced_whole(tmp_path: Path) -> None:
     w.update().run(w.bound(), 2)
     text = w.log.decision_path.read_text()
     assert json.loads(text)["state"] == "done"
-    assert [p.name for p in w.log.folder.iterdir()] == ["decision"]  # no temporary file, claim released
+    # No temporary file, the claim released; the epoch counter and the lock stay.
+    assert sorted(p.name for p in w.log.folder.iterdir()) == ["decision", "epoch", "lock"]
 
 
 def test_the_serving_side_waits_for_an_activation(tmp_path: Path) -> None:
@@ -457,3 +515,34 @@ def test_a_survivor_that_no_longer_holds_what_it_verified_fails_a_rollback_with_
     assert caught.value.code == "lifecycle_rollback_failed"
     assert f"target {survivor} does not hold the bytes it verified at generation 1" in str(caught.value)
     assert not w.versions[survivor].serving
+
+
+def test_a_revision_is_kept_only_with_its_generations_bytes(tmp_path: Path) -> None:
+    """A byte of a target changed after the verify (a memory fault while it waits for the
+    decision): the commit still activates (the decision is taken), but the revision is
+    not kept from that target's bytes; it is kept from the sources, whose bytes are
+    generation 2 by the oracle. The next update, failed on purpose, rolls back to a
+    generation 2 that is generation 2, the corrupted target included."""
+    w = world(tmp_path)
+    victim = sorted(w.versions)[-1]
+
+    def corrupt(step: str, worker: Optional[str]) -> None:
+        if step == "verified":
+            next(iter(w.target.workers[victim].values())).view(np.uint8).reshape(-1)[5] ^= 0x01
+
+    result = w.update(on_step=corrupt).run(w.bound(), 2)
+    assert result["committed"] and result["revision_saved"] and result["revision_side"] == "source"
+    assert [e["code"] for e in result["revision_errors"]] == ["lifecycle_revision_invalid"]
+    assert w.versions[victim].status(check=True)["consistent"] is False
+    for name, values in w.generations[2].items():  # the kept revision is generation 2, by the oracle
+        assert np.array_equal(w.revisions.tensors[2][name].view(np.uint32), values.view(np.uint32))
+    w.next_generation(3)
+
+    def fail(step: str, worker: Optional[str]) -> None:
+        if step == "transferred":
+            next(iter(w.target.workers[victim].values())).view(np.uint8).reshape(-1)[0] ^= 0x80
+
+    with pytest.raises(wm.ManifestError) as caught:
+        w.update(on_step=fail).run(w.bound(), 3)
+    assert caught.value.code == "transfer_verify_failed"
+    assert everyone(w) == all_at(w, 2)

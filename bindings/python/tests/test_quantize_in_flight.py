@@ -113,7 +113,9 @@ def box(t: torch.Tensor, offset: list[int], extent: list[int]) -> torch.Tensor:
 def run_update(source: dict[str, Any], target: dict[str, Any], spec: str, tensors: dict[str, torch.Tensor],
                ) -> tuple[dict[str, Any], dict[str, QuantizingSource], dict[str, torch.Tensor]]:
     """Plans, stages and lands: the plan's regions, the sources and the target buffers."""
-    plan = json.loads(wm.plan(json.dumps(source), json.dumps(target), quantization=spec).to_json())
+    planned = wm.plan(json.dumps(source), json.dumps(target), quantization=spec)
+    plan = json.loads(planned.to_json())
+    assert [r.transform for r in planned.regions] == [r.get("transform") for r in plan["regions"]]
     sources = {f["placement_fragment_id"]: QuantizingSource(f, box(tensors[f["tensor_id"]], f["global_offset"],
                                                                    f["local_shape"]).contiguous())
                for f in source["fragments"]}

@@ -7,6 +7,7 @@ contract."""
 from __future__ import annotations
 
 from cases.common import *  # noqa: F401,F403 - the shared builders and registry
+from cases.quantize import MODEL, Q, S, W, cuts, spec
 
 VECTORS = ROOT / "tests" / "vectors" / "plan_bind"
 
@@ -238,3 +239,20 @@ def cases_plan_bind():
       hand(region(half), region(half)), big, big, ["u64"])
     X("order-first-region-first", "Regions are checked in plan order: region 0 leaves its fragment before region 1 misses one.",
       "plan_binding_range_invalid", hand(region(16), region(4, tf="gone")), side_binding("s", 8), side_binding("t", 8), ["order"])
+
+    # A quantized plan (§17.8) is not bound: its sources compute the bytes.
+    shape = [256, 256]
+    q_source = PL([W("w.weight", shape, pd=0)], cuts("s", "w.weight", shape, 0, [0, 128, 256], 2), model=MODEL)
+    q_target = PL([Q("w.weight", shape, pd=1), S("w.weight_scale_inv", shape, pd=1)],
+                  cuts("t", "w.weight", shape, 1, [0, 128, 256], 1)
+                  + cuts("ts", "w.weight_scale_inv", [2, 2], 1, [0, 1, 2], 4), model=MODEL)
+    q_plan = quantized_plan(loads(render(q_source)), loads(render(q_target)), render(spec(("w.weight", "w.weight_scale_inv"))))["plan"]
+    X("quantized-plan-not-bound", "A region carrying a transform is not bound: a bound plan copies bytes unchanged.",
+      "plan_bind_transform_unsupported", q_plan, BMAN(q_source, "trainer", 1), BMAN(q_target, "engine", 1))
+    X("quantized-transform-before-size", "The transform is checked before the region's size.",
+      "plan_bind_transform_unsupported", render(reid(dict(loads(q_plan), regions=[
+          dict(loads(q_plan)["regions"][0], nbytes=1)]))), BMAN(q_source, "trainer", 1), BMAN(q_target, "engine", 1),
+      ["order"])
+    X("transform-unknown", "A region's transform must be one of the schema's values.", "plan_document_invalid",
+      render(reid(dict(loads(q_plan), regions=[dict(loads(q_plan)["regions"][0], transform="int8_values")]))),
+      BMAN(q_source, "trainer", 1), BMAN(q_target, "engine", 1))

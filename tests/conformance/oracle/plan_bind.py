@@ -34,6 +34,10 @@ PLAN_SHAPE = {"model_id": "str", "plan_id": "str", "regions": [_REGION], "revisi
               "source": _PLACEMENT, "target": _PLACEMENT}
 
 
+# A region's optional member (§17.8) and its values.
+_TRANSFORMS = ("fp8_e4m3_block_scales", "fp8_e4m3_block_values")
+
+
 def _fits(value, spec) -> bool:
     if spec == "str":
         return isinstance(value, str)
@@ -41,6 +45,8 @@ def _fits(value, spec) -> bool:
         return type(value) is int and 0 <= value <= U64
     if isinstance(spec, list):
         return isinstance(value, list) and all(_fits(v, spec[0]) for v in value)
+    if spec is _REGION and isinstance(value, dict) and "transform" in value:
+        return value["transform"] in _TRANSFORMS and _fits({k: v for k, v in value.items() if k != "transform"}, spec)
     return (isinstance(value, dict) and set(value) == set(spec)
             and all(_fits(value[k], s) for k, s in spec.items()))
 
@@ -111,6 +117,8 @@ def bind_plan(plan_text: str, source_text: str, target_text: str, source_generat
             for name, b in (("source", source), ("target", target))}
     pairs: dict[tuple[str, str], list] = {}
     for region in plan["regions"]:
+        if "transform" in region:
+            raise PlanBindError("plan_bind_transform_unsupported")
         if not _size_ok(region):
             raise PlanBindError("plan_document_invalid")
         frags = []

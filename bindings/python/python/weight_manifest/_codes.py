@@ -157,6 +157,9 @@ ADDED_CODES: tuple[str, ...] = (
     "quantization_scale_missing",
     "quantization_scale_invalid",
     "quantization_block_cut",
+    "lifecycle_fenced",
+    "lifecycle_revision_invalid",
+    "plan_bind_transform_unsupported",
 )
 
 CODES: tuple[str, ...] = CONTRACT_CODES + ADDED_CODES

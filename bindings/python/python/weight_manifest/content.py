@@ -18,8 +18,8 @@ combination is a modular sum.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any, Optional
 
 import numpy as np
 import numpy.typing as npt
@@ -28,8 +28,8 @@ from . import _native
 from ._errors import manifest_error as _error
 from .live import tensor_of
 
-__all__ = ["DEFAULT_BLOCK_ELEMENTS", "Snapshot", "block_values_of_bytes", "compare", "digests", "partial_of_bytes",
-           "partials", "verify_manifest"]
+__all__ = ["DEFAULT_BLOCK_ELEMENTS", "Snapshot", "block_values_of_bytes", "check", "compare", "digests",
+           "partial_of_bytes", "partials", "verify_manifest"]
 
 DEFAULT_BLOCK_ELEMENTS = 64
 
@@ -108,6 +108,24 @@ def digests(records: Iterable[Mapping[str, Any]], block_elements: int = DEFAULT_
 def compare(expected: Mapping[str, str], actual: Mapping[str, str]) -> list[str]:
     """The tensors whose digests differ or that one side lacks, sorted."""
     return sorted(n for n in set(expected) | set(actual) if expected.get(n) != actual.get(n))
+
+
+def check(expected: Mapping[str, str], got: Mapping[str, str], *, code: str, when: str, against: str, outcome: str,
+          on: str = "targets", holders: Optional[Callable[[str], Sequence[str]]] = None) -> list[str]:
+    """The one content check of the runtime (an update's verify, a rollback's, a restore's,
+    a revision's): raise ``code`` naming every tensor whose digest in ``got`` (what the
+    ``on`` hold) differs from ``expected`` (``against``'s), at most five and how many more,
+    with ``holders`` of the first when given, then ``outcome``; or naming the first tensor
+    of ``expected`` that ``got`` lacks. Else the tensors checked, sorted."""
+    differ = [n for n in compare(expected, got) if n in got]
+    if differ:
+        shown = ", ".join(differ[:5]) + (f" and {len(differ) - 5} more" if len(differ) > 5 else "")
+        held = f" (held by {', '.join(holders(differ[0])) or 'no worker'})" if holders is not None else ""
+        raise _error(code, f"{when}, tensor {shown} differs on the {on} from {against} content digest{held}; {outcome}")
+    missing = [n for n in expected if n not in got]
+    if missing:
+        raise _error(code, f"the {on} hold no fragment of tensor {missing[0]}; {outcome}")
+    return sorted(expected)
 
 
 U64 = npt.NDArray[np.uint64]

@@ -37,6 +37,7 @@ from ._native import BoundPlan
 from .transfer.defaults import (
     DEFAULT_BATCH_SEGMENTS,
     DEFAULT_MAX_IN_FLIGHT,
+    DEFAULT_MAX_SEGMENTS,
     DEFAULT_STAGE_BELOW,
     DEFAULT_STAGING_BYTES,
 )
@@ -160,7 +161,7 @@ def host_map(bound: BoundPlan, model: Model) -> Placed:
 
 
 def delta_changed(bound: BoundPlan, fraction: float, block_bytes: int = 64 << 10, seed: int = 0,
-                  max_segments: int = 1 << 32) -> Changed:
+                  max_segments: int = DEFAULT_MAX_SEGMENTS) -> Changed:
     """A delta of ``fraction`` of each source device's read bytes, in blocks of
     ``block_bytes`` chosen at random (seeded): the ``changed`` ranges the executor takes."""
     spans: dict[tuple[str, str], list[tuple[int, int]]] = {}

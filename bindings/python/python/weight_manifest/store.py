@@ -528,13 +528,8 @@ def restore(
         after_transfer()
     verify_started = time.perf_counter()
     restored = coordinator.digests("target", block_elements) if verify_content else dict(record["digests"])
-    differ = content.compare(record["digests"], restored)
-    missing = [t for t in record["digests"] if t not in restored]
-    if differ or missing:
-        tensor = (differ or missing)[0]
-        raise _error("store_verify_failed",
-                     f"after the restore, tensor {tensor} differs on the targets from the saved content digest; "
-                     "nothing is restored")
+    content.check(record["digests"], restored, code="store_verify_failed", when="after the restore",
+                  against="the saved", outcome="nothing is restored")
     pairs = [p for w in targets for p in replies[w]["report"]["pairs"]]
     workers = {w: {k: replies[w]["report"][k] for k in ("seconds", "prepare_seconds")} for w in targets}
     return RestoreReport(manifest_key=manifest_key, manifest_digest=manifest.digest,

@@ -19,6 +19,7 @@ a durable decision) can sit on them without another protocol.
 
 from __future__ import annotations
 
+import copy
 import time
 import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -34,7 +35,7 @@ from .._manifests import (
     placement_manifest_from_runtime_manifest,
     runtime_binding_from_runtime_manifest,
 )
-from .._native import BoundPlan, Plan
+from .._native import BoundPlan, ManifestError, Plan
 
 __all__ = ["Coordinator", "MemberInfo", "Outcome", "ProgressCallback", "Side", "Transport"]
 
@@ -101,6 +102,15 @@ class Coordinator:
         #: The workers each instance had at its last fence check (one that left since is
         #: named, not taken for a changed binding).
         self._instances: dict[str, set[str]] = {}
+        #: Members every call carries (a versioned update's fencing epoch, §22.4).
+        self.token: dict[str, Any] = {}
+
+    def fenced(self, token: Mapping[str, Any]) -> "Coordinator":
+        """This coordinator with ``token`` (``epoch``, ``coordinator``) in every call it
+        makes: a view sharing its transport and state."""
+        view = copy.copy(self)
+        view.token = dict(token)
+        return view
 
     # ---- who ---------------------------------------------------------------------------
 
@@ -142,10 +152,11 @@ class Coordinator:
         replies are returned too). Raises ``transfer_worker_lost`` or the first worker's
         own error, naming the worker and its host, after every outcome is in."""
         op = str(request["op"])
-        calls = {w: (op, {**{k: v for k, v in request.items() if k != "op"}, **(per_worker or {}).get(w, {})})
+        calls = {w: (op, {**{k: v for k, v in request.items() if k != "op"}, **(per_worker or {}).get(w, {}),
+                          **self.token})
                  for w in ids}
-        for w, call in (alongside or {}).items():
-            calls.setdefault(w, call)
+        for w, (other, body) in (alongside or {}).items():
+            calls.setdefault(w, (other, {**body, **self.token}))
         outcomes = self.transport.call_all(calls, at_once=at_once, on_progress=on_progress)
         replies: dict[str, dict[str, Any]] = {}
         failures: list[tuple[str, str, str]] = []
@@ -245,6 +256,29 @@ class Coordinator:
         landed, hashed while its later pairs moved; they go into ``landed_partials``."""
         side = "source" if mode == "push" else "target"
         executing = _participants(bound, side)
+        # Every participant's memory open for the transfer; closed again after it where
+        # it was closed before (a windowed member: reachable only while it is needed).
+        everyone = sorted({*_participants(bound, "source"), *_participants(bound, "target")})
+        opened = self.request_all(everyone, {"op": "window_open"}, at_once=at_once,
+                                  per_worker={w: {"write": True} for w in _participants(bound, "target")})
+        try:
+            return self._execute(bound, mode, options, changed, sessions, at_once, coalesce, on_progress, alongside,
+                                 alongside_replies, partials, landed_partials, side, executing)
+        finally:
+            closing = [w for w, reply in opened.items() if reply.get("opened")]
+            if closing:
+                try:
+                    self.request_all(closing, {"op": "window_close"}, at_once=at_once)
+                except ManifestError:
+                    pass  # a member lost meanwhile: its memory went with it
+
+    def _execute(self, bound: BoundPlan, mode: str, options: Optional[Mapping[str, Any]],
+                 changed: Optional[list[Any]], sessions: Optional[Mapping[str, str]], at_once: Optional[int],
+                 coalesce: bool, on_progress: Optional[ProgressCallback],
+                 alongside: Optional[Mapping[str, tuple[str, dict[str, Any]]]],
+                 alongside_replies: Optional[dict[str, dict[str, Any]]], partials: Optional[int],
+                 landed_partials: Optional[dict[str, list[Any]]], side: str,
+                 executing: list[str]) -> dict[str, dict[str, Any]]:
         plan_json = bound.to_json()
         request: dict[str, Any] = {"op": "execute", "bound_plan": plan_json, "mode": mode,
                                    "sessions": dict(sessions or {w: m.session for w, m in self.peers.items()}),
@@ -326,10 +360,7 @@ class Coordinator:
         source_partials: Optional[list[Any]] = None
         alongside = None
         if delta:
-            replies = self.request_all(sources, {"op": "changed"})
-            changed = [entry for w in sources for entry in replies[w]["changed"]]
-            if all(replies[w].get("block_elements") == block_elements for w in sources):
-                source_partials = [r for w in sources for r in replies[w]["partials"]]
+            changed, source_partials = self.changed(sources, block_elements)
             changed_seconds = time.perf_counter() - started
         elif verify_content and mode == "pull":
             alongside = {w: ("content", {"block_elements": block_elements})
@@ -431,19 +462,21 @@ class Coordinator:
             target, holders = _combined(target_partials, block_elements)
         else:
             target, holders = self._digests(targets if targets is not None else self.workers("target"), block_elements)
-        differ = [n for n in content.compare(source, target) if n in target]
-        missing = [n for n in source if n not in target]
-        if differ:
-            shown = ", ".join(differ[:5]) + (f" and {len(differ) - 5} more" if len(differ) > 5 else "")
-            raise _error(
-                "transfer_verify_failed",
-                f"after the update, tensor {shown} differs on the targets from the sources' content digest "
-                f"(held by {', '.join(holders[differ[0]])}); no target is ready",
-            )
-        if missing:
-            raise _error("transfer_verify_failed",
-                         f"the targets hold no fragment of tensor {missing[0]}; no target is ready")
-        return sorted(source)
+        return content.check(source, target, code="transfer_verify_failed", when="after the update",
+                             against="the sources'", outcome="no target is ready",
+                             holders=lambda tensor: holders[tensor])
+
+    def changed(self, sources: Sequence[str], block_elements: int = content.DEFAULT_BLOCK_ELEMENTS
+                ) -> tuple[list[Any], Optional[list[Any]]]:
+        """A delta's changed source ranges since the sources' :meth:`snapshot` (the wire
+        entries :meth:`execute` takes as ``changed``), and the sources' partials of the
+        bytes that pass looked at when it hashed with ``block_elements`` (then they verify
+        the delta without hashing again), else None."""
+        replies = self.request_all(sources, {"op": "changed"})
+        changed = [entry for w in sources for entry in replies[w]["changed"]]
+        if all(replies[w].get("block_elements") == block_elements for w in sources):
+            return changed, [r for w in sources for r in replies[w]["partials"]]
+        return changed, None
 
     def snapshot(self, block_elements: int = content.DEFAULT_BLOCK_ELEMENTS, *, advance: bool = False) -> None:
         """Every source records its fragments' block values: the base of a later delta.

@@ -19,7 +19,15 @@ The calls (``op``, then the request's members):
   side, its packed area of a coalesced delta (:mod:`weight_manifest.transfer.delta`);
 - ``activate``: the version it now serves (the coordinator's word after a verified
   update); ``fence``: its held fence (§17.7); ``ping``: liveness;
+- ``window_open`` / ``window_close``: register its tensors with the transport for an
+  update, and unregister them after (a member made with ``window=True`` starts closed);
 - whatever extra ``handlers`` it was given (an example's ``verify``, a test's fault).
+
+A call that carries a fencing ``epoch`` (every call of a versioned update does, §22.4) is
+refused with ``lifecycle_fenced`` when the member has seen a greater one: the coordinator
+that sent it was deposed. While :attr:`Member.writable` says no (a target that serves),
+the calls that write its tensors (``execute`` as a target, ``delta_prepare`` and
+``delta_apply`` as a pushed-to side) are refused before any byte moves.
 """
 
 from __future__ import annotations
@@ -64,6 +72,7 @@ class Member:
         progress: Optional[ProgressSink] = None,
         progress_seconds: float = 0.5,
         backends: Optional[Mapping[str, transfer.Backend]] = None,
+        window: bool = False,
         **where: Any,
     ) -> None:
         self.tensors = dict(tensors)
@@ -79,18 +88,48 @@ class Member:
         self.progress_seconds = progress_seconds
         #: The version it serves: None until the group has brought it up to date.
         self.version: Optional[Any] = None
+        #: The greatest fencing epoch a call carried here (0: none yet).
+        self.epoch = 0
+        self._epoch_lock = threading.Lock()
+        self._window_lock = threading.Lock()
+        #: Whether its tensors may be written now; a target's lifecycle says no while it
+        #: serves (:class:`weight_manifest.lifecycle.TargetVersions`).
+        self.writable: Callable[[], bool] = lambda: True
         self._activated = threading.Condition()
         inventory = self.inventory()
         if register is None:
             register = [(int(r["address"]), int(r["nbytes"])) for r in inventory["tensors"]]
         self.registered = list(register)
-        for address, length in self.registered:
-            backend.register(address, length)
+        #: Whether its tensors are registered with ``backend`` now (reachable by peers).
+        #: With ``window`` they are only while an update needs them: :meth:`open_window`
+        #: before, :meth:`close_window` after (the coordinator's ``window_open`` and
+        #: ``window_close``; a target's lifecycle keeps it closed while it serves).
+        self.window_open = False
+        if not window:
+            self.open_window()
         # Registered once, with the tensors, and reused by every update.
         self.staging = transfer.Staging(backend, staging_bytes) if staging_bytes >= 2 else None
         self.snapshot: Optional[content.Snapshot] = None
         # A coalesced delta's packed area, made at the first delta that needs one.
         self.landing: Optional[transfer.Landing] = None
+
+    def open_window(self) -> bool:
+        """Register its tensors with the backend; whether they were not (idempotent)."""
+        with self._window_lock:
+            if self.window_open:
+                return False
+            for address, length in self.registered:
+                self.backend.register(address, length)
+            self.window_open = True
+            return True
+
+    def close_window(self) -> None:
+        """Unregister its tensors: no peer's batch can read or write them (idempotent)."""
+        with self._window_lock:
+            if self.window_open:
+                for address, _ in self.registered:
+                    self.backend.unregister(address)
+                self.window_open = False
 
     def inventory(self) -> dict[str, Any]:
         """The runtime inventory of what this member holds now."""
@@ -107,9 +146,37 @@ class Member:
             self._activated.wait_for(lambda: self.version is not None, timeout)
             return self.version
 
+    def admit(self, request: Mapping[str, Any]) -> None:
+        """Refuse (``lifecycle_fenced``) a call whose ``epoch`` is older than the greatest
+        this member has seen."""
+        if request.get("epoch") is None:
+            return
+        epoch = int(request["epoch"])
+        with self._epoch_lock:
+            if epoch < self.epoch:
+                raise _error("lifecycle_fenced",
+                             f"worker {self.worker_id} has seen epoch {self.epoch}: a call of epoch {epoch} "
+                             f"(coordinator {request.get('coordinator')}) comes from a deposed coordinator; "
+                             "nothing was done")
+
+    def _seen(self, request: Mapping[str, Any]) -> None:
+        """After a call that succeeded: its epoch, if greater, is the one to beat (a
+        refused call moves nothing, so no caller deposes a coordinator by being refused)."""
+        if request.get("epoch") is not None:
+            with self._epoch_lock:
+                self.epoch = max(self.epoch, int(request["epoch"]))
+
+    def _refuse_writes(self, what: str) -> None:
+        if not self.writable():
+            raise _error("lifecycle_state_invalid",
+                         f"worker {self.worker_id} serves from its tensors: {what} would change bytes that "
+                         "are being served; a target is written only between an update's prepare and its decision")
+
     def _execute(self, request: dict[str, Any]) -> dict[str, Any]:
         bound = BoundPlan.from_json(request["bound_plan"])
         side = "source" if request["mode"] == "push" else "target"
+        if side == "target":
+            self._refuse_writes("a pull")
         # Its own last look before the first byte: its lease and generation now.
         transfer.check_fence(bound, side, self.fence())
         changed = None if request.get("changed") is None else transfer.changed_from_wire(request["changed"])
@@ -144,6 +211,8 @@ class Member:
     def _delta_prepare(self, request: dict[str, Any]) -> dict[str, Any]:
         bound = BoundPlan.from_json(request["bound_plan"])
         push = request["mode"] == "push"
+        if push:
+            self._refuse_writes("a delta's landing")
         # Its own last look, as in execute: the passive side copies bytes too.
         transfer.check_fence(bound, "target" if push else "source", self.fence())
         changed = transfer.changed_from_wire(request["changed"])
@@ -152,7 +221,7 @@ class Member:
             self.landing = transfer.Landing(self.backend)
         entries = self.landing.prepare(
             bound, changed, self.worker_id, push, int(options.get("stage_below", transfer.DEFAULT_STAGE_BELOW)),
-            int(options.get("max_segments", 1 << 32)), self.registered, str(request["token"]))
+            int(options.get("max_segments", transfer.DEFAULT_MAX_SEGMENTS)), self.registered, str(request["token"]))
         return {"landing": entries}
 
     def _progress_sink(self) -> Optional[transfer.Progress]:
@@ -174,6 +243,12 @@ class Member:
     def call(self, op: str, request: Mapping[str, Any]) -> dict[str, Any]:
         """The result of one call; a rejection raises :class:`ManifestError`."""
         body = dict(request)
+        self.admit(body)
+        result = self._call(op, body)
+        self._seen(body)
+        return result
+
+    def _call(self, op: str, body: dict[str, Any]) -> dict[str, Any]:
         if op == "inventory":
             return {"inventory": self.inventory()}
         if op == "execute":
@@ -200,6 +275,7 @@ class Member:
         if op == "delta_apply":
             if self.landing is None:
                 raise _error("transfer_arguments_invalid", f"worker {self.worker_id} prepared no delta")
+            self._refuse_writes("a delta's scatter")
             return {"bytes": self.landing.apply(str(body.get("token")))}
         if op == "activate":
             with self._activated:
@@ -208,6 +284,13 @@ class Member:
             return {}
         if op == "fence":
             return {"fence": self.fence()}
+        if op == "window_open":
+            if not self.writable() and body.get("write"):
+                self._refuse_writes("opening its memory to writes")
+            return {"opened": self.open_window()}
+        if op == "window_close":
+            self.close_window()
+            return {}
         if op == "ping":
             return {"worker_id": self.worker_id, "version": self.version}
         if op in self.handlers:
@@ -225,8 +308,7 @@ class Member:
 
     def close(self) -> None:
         """Unregister this member's memory (idempotent)."""
-        for address, _ in self.registered:
-            self.backend.unregister(address)
+        self.close_window()
         self.registered = []
         if self.staging is not None:
             self.staging.close()

@@ -2,14 +2,12 @@
 
 One folder per group holds two files:
 
-- ``owner``: which coordinator drives the group now (its id, process id and host), made
-  with ``O_EXCL`` so two coordinators cannot both hold it. A second coordinator is refused
-  with ``lifecycle_coordinator_conflict`` while the owner's process lives on this host; a
-  claim whose process is gone (or, with ``takeover``, any claim: the operator says the
-  old coordinator is dead) is replaced.
-- ``decision``: the update's :class:`Decision` (its generations, mode, targets, the
-  tensors' content digests of both generations, its state and, once taken, the decision:
-  ``commit`` or ``abort``). Every write goes to a temporary file that is flushed and
+- ``owner`` (with ``epoch`` and ``lock``): which coordinator drives the group now and its
+  fencing epoch (:mod:`.claim`: exclusive, written whole under a lock).
+- ``decision``: the update's :class:`Decision` (its generations, mode, targets and their
+  incarnations, the tensors' content digests of both generations, the epoch of the
+  coordinator that wrote it, its state and, once taken, the decision: ``commit`` or
+  ``abort``). Every write goes to a temporary file that is flushed and
   fsynced, renamed over the old one (atomic on POSIX), and the folder is fsynced, so a
   reader after a crash sees the old record or the new one, never a torn one. The
   coordinator writes the decision before any target activates.
@@ -19,12 +17,14 @@ from __future__ import annotations
 
 import json
 import os
-import socket
+import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Optional, Union
 
 from .._errors import manifest_error as _error
+from .._native import ManifestError
+from .claim import Claims, write_whole
 
 __all__ = ["FORMAT", "STATES", "Decision", "DecisionLog"]
 
@@ -55,6 +55,9 @@ class Decision:
     active_generation: Optional[int] = None
     #: Why the update was aborted (the failure's code and message), if it was.
     reason: Optional[dict[str, Any]] = None
+    #: Each target's incarnation when the update was prepared: a record whose targets
+    #: have other incarnations was left by an earlier run of the group (a restarted job).
+    incarnations: dict[str, str] = field(default_factory=dict)
 
     def to_json(self) -> str:
         return json.dumps({"format": FORMAT, **asdict(self)}, sort_keys=True)
@@ -76,24 +79,6 @@ class Decision:
         return record
 
 
-def _fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 class DecisionLog:
     """The record of group ``group`` in ``directory`` (made if missing)."""
 
@@ -102,51 +87,29 @@ class DecisionLog:
         self.folder = Path(directory) / group.replace("/", "_")
         self.folder.mkdir(parents=True, exist_ok=True)
         self.decision_path = self.folder / "decision"
-        self.owner_path = self.folder / "owner"
+        self.claims = Claims(self.folder, group)
+        self.owner_path = self.claims.owner_path
 
     # ---- the owner ------------------------------------------------------------------
 
-    def claim(self, coordinator: str, *, takeover: bool = False) -> None:
-        """Make ``coordinator`` the group's only coordinator (idempotent for the owner)."""
-        me = {"coordinator": coordinator, "pid": os.getpid(), "host": socket.gethostname()}
-        for _ in range(3):
-            try:
-                fd = os.open(self.owner_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-            except FileExistsError:
-                owner = self.owner()
-                if owner is None:
-                    continue
-                if owner.get("coordinator") == coordinator:
-                    return
-                live = owner.get("host") == me["host"] and _alive(int(owner.get("pid", 0)))
-                if live and not takeover:
-                    raise _error("lifecycle_coordinator_conflict",
-                                 f"group {self.group} is driven by coordinator {owner.get('coordinator')} "
-                                 f"(process {owner.get('pid')} on {owner.get('host')}); one coordinator per group")
-                self.owner_path.unlink(missing_ok=True)
-                continue
-            # Not fsynced: a claim that a crash tore or lost is nobody's, which is what a
-            # crashed coordinator's claim is anyway.
-            with os.fdopen(fd, "w") as out:
-                out.write(json.dumps(me))
-            return
-        raise _error("lifecycle_coordinator_conflict", f"group {self.group}: another coordinator keeps claiming it")
+    def claim(self, coordinator: str, *, takeover: bool = False) -> int:
+        """Make ``coordinator`` the group's only coordinator; its fencing epoch
+        (:meth:`.claim.Claims.claim`), greater than the record's."""
+        at_least = 0
+        try:
+            record = self.read()
+            at_least = record.epoch if record is not None else 0
+        except ManifestError:  # a record that cannot be read has no epoch to exceed
+            pass
+        return self.claims.claim(coordinator, takeover=takeover, at_least=at_least)
 
     def owner(self) -> Optional[dict[str, Any]]:
         """The claim now, or None."""
-        try:
-            owner: dict[str, Any] = json.loads(self.owner_path.read_text(encoding="utf-8"))
-            return owner
-        except FileNotFoundError:
-            return None
-        except ValueError:
-            return {}  # a claim torn by a crash before its fsync: nobody's
+        return self.claims.owner()
 
     def release(self, coordinator: str) -> None:
         """Let go of the claim if ``coordinator`` holds it."""
-        owner = self.owner()
-        if owner is not None and owner.get("coordinator") == coordinator:
-            self.owner_path.unlink(missing_ok=True)
+        self.claims.release(coordinator)
 
     # ---- the record -----------------------------------------------------------------
 
@@ -166,12 +129,23 @@ class DecisionLog:
         """Replace the record whole (temporary file, rename), durably (fsync of the file
         before the rename, of the folder after) unless ``durable`` is false: a record whose
         loss in a crash only makes a replacement redo idempotent work (``done``)."""
-        temporary = self.folder / f".decision.{os.getpid()}.tmp"
-        with open(temporary, "w", encoding="utf-8") as out:
-            out.write(record.to_json())
-            if durable:
-                out.flush()
-                os.fsync(out.fileno())
-        os.replace(temporary, self.decision_path)
-        if durable:
-            _fsync_dir(self.folder)
+        with self.claims.locked():
+            # Compare and write: only the claim's holder, at its epoch, writes the record,
+            # so a deposed coordinator's late decision never replaces its successor's.
+            if not self.claims.holds(record.coordinator, record.epoch):
+                raise _error("lifecycle_fenced",
+                             f"coordinator {record.coordinator} (epoch {record.epoch}) no longer holds group "
+                             f"{self.group} (claim: {self.claims.owner()}): its record is not written")
+            write_whole(self.folder, self.decision_path.name, record.to_json(), durable=durable)
+
+    def set_aside(self, why: str) -> Optional[Path]:
+        """Move the record out of the way (renamed ``decision.set-aside-<time>``, kept for
+        the operator, with ``why`` beside it); the path it went to, or None if there was
+        none. What the targets hold is then the only truth (``VersionedUpdate.recover``)."""
+        if not self.decision_path.exists():
+            return None
+        stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime()) + f"-{time.monotonic_ns() % 10**9:09d}"
+        aside = self.folder / f"decision.set-aside-{stamp}"
+        os.replace(self.decision_path, aside)
+        aside.with_name(aside.name + ".why").write_text(why + "\n", encoding="utf-8")
+        return aside

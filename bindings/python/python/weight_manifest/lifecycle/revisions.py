@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any, Optional, Protocol
 
@@ -39,9 +39,12 @@ class Revisions(Protocol):
         ``check``: when they cover every tensor) check their content digests against the
         kept ones; ``lifecycle_revision_missing`` if it is not kept."""
 
-    def save(self, coordinator: Coordinator, generation: int, side: str) -> None:
+    def save(self, coordinator: Coordinator, generation: int, side: str,
+             expected: Optional[Mapping[str, str]] = None) -> None:
         """Keep what ``side``'s workers hold as revision ``generation`` (activated), and
-        let go of revisions beyond the kept count."""
+        let go of revisions beyond the kept count; with ``expected`` (the generation's
+        content digests), ``lifecycle_revision_invalid`` and nothing kept unless what was
+        read digests to them."""
 
 
 class RevisionKeeper:
@@ -87,6 +90,17 @@ class RevisionKeeper:
             raise _error("store_failed", f"revision {generation} would not hold the model's tensors "
                          f"({', '.join(missing[:5])} differ): it is not kept")
 
+    @staticmethod
+    def check_expected(generation: int, side: str, got: Mapping[str, str],
+                       expected: Optional[Mapping[str, str]]) -> None:
+        """``lifecycle_revision_invalid`` unless ``got`` (what was read from ``side``)
+        equals ``expected``, generation ``generation``'s digests (None: no check)."""
+        if expected is not None:
+            content.check(expected, got, code="lifecycle_revision_invalid", on=f"{side}s",
+                          when=f"while keeping revision {generation}", against=f"generation {generation}'s verified",
+                          outcome="it is not kept (a byte changed after the verify; status(check=True) names the "
+                                  "target)")
+
     def add(self, generation: int) -> list[int]:
         """Record ``generation`` as kept; the generations to remove now (beyond the kept
         count, oldest first, none under a lease: those go at a later add)."""
@@ -123,13 +137,15 @@ class StoreRevisions:
             store.restore(coordinator, self.client, report.manifest_key, manifest_digest=report.manifest_digest,
                           block_elements=self.block_elements, backend=self.backend, verify_content=check)
 
-    def save(self, coordinator: Coordinator, generation: int, side: str) -> None:
+    def save(self, coordinator: Coordinator, generation: int, side: str,
+             expected: Optional[Mapping[str, str]] = None) -> None:
         report = store.save(coordinator, self.client,
                             store.SaveOptions(namespace=self.namespace, weight_generation=generation,
                                               block_elements=self.block_elements), side=side)
         record = _native.content_manifest_read(bytes(self.client.get(f"{report.group_id}/content")))
         try:
             self.keeper.check_whole(generation, iter(record["digests"]))
+            self.keeper.check_expected(generation, side, record["digests"], expected)
         except Exception:
             self.client.remove_by_regex("^" + re.escape(report.group_id + "/"), True)
             raise

@@ -19,6 +19,16 @@ until a coordinator (a replacement reading the durable record) tells it; after
 ``orphan_seconds`` without a word its status says ``orphaned`` (for a health check), and
 it still does not activate on its own.
 
+Fencing (§22.4): every call but ``lc_status`` carries the coordinator's id and epoch.
+The member refuses an epoch older than any it has seen (:meth:`Member.admit`); a call on
+the open update from a coordinator that did not prepare it is refused
+(``lifecycle_fenced``) unless its epoch is greater (a replacement that took the group
+over, :meth:`VersionedUpdate.recover`). While the target serves, its tensors are not
+writable (:attr:`Member.writable`): a pull into it, a delta's landing and a Store restore
+are refused; a rollback of a target that serves g changes nothing and says so
+(``serving``). Each target has an ``incarnation`` (new with every process that holds it):
+a decision record made for other incarnations was left by an earlier run of the group.
+
 For a delta, ``lc_prepare`` keeps the old bytes of exactly the ranges the delta will write
 here (:func:`weight_manifest.transfer.written_ranges`): the undo log, at most the delta's
 bytes on this target. ``lc_rollback`` writes them back. A full update keeps nothing here:
@@ -36,6 +46,7 @@ import asyncio
 import ctypes
 import threading
 import time
+import uuid
 from collections.abc import Callable
 from typing import Any, Optional
 
@@ -52,6 +63,8 @@ __all__ = ["DEFAULT_ORPHAN_SECONDS", "TARGET_STATES", "TargetVersions"]
 #: ``orphaned`` (it stays inactive: only a coordinator activates).
 DEFAULT_ORPHAN_SECONDS = 300.0
 TARGET_STATES = ("active", "inactive", "updating", "restored", "verified")
+#: The states of an open update (the target does not serve).
+OPEN_STATES = ("updating", "restored", "verified")
 
 
 class TargetVersions:
@@ -69,6 +82,10 @@ class TargetVersions:
         #: The generation being staged, restored or verified (not served).
         self.staged: Optional[int] = None
         self.coordinator: Optional[str] = None
+        #: The epoch of the coordinator that holds the open update.
+        self.open_epoch = 0
+        #: This target's life: new with every object (a restarted process has another).
+        self.incarnation = uuid.uuid4().hex
         self._heard = time.monotonic()
         self._undo: Optional[tuple[np.ndarray, list[tuple[int, int, int]]]] = None
         self._checked: Optional[tuple[int, list[dict[str, Any]]]] = None
@@ -77,6 +94,9 @@ class TargetVersions:
         if generation is not None:
             member.call("activate", {"version": generation})
         member.handlers.update(self.handlers())
+        member.writable = lambda: not self.serving
+        if self.serving:
+            member.close_window()  # served memory is not reachable from the network
 
     # ---- the serving side -------------------------------------------------------------
 
@@ -113,8 +133,10 @@ class TargetVersions:
                 "worker_id": self.member.worker_id, "active": self.active, "state": self.state,
                 "serving": self.serving, "staged": self.staged, "coordinator": self.coordinator,
                 "undo_bytes": int(self._undo[0].nbytes) if self._undo is not None else 0,
+                "undo": self._undo is not None,
                 "orphaned": not self.serving and time.monotonic() - self._heard > self.orphan_seconds,
-                "hashed": self._active_partials is not None,
+                "hashed": self._active_partials is not None, "incarnation": self.incarnation,
+                "epoch": self.member.epoch, "open_epoch": self.open_epoch,
             }
             partials = self._active_partials
         if check:
@@ -139,16 +161,33 @@ class TargetVersions:
     def _refuse(self, why: str, code: str = "lifecycle_state_invalid") -> Exception:
         return _error(code, f"target {self.member.worker_id} (state {self.state}, generation {self.active}): {why}")
 
+    def _fence(self, request: dict[str, Any]) -> tuple[str, int]:
+        """The caller's coordinator and epoch; refused (``lifecycle_fenced``) without an
+        epoch, or when another coordinator holds the open update with an epoch not older
+        than the caller's (a greater one takes the open update over). Under the lock."""
+        if request.get("epoch") is None or request.get("coordinator") is None:
+            raise self._refuse("the call carries no coordinator and fencing epoch", "lifecycle_fenced")
+        coordinator, epoch = str(request["coordinator"]), int(request["epoch"])
+        if self.state in OPEN_STATES and self.coordinator not in (None, coordinator):
+            if epoch <= self.open_epoch:
+                raise self._refuse(f"the open update to {self.staged} belongs to coordinator {self.coordinator} "
+                                   f"(epoch {self.open_epoch}), not to {coordinator} (epoch {epoch})",
+                                   "lifecycle_fenced")
+            self.coordinator, self.open_epoch = coordinator, epoch  # a replacement took it over
+        return coordinator, epoch
+
     def _prepare(self, request: dict[str, Any]) -> dict[str, Any]:
         base, generation = int(request["from_generation"]), int(request["to_generation"])
-        coordinator = str(request["coordinator"])
         with self._lock:
             self._hear(request)
+            if request.get("epoch") is None or request.get("coordinator") is None:
+                raise self._refuse("the call carries no coordinator and fencing epoch", "lifecycle_fenced")
+            coordinator, epoch = str(request["coordinator"]), int(request["epoch"])
             if self.state == "updating" and self.staged == generation and self.coordinator == coordinator:
                 return {"undo_bytes": int(self._undo[0].nbytes) if self._undo is not None else 0}
-            if self.state in ("updating", "restored", "verified") and self.coordinator not in (None, coordinator):
-                raise self._refuse(f"an update to {self.staged} by coordinator {self.coordinator} is open",
-                                   "lifecycle_coordinator_conflict")
+            if self.state in OPEN_STATES and self.coordinator not in (None, coordinator):
+                raise self._refuse(f"an update to {self.staged} by coordinator {self.coordinator} is open: "
+                                   "recover() first", "lifecycle_coordinator_conflict")
             if self.state != "active" or self.active != base:
                 raise self._refuse(f"an update from generation {base} needs it active at {base}")
             undo = None
@@ -156,6 +195,8 @@ class TargetVersions:
                 undo = self._keep(BoundPlan.from_json(request["bound_plan"]), request.get("changed") or [])
             self._undo, self._checked = undo, None
             self.state, self.staged, self.coordinator = "updating", generation, coordinator
+            self.open_epoch = epoch
+            self.member.open_window()  # reachable from prepare to the decision
             self._lock.notify_all()
         return {"undo_bytes": int(undo[0].nbytes) if undo is not None else 0}
 
@@ -185,6 +226,7 @@ class TargetVersions:
         block = int(request.get("block_elements", content.DEFAULT_BLOCK_ELEMENTS))
         with self._lock:
             self._hear(request)
+            self._fence(request)
             if self.state not in ("updating", "restored", "verified") or self.staged != generation:
                 if not (self.state == "active" and self.active == generation):
                     raise self._refuse(f"no bytes of generation {generation} to hash")
@@ -201,6 +243,7 @@ class TargetVersions:
         generation = int(request["generation"])
         with self._lock:
             self._hear(request)
+            self._fence(request)
             if self.state == "active" and self.active == generation:
                 return {}
             if self.state not in ("updating", "restored", "verified") or self.staged != generation:
@@ -216,13 +259,15 @@ class TargetVersions:
         generation = int(request["generation"])
         with self._lock:
             self._hear(request)
+            self._fence(request)
             if self.state == "active" and self.active == generation:
                 return {"active": generation}
             if self.state != "verified" or self.staged != generation:
                 raise self._refuse(f"generation {generation} was not verified here", "lifecycle_not_verified")
             self.state, self.active, self.staged = "active", generation, None
             self._active_partials = self._checked[1] if self._checked is not None else None
-            self._undo, self.coordinator = None, None
+            self._undo, self.coordinator, self.open_epoch = None, None, 0
+            self.member.close_window()
             self._lock.notify_all()
             callbacks = list(self._callbacks)
         self.member.call("activate", {"version": generation})
@@ -232,13 +277,18 @@ class TargetVersions:
 
     def _rollback(self, request: dict[str, Any]) -> dict[str, Any]:
         """Back to generation ``generation`` (its active one): replay the undo log (a
-        delta), or take the bytes a Store restore just wrote (``restored``: a full update)."""
+        delta), or take the bytes a Store restore just wrote (``restored``: a full update).
+        A target that serves ``generation`` already changes nothing and says so
+        (``serving``); one that serves another generation refuses."""
         generation = int(request["generation"])
         with self._lock:
             self._hear(request)
-            if self.state == "active" and self.active == generation and not request.get("restored"):
-                return {"undone_bytes": 0}
-            if self.active != generation and not (self.state == "active" and request.get("restored")):
+            coordinator, epoch = self._fence(request)
+            if self.state == "active":
+                if self.active == generation:
+                    return {"undone_bytes": 0, "serving": True}
+                raise self._refuse(f"it serves generation {self.active}: it cannot go back to {generation}")
+            if self.active != generation:
                 raise self._refuse(f"it cannot go back to generation {generation}")
             undone = 0
             if request.get("mode") == "delta":
@@ -250,6 +300,6 @@ class TargetVersions:
                         ctypes.memmove(address, kept.ctypes.data + offset, n)
                     undone = int(kept.nbytes)
             self.state, self.staged, self._checked = "restored", generation, None
-            self.coordinator = str(request.get("coordinator", self.coordinator))
+            self.coordinator, self.open_epoch = coordinator, max(self.open_epoch, epoch)
             self._lock.notify_all()
-        return {"undone_bytes": undone}
+        return {"undone_bytes": undone, "serving": False}

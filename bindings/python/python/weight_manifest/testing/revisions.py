@@ -45,11 +45,13 @@ class MemoryRevisions:
             return None
         return dict(self._digests[generation])
 
-    def save(self, coordinator: Coordinator, generation: int, side: str) -> None:
+    def save(self, coordinator: Coordinator, generation: int, side: str,
+             expected: Optional[Mapping[str, str]] = None) -> None:
         if self.stopped:
             raise _error("store_failed", f"the Store's master does not answer: revision {generation} is not saved")
         digests = coordinator.digests(side, self.block_elements)  # raises unless the side covers every tensor
         self.keeper.check_whole(generation, iter(digests))
+        self.keeper.check_expected(generation, side, digests, expected)
         self.keeper.tensors = self.keeper.tensors or frozenset(digests)
         whole: dict[str, np.ndarray] = {}
         for worker in coordinator.workers(side):
@@ -72,6 +74,10 @@ class MemoryRevisions:
                 raise _error("lifecycle_revision_missing", f"revision {generation} is no longer in the Store")
             whole = self.tensors[generation]
             targets = coordinator.workers("target")
+            serving = [w for w in targets if not self.members[w].writable()]
+            if serving:  # as the Store's restore, which the members refuse then
+                raise _error("lifecycle_state_invalid",
+                             f"target {serving[0]} serves from its tensors: a restore would change served bytes")
             for worker in targets:
                 member = self.members[worker]
                 for record in member.inventory()["tensors"]:
@@ -79,6 +85,6 @@ class MemoryRevisions:
             if not check:
                 return
             got = coordinator.digests("target", self.block_elements, workers=targets)
-            if content.compare(self._digests[generation], got):
-                raise _error("store_verify_failed",
-                             f"after the restore of revision {generation}, the targets differ from its digests")
+            content.check(self._digests[generation], got, code="store_verify_failed",
+                          when=f"after the restore of revision {generation}", against="the saved",
+                          outcome="nothing is restored")

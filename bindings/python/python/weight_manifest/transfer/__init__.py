@@ -14,6 +14,7 @@ from .backends import Backend, EngineBackend, LocalBackend
 from .defaults import (
     DEFAULT_BATCH_SEGMENTS,
     DEFAULT_MAX_IN_FLIGHT,
+    DEFAULT_MAX_SEGMENTS,
     DEFAULT_STAGE_BELOW,
     DEFAULT_STAGING_BYTES,
     DEFAULT_STALL_SECONDS,
@@ -28,6 +29,7 @@ from .reports import PairReport, UpdateReport
 __all__ = [
     "DEFAULT_BATCH_SEGMENTS",
     "DEFAULT_MAX_IN_FLIGHT",
+    "DEFAULT_MAX_SEGMENTS",
     "DEFAULT_STAGE_BELOW",
     "DEFAULT_STAGING_BYTES",
     "DEFAULT_STALL_SECONDS",

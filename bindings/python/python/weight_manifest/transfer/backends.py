@@ -18,7 +18,7 @@ class Backend(Protocol):
     """What the executor needs from a transport: registered memory, batches, statuses.
     A backend whose remote side can read any span between two runs of one session (a
     Store object) says so with a true ``reads_gaps`` attribute: pull then reads strided
-    runs as whole spans through staging (:func:`_ops`)."""
+    runs as whole spans through staging (:func:`pair_operations`)."""
 
     def register(self, address: int, length: int) -> None:
         """Make ``[address, address + length)`` of this process usable by transfers."""

@@ -9,3 +9,5 @@ DEFAULT_STAGING_BYTES = 64 << 20
 #: A pair whose batches make no progress for this long fails with ``transfer_timeout``
 #: (a partitioned link, a hung peer); the engine itself has no bound on TCP.
 DEFAULT_STALL_SECONDS = 30.0
+#: No bound on the segments a delta's coalescing may cut a pair's changed ranges into.
+DEFAULT_MAX_SEGMENTS = 1 << 32

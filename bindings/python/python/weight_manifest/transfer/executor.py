@@ -49,12 +49,13 @@ from .backends import Backend
 from .defaults import (
     DEFAULT_BATCH_SEGMENTS,
     DEFAULT_MAX_IN_FLIGHT,
+    DEFAULT_MAX_SEGMENTS,
     DEFAULT_STAGE_BELOW,
     DEFAULT_STAGING_BYTES,
     DEFAULT_STALL_SECONDS,
 )
 from .fences import Fence, check_fences
-from .lowering import Changed, Staging, _Op, _region_of
+from .lowering import Changed, Staging, Operation, region_of
 from .reports import PairReport, UpdateReport
 from .schedule import PairSchedule, batches, schedule, staging_capacity
 
@@ -68,7 +69,7 @@ Progress = Callable[[str, str, int, int], None]
 
 
 def operation_count(bound: BoundPlan, mode: str, stage_below: int = DEFAULT_STAGE_BELOW,
-                    max_segments: int = 1 << 32) -> int:
+                    max_segments: int = DEFAULT_MAX_SEGMENTS) -> int:
     """The engine operations :func:`execute` would issue for every pair of ``bound`` in
     ``mode`` (a coordinator's choice between push and pull)."""
     return sum(len(p.ops) for p in schedule(bound, mode=mode, stage_below=stage_below, max_segments=max_segments).pairs)
@@ -85,7 +86,7 @@ def execute(
     max_in_flight: int = DEFAULT_MAX_IN_FLIGHT,
     stage_below: int = DEFAULT_STAGE_BELOW,
     staging_bytes: int = DEFAULT_STAGING_BYTES,
-    max_segments: int = 1 << 32,
+    max_segments: int = DEFAULT_MAX_SEGMENTS,
     staging: Optional[Staging] = None,
     changed: Optional[Changed] = None,
     landing: Optional[Mapping[tuple[str, str], int]] = None,
@@ -201,9 +202,9 @@ def _run_pair(
     result = PairReport(pair.source_worker_id, pair.target_worker_id, runs=scheduled.runs,
                         bytes=scheduled.bytes, wire_bytes=scheduled.wire_bytes)
     rounds = scheduled.rounds(staging.half if staging is not None else 0)
-    in_flight: deque[tuple[int, list[_Op], int]] = deque()
+    in_flight: deque[tuple[int, list[Operation], int]] = deque()
     outstanding = [0] * len(rounds)
-    failure: list[_Op] = []
+    failure: list[Operation] = []
 
     landed = [0]  # bytes landed
     last = [time.monotonic()]  # when the last batch ended
@@ -280,7 +281,7 @@ def _run_pair(
         raise _error(
             "transfer_failed",
             f"pair {pair.source_worker_id} -> {pair.target_worker_id}: a batch failed moving "
-            f"{_region_of(pair, failure[0], push)}; the update failed and no target is ready",
+            f"{region_of(pair, failure[0], push)}; the update failed and no target is ready",
         )
     if rounds:
         finish(len(rounds) - 1)

@@ -15,16 +15,17 @@ import numpy.typing as npt
 from .._errors import manifest_error as _error
 from .._native import BoundPlan, CopyGroup
 from .backends import Backend
-from .defaults import DEFAULT_STAGE_BELOW
+from .defaults import DEFAULT_MAX_SEGMENTS, DEFAULT_STAGE_BELOW
 
-__all__ = ["Changed", "Packing", "Staging", "changed_from_wire", "packing", "ranges_to_wire", "select", "written_ranges"]
+__all__ = ["Changed", "Operation", "Packing", "Staging", "changed_from_wire", "packing", "pair_operations",
+           "ranges_to_wire", "region_of", "select", "staging_rounds", "written_ranges"]
 
 
 U64 = npt.NDArray[np.uint64]
 
 
 @dataclass
-class _Op:
+class Operation:
     """One engine operation: local and remote first byte and length, and, when staged,
     the local pieces (local address, offset in the staged run, length) behind it."""
 
@@ -121,9 +122,9 @@ def packing(pair: CopyGroup, changed: Changed, stage_below: int, max_segments: i
     return Packing(source[small], target[small], n, offset, (source[big], target[big], length[big], device[big]))
 
 
-def _ops(group: CopyGroup, push: bool, stage_below: int, max_segments: int,
-         changed: Optional[Changed] = None, read_gaps: bool = False,
-         landing: Optional[int] = None) -> tuple[list[_Op], int]:
+def pair_operations(group: CopyGroup, push: bool, stage_below: int, max_segments: int,
+                    changed: Optional[Changed] = None, read_gaps: bool = False,
+                    landing: Optional[int] = None) -> tuple[list[Operation], int]:
     """The pair's operations and its merged run count. Runs contiguous on the remote side
     become one staged operation when their mean length is below ``stage_below``. With
     ``read_gaps`` (pull only: a backend whose remote side reads any span between two runs
@@ -132,14 +133,14 @@ def _ops(group: CopyGroup, push: bool, stage_below: int, max_segments: int,
     gap). With ``changed``, only the changed source bytes are moved (a delta update); with
     ``landing`` too (the pair's packed area on its passive side, :mod:`.delta`), the
     pieces shorter than ``stage_below`` move packed, as one staged operation."""
-    ops: list[_Op] = []
+    ops: list[Operation] = []
     packed = 0
     if changed is not None and landing is not None:
         k = packing(group, changed, stage_below, max_segments)
         source, target, length, device = k.direct
         if len(k.length):
             mine = k.source if push else k.target
-            ops.append(_Op(0, landing, k.nbytes, list(zip(mine.tolist(), k.offset.tolist(), k.length.tolist()))))
+            ops.append(Operation(0, landing, k.nbytes, list(zip(mine.tolist(), k.offset.tolist(), k.length.tolist()))))
             packed = len(k.length)
     else:
         lowered = group.segments(max_segments)
@@ -167,15 +168,15 @@ def _ops(group: CopyGroup, push: bool, stage_below: int, max_segments: int,
     for g in range(len(bounds) - 1):
         a, b = int(bounds[g]), int(bounds[g + 1])
         if b - a == 1 or sum(lens[a:b]) >= stage_below * (b - a):
-            ops.extend(_Op(loc[i], rem[i], lens[i]) for i in range(a, b))
+            ops.extend(Operation(loc[i], rem[i], lens[i]) for i in range(a, b))
             continue
         pieces = [(loc[i], rem[i] - rem[a], lens[i]) for i in range(a, b)]
-        ops.append(_Op(0, rem[a], rem[b - 1] + lens[b - 1] - rem[a], pieces))
+        ops.append(Operation(0, rem[a], rem[b - 1] + lens[b - 1] - rem[a], pieces))
     return ops, n + packed
 
 
 def written_ranges(bound: BoundPlan, target_worker: str, changed: Optional[Changed] = None,
-                   max_segments: int = 1 << 32) -> U64:
+                   max_segments: int = DEFAULT_MAX_SEGMENTS) -> U64:
     """The sorted, merged [start, end) target address ranges that ``bound`` writes on
     ``target_worker`` (with ``changed``, only those of a delta over it): what a target
     keeps the old bytes of before a delta lands (its undo log)."""
@@ -198,7 +199,7 @@ def written_ranges(bound: BoundPlan, target_worker: str, changed: Optional[Chang
     return np.array(merged, dtype=np.uint64).reshape(-1, 2)
 
 
-def _region_of(group: CopyGroup, op: _Op, push: bool) -> str:
+def region_of(group: CopyGroup, op: Operation, push: bool) -> str:
     """The copy (tensor, fragments) a failed operation belongs to, for the message."""
     target_address = op.remote if push else (op.pieces[0][0] if op.pieces else op.local)
     for copy in group.copies:
@@ -235,14 +236,14 @@ class Staging:
         self.backend.unregister(self.address)
 
 
-def _piece_span(op: _Op, pieces: list[tuple[int, int, int]]) -> _Op:
+def _piece_span(op: Operation, pieces: list[tuple[int, int, int]]) -> Operation:
     """The staged operation reading ``pieces`` (offsets into ``op``) of ``op``."""
     first = pieces[0][1]
     end = pieces[-1][1] + pieces[-1][2]
-    return _Op(0, op.remote + first, end - first, [(a, o - first, n) for a, o, n in pieces])
+    return Operation(0, op.remote + first, end - first, [(a, o - first, n) for a, o, n in pieces])
 
 
-def _fit(op: _Op, capacity: int) -> Iterator[_Op]:
+def _fit(op: Operation, capacity: int) -> Iterator[Operation]:
     """A staged operation cut at piece boundaries into operations of at most
     ``capacity`` staged bytes; a piece larger than that goes out unstaged."""
     if op.pieces is None or op.length <= capacity:
@@ -254,7 +255,7 @@ def _fit(op: _Op, capacity: int) -> Iterator[_Op]:
             if chunk:
                 yield _piece_span(op, chunk)
                 chunk = []
-            yield _Op(address, op.remote + offset, n)
+            yield Operation(address, op.remote + offset, n)
             continue
         if chunk and offset + n - chunk[0][1] > capacity:
             yield _piece_span(op, chunk)
@@ -264,9 +265,9 @@ def _fit(op: _Op, capacity: int) -> Iterator[_Op]:
         yield _piece_span(op, chunk)
 
 
-def _rounds(ops: list[_Op], capacity: int) -> Iterator[list[_Op]]:
+def staging_rounds(ops: list[Operation], capacity: int) -> Iterator[list[Operation]]:
     """The operations in rounds whose staged bytes fit one staging half (in order)."""
-    batch: list[_Op] = []
+    batch: list[Operation] = []
     used = 0
     for whole in ops:
         for op in _fit(whole, capacity):

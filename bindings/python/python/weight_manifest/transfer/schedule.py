@@ -10,7 +10,7 @@ schedule on a modelled network, so the two cannot drift apart.
   worker's position among the executing workers (the i-th of n starts i/n of the way into
   its list), so that workers sharing the same remote workers do not all start on the same
   one and queue on its link while the others idle.
-- A pair's operations (:func:`.lowering._ops`: runs merged, staged, a delta selected or
+- A pair's operations (:func:`.lowering.pair_operations`: runs merged, staged, a delta selected or
   packed) are cut into rounds whose staged bytes fit one staging half, and each round into
   batches of at most ``batch_segments`` operations.
 - Batches are submitted in order with at most ``max_in_flight`` in flight; round k's
@@ -25,8 +25,9 @@ from functools import cached_property
 from typing import Optional
 
 from .._native import BoundPlan, CopyGroup
-from .defaults import DEFAULT_BATCH_SEGMENTS, DEFAULT_MAX_IN_FLIGHT, DEFAULT_STAGE_BELOW, DEFAULT_STAGING_BYTES
-from .lowering import Changed, _Op, _ops, _rounds
+from .defaults import (DEFAULT_BATCH_SEGMENTS, DEFAULT_MAX_IN_FLIGHT, DEFAULT_MAX_SEGMENTS, DEFAULT_STAGE_BELOW,
+                       DEFAULT_STAGING_BYTES)
+from .lowering import Changed, Operation, pair_operations, staging_rounds
 
 __all__ = ["PairSchedule", "Schedule", "batches", "schedule", "staging_capacity"]
 
@@ -40,7 +41,7 @@ class PairSchedule:
     worker: str
     #: The worker on the other side (whose session the operations name).
     remote: str
-    ops: list[_Op]
+    ops: list[Operation]
     #: Merged runs behind the operations (the report's ``runs``).
     runs: int
 
@@ -63,13 +64,13 @@ class PairSchedule:
     def staged_pieces(self) -> int:
         return sum(len(op.pieces) for op in self.ops if op.pieces)
 
-    def rounds(self, half: int) -> list[list[_Op]]:
+    def rounds(self, half: int) -> list[list[Operation]]:
         """The operations in rounds whose staged bytes fit one staging half of ``half``
         bytes (a piece larger than that goes out unstaged)."""
-        return list(_rounds(self.ops, half))
+        return list(staging_rounds(self.ops, half))
 
 
-def batches(round_ops: Sequence[_Op], batch_segments: int) -> Iterator[list[_Op]]:
+def batches(round_ops: Sequence[Operation], batch_segments: int) -> Iterator[list[Operation]]:
     """One round's operations in submission batches of at most ``batch_segments``."""
     for first in range(0, len(round_ops), batch_segments):
         yield list(round_ops[first: first + batch_segments])
@@ -135,7 +136,7 @@ def staging_half(pairs: Sequence[PairSchedule], staging_bytes: int, given: Optio
 def schedule(bound: BoundPlan, *, mode: str = "push", worker: Optional[str] = None,
              batch_segments: int = DEFAULT_BATCH_SEGMENTS, max_in_flight: int = DEFAULT_MAX_IN_FLIGHT,
              stage_below: int = DEFAULT_STAGE_BELOW, staging_bytes: int = DEFAULT_STAGING_BYTES,
-             max_segments: int = 1 << 32, staged: bool = True, half: Optional[int] = None,
+             max_segments: int = DEFAULT_MAX_SEGMENTS, staged: bool = True, half: Optional[int] = None,
              changed: Optional[Changed] = None, landing: Optional[Mapping[tuple[str, str], int]] = None,
              read_gaps: bool = False) -> Schedule:
     """The operations of every pair of ``bound`` that ``worker`` runs in ``mode`` (every
@@ -152,8 +153,9 @@ def schedule(bound: BoundPlan, *, mode: str = "push", worker: Optional[str] = No
     for pair in chosen:
         here, there = ((pair.source_worker_id, pair.target_worker_id) if push
                        else (pair.target_worker_id, pair.source_worker_id))
-        ops, runs = _ops(pair, push, stage_below if staged else 0, max_segments, changed, read_gaps,
-                         None if landing is None else landing.get((pair.source_worker_id, pair.target_worker_id)))
+        ops, runs = pair_operations(pair, push, stage_below if staged else 0, max_segments, changed, read_gaps,
+                                    None if landing is None else landing.get((pair.source_worker_id,
+                                                                              pair.target_worker_id)))
         pairs.append(PairSchedule(pair, here, there, ops, runs))
     out = Schedule(mode, pairs, batch_segments, max_in_flight)
     # One buffer for every pair run by one call (a worker's own, or execute's).
