@@ -162,3 +162,141 @@ fn a_module_left_out_is_found() {
         );
     }
 }
+
+/// The normal dependencies a crate's manifest declares (its `[dependencies]` table).
+fn declared_dependencies(dir: &Path) -> BTreeSet<String> {
+    let manifest = fs::read_to_string(dir.join("Cargo.toml")).unwrap();
+    let table = &manifest[manifest.find("\n[dependencies]\n").unwrap() + 16..];
+    let table = &table[..table.find("\n[").unwrap_or(table.len())];
+    table
+        .lines()
+        .filter(|l| !l.trim_start().starts_with('#'))
+        .filter_map(|l| l.split_once('=').map(|(name, _)| name.trim().to_owned()))
+        .filter(|name| !name.is_empty())
+        .collect()
+}
+
+/// The crates table's "depends on" column, by crate: "core" is `weight-manifest`, a short
+/// name (`content`) the workspace crate `weight-manifest-content`; remarks in parentheses
+/// are left out.
+fn tabled_dependencies(text: &str) -> Vec<(String, BTreeSet<String>)> {
+    let packages: BTreeSet<String> = members().iter().map(|d| package_name(d)).collect();
+    let table = &text[text.find("## Crates").unwrap()..];
+    let table = &table[..table.find("\n## ").unwrap_or(table.len())];
+    let mut rows = Vec::new();
+    for line in table.lines().filter(|l| l.starts_with("| `")) {
+        let cells: Vec<&str> = line.split('|').map(str::trim).collect();
+        let name = cells[1].trim_matches('`').to_owned();
+        let mut column = String::new();
+        let mut depth = 0;
+        for c in cells[4].chars() {
+            match c {
+                '(' => depth += 1,
+                ')' => depth -= 1,
+                _ if depth == 0 => column.push(c),
+                _ => {}
+            }
+        }
+        let deps = column
+            .split(',')
+            .map(str::trim)
+            .filter(|d| !d.is_empty())
+            .map(|d| match d {
+                "core" => "weight-manifest".to_owned(),
+                short if packages.contains(&format!("weight-manifest-{short}")) => {
+                    format!("weight-manifest-{short}")
+                }
+                other => other.to_owned(),
+            })
+            .collect();
+        rows.push((name, deps));
+    }
+    rows
+}
+
+#[test]
+fn the_crates_table_gives_each_crates_dependencies() {
+    let text = fs::read_to_string(root().join("docs/architecture.md")).unwrap();
+    let tabled = tabled_dependencies(&text);
+    let mut wrong = Vec::new();
+    for dir in members() {
+        let name = package_name(&dir);
+        let declared = declared_dependencies(&dir);
+        match tabled.iter().find(|(n, _)| *n == name) {
+            Some((_, deps)) if *deps == declared => {}
+            Some((_, deps)) => wrong.push(format!(
+                "{name}: the table says {deps:?}, Cargo.toml declares {declared:?}"
+            )),
+            None => wrong.push(format!("{name}: no row")),
+        }
+    }
+    assert!(wrong.is_empty(), "docs/architecture.md: {wrong:#?}");
+    // The comparison can fail: a dependency left out of a row is found.
+    let short = text.replace("| core, serde, memchr |", "| core, serde |");
+    let rows = tabled_dependencies(&short);
+    let (_, deps) = rows
+        .iter()
+        .find(|(n, _)| n == "weight-manifest-mooncake")
+        .unwrap();
+    assert!(!deps.contains("memchr"), "{deps:?}");
+}
+
+/// Where the Python module `dotted` (`weight_manifest.transfer.lowering`) is.
+fn python_file(dotted: &str) -> Option<PathBuf> {
+    let relative = dotted.replace('.', "/");
+    let base = root().join("bindings/python/python").join(relative);
+    [base.with_extension("py"), base.join("__init__.py")]
+        .into_iter()
+        .find(|p| p.is_file())
+}
+
+/// The Python names the map gives in parentheses after a module (`weight_manifest.x` (…
+/// `Name` …)) that the module does not define (a class, a function or an assignment).
+fn misplaced_python_names(text: &str) -> Vec<String> {
+    let mut wrong = Vec::new();
+    let mut rest = text;
+    while let Some(at) = rest.find("`weight_manifest.") {
+        rest = &rest[at + 1..];
+        let Some(end) = rest.find('`') else { break };
+        let module = &rest[..end];
+        rest = &rest[end + 1..];
+        let Some(inside) = rest.strip_prefix(" (") else {
+            continue;
+        };
+        let inside = &inside[..inside.find(')').unwrap_or(inside.len())];
+        let Some(file) = python_file(module) else {
+            continue;
+        };
+        let source = fs::read_to_string(&file).unwrap();
+        for name in inside.split('`').skip(1).step_by(2) {
+            let is_name = name.starts_with(|c: char| c.is_ascii_uppercase())
+                && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+            let defined = source.lines().any(|l| {
+                l.starts_with(&format!("class {name}"))
+                    || l.starts_with(&format!("def {name}("))
+                    || l.starts_with(&format!("{name} ="))
+                    || l.starts_with(&format!("{name}: "))
+            });
+            if is_name && !defined {
+                wrong.push(format!("{name} is not defined in {module}"));
+            }
+        }
+    }
+    wrong
+}
+
+#[test]
+fn the_python_names_the_map_places_live_there() {
+    let text = fs::read_to_string(root().join("docs/architecture.md")).unwrap();
+    let wrong = misplaced_python_names(&text);
+    assert!(wrong.is_empty(), "docs/architecture.md: {wrong:#?}");
+    // The check can fail: a class named under the wrong module is found.
+    let moved = text.replace(
+        "`weight_manifest.transfer.backends` (`EngineBackend`, `LocalBackend`)",
+        "`weight_manifest.transfer.backends` (`EngineBackend`, `LocalBackend`, `Staging`)",
+    );
+    assert_eq!(
+        misplaced_python_names(&moved),
+        ["Staging is not defined in weight_manifest.transfer.backends"]
+    );
+}

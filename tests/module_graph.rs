@@ -1,6 +1,7 @@
 //! The modules of every crate import each other one way: no import cycle between files,
-//! and none between the folders of one level (an arrow "back up"), in the core (`src/`) and
-//! in each crate under `crates/` and `bindings/`.
+//! and none between the folders of one level (an arrow "back up"), in every crate of the
+//! workspace (the core's `src/`, each crate under `crates/` and `bindings/`, `codegen/`)
+//! and in the Python package `weight_manifest` (the binding's modules and the runtime's).
 //!
 //! The graph is derived from the sources as text: every `use crate::…`, `use super::…` and
 //! `use self::…` tree, and every `crate::…` / `super::…` path in code (comments and string
@@ -8,6 +9,11 @@
 //! module's own `mod` declarations are not arrows (a parent declares its children); its
 //! `pub use` re-exports are. Unit-test files (`tests.rs`, `*_tests.rs`, `test_support.rs`)
 //! are left out: they may reach anywhere.
+//!
+//! A Python module's arrows are its `import` and `from … import` statements (relative ones
+//! resolved; docstrings and comments left out), each to the longest dotted prefix that is a
+//! module of the package: `from . import x` is an arrow to the module `x` when there is one,
+//! else to the package's `__init__.py`. The native module's stub (`_native.pyi`) is a leaf.
 //!
 //! On failure the test prints each cycle with the names that tie it. The same check from a
 //! shell: `cargo test --test module_graph -- --nocapture`.
@@ -20,20 +26,19 @@ fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// The `src/` folders whose graphs are held to the rule.
+/// The `src/` folders whose graphs are held to the rule: every member of the workspace
+/// (the root manifest's `members`).
 fn crate_sources() -> Vec<PathBuf> {
-    let mut dirs = vec![root().join("src")];
-    for parent in ["crates", "bindings"] {
-        let Ok(entries) = fs::read_dir(root().join(parent)) else {
-            continue;
-        };
-        for entry in entries.flatten() {
-            let src = entry.path().join("src");
-            if src.join("lib.rs").is_file() || src.join("main.rs").is_file() {
-                dirs.push(src);
-            }
-        }
-    }
+    let manifest = fs::read_to_string(root().join("Cargo.toml")).unwrap();
+    let list = &manifest[manifest.find("members = [").unwrap()..];
+    let list = &list[..list.find(']').unwrap()];
+    let mut dirs: Vec<PathBuf> = list
+        .split('"')
+        .skip(1)
+        .step_by(2)
+        .map(|member| root().join(member).join("src"))
+        .filter(|src| src.join("lib.rs").is_file() || src.join("main.rs").is_file())
+        .collect();
     dirs.retain(|d| !NOT_YET.iter().any(|n| d.ends_with(n)));
     dirs.sort();
     dirs
@@ -575,9 +580,210 @@ fn folded(graph: &Graph, dir: &str) -> BTreeMap<String, BTreeMap<String, BTreeSe
     out
 }
 
+/// The Python package (the runtime among it): its modules are held to the same rule.
+fn python_package() -> PathBuf {
+    root().join("bindings/python/python/weight_manifest")
+}
+
+/// Every module file below `dir`, relative to `package`: `.py` files, and the `.pyi` stub
+/// of a native module (`_native`) that has no `.py`.
+fn python_files(package: &Path, dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in fs::read_dir(dir).unwrap().flatten() {
+        let path = entry.path();
+        let ext = path.extension().and_then(|e| e.to_str());
+        if path.is_dir() {
+            if path.file_name().is_some_and(|n| n != "__pycache__") {
+                python_files(package, &path, out);
+            }
+        } else if ext == Some("py") || (ext == Some("pyi") && !path.with_extension("py").is_file())
+        {
+            out.push(path.strip_prefix(package).unwrap().to_path_buf());
+        }
+    }
+}
+
+/// The dotted module name of a file relative to the package (`transfer/lowering.py` →
+/// `weight_manifest.transfer.lowering`; `group/__init__.py` → `weight_manifest.group`).
+fn python_module_of(file: &Path) -> String {
+    let mut parts = vec!["weight_manifest".to_owned()];
+    parts.extend(file.iter().map(|p| p.to_string_lossy().into_owned()));
+    let last = parts.pop().unwrap();
+    let stem = last.split('.').next().unwrap_or_default();
+    if stem != "__init__" {
+        parts.push(stem.to_owned());
+    }
+    parts.join(".")
+}
+
+/// Python source without comments and string literals (each replaced by a space), so that
+/// an import in a docstring's example is no arrow.
+fn python_code_only(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(c) = rest.chars().next() {
+        if c == '#' {
+            rest = &rest[rest.find('\n').unwrap_or(rest.len())..];
+        } else if c == '"' || c == '\'' {
+            let triple: String = std::iter::repeat_n(c, 3).collect();
+            let (open, close) = if rest.starts_with(&triple) {
+                (3, triple.clone())
+            } else {
+                (1, c.to_string())
+            };
+            let mut i = open;
+            loop {
+                match rest[i..].find(|ch: char| ch == '\\' || close.starts_with(ch)) {
+                    None => {
+                        i = rest.len();
+                        break;
+                    }
+                    Some(at) if rest[i + at..].starts_with('\\') => {
+                        i += at + 1 + rest[i + at + 1..].chars().next().map_or(0, char::len_utf8);
+                    }
+                    Some(at) if rest[i + at..].starts_with(close.as_str()) => {
+                        i += at + close.len();
+                        break;
+                    }
+                    Some(at) => i += at + 1,
+                }
+            }
+            out.push(' ');
+            rest = &rest[i.min(rest.len())..];
+        } else {
+            out.push(c);
+            rest = &rest[c.len_utf8()..];
+        }
+    }
+    out
+}
+
+/// The logical lines of Python code (a line goes on while a bracket is open or it ends
+/// with a backslash).
+fn logical_lines(code: &str) -> Vec<String> {
+    let mut lines = Vec::new();
+    let mut current = String::new();
+    let mut depth = 0i32;
+    for line in code.lines() {
+        for c in line.chars() {
+            match c {
+                '(' | '[' | '{' => depth += 1,
+                ')' | ']' | '}' => depth -= 1,
+                _ => {}
+            }
+        }
+        let joined = line.strip_suffix('\\');
+        current.push_str(joined.unwrap_or(line));
+        current.push(' ');
+        if depth <= 0 && joined.is_none() {
+            lines.push(std::mem::take(&mut current));
+            depth = 0;
+        }
+    }
+    lines.push(current);
+    lines
+}
+
+/// The (module, name) pairs a logical line imports, as dotted module names: `from X import
+/// a, b` is X.a when that is a module, else X with the name a; `import X.Y` is X.Y.
+/// `package` is the dotted package the file is in (itself for an `__init__.py`).
+fn python_imports(line: &str, package: &str, modules: &BTreeSet<String>) -> Vec<(String, String)> {
+    let line = line.trim();
+    let mut out = Vec::new();
+    if let Some(rest) = line.strip_prefix("from ") {
+        let Some((from, names)) = rest.split_once(" import ") else {
+            return out;
+        };
+        let from = from.trim();
+        let dots = from.chars().take_while(|c| *c == '.').count();
+        let base = if dots == 0 {
+            from.to_owned()
+        } else {
+            let mut parts: Vec<&str> = package.split('.').collect();
+            parts.truncate(parts.len().saturating_sub(dots - 1));
+            let tail = &from[dots..];
+            if tail.is_empty() {
+                parts.join(".")
+            } else {
+                format!("{}.{tail}", parts.join("."))
+            }
+        };
+        for name in names.replace(['(', ')'], " ").split(',') {
+            let name = name.split_whitespace().next().unwrap_or_default();
+            if name.is_empty() {
+                continue;
+            }
+            let child = format!("{base}.{name}");
+            if modules.contains(&child) {
+                out.push((child, name.to_owned()));
+            } else {
+                out.push((base.clone(), name.to_owned()));
+            }
+        }
+    } else if let Some(rest) = line.strip_prefix("import ") {
+        for item in rest.split(',') {
+            if let Some(module) = item.split_whitespace().next() {
+                let last = module.rsplit('.').next().unwrap_or_default().to_owned();
+                out.push((module.to_owned(), last));
+            }
+        }
+    }
+    out
+}
+
+/// The Python package's graph: file → (file → names taken), over its own modules.
+fn python_graph_of(package: &Path) -> Graph {
+    let mut list = Vec::new();
+    python_files(package, package, &mut list);
+    let by_module: BTreeMap<String, String> = list
+        .iter()
+        .map(|f| (python_module_of(f), f.to_string_lossy().replace('\\', "/")))
+        .collect();
+    let modules: BTreeSet<String> = by_module.keys().cloned().collect();
+    let mut graph = Graph::new();
+    for file in &list {
+        let module = python_module_of(file);
+        let name = by_module[&module].clone();
+        let own_package = if file.file_name().is_some_and(|n| n == "__init__.py") {
+            module.clone()
+        } else {
+            module
+                .rsplit_once('.')
+                .map(|(p, _)| p.to_owned())
+                .unwrap_or_default()
+        };
+        let edges = graph.entry(name.clone()).or_default();
+        // A native module's stub is a leaf: its imports name types for the type checker,
+        // the module itself imports nothing when it loads.
+        if file.extension().is_some_and(|e| e == "pyi") {
+            continue;
+        }
+        let text = fs::read_to_string(package.join(file)).unwrap();
+        for line in logical_lines(&python_code_only(&text)) {
+            for (target, taken) in python_imports(&line, &own_package, &modules) {
+                // The longest prefix that is a module of the package.
+                let mut target = target.as_str();
+                while !modules.contains(target) {
+                    match target.rsplit_once('.') {
+                        Some((prefix, _)) => target = prefix,
+                        None => break,
+                    }
+                }
+                if let Some(to) = by_module.get(target).filter(|to| **to != name) {
+                    edges.entry(to.clone()).or_default().insert(taken);
+                }
+            }
+        }
+    }
+    graph
+}
+
 /// Every cycle of one crate: among its files, and among the entries of each folder.
 fn violations(src: &Path) -> Vec<String> {
-    let graph = graph_of(src);
+    violations_of(&graph_of(src))
+}
+
+/// Every cycle of one graph (a crate's or the Python package's).
+fn violations_of(graph: &Graph) -> Vec<String> {
     let mut found = Vec::new();
     let mut folders: BTreeSet<String> = BTreeSet::from([String::new()]);
     for file in graph.keys() {
@@ -616,7 +822,7 @@ fn violations(src: &Path) -> Vec<String> {
         found.push(format!("file cycle {component:?}\n{}", ties.join("\n")));
     }
     for dir in &folders {
-        let level = folded(&graph, dir);
+        let level = folded(graph, dir);
         let edges: BTreeMap<String, BTreeSet<String>> = level
             .iter()
             .map(|(k, v)| (k.clone(), v.keys().cloned().collect()))
@@ -649,7 +855,11 @@ fn violations(src: &Path) -> Vec<String> {
 fn no_crate_has_an_import_cycle_or_an_arrow_back_up() {
     let mut report = Vec::new();
     let sources = crate_sources();
-    assert!(sources.len() >= 5, "found {sources:?}");
+    assert!(sources.len() >= 10, "found {sources:?}");
+    assert!(
+        sources.iter().any(|s| s.ends_with("codegen/src")),
+        "found {sources:?}"
+    );
     for src in &sources {
         for v in violations(src) {
             report.push(format!(
@@ -700,6 +910,64 @@ fn the_checker_finds_a_cycle_and_an_arrow_back_up() {
     )
     .unwrap();
     let found = violations(&dir);
+    fs::remove_dir_all(&dir).unwrap();
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert!(found[0].starts_with("file cycle"), "{found:?}");
+}
+
+#[test]
+fn the_python_package_has_no_import_cycle_or_arrow_back_up() {
+    let graph = python_graph_of(&python_package());
+    assert!(graph.len() >= 30, "found {:?}", graph.keys());
+    assert!(
+        graph.keys().any(|f| f.starts_with("transfer/")),
+        "found {:?}",
+        graph.keys()
+    );
+    // A reader that missed the imports would find no cycle either.
+    let arrows: usize = graph.values().map(BTreeMap::len).sum();
+    assert!(
+        arrows >= 100,
+        "only {arrows} arrows between the package's modules"
+    );
+    let found = violations_of(&graph);
+    assert!(
+        found.is_empty(),
+        "bindings/python/python/weight_manifest: {}",
+        found.join("\n")
+    );
+}
+
+#[test]
+fn the_python_checker_finds_a_cycle_and_an_arrow_back_up() {
+    let dir = std::env::temp_dir().join(format!("module-graph-py-{}", std::process::id()));
+    let _ = fs::remove_dir_all(&dir);
+    fs::create_dir_all(dir.join("low")).unwrap();
+    fs::write(dir.join("__init__.py"), "").unwrap();
+    fs::write(dir.join("a.py"), "from .low.leaf import Leaf\n").unwrap();
+    fs::write(dir.join("low/__init__.py"), "").unwrap();
+    fs::write(
+        dir.join("low/leaf.py"),
+        "\"\"\"Example:\n\nfrom ..a import nothing (a docstring is no arrow)\n\"\"\"\nclass Leaf: ...\n",
+    )
+    .unwrap();
+    // An arrow back up: low/ imports a.py, which imports low/ (no cycle of files).
+    fs::write(
+        dir.join("low/other.py"),
+        "# from .. import a (a comment is no arrow)\ndef f():\n    from .. import (\n        a,\n    )\n",
+    )
+    .unwrap();
+    let found = violations_of(&python_graph_of(&dir));
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert!(found[0].starts_with("folder cycle"), "{found:?}");
+    // A cycle of two files.
+    fs::write(dir.join("low/other.py"), "from .leaf import Leaf\nX = 1\n").unwrap();
+    fs::write(
+        dir.join("low/leaf.py"),
+        "from . import other\nclass Leaf: ...\n",
+    )
+    .unwrap();
+    let found = violations_of(&python_graph_of(&dir));
     fs::remove_dir_all(&dir).unwrap();
     assert_eq!(found.len(), 1, "{found:?}");
     assert!(found[0].starts_with("file cycle"), "{found:?}");

@@ -25,13 +25,8 @@ fn emit(name: &str, text: &str) -> Vec<(&'static str, String)> {
         let file = source::parse(name, text)?;
         let bundle = bundle::bundle(std::slice::from_ref(&file))?;
         // The project's replacements that this case defines.
-        let replacements: Vec<(&str, &str)> = rust::REPLACEMENTS
-            .iter()
-            .copied()
-            .filter(|(def, _)| bundle.defs.contains_key(*def))
-            .collect();
-        let types = rust::generate_with(&bundle, &replacements)?;
-        let writers = writers::generate(&types, &bundle)?;
+        let types = rust::generate_with(&bundle, &rust::replacements_in(&bundle))?;
+        let writers = writers::generate(&types, &bundle, writers::Writers::Canonical, "")?;
         Ok((types, writers))
     };
     match emitted() {

@@ -6,7 +6,9 @@
 //! ```
 //!
 //! Writes `src/wire/generated.rs` (the types), `src/wire/writers.rs` (their member names,
-//! field lists and canonical writers) and `schema/dist/*` from the schemas; from the codes file
+//! field lists and canonical writers), the Mooncake crate's `crates/mooncake/src/wire/`
+//! (the types of `schema/mooncake-*`, their member names and field lists) and
+//! `schema/dist/*` from the schemas; from the codes file
 //! `schema/codes.json` the core's `Code` (`src/code/generated.rs`), the Python list
 //! (`weight_manifest/_codes.py`), the code enum of the published fixture schema and the
 //! C++ binding's error code table `bindings/cpp/src/code_table.rs`; and the C header
@@ -21,6 +23,7 @@ mod dist;
 mod error;
 #[cfg(test)]
 mod golden_tests;
+mod homes;
 mod json;
 mod output;
 mod rust;
@@ -32,6 +35,7 @@ use std::process::ExitCode;
 
 use error::Result;
 use output::Output;
+use writers::Writers;
 
 /// Directory of the schema sources, relative to the root.
 const SCHEMA_DIR: &str = "schema";
@@ -43,8 +47,9 @@ const GENERATED_RS: &str = "src/wire/generated.rs";
 
 const USAGE: &str = "usage: weight-manifest-codegen [--check] [--root DIR]
 
-Generates src/wire/generated.rs, src/wire/writers.rs and schema/dist/* from
-schema/*.schema.json,
+Generates src/wire/generated.rs, src/wire/writers.rs,
+crates/mooncake/src/wire/generated.rs, crates/mooncake/src/wire/writers.rs and
+schema/dist/* from schema/*.schema.json,
 src/code/generated.rs, weight_manifest/_codes.py and bindings/cpp/src/code_table.rs
 from schema/codes.json, and
 bindings/cpp/include/weight_manifest.h from bindings/cpp/src (cbindgen).
@@ -88,15 +93,31 @@ fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Command> {
 fn generate(root: &Path) -> Result<Vec<Output>> {
     let files = source::load_dir(&root.join(SCHEMA_DIR))?;
     let bundle = bundle::bundle(&files)?;
-    let wire_types = rust::generate(&bundle)?;
+    let (core, mooncake) = homes::split(&bundle)?;
+    let wire_types = rust::generate(&core)?;
+    let mooncake_types = rust::generate_with(&mooncake, &rust::replacements_in(&mooncake))?;
+    let mooncake_fields = writers::field_lists(
+        homes::MOONCAKE_FIELDS_MODULE,
+        "The member names and field lists of Mooncake's documents (their types are the \
+         Mooncake crate's), to name a Mooncake document given to the wrong command.",
+        &mooncake_types,
+    )?;
     let mut outputs = vec![
         Output {
             path: writers::PATH.to_owned(),
-            contents: writers::generate(&wire_types, &bundle)?,
+            contents: writers::generate(&wire_types, &core, Writers::Canonical, &mooncake_fields)?,
         },
         Output {
             path: GENERATED_RS.to_owned(),
             contents: wire_types,
+        },
+        Output {
+            path: homes::MOONCAKE_WRITERS.to_owned(),
+            contents: writers::generate(&mooncake_types, &mooncake, Writers::FieldsOnly, "")?,
+        },
+        Output {
+            path: homes::MOONCAKE_TYPES.to_owned(),
+            contents: mooncake_types,
         },
     ];
     let codes = codes::read(root)?;

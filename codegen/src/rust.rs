@@ -48,8 +48,18 @@ pub fn generate(bundle: &Bundle) -> Result<String> {
     generate_with(bundle, REPLACEMENTS)
 }
 
+/// The entries of [`REPLACEMENTS`] whose definitions `bundle` holds (a part of `schema/`, or
+/// a golden test's small schema).
+pub fn replacements_in(bundle: &Bundle) -> Vec<(&'static str, &'static str)> {
+    REPLACEMENTS
+        .iter()
+        .copied()
+        .filter(|(def, _)| bundle.defs.contains_key(*def))
+        .collect()
+}
+
 /// Generates the wire types of `bundle` with `replacements` in place of [`REPLACEMENTS`]
-/// (the golden tests' small schemas define only some of the project's).
+/// (each must name a definition of `bundle`).
 pub fn generate_with(bundle: &Bundle, replacements: &[(&str, &str)]) -> Result<String> {
     let mut settings = TypeSpaceSettings::default();
     settings.with_struct_builder(false);

@@ -54,8 +54,119 @@ struct Identity {
     digest: bool,
 }
 
-/// Generates `src/wire/writers.rs` from typify's output and the bundled schemas.
-pub fn generate(generated_rs: &str, bundle: &Bundle) -> Result<String> {
+/// Which writers a crate's module holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Writers {
+    /// Keys, field lists, canonical writers and identities, on the core's `crate::canonical`.
+    Canonical,
+    /// Keys and field lists only: a crate built on the core, which writes its own texts.
+    FieldsOnly,
+}
+
+/// A wire module's structs (members in declaration order) and string enums (variant and
+/// spelling).
+type Parsed = (
+    BTreeMap<String, Vec<Member>>,
+    BTreeMap<String, Vec<(String, String)>>,
+);
+
+/// Generates a wire module's writers (the core's `src/wire/writers.rs`) from typify's output
+/// and the bundled schemas; `appendix` (Rust items) is added at the end.
+pub fn generate(
+    generated_rs: &str,
+    bundle: &Bundle,
+    writers: Writers,
+    appendix: &str,
+) -> Result<String> {
+    let (structs, string_enums) = parse_types(generated_rs)?;
+    let canonical = match writers {
+        Writers::Canonical => encodable_structs(&structs, &string_enums),
+        Writers::FieldsOnly => BTreeSet::new(),
+    };
+    let identities = identities(bundle, &canonical)?;
+    // The id writers take every member as given; an optional one has no place there.
+    if let Some(name) = identities
+        .keys()
+        .find(|name| structs[name.as_str()].iter().any(|m| m.omit_none))
+    {
+        return Err(format!(
+            "{name} names an identity but has an optional member"
+        ));
+    }
+
+    let mut out = String::from(match writers {
+        Writers::Canonical => {
+            "//! Member names, field lists and canonical writers of the wire types.\n"
+        }
+        Writers::FieldsOnly => "//! Member names and field lists of the wire types.\n",
+    });
+    out.push_str("use super::generated::*;\n");
+    if writers == Writers::Canonical {
+        out.push_str("use crate::canonical::{Canonical, Sink};\n");
+    }
+    write_keys(&mut out, &structs);
+    for (name, members) in &structs {
+        // The required list is read from the definition: an object typify named itself (an
+        // inline object schema) has none to read it from.
+        let Some(def) = bundle.defs.get(name) else {
+            return Err(format!(
+                "{name}: an inline object schema; give it a $defs entry (and a $ref) so that its \
+                 required members are known"
+            ));
+        };
+        let required = def
+            .schema
+            .get("required")
+            .and_then(Value::as_array)
+            .map(|list| {
+                list.iter()
+                    .filter_map(Value::as_str)
+                    .collect::<BTreeSet<_>>()
+            })
+            .unwrap_or_default();
+        write_fields(&mut out, name, members, &required);
+    }
+    if writers == Writers::Canonical {
+        for (name, variants) in &string_enums {
+            write_enum(&mut out, name, variants);
+        }
+    }
+    for name in &canonical {
+        write_struct(&mut out, name, &structs[name]);
+    }
+    for (name, identity) in &identities {
+        write_identity(&mut out, name, &structs[name], identity);
+    }
+    out.push_str(appendix);
+    let file: syn::File = syn::parse_str(&out)
+        .map_err(|e| format!("the generated member writers do not parse: {e}"))?;
+    Ok(format!("{HEADER}\n\n{}", prettyplease::unparse(&file)))
+}
+
+/// A `pub(crate) mod {module}` holding the member names and field lists of the types of
+/// `generated_rs` (another crate's wire types) as plain strings: names without the types.
+pub fn field_lists(module: &str, doc: &str, generated_rs: &str) -> Result<String> {
+    let (structs, _) = parse_types(generated_rs)?;
+    let mut out = format!("/// {doc}\npub(crate) mod {module} {{\n");
+    write_keys(&mut out, &structs);
+    for (name, members) in &structs {
+        let names: Vec<String> = members.iter().map(|m| json_string(&m.name)).collect();
+        writeln!(
+            out,
+            "/// The members of a `{name}`, in code point order.\n\
+             pub(crate) const {}: &[&str] = &[{}];",
+            snake(name).to_ascii_uppercase(),
+            names.join(", ")
+        )
+        .ok();
+    }
+    out.push_str("}\n");
+    Ok(out)
+}
+
+/// The structs and string enums of typify's output, each struct's members checked to be in
+/// code point order.
+fn parse_types(generated_rs: &str) -> Result<Parsed> {
     let file: syn::File = syn::parse_str(generated_rs)
         .map_err(|e| format!("the generated wire types do not parse: {e}"))?;
     let mut structs: BTreeMap<String, Vec<Member>> = BTreeMap::new();
@@ -104,59 +215,7 @@ pub fn generate(generated_rs: &str, bundle: &Bundle) -> Result<String> {
             ));
         }
     }
-    let canonical = encodable_structs(&structs, &string_enums);
-    let identities = identities(bundle, &canonical)?;
-    // The id writers take every member as given; an optional one has no place there.
-    if let Some(name) = identities
-        .keys()
-        .find(|name| structs[name.as_str()].iter().any(|m| m.omit_none))
-    {
-        return Err(format!(
-            "{name} names an identity but has an optional member"
-        ));
-    }
-
-    let mut out = String::new();
-    writeln!(
-        out,
-        "//! Member names, field lists and canonical writers of the wire types."
-    )
-    .ok();
-    out.push_str("use super::generated::*;\nuse crate::canonical::{Canonical, Sink};\n");
-    write_keys(&mut out, &structs);
-    for (name, members) in &structs {
-        // The required list is read from the definition: an object typify named itself (an
-        // inline object schema) has none to read it from.
-        let Some(def) = bundle.defs.get(name) else {
-            return Err(format!(
-                "{name}: an inline object schema; give it a $defs entry (and a $ref) so that its \
-                 required members are known"
-            ));
-        };
-        let required = def
-            .schema
-            .get("required")
-            .and_then(Value::as_array)
-            .map(|list| {
-                list.iter()
-                    .filter_map(Value::as_str)
-                    .collect::<BTreeSet<_>>()
-            })
-            .unwrap_or_default();
-        write_fields(&mut out, name, members, &required);
-    }
-    for (name, variants) in &string_enums {
-        write_enum(&mut out, name, variants);
-    }
-    for name in &canonical {
-        write_struct(&mut out, name, &structs[name]);
-    }
-    for (name, identity) in &identities {
-        write_identity(&mut out, name, &structs[name], identity);
-    }
-    let file: syn::File = syn::parse_str(&out)
-        .map_err(|e| format!("the generated member writers do not parse: {e}"))?;
-    Ok(format!("{HEADER}\n\n{}", prettyplease::unparse(&file)))
+    Ok((structs, string_enums))
 }
 
 /// Whether a field attribute lets serde leave the member out of the wire.

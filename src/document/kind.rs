@@ -1,16 +1,20 @@
 //! Which document kind an object's keys are: for a `fields_mismatch` on a whole document,
 //! so a file given to the wrong command names the right one. The kinds are every document
 //! a `weight-manifest` command reads: the contract's, and Mooncake's (whose shapes the
-//! schemas give, `schema/mooncake-*.schema.json`; read by the Mooncake crate).
+//! schemas give, `schema/mooncake-*.schema.json`; read by the Mooncake crate, which has
+//! their types: the core has their member names only, `wire::writers::mooncake_fields`).
 
 use crate::error::DocumentKind;
 use crate::value::{Object, Value};
+use crate::wire::writers::mooncake_fields::{
+    self, MOONCAKE_PLACEMENT_MANIFEST, MOONCAKE_PLACEMENT_PART, MOONCAKE_STORAGE_MANIFEST,
+    MOONCAKE_STORED_FRAGMENT,
+};
 use crate::wire::{
-    key, BindingInventory, BindingInventoryRecord, MooncakePlacementManifest,
-    MooncakePlacementPart, MooncakeStorageManifest, MooncakeStoredFragment, PlacementFragment,
-    PlacementInventory, PlacementInventoryRecord, PlacementManifest, PlanRegion, ReshardPlan,
-    RuntimeBindingFragment, RuntimeBindingManifest, RuntimeFragment, RuntimeInventory,
-    RuntimeInventoryRecord, RuntimeManifest,
+    key, BindingInventory, BindingInventoryRecord, PlacementFragment, PlacementInventory,
+    PlacementInventoryRecord, PlacementManifest, PlanRegion, ReshardPlan, RuntimeBindingFragment,
+    RuntimeBindingManifest, RuntimeFragment, RuntimeInventory, RuntimeInventoryRecord,
+    RuntimeManifest,
 };
 
 /// A document kind by its keys: the top level's and its first list element's. A strict
@@ -76,16 +80,16 @@ const SHAPES: [Shape; 9] = [
         kind: kind("placement inventory", "placement from-inventory"),
     },
     Shape {
-        top: MooncakePlacementManifest::FIELDS,
-        list: key::PARTS,
-        element: MooncakePlacementPart::FIELDS,
+        top: MOONCAKE_PLACEMENT_MANIFEST,
+        list: mooncake_fields::key::PARTS,
+        element: MOONCAKE_PLACEMENT_PART,
         strict: true,
         kind: kind("Mooncake placement manifest", "mooncake validate"),
     },
     Shape {
-        top: MooncakeStorageManifest::FIELDS,
-        list: key::FRAGMENTS,
-        element: MooncakeStoredFragment::FIELDS,
+        top: MOONCAKE_STORAGE_MANIFEST,
+        list: mooncake_fields::key::FRAGMENTS,
+        element: MOONCAKE_STORED_FRAGMENT,
         strict: true,
         kind: kind("Mooncake Store manifest", "mooncake validate"),
     },

@@ -43,8 +43,6 @@ pub mod key {
     pub const COPIES: &str = "copies";
     /// The member `count`.
     pub const COUNT: &str = "count";
-    /// The member `created_at`.
-    pub const CREATED_AT: &str = "created_at";
     /// The member `description`.
     pub const DESCRIPTION: &str = "description";
     /// The member `device`.
@@ -57,8 +55,6 @@ pub mod key {
     pub const DOCUMENT: &str = "document";
     /// The member `dp`.
     pub const DP: &str = "dp";
-    /// The member `dp_size`.
-    pub const DP_SIZE: &str = "dp_size";
     /// The member `dtype`.
     pub const DTYPE: &str = "dtype";
     /// The member `edges`.
@@ -67,8 +63,6 @@ pub mod key {
     pub const ENDPOINT: &str = "endpoint";
     /// The member `ep`.
     pub const EP: &str = "ep";
-    /// The member `ep_size`.
-    pub const EP_SIZE: &str = "ep_size";
     /// The member `expect`.
     pub const EXPECT: &str = "expect";
     /// The member `expert_id`.
@@ -89,8 +83,6 @@ pub mod key {
     pub const GLOBAL_OFFSET: &str = "global_offset";
     /// The member `global_shape`.
     pub const GLOBAL_SHAPE: &str = "global_shape";
-    /// The member `group_id`.
-    pub const GROUP_ID: &str = "group_id";
     /// The member `input`.
     pub const INPUT: &str = "input";
     /// The member `instance_id`.
@@ -101,8 +93,6 @@ pub mod key {
     pub const IS_CONTIGUOUS: &str = "is_contiguous";
     /// The member `itemsize`.
     pub const ITEMSIZE: &str = "itemsize";
-    /// The member `kind`.
-    pub const KIND: &str = "kind";
     /// The member `layer_id`.
     pub const LAYER_ID: &str = "layer_id";
     /// The member `layers`.
@@ -117,8 +107,6 @@ pub mod key {
     pub const LOCAL_SHAPE: &str = "local_shape";
     /// The member `loops`.
     pub const LOOPS: &str = "loops";
-    /// The member `manifest_key`.
-    pub const MANIFEST_KEY: &str = "manifest_key";
     /// The member `match_`.
     pub const MATCH_: &str = "match_";
     /// The member `max_regions`.
@@ -137,14 +125,8 @@ pub mod key {
     pub const MOONCAKE_TEXT: &str = "mooncake_text";
     /// The member `multiple_of`.
     pub const MULTIPLE_OF: &str = "multiple_of";
-    /// The member `namespace`.
-    pub const NAMESPACE: &str = "namespace";
     /// The member `nbytes`.
     pub const NBYTES: &str = "nbytes";
-    /// The member `object_key`.
-    pub const OBJECT_KEY: &str = "object_key";
-    /// The member `object_offset`.
-    pub const OBJECT_OFFSET: &str = "object_offset";
     /// The member `ok`.
     pub const OK: &str = "ok";
     /// The member `op`.
@@ -159,24 +141,14 @@ pub mod key {
     pub const OWN_BY_EXPERT: &str = "own_by_expert";
     /// The member `pairs`.
     pub const PAIRS: &str = "pairs";
-    /// The member `parallel_axes`.
-    pub const PARALLEL_AXES: &str = "parallel_axes";
     /// The member `partial`.
     pub const PARTIAL: &str = "partial";
-    /// The member `participant_id`.
-    pub const PARTICIPANT_ID: &str = "participant_id";
-    /// The member `participants`.
-    pub const PARTICIPANTS: &str = "participants";
     /// The member `partition_dim`.
     pub const PARTITION_DIM: &str = "partition_dim";
-    /// The member `parts`.
-    pub const PARTS: &str = "parts";
     /// The member `path`.
     pub const PATH: &str = "path";
     /// The member `pieces`.
     pub const PIECES: &str = "pieces";
-    /// The member `pipeline_stage_id`.
-    pub const PIPELINE_STAGE_ID: &str = "pipeline_stage_id";
     /// The member `placement`.
     pub const PLACEMENT: &str = "placement";
     /// The member `placement_digest`.
@@ -185,16 +157,12 @@ pub mod key {
     pub const PLACEMENT_FRAGMENT_ID: &str = "placement_fragment_id";
     /// The member `placement_id`.
     pub const PLACEMENT_ID: &str = "placement_id";
-    /// The member `placement_set_id`.
-    pub const PLACEMENT_SET_ID: &str = "placement_set_id";
     /// The member `plan`.
     pub const PLAN: &str = "plan";
     /// The member `plan_id`.
     pub const PLAN_ID: &str = "plan_id";
     /// The member `pp`.
     pub const PP: &str = "pp";
-    /// The member `pp_size`.
-    pub const PP_SIZE: &str = "pp_size";
     /// The member `quant_method`.
     pub const QUANT_METHOD: &str = "quant_method";
     /// The member `quantization`.
@@ -209,10 +177,6 @@ pub mod key {
     pub const REPORT: &str = "report";
     /// The member `require_complete`.
     pub const REQUIRE_COMPLETE: &str = "require_complete";
-    /// The member `resource_id`.
-    pub const RESOURCE_ID: &str = "resource_id";
-    /// The member `resource_kind`.
-    pub const RESOURCE_KIND: &str = "resource_kind";
     /// The member `revision`.
     pub const REVISION: &str = "revision";
     /// The member `row`.
@@ -227,8 +191,6 @@ pub mod key {
     pub const SCALE_TENSOR_ID: &str = "scale_tensor_id";
     /// The member `schema`.
     pub const SCHEMA: &str = "schema";
-    /// The member `semantics`.
-    pub const SEMANTICS: &str = "semantics";
     /// The member `shape`.
     pub const SHAPE: &str = "shape";
     /// The member `shard_dims`.
@@ -261,18 +223,10 @@ pub mod key {
     pub const START: &str = "start";
     /// The member `status`.
     pub const STATUS: &str = "status";
-    /// The member `storage_address`.
-    pub const STORAGE_ADDRESS: &str = "storage_address";
-    /// The member `storage_nbytes`.
-    pub const STORAGE_NBYTES: &str = "storage_nbytes";
     /// The member `storage_offset`.
     pub const STORAGE_OFFSET: &str = "storage_offset";
-    /// The member `storage_offset_bytes`.
-    pub const STORAGE_OFFSET_BYTES: &str = "storage_offset_bytes";
     /// The member `stride`.
     pub const STRIDE: &str = "stride";
-    /// The member `strides_bytes`.
-    pub const STRIDES_BYTES: &str = "strides_bytes";
     /// The member `sum`.
     pub const SUM: &str = "sum";
     /// The member `tags`.
@@ -301,14 +255,10 @@ pub mod key {
     pub const TENSORS_COMPLETE: &str = "tensors_complete";
     /// The member `tensors_with_gaps`.
     pub const TENSORS_WITH_GAPS: &str = "tensors_with_gaps";
-    /// The member `topology`.
-    pub const TOPOLOGY: &str = "topology";
     /// The member `topology_id`.
     pub const TOPOLOGY_ID: &str = "topology_id";
     /// The member `tp`.
     pub const TP: &str = "tp";
-    /// The member `tp_size`.
-    pub const TP_SIZE: &str = "tp_size";
     /// The member `transform`.
     pub const TRANSFORM: &str = "transform";
     /// The member `uncovered_coordinate`.
@@ -317,8 +267,6 @@ pub mod key {
     pub const UNCOVERED_ELEMENTS: &str = "uncovered_elements";
     /// The member `values`.
     pub const VALUES: &str = "values";
-    /// The member `weight_generation`.
-    pub const WEIGHT_GENERATION: &str = "weight_generation";
     /// The member `worker_id`.
     pub const WORKER_ID: &str = "worker_id";
 }
@@ -699,171 +647,6 @@ impl HeldFence {
 impl InventoryRank {
     /// The members of a `InventoryRank`, in code point order.
     pub const FIELDS: &'static [&'static str] = &[key::DP, key::EP, key::PP, key::TP];
-    /// The members the schema requires, in code point order.
-    pub const REQUIRED: &'static [&'static str] = Self::FIELDS;
-}
-impl MooncakeAxis {
-    /// The members of a `MooncakeAxis`, in code point order.
-    pub const FIELDS: &'static [&'static str] = &[key::DIM, key::KIND, key::SEMANTICS];
-    /// The members the schema requires, in code point order.
-    pub const REQUIRED: &'static [&'static str] = &[key::KIND, key::SEMANTICS];
-}
-impl MooncakeParticipant {
-    /// The members of a `MooncakeParticipant`, in code point order.
-    pub const FIELDS: &'static [&'static str] = &[key::PARTICIPANT_ID, key::RANK];
-    /// The members the schema requires, in code point order.
-    pub const REQUIRED: &'static [&'static str] = Self::FIELDS;
-}
-impl MooncakePlacementFragment {
-    /// The members of a `MooncakePlacementFragment`, in code point order.
-    pub const FIELDS: &'static [&'static str] = &[
-        key::ALIASES,
-        key::GLOBAL_OFFSET,
-        key::LOCAL_SHAPE,
-        key::NBYTES,
-        key::PIPELINE_STAGE_ID,
-        key::PLACEMENT_FRAGMENT_ID,
-        key::RANK,
-        key::TENSOR_ID,
-    ];
-    /// The members the schema requires, in code point order.
-    pub const REQUIRED: &'static [&'static str] = &[
-        key::ALIASES,
-        key::GLOBAL_OFFSET,
-        key::LOCAL_SHAPE,
-        key::NBYTES,
-        key::PLACEMENT_FRAGMENT_ID,
-        key::RANK,
-        key::TENSOR_ID,
-    ];
-}
-impl MooncakePlacementManifest {
-    /// The members of a `MooncakePlacementManifest`, in code point order.
-    pub const FIELDS: &'static [&'static str] = &[
-        key::PARTS,
-        key::PLACEMENT_ID,
-        key::PLACEMENT_SET_ID,
-        key::RESOURCE_ID,
-        key::RESOURCE_KIND,
-        key::REVISION,
-        key::TENSORS,
-        key::TOPOLOGY,
-        key::WEIGHT_GENERATION,
-    ];
-    /// The members the schema requires, in code point order.
-    pub const REQUIRED: &'static [&'static str] = Self::FIELDS;
-}
-impl MooncakePlacementPart {
-    /// The members of a `MooncakePlacementPart`, in code point order.
-    pub const FIELDS: &'static [&'static str] = &[
-        key::FRAGMENTS,
-        key::PARTICIPANT_ID,
-        key::RANK,
-    ];
-    /// The members the schema requires, in code point order.
-    pub const REQUIRED: &'static [&'static str] = Self::FIELDS;
-}
-impl MooncakeRank {
-    /// The members of a `MooncakeRank`, in code point order.
-    pub const FIELDS: &'static [&'static str] = &[key::DP, key::EP, key::PP, key::TP];
-    /// The members the schema requires, in code point order.
-    pub const REQUIRED: &'static [&'static str] = Self::FIELDS;
-}
-impl MooncakeRuntimeBinding {
-    /// The members of a `MooncakeRuntimeBinding`, in code point order.
-    pub const FIELDS: &'static [&'static str] = &[
-        key::FRAGMENTS,
-        key::GENERATION,
-        key::INSTANCE_ID,
-        key::LEASE_ID,
-        key::PARTICIPANT_ID,
-        key::PLACEMENT_DIGEST,
-        key::PLACEMENT_ID,
-        key::RESOURCE_ID,
-        key::RESOURCE_KIND,
-        key::REVISION,
-    ];
-    /// The members the schema requires, in code point order.
-    pub const REQUIRED: &'static [&'static str] = Self::FIELDS;
-}
-impl MooncakeRuntimeBindingFragment {
-    /// The members of a `MooncakeRuntimeBindingFragment`, in code point order.
-    pub const FIELDS: &'static [&'static str] = &[
-        key::ADDRESS,
-        key::DEVICE,
-        key::ENDPOINT,
-        key::FRAGMENT_ID,
-        key::ITEMSIZE,
-        key::LOCAL_SHAPE,
-        key::NBYTES,
-        key::PLACEMENT_FRAGMENT_ID,
-        key::STORAGE_ADDRESS,
-        key::STORAGE_NBYTES,
-        key::STORAGE_OFFSET_BYTES,
-        key::STRIDES_BYTES,
-        key::WORKER_ID,
-    ];
-    /// The members the schema requires, in code point order.
-    pub const REQUIRED: &'static [&'static str] = Self::FIELDS;
-}
-impl MooncakeStorageManifest {
-    /// The members of a `MooncakeStorageManifest`, in code point order.
-    pub const FIELDS: &'static [&'static str] = &[
-        key::CREATED_AT,
-        key::FRAGMENTS,
-        key::GROUP_ID,
-        key::MANIFEST_KEY,
-        key::NAMESPACE,
-        key::RESOURCE_ID,
-        key::RESOURCE_KIND,
-        key::REVISION,
-        key::TENSORS,
-        key::WEIGHT_GENERATION,
-    ];
-    /// The members the schema requires, in code point order.
-    pub const REQUIRED: &'static [&'static str] = Self::FIELDS;
-}
-impl MooncakeStoredFragment {
-    /// The members of a `MooncakeStoredFragment`, in code point order.
-    pub const FIELDS: &'static [&'static str] = &[
-        key::ALIASES,
-        key::FRAGMENT_ID,
-        key::GLOBAL_OFFSET,
-        key::LOCAL_SHAPE,
-        key::NBYTES,
-        key::OBJECT_KEY,
-        key::OBJECT_OFFSET,
-        key::TENSOR_ID,
-    ];
-    /// The members the schema requires, in code point order.
-    pub const REQUIRED: &'static [&'static str] = Self::FIELDS;
-}
-impl MooncakeTensorDescriptor {
-    /// The members of a `MooncakeTensorDescriptor`, in code point order.
-    pub const FIELDS: &'static [&'static str] = &[
-        key::DTYPE,
-        key::EXPERT_ID,
-        key::GLOBAL_SHAPE,
-        key::ITEMSIZE,
-        key::LAYER_ID,
-        key::LAYOUT_FINGERPRINT,
-        key::PARALLEL_AXES,
-        key::SHARD_DIMS,
-        key::TENSOR_ID,
-    ];
-    /// The members the schema requires, in code point order.
-    pub const REQUIRED: &'static [&'static str] = Self::FIELDS;
-}
-impl MooncakeTopology {
-    /// The members of a `MooncakeTopology`, in code point order.
-    pub const FIELDS: &'static [&'static str] = &[
-        key::DP_SIZE,
-        key::EP_SIZE,
-        key::PARTICIPANTS,
-        key::PP_SIZE,
-        key::TOPOLOGY_ID,
-        key::TP_SIZE,
-    ];
     /// The members the schema requires, in code point order.
     pub const REQUIRED: &'static [&'static str] = Self::FIELDS;
 }
@@ -1261,56 +1044,6 @@ impl Canonical for FixtureOp {
                 Self::MooncakeImport => b"\"mooncake.import\"",
                 Self::MooncakePlan => b"\"mooncake.plan\"",
                 Self::MooncakeBinding => b"\"mooncake.binding\"",
-            },
-        );
-    }
-}
-impl Canonical for MooncakeAxisKind {
-    fn write_canonical<S: Sink + ?Sized>(&self, out: &mut S) {
-        out.put(
-            match self {
-                Self::Dp => b"\"dp\"",
-                Self::Ep => b"\"ep\"",
-                Self::Pp => b"\"pp\"",
-                Self::Tp => b"\"tp\"",
-            },
-        );
-    }
-}
-impl Canonical for MooncakeAxisSemantics {
-    fn write_canonical<S: Sink + ?Sized>(&self, out: &mut S) {
-        out.put(
-            match self {
-                Self::Ownership => b"\"ownership\"",
-                Self::Replicated => b"\"replicated\"",
-                Self::Split => b"\"split\"",
-            },
-        );
-    }
-}
-impl Canonical for MooncakePlacementManifestResourceKind {
-    fn write_canonical<S: Sink + ?Sized>(&self, out: &mut S) {
-        out.put(
-            match self {
-                Self::ModelWeight => b"\"model_weight\"",
-            },
-        );
-    }
-}
-impl Canonical for MooncakeRuntimeBindingResourceKind {
-    fn write_canonical<S: Sink + ?Sized>(&self, out: &mut S) {
-        out.put(
-            match self {
-                Self::ModelWeight => b"\"model_weight\"",
-            },
-        );
-    }
-}
-impl Canonical for MooncakeStorageManifestResourceKind {
-    fn write_canonical<S: Sink + ?Sized>(&self, out: &mut S) {
-        out.put(
-            match self {
-                Self::ModelWeight => b"\"model_weight\"",
             },
         );
     }
@@ -2003,318 +1736,6 @@ pub(crate) fn write_inventory_rank<S: Sink + ?Sized>(
     pp.write_canonical(out);
     out.put(b",\"tp\":");
     tp.write_canonical(out);
-    out.put(b"}");
-}
-impl Canonical for MooncakeParticipant {
-    fn write_canonical<S: Sink + ?Sized>(&self, out: &mut S) {
-        write_mooncake_participant(out, &self.participant_id, &self.rank);
-    }
-}
-/// Writes the canonical encoding (contract §5) of a `MooncakeParticipant` with these members.
-pub(crate) fn write_mooncake_participant<S: Sink + ?Sized>(
-    out: &mut S,
-    participant_id: &(impl Canonical + ?Sized),
-    rank: &(impl Canonical + ?Sized),
-) {
-    out.put(b"{\"participant_id\":");
-    participant_id.write_canonical(out);
-    out.put(b",\"rank\":");
-    rank.write_canonical(out);
-    out.put(b"}");
-}
-impl Canonical for MooncakePlacementFragment {
-    fn write_canonical<S: Sink + ?Sized>(&self, out: &mut S) {
-        write_mooncake_placement_fragment(
-            out,
-            &self.aliases,
-            &self.global_offset,
-            &self.local_shape,
-            &self.nbytes,
-            self.pipeline_stage_id.as_ref(),
-            &self.placement_fragment_id,
-            &self.rank,
-            &self.tensor_id,
-        );
-    }
-}
-/// Writes the canonical encoding (contract §5) of a `MooncakePlacementFragment` with these members.
-pub(crate) fn write_mooncake_placement_fragment<S: Sink + ?Sized>(
-    out: &mut S,
-    aliases: &(impl Canonical + ?Sized),
-    global_offset: &(impl Canonical + ?Sized),
-    local_shape: &(impl Canonical + ?Sized),
-    nbytes: &(impl Canonical + ?Sized),
-    pipeline_stage_id: Option<&(impl Canonical + ?Sized)>,
-    placement_fragment_id: &(impl Canonical + ?Sized),
-    rank: &(impl Canonical + ?Sized),
-    tensor_id: &(impl Canonical + ?Sized),
-) {
-    out.put(b"{\"aliases\":");
-    aliases.write_canonical(out);
-    out.put(b",\"global_offset\":");
-    global_offset.write_canonical(out);
-    out.put(b",\"local_shape\":");
-    local_shape.write_canonical(out);
-    out.put(b",\"nbytes\":");
-    nbytes.write_canonical(out);
-    if let Some(value) = pipeline_stage_id {
-        out.put(b",\"pipeline_stage_id\":");
-        value.write_canonical(out);
-    }
-    out.put(b",\"placement_fragment_id\":");
-    placement_fragment_id.write_canonical(out);
-    out.put(b",\"rank\":");
-    rank.write_canonical(out);
-    out.put(b",\"tensor_id\":");
-    tensor_id.write_canonical(out);
-    out.put(b"}");
-}
-impl Canonical for MooncakePlacementPart {
-    fn write_canonical<S: Sink + ?Sized>(&self, out: &mut S) {
-        write_mooncake_placement_part(
-            out,
-            &self.fragments,
-            &self.participant_id,
-            &self.rank,
-        );
-    }
-}
-/// Writes the canonical encoding (contract §5) of a `MooncakePlacementPart` with these members.
-pub(crate) fn write_mooncake_placement_part<S: Sink + ?Sized>(
-    out: &mut S,
-    fragments: &(impl Canonical + ?Sized),
-    participant_id: &(impl Canonical + ?Sized),
-    rank: &(impl Canonical + ?Sized),
-) {
-    out.put(b"{\"fragments\":");
-    fragments.write_canonical(out);
-    out.put(b",\"participant_id\":");
-    participant_id.write_canonical(out);
-    out.put(b",\"rank\":");
-    rank.write_canonical(out);
-    out.put(b"}");
-}
-impl Canonical for MooncakeRank {
-    fn write_canonical<S: Sink + ?Sized>(&self, out: &mut S) {
-        write_mooncake_rank(out, &self.dp, &self.ep, &self.pp, &self.tp);
-    }
-}
-/// Writes the canonical encoding (contract §5) of a `MooncakeRank` with these members.
-pub(crate) fn write_mooncake_rank<S: Sink + ?Sized>(
-    out: &mut S,
-    dp: &(impl Canonical + ?Sized),
-    ep: &(impl Canonical + ?Sized),
-    pp: &(impl Canonical + ?Sized),
-    tp: &(impl Canonical + ?Sized),
-) {
-    out.put(b"{\"dp\":");
-    dp.write_canonical(out);
-    out.put(b",\"ep\":");
-    ep.write_canonical(out);
-    out.put(b",\"pp\":");
-    pp.write_canonical(out);
-    out.put(b",\"tp\":");
-    tp.write_canonical(out);
-    out.put(b"}");
-}
-impl Canonical for MooncakeRuntimeBinding {
-    fn write_canonical<S: Sink + ?Sized>(&self, out: &mut S) {
-        write_mooncake_runtime_binding(
-            out,
-            &self.fragments,
-            &self.generation,
-            &self.instance_id,
-            &self.lease_id,
-            &self.participant_id,
-            &self.placement_digest,
-            &self.placement_id,
-            &self.resource_id,
-            &self.resource_kind,
-            &self.revision,
-        );
-    }
-}
-/// Writes the canonical encoding (contract §5) of a `MooncakeRuntimeBinding` with these members.
-pub(crate) fn write_mooncake_runtime_binding<S: Sink + ?Sized>(
-    out: &mut S,
-    fragments: &(impl Canonical + ?Sized),
-    generation: &(impl Canonical + ?Sized),
-    instance_id: &(impl Canonical + ?Sized),
-    lease_id: &(impl Canonical + ?Sized),
-    participant_id: &(impl Canonical + ?Sized),
-    placement_digest: &(impl Canonical + ?Sized),
-    placement_id: &(impl Canonical + ?Sized),
-    resource_id: &(impl Canonical + ?Sized),
-    resource_kind: &(impl Canonical + ?Sized),
-    revision: &(impl Canonical + ?Sized),
-) {
-    out.put(b"{\"fragments\":");
-    fragments.write_canonical(out);
-    out.put(b",\"generation\":");
-    generation.write_canonical(out);
-    out.put(b",\"instance_id\":");
-    instance_id.write_canonical(out);
-    out.put(b",\"lease_id\":");
-    lease_id.write_canonical(out);
-    out.put(b",\"participant_id\":");
-    participant_id.write_canonical(out);
-    out.put(b",\"placement_digest\":");
-    placement_digest.write_canonical(out);
-    out.put(b",\"placement_id\":");
-    placement_id.write_canonical(out);
-    out.put(b",\"resource_id\":");
-    resource_id.write_canonical(out);
-    out.put(b",\"resource_kind\":");
-    resource_kind.write_canonical(out);
-    out.put(b",\"revision\":");
-    revision.write_canonical(out);
-    out.put(b"}");
-}
-impl Canonical for MooncakeRuntimeBindingFragment {
-    fn write_canonical<S: Sink + ?Sized>(&self, out: &mut S) {
-        write_mooncake_runtime_binding_fragment(
-            out,
-            &self.address,
-            &self.device,
-            &self.endpoint,
-            &self.fragment_id,
-            &self.itemsize,
-            &self.local_shape,
-            &self.nbytes,
-            &self.placement_fragment_id,
-            &self.storage_address,
-            &self.storage_nbytes,
-            &self.storage_offset_bytes,
-            &self.strides_bytes,
-            &self.worker_id,
-        );
-    }
-}
-/// Writes the canonical encoding (contract §5) of a `MooncakeRuntimeBindingFragment` with these members.
-pub(crate) fn write_mooncake_runtime_binding_fragment<S: Sink + ?Sized>(
-    out: &mut S,
-    address: &(impl Canonical + ?Sized),
-    device: &(impl Canonical + ?Sized),
-    endpoint: &(impl Canonical + ?Sized),
-    fragment_id: &(impl Canonical + ?Sized),
-    itemsize: &(impl Canonical + ?Sized),
-    local_shape: &(impl Canonical + ?Sized),
-    nbytes: &(impl Canonical + ?Sized),
-    placement_fragment_id: &(impl Canonical + ?Sized),
-    storage_address: &(impl Canonical + ?Sized),
-    storage_nbytes: &(impl Canonical + ?Sized),
-    storage_offset_bytes: &(impl Canonical + ?Sized),
-    strides_bytes: &(impl Canonical + ?Sized),
-    worker_id: &(impl Canonical + ?Sized),
-) {
-    out.put(b"{\"address\":");
-    address.write_canonical(out);
-    out.put(b",\"device\":");
-    device.write_canonical(out);
-    out.put(b",\"endpoint\":");
-    endpoint.write_canonical(out);
-    out.put(b",\"fragment_id\":");
-    fragment_id.write_canonical(out);
-    out.put(b",\"itemsize\":");
-    itemsize.write_canonical(out);
-    out.put(b",\"local_shape\":");
-    local_shape.write_canonical(out);
-    out.put(b",\"nbytes\":");
-    nbytes.write_canonical(out);
-    out.put(b",\"placement_fragment_id\":");
-    placement_fragment_id.write_canonical(out);
-    out.put(b",\"storage_address\":");
-    storage_address.write_canonical(out);
-    out.put(b",\"storage_nbytes\":");
-    storage_nbytes.write_canonical(out);
-    out.put(b",\"storage_offset_bytes\":");
-    storage_offset_bytes.write_canonical(out);
-    out.put(b",\"strides_bytes\":");
-    strides_bytes.write_canonical(out);
-    out.put(b",\"worker_id\":");
-    worker_id.write_canonical(out);
-    out.put(b"}");
-}
-impl Canonical for MooncakeStoredFragment {
-    fn write_canonical<S: Sink + ?Sized>(&self, out: &mut S) {
-        write_mooncake_stored_fragment(
-            out,
-            &self.aliases,
-            &self.fragment_id,
-            &self.global_offset,
-            &self.local_shape,
-            &self.nbytes,
-            &self.object_key,
-            &self.object_offset,
-            &self.tensor_id,
-        );
-    }
-}
-/// Writes the canonical encoding (contract §5) of a `MooncakeStoredFragment` with these members.
-pub(crate) fn write_mooncake_stored_fragment<S: Sink + ?Sized>(
-    out: &mut S,
-    aliases: &(impl Canonical + ?Sized),
-    fragment_id: &(impl Canonical + ?Sized),
-    global_offset: &(impl Canonical + ?Sized),
-    local_shape: &(impl Canonical + ?Sized),
-    nbytes: &(impl Canonical + ?Sized),
-    object_key: &(impl Canonical + ?Sized),
-    object_offset: &(impl Canonical + ?Sized),
-    tensor_id: &(impl Canonical + ?Sized),
-) {
-    out.put(b"{\"aliases\":");
-    aliases.write_canonical(out);
-    out.put(b",\"fragment_id\":");
-    fragment_id.write_canonical(out);
-    out.put(b",\"global_offset\":");
-    global_offset.write_canonical(out);
-    out.put(b",\"local_shape\":");
-    local_shape.write_canonical(out);
-    out.put(b",\"nbytes\":");
-    nbytes.write_canonical(out);
-    out.put(b",\"object_key\":");
-    object_key.write_canonical(out);
-    out.put(b",\"object_offset\":");
-    object_offset.write_canonical(out);
-    out.put(b",\"tensor_id\":");
-    tensor_id.write_canonical(out);
-    out.put(b"}");
-}
-impl Canonical for MooncakeTopology {
-    fn write_canonical<S: Sink + ?Sized>(&self, out: &mut S) {
-        write_mooncake_topology(
-            out,
-            &self.dp_size,
-            &self.ep_size,
-            &self.participants,
-            &self.pp_size,
-            &self.topology_id,
-            &self.tp_size,
-        );
-    }
-}
-/// Writes the canonical encoding (contract §5) of a `MooncakeTopology` with these members.
-pub(crate) fn write_mooncake_topology<S: Sink + ?Sized>(
-    out: &mut S,
-    dp_size: &(impl Canonical + ?Sized),
-    ep_size: &(impl Canonical + ?Sized),
-    participants: &(impl Canonical + ?Sized),
-    pp_size: &(impl Canonical + ?Sized),
-    topology_id: &(impl Canonical + ?Sized),
-    tp_size: &(impl Canonical + ?Sized),
-) {
-    out.put(b"{\"dp_size\":");
-    dp_size.write_canonical(out);
-    out.put(b",\"ep_size\":");
-    ep_size.write_canonical(out);
-    out.put(b",\"participants\":");
-    participants.write_canonical(out);
-    out.put(b",\"pp_size\":");
-    pp_size.write_canonical(out);
-    out.put(b",\"topology_id\":");
-    topology_id.write_canonical(out);
-    out.put(b",\"tp_size\":");
-    tp_size.write_canonical(out);
     out.put(b"}");
 }
 impl Canonical for ParallelRank {
@@ -3185,4 +2606,237 @@ pub(crate) fn reshard_plan_id(
     let mut out = crate::canonical::HashSink::new();
     write_reshard_plan_id_payload(&mut out, model_id, regions, revision, source, target);
     out.id("sha256:")
+}
+/// The member names and field lists of Mooncake's documents (their types are the Mooncake crate's), to name a Mooncake document given to the wrong command.
+pub(crate) mod mooncake_fields {
+    /// Every member name of the wire types, one constant each, so that a misspelt name does not compile.
+    pub mod key {
+        /// The member `address`.
+        pub const ADDRESS: &str = "address";
+        /// The member `aliases`.
+        pub const ALIASES: &str = "aliases";
+        /// The member `created_at`.
+        pub const CREATED_AT: &str = "created_at";
+        /// The member `device`.
+        pub const DEVICE: &str = "device";
+        /// The member `dim`.
+        pub const DIM: &str = "dim";
+        /// The member `dp`.
+        pub const DP: &str = "dp";
+        /// The member `dp_size`.
+        pub const DP_SIZE: &str = "dp_size";
+        /// The member `dtype`.
+        pub const DTYPE: &str = "dtype";
+        /// The member `endpoint`.
+        pub const ENDPOINT: &str = "endpoint";
+        /// The member `ep`.
+        pub const EP: &str = "ep";
+        /// The member `ep_size`.
+        pub const EP_SIZE: &str = "ep_size";
+        /// The member `expert_id`.
+        pub const EXPERT_ID: &str = "expert_id";
+        /// The member `fragment_id`.
+        pub const FRAGMENT_ID: &str = "fragment_id";
+        /// The member `fragments`.
+        pub const FRAGMENTS: &str = "fragments";
+        /// The member `generation`.
+        pub const GENERATION: &str = "generation";
+        /// The member `global_offset`.
+        pub const GLOBAL_OFFSET: &str = "global_offset";
+        /// The member `global_shape`.
+        pub const GLOBAL_SHAPE: &str = "global_shape";
+        /// The member `group_id`.
+        pub const GROUP_ID: &str = "group_id";
+        /// The member `instance_id`.
+        pub const INSTANCE_ID: &str = "instance_id";
+        /// The member `itemsize`.
+        pub const ITEMSIZE: &str = "itemsize";
+        /// The member `kind`.
+        pub const KIND: &str = "kind";
+        /// The member `layer_id`.
+        pub const LAYER_ID: &str = "layer_id";
+        /// The member `layout_fingerprint`.
+        pub const LAYOUT_FINGERPRINT: &str = "layout_fingerprint";
+        /// The member `lease_id`.
+        pub const LEASE_ID: &str = "lease_id";
+        /// The member `local_shape`.
+        pub const LOCAL_SHAPE: &str = "local_shape";
+        /// The member `manifest_key`.
+        pub const MANIFEST_KEY: &str = "manifest_key";
+        /// The member `namespace`.
+        pub const NAMESPACE: &str = "namespace";
+        /// The member `nbytes`.
+        pub const NBYTES: &str = "nbytes";
+        /// The member `object_key`.
+        pub const OBJECT_KEY: &str = "object_key";
+        /// The member `object_offset`.
+        pub const OBJECT_OFFSET: &str = "object_offset";
+        /// The member `parallel_axes`.
+        pub const PARALLEL_AXES: &str = "parallel_axes";
+        /// The member `participant_id`.
+        pub const PARTICIPANT_ID: &str = "participant_id";
+        /// The member `participants`.
+        pub const PARTICIPANTS: &str = "participants";
+        /// The member `parts`.
+        pub const PARTS: &str = "parts";
+        /// The member `pipeline_stage_id`.
+        pub const PIPELINE_STAGE_ID: &str = "pipeline_stage_id";
+        /// The member `placement_digest`.
+        pub const PLACEMENT_DIGEST: &str = "placement_digest";
+        /// The member `placement_fragment_id`.
+        pub const PLACEMENT_FRAGMENT_ID: &str = "placement_fragment_id";
+        /// The member `placement_id`.
+        pub const PLACEMENT_ID: &str = "placement_id";
+        /// The member `placement_set_id`.
+        pub const PLACEMENT_SET_ID: &str = "placement_set_id";
+        /// The member `pp`.
+        pub const PP: &str = "pp";
+        /// The member `pp_size`.
+        pub const PP_SIZE: &str = "pp_size";
+        /// The member `rank`.
+        pub const RANK: &str = "rank";
+        /// The member `resource_id`.
+        pub const RESOURCE_ID: &str = "resource_id";
+        /// The member `resource_kind`.
+        pub const RESOURCE_KIND: &str = "resource_kind";
+        /// The member `revision`.
+        pub const REVISION: &str = "revision";
+        /// The member `semantics`.
+        pub const SEMANTICS: &str = "semantics";
+        /// The member `shard_dims`.
+        pub const SHARD_DIMS: &str = "shard_dims";
+        /// The member `storage_address`.
+        pub const STORAGE_ADDRESS: &str = "storage_address";
+        /// The member `storage_nbytes`.
+        pub const STORAGE_NBYTES: &str = "storage_nbytes";
+        /// The member `storage_offset_bytes`.
+        pub const STORAGE_OFFSET_BYTES: &str = "storage_offset_bytes";
+        /// The member `strides_bytes`.
+        pub const STRIDES_BYTES: &str = "strides_bytes";
+        /// The member `tensor_id`.
+        pub const TENSOR_ID: &str = "tensor_id";
+        /// The member `tensors`.
+        pub const TENSORS: &str = "tensors";
+        /// The member `topology`.
+        pub const TOPOLOGY: &str = "topology";
+        /// The member `topology_id`.
+        pub const TOPOLOGY_ID: &str = "topology_id";
+        /// The member `tp`.
+        pub const TP: &str = "tp";
+        /// The member `tp_size`.
+        pub const TP_SIZE: &str = "tp_size";
+        /// The member `weight_generation`.
+        pub const WEIGHT_GENERATION: &str = "weight_generation";
+        /// The member `worker_id`.
+        pub const WORKER_ID: &str = "worker_id";
+    }
+    /// The members of a `MooncakeAxis`, in code point order.
+    pub(crate) const MOONCAKE_AXIS: &[&str] = &["dim", "kind", "semantics"];
+    /// The members of a `MooncakeParticipant`, in code point order.
+    pub(crate) const MOONCAKE_PARTICIPANT: &[&str] = &["participant_id", "rank"];
+    /// The members of a `MooncakePlacementFragment`, in code point order.
+    pub(crate) const MOONCAKE_PLACEMENT_FRAGMENT: &[&str] = &[
+        "aliases",
+        "global_offset",
+        "local_shape",
+        "nbytes",
+        "pipeline_stage_id",
+        "placement_fragment_id",
+        "rank",
+        "tensor_id",
+    ];
+    /// The members of a `MooncakePlacementManifest`, in code point order.
+    pub(crate) const MOONCAKE_PLACEMENT_MANIFEST: &[&str] = &[
+        "parts",
+        "placement_id",
+        "placement_set_id",
+        "resource_id",
+        "resource_kind",
+        "revision",
+        "tensors",
+        "topology",
+        "weight_generation",
+    ];
+    /// The members of a `MooncakePlacementPart`, in code point order.
+    pub(crate) const MOONCAKE_PLACEMENT_PART: &[&str] = &[
+        "fragments",
+        "participant_id",
+        "rank",
+    ];
+    /// The members of a `MooncakeRank`, in code point order.
+    pub(crate) const MOONCAKE_RANK: &[&str] = &["dp", "ep", "pp", "tp"];
+    /// The members of a `MooncakeRuntimeBinding`, in code point order.
+    pub(crate) const MOONCAKE_RUNTIME_BINDING: &[&str] = &[
+        "fragments",
+        "generation",
+        "instance_id",
+        "lease_id",
+        "participant_id",
+        "placement_digest",
+        "placement_id",
+        "resource_id",
+        "resource_kind",
+        "revision",
+    ];
+    /// The members of a `MooncakeRuntimeBindingFragment`, in code point order.
+    pub(crate) const MOONCAKE_RUNTIME_BINDING_FRAGMENT: &[&str] = &[
+        "address",
+        "device",
+        "endpoint",
+        "fragment_id",
+        "itemsize",
+        "local_shape",
+        "nbytes",
+        "placement_fragment_id",
+        "storage_address",
+        "storage_nbytes",
+        "storage_offset_bytes",
+        "strides_bytes",
+        "worker_id",
+    ];
+    /// The members of a `MooncakeStorageManifest`, in code point order.
+    pub(crate) const MOONCAKE_STORAGE_MANIFEST: &[&str] = &[
+        "created_at",
+        "fragments",
+        "group_id",
+        "manifest_key",
+        "namespace",
+        "resource_id",
+        "resource_kind",
+        "revision",
+        "tensors",
+        "weight_generation",
+    ];
+    /// The members of a `MooncakeStoredFragment`, in code point order.
+    pub(crate) const MOONCAKE_STORED_FRAGMENT: &[&str] = &[
+        "aliases",
+        "fragment_id",
+        "global_offset",
+        "local_shape",
+        "nbytes",
+        "object_key",
+        "object_offset",
+        "tensor_id",
+    ];
+    /// The members of a `MooncakeTensorDescriptor`, in code point order.
+    pub(crate) const MOONCAKE_TENSOR_DESCRIPTOR: &[&str] = &[
+        "dtype",
+        "expert_id",
+        "global_shape",
+        "itemsize",
+        "layer_id",
+        "layout_fingerprint",
+        "parallel_axes",
+        "shard_dims",
+        "tensor_id",
+    ];
+    /// The members of a `MooncakeTopology`, in code point order.
+    pub(crate) const MOONCAKE_TOPOLOGY: &[&str] = &[
+        "dp_size",
+        "ep_size",
+        "participants",
+        "pp_size",
+        "topology_id",
+        "tp_size",
+    ];
 }

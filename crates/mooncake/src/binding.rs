@@ -14,10 +14,11 @@ use weight_manifest::document::{self, Document};
 use weight_manifest::error::{Code, Error, Result};
 use weight_manifest::path::Path;
 use weight_manifest::value::Value;
-use weight_manifest::wire::{key, MooncakeRuntimeBinding, MooncakeRuntimeBindingFragment};
 use weight_manifest::Options;
 
 use crate::fields::{exact, member, seq, Members};
+use crate::wire::key;
+use crate::wire::{MooncakeRuntimeBinding, MooncakeRuntimeBindingFragment};
 
 /// One fragment's physical view (upstream's `RuntimeBindingFragment`).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]

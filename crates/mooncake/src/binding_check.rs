@@ -5,11 +5,11 @@
 use std::collections::BTreeMap;
 
 use weight_manifest::error::{Code, Error, Result};
-use weight_manifest::wire::key;
 
 use crate::binding::{canonical_strides, MooncakeBinding, MooncakeBindingFragment};
 use crate::model::MooncakePlacement;
 use crate::model::{Fragment, Tensor};
+use crate::wire::key;
 use weight_manifest::util::fxhash::FxHashMap as HashMap;
 
 fn at(code: Code, message: impl Into<String>, pointer: String) -> Error {

@@ -9,10 +9,11 @@ use weight_manifest::error::{Code, Error, Result};
 use weight_manifest::limits::Limits;
 use weight_manifest::path::Path;
 use weight_manifest::value::{Object, Value};
-use weight_manifest::wire::{key, MooncakeAxis, MooncakeTensorDescriptor};
 
 use crate::fields::{exact, int, ints, member, object, opt_int, seq, string};
 use crate::model::{Axis, AxisKind, Semantics, Tensor};
+use crate::wire::key;
+use crate::wire::{MooncakeAxis, MooncakeTensorDescriptor};
 
 /// The nine members of a descriptor.
 pub(crate) const KEYS: &[&str] = MooncakeTensorDescriptor::FIELDS;
@@ -45,7 +46,7 @@ pub(crate) fn read_axis(value: &Value<'_>, index: usize, path: &Path<'_>) -> Res
         }
     };
     let keys: &[&str] = match semantics.as_str() {
-        key::SPLIT => MooncakeAxis::FIELDS,
+        weight_manifest::wire::key::SPLIT => MooncakeAxis::FIELDS,
         "replicated" | "ownership" => MooncakeAxis::REQUIRED,
         other => {
             return Err(axis_invalid(
@@ -64,7 +65,7 @@ pub(crate) fn read_axis(value: &Value<'_>, index: usize, path: &Path<'_>) -> Res
         )
     })?;
     let semantics = match semantics.as_str() {
-        key::SPLIT => {
+        weight_manifest::wire::key::SPLIT => {
             if !matches!(kind, AxisKind::Ep | AxisKind::Tp) {
                 return Err(axis_invalid(
                     format!("{kind_text} cannot use split semantics"),

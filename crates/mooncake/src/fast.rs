@@ -14,10 +14,6 @@ use weight_manifest::limits::Limits;
 use weight_manifest::path::Path;
 use weight_manifest::reader::cursor::{index_of, mask_of, Cursor, Fast, KeyOrder};
 use weight_manifest::util::fxhash::FxHashMap as HashMap;
-use weight_manifest::wire::{
-    key, MooncakeAxis, MooncakeParticipant, MooncakePlacementFragment, MooncakePlacementManifest,
-    MooncakePlacementPart, MooncakeRank, MooncakeTopology,
-};
 
 use crate::aliases::normalize_aliases;
 use crate::descriptor::{check_tensor, KEYS};
@@ -25,6 +21,11 @@ use crate::draft::{Draft, DraftPart};
 use crate::fragments::check_part;
 use crate::model::{Axis, AxisKind, Fragment, Participant, Rank, Semantics, Tensor, Topology};
 use crate::topology::check_topology;
+use crate::wire::key;
+use crate::wire::{
+    MooncakeAxis, MooncakeParticipant, MooncakePlacementFragment, MooncakePlacementManifest,
+    MooncakePlacementPart, MooncakeRank, MooncakeTopology,
+};
 
 const TOP: &[&str] = MooncakePlacementManifest::FIELDS;
 const TOPOLOGY: &[&str] = MooncakeTopology::FIELDS;
@@ -329,7 +330,7 @@ fn axis(c: &mut Cursor<'_>, order: &mut KeyOrder) -> Fast<Axis> {
     })?;
     let kind = AxisKind::parse(kind)?;
     let semantics = match (semantics, seen) {
-        (key::SPLIT, AXIS_SPLIT) => match kind {
+        (weight_manifest::wire::key::SPLIT, AXIS_SPLIT) => match kind {
             AxisKind::Tp => Semantics::Split { dim },
             AxisKind::Ep if dim == 0 => Semantics::Split { dim },
             _ => return None,

@@ -14,9 +14,9 @@ use weight_manifest::error::{Code, Error, Result};
 use weight_manifest::path::Path;
 use weight_manifest::rules::values;
 use weight_manifest::value::{Object, Value};
-use weight_manifest::wire::key;
 
 use crate::aliases::read_aliases;
+use crate::wire::key;
 
 /// The value as an object, else `not_an_object` naming `label`.
 pub(crate) fn object<'v, 'a>(

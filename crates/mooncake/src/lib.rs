@@ -34,6 +34,7 @@ mod stored;
 mod tests;
 mod topology;
 mod transfer;
+mod wire;
 mod write;
 
 pub use binding::{MooncakeBinding, MooncakeBindingFragment};

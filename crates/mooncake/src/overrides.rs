@@ -7,7 +7,6 @@ use weight_manifest::document::{self, Document};
 use weight_manifest::error::{Code, Error, Result};
 use weight_manifest::path::Path;
 use weight_manifest::value::Value;
-use weight_manifest::wire::{key, MooncakeParticipant};
 use weight_manifest::Options;
 
 use crate::convert::ExportOptions;
@@ -15,6 +14,8 @@ use crate::descriptor::read_axis;
 use crate::fields::{exact, int, member, object, seq, string};
 use crate::model::{AxisKind, Participant};
 use crate::read::read_rank;
+use crate::wire::key;
+use crate::wire::MooncakeParticipant;
 
 fn unknown(key: &str, path: &Path<'_>) -> Error {
     Error::at(

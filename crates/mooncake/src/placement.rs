@@ -8,7 +8,6 @@ use weight_manifest::path::Path;
 use weight_manifest::reader;
 use weight_manifest::util::fxhash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use weight_manifest::value::Value;
-use weight_manifest::wire::key;
 use weight_manifest::Options;
 
 use crate::cover::check_cover;
@@ -17,6 +16,7 @@ use crate::fragments::{check_all, check_part, Placed};
 use crate::model::{Fragment, MooncakePlacement, Part, Tensor, Topology};
 use crate::read::read_placement;
 use crate::topology::check_topology;
+use crate::wire::key;
 use crate::write;
 
 /// The members of a placement built from values (upstream's

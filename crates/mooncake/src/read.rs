@@ -7,10 +7,6 @@ use weight_manifest::limits::Limits;
 use weight_manifest::path::Path;
 use weight_manifest::util::fxhash::FxHashMap as HashMap;
 use weight_manifest::value::Value;
-use weight_manifest::wire::{
-    key, MooncakeParticipant, MooncakePlacementFragment, MooncakePlacementManifest,
-    MooncakePlacementPart, MooncakeRank, MooncakeTopology,
-};
 
 use crate::descriptor::{read_tensors, Order};
 use crate::draft::{Draft, DraftPart};
@@ -18,6 +14,11 @@ use crate::fields::{exact, int, member, object, seq, string, Boxed, Members};
 use crate::fragments::check_part;
 use crate::model::{Fragment, Participant, Rank, Topology};
 use crate::topology::check_topology;
+use crate::wire::key;
+use crate::wire::{
+    MooncakeParticipant, MooncakePlacementFragment, MooncakePlacementManifest,
+    MooncakePlacementPart, MooncakeRank, MooncakeTopology,
+};
 
 /// The members of this object, sorted (the schema's field list).
 const TOP: &[&str] = MooncakePlacementManifest::FIELDS;

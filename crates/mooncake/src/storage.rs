@@ -4,12 +4,13 @@
 
 use std::collections::{HashMap, HashSet};
 
+use crate::wire;
+use crate::wire::key;
 use weight_manifest::document::{self, Document};
 use weight_manifest::error::{Code, Error, Result};
 use weight_manifest::limits::Limits;
 use weight_manifest::path::Path;
 use weight_manifest::value::Value;
-use weight_manifest::wire::{self, key};
 use weight_manifest::Options;
 
 use crate::boxes::{over_budget, overlapping_pair, volume, BoxRef};

@@ -2,9 +2,9 @@
 
 use weight_manifest::error::{Code, Error, Result};
 use weight_manifest::path::Path;
-use weight_manifest::wire::key;
 
 use crate::model::{AxisKind, Topology};
+use crate::wire::key;
 use crate::write;
 
 fn invalid(message: impl Into<String>, path: &Path<'_>) -> Error {

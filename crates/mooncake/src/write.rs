@@ -5,11 +5,11 @@
 //! streamed into a buffer or straight into SHA-256 without building a tree.
 
 use weight_manifest::canonical::{write_str, write_u64, HashSink, Sink};
-use weight_manifest::wire::key;
 
 use crate::model::{
     Axis, Fragment, MooncakePlacement, Part, Participant, Rank, Semantics, Tensor, Topology,
 };
+use crate::wire::key;
 
 /// The tag of the placement id payload.
 const PLACEMENT_TAG: &str = "complete-weight-placement";
@@ -144,7 +144,7 @@ fn fragment<S: Sink + ?Sized>(sink: &mut S, f: &Fragment, tag: Option<&str>) {
         Some(tag) => {
             member_key(sink, false, key::RANK);
             rank(sink, &f.rank);
-            member_key(sink, false, key::SCHEMA);
+            member_key(sink, false, weight_manifest::wire::key::SCHEMA);
             write_str(sink, tag);
         }
     }
