@@ -546,3 +546,78 @@ def test_a_revision_is_kept_only_with_its_generations_bytes(tmp_path: Path) -> N
         w.update(on_step=fail).run(w.bound(), 3)
     assert caught.value.code == "transfer_verify_failed"
     assert everyone(w) == all_at(w, 2)
+
+
+def test_a_deposed_coordinators_late_calls_change_nothing(tmp_path: Path) -> None:
+    """Coordinator a prepares; b, told a is dead (takeover), recovers: every target back
+    at g under b's greater epoch. a then wakes up: its transfer, its calls on the targets
+    and its record write are refused (lifecycle_fenced), and every target still serves g
+    with g's bytes (the oracle's)."""
+    w = world(tmp_path, delta=0.05)
+    a = w.update(name="a")
+    a.prepare(w.bound(), 2, mode="delta")
+    b = w.update(name="b", takeover=True)
+    assert b.recover()["generation"] == 1 and b.epoch > a.epoch
+    assert everyone(w) == all_at(w, 1)
+    with pytest.raises(wm.ManifestError) as caught:
+        a.transfer()
+    assert caught.value.code == "lifecycle_fenced" and "deposed" in str(caught.value)
+    target = sorted(w.versions)[0]
+    reply = w.members[target].reply("lc_rollback", {"generation": 1, "mode": "delta", **a.coordinator.token})
+    assert reply["error"]["code"] == "lifecycle_fenced"
+    with pytest.raises(wm.ManifestError) as caught:
+        a.abort()
+    assert caught.value.code == "lifecycle_fenced"
+    assert w.log.read().coordinator == "b"
+    assert everyone(w) == all_at(w, 1)
+
+
+def test_an_open_update_answers_only_the_coordinator_that_prepared_it(tmp_path: Path) -> None:
+    """A call on a target's open update from another coordinator whose epoch is not
+    greater is refused, whatever the call; the one that prepared it goes on."""
+    w = world(tmp_path)
+    a = w.update(name="a")
+    a.prepare(w.bound(), 2)
+    target = sorted(w.versions)[0]
+    for op, body in (("lc_rollback", {"generation": 1, "mode": "full"}), ("lc_verified", {"generation": 2}),
+                     ("lc_content", {"generation": 2})):
+        reply = w.members[target].reply(op, {**body, "coordinator": "intruder", "epoch": a.epoch})
+        assert reply["error"]["code"] == "lifecycle_fenced", (op, reply)
+    assert w.versions[target].state == "updating"
+    a.transfer(), a.verify(), a.commit()
+    assert everyone(w) == all_at(w, 2)
+
+
+def test_a_target_that_serves_refuses_writes(tmp_path: Path) -> None:
+    """An update outside the lifecycle (a second driver's plain Coordinator.update) into
+    targets that serve is refused before any byte moves: their bytes stay g's."""
+    w = world(tmp_path)
+    for transfer_mode in ("push", "pull"):
+        with pytest.raises(wm.ManifestError) as caught:
+            w.coordinator.update(w.bound(), mode=transfer_mode)
+        assert caught.value.code == "lifecycle_state_invalid" and "serves" in str(caught.value)
+        assert everyone(w) == all_at(w, 1)
+
+
+def test_a_recovery_without_its_record_keeps_only_verified_bytes_as_the_revision(tmp_path: Path) -> None:
+    """The coordinator dies after the first activation and its record is torn; a byte of
+    another target changed after the verify. The replacement finishes the commit (one
+    target serves 2), and keeps revision 2 only with the digests the targets were
+    verified with: not from the changed target, from the sources, which hold generation 2
+    by the oracle."""
+    w = world(tmp_path)
+    victim = sorted(w.versions)[-1]
+
+    def hook(step: str, worker: Optional[str]) -> None:
+        if step == "verified":
+            next(iter(w.target.workers[victim].values())).view(np.uint8).reshape(-1)[2] ^= 0x20
+        if step == "activated":
+            raise Died(step)
+
+    with pytest.raises(Died):
+        w.update(name="old", on_step=hook).run(w.bound(), 2)
+    w.log.decision_path.write_text("{\"format\": ")
+    result = w.update(name="new", takeover=True).recover()
+    assert result is not None and result["generation"] == 2 and result["revision_side"] == "source", result
+    for name, values in w.generations[2].items():
+        assert np.array_equal(w.revisions.tensors[2][name].view(np.uint32), values.view(np.uint32))

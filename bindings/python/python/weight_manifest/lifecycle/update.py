@@ -599,9 +599,13 @@ class VersionedUpdate:
                                    from_generation=min(int(held[w]["active"] or 0) for w in out), to_generation=h,
                                    mode="full", targets=sorted(held), from_digests={}, state="decided",
                                    decision="commit", incarnations=incarnations)
-            # What the targets hold of h now (they verified it against the sources), so that
-            # h is kept as a revision only with these digests.
-            self.record.to_digests = self._target_digests(sorted(held), h)
+            # What the targets were verified with (against the sources' digests), not what
+            # they hold now: h is kept as a revision only with the digests it was verified at.
+            replies = self.coordinator.request_all(sorted(held), {"op": "lc_content", "generation": h,
+                                                                  "verified": True})
+            partials = [r for w in sorted(held) for r in replies[w]["partials"]]
+            self.record.to_digests = content.digests(
+                partials, int(partials[0].get("block", self.block_elements)) if partials else self.block_elements)
             self.log.write(self.record)
             return {**self._finish_commit(self.record, time.perf_counter()), **note}
         bases = {held[w]["active"] for w in out}

@@ -2,7 +2,8 @@
 
 :class:`TargetVersions` sits beside a target's :class:`~weight_manifest.group.Member` and
 adds the lifecycle's calls to it (``lc_status``, ``lc_prepare``, ``lc_content``,
-``lc_verified``, ``lc_activate``, ``lc_rollback``). The bytes of an update land in place,
+``lc_verified``, ``lc_activate``, ``lc_rollback``; ``lc_content`` with ``verified`` gives the
+partials it was verified with, without hashing). The bytes of an update land in place,
 in the tensors the engine serves from, so a target serves (``serving``) only in state
 ``active``; from its ``lc_prepare`` until the coordinator's word it is inactive:
 
@@ -230,6 +231,15 @@ class TargetVersions:
             if self.state not in ("updating", "restored", "verified") or self.staged != generation:
                 if not (self.state == "active" and self.active == generation):
                     raise self._refuse(f"no bytes of generation {generation} to hash")
+            if request.get("verified"):
+                # What it was verified with (no new hash): a replacement without the
+                # record learns g+1's digests from what the targets were checked against.
+                kept = self._active_partials if self.state == "active" else (
+                    self._checked[1] if self.state == "verified" and self._checked is not None else None)
+                if kept is None:
+                    raise self._refuse(f"it holds no verified digests of generation {generation}",
+                                       "lifecycle_not_verified")
+                return {"partials": kept, "matches_active": None}
         partials = self._partials(block)
         with self._lock:
             self._checked = (generation, partials)
