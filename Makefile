@@ -17,7 +17,7 @@ TEST_TARGETS += mooncake-oracle
 TEST_TARGETS += mutants-sample
 # Last: a short fuzz smoke of every target (scripts/fuzz.sh; FUZZ_SECONDS per target).
 TEST_TARGETS += fuzz-smoke
-FUZZ_SECONDS ?= 20
+FUZZ_SECONDS ?= 8
 
 ## Runs the main job on the bundled example: validate a placement, project a runtime
 ## inventory to its placement and binding, bind them back, and check the round trip.
