@@ -377,8 +377,8 @@ def run_local(args: argparse.Namespace, config: dict[str, Any]) -> dict[str, Any
                               for r in content.partials(held.tensors, inventory))
         for side in ("source", "target")
     }
-    content.check(digests["source"], digests["target"], code="transfer_verify_failed", when="after the update",
-                  against="the sources'", outcome="no target is ready")
+    checked = content.check(digests["source"], digests["target"], code="transfer_verify_failed",
+                            when="after the update", against="the sources'", outcome="no target is ready")
     verify_seconds = time.perf_counter() - verify_started
     checked_bytes = 0
     for held in sides["target"]:
@@ -397,7 +397,7 @@ def run_local(args: argparse.Namespace, config: dict[str, Any]) -> dict[str, Any
     out = summary(result, mode, raw)
     out["verify_seconds"] = round(verify_seconds, 4)
     # What the checks above covered: every tensor's digest, every target byte.
-    out["verified"] = (len(digests["target"]) == len(source.placement.tensors) and not differ
+    out["verified"] = (len(digests["target"]) == len(source.placement.tensors) == len(checked)
                        and checked_bytes == report.bytes)
     return out
 
