@@ -10,6 +10,8 @@ EXAMPLE := examples/moe-ep-pp
 # Each binding adds its own targets to TEST_TARGETS in bindings/<name>/rules.mk.
 TEST_TARGETS := checks test-rust rust-consumer conformance
 -include $(sort $(wildcard bindings/*/rules.mk))
+# The weight-update runtime (runtime/rules.mk): its tests, examples and benchmarks.
+include runtime/rules.mk
 # Upstream Mooncake's own code as the oracle (needs the venv with its wheel).
 TEST_TARGETS += mooncake-oracle
 # A fixed sample of the guards' mutants (scripts/mutants.py --sample): a new guard that no

@@ -2,7 +2,7 @@
 
 For each layout (TP row and column splits, EP, uneven shards, boxes smaller than a block):
 the planner gets the two placements and the quantization spec; each source fragment
-quantizes the blocks its regions read, in its staging (``weight_manifest.transfer.quantize``);
+quantizes the blocks its regions read, in its staging (``weight_manifest_runtime.transfer.quantize``);
 the regions land in the target buffers. Then:
 
 - ``bytes_equal_reference``: every target fragment's FP8 bytes and scales equal vLLM's own
@@ -28,7 +28,7 @@ from vllm.utils.deep_gemm import per_block_cast_to_fp8
 
 import weight_manifest as wm
 from weight_manifest.content import digests, partial_of_bytes
-from weight_manifest.transfer.quantize import BLOCK, QuantizingSource, changed_blocks, copy_region, region_bytes
+from weight_manifest_runtime.transfer.quantize import BLOCK, QuantizingSource, changed_blocks, copy_region, region_bytes
 
 Box = tuple[list[int], list[int]]
 

@@ -9,7 +9,7 @@ experts, BF16 throughout) from 256 trainer GPUs (32 hosts of 8) to 128 inference
    replicas (128 GPUs: each replica of 32 GPUs gets the whole model), placements and
    runtime inventories; each side's runtime binding projected from its inventory.
 3. ``weight-manifest plan`` and ``plan-bind`` (release CLI), timed, with peak memory.
-4. The bound plan loaded here, and :func:`weight_manifest.simulate.simulate` on the
+4. The bound plan loaded here, and :func:`weight_manifest_runtime.simulate.simulate` on the
    ``h100-8x400g`` preset (workers packed 8 to a host in order of their ids): the full
    update in both modes and a delta of ``--delta`` of 64 KiB blocks.
 
@@ -88,7 +88,9 @@ def main(argv: list[str]) -> int:
                                 str(work / "target.binding.json"), "-o", str(work / "bound.json")])
     progress(f"plan-bind: {steps['plan_bind']}")
 
-    from weight_manifest import BoundPlan, simulate
+    from weight_manifest import BoundPlan
+
+    from weight_manifest_runtime import simulate
 
     clock = time.perf_counter()
     bound = BoundPlan.from_json((work / "bound.json").read_bytes())
