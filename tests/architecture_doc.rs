@@ -157,7 +157,7 @@ fn a_module_left_out_is_found() {
         ),
         (
             "weight_manifest_runtime.store",
-            text.replace("`weight_manifest_runtime.store`, ", ""),
+            text.replace("| `weight_manifest_runtime.store` |", "| store |"),
         ),
         (
             "weight-manifest-mooncake",

@@ -930,7 +930,7 @@ fn the_checker_finds_a_cycle_and_an_arrow_back_up() {
 fn the_python_packages_have_no_import_cycle_or_arrow_back_up() {
     for (package, least_files, least_arrows) in python_packages()
         .iter()
-        .zip([(10, 25), (25, 80)])
+        .zip([(10, 20), (25, 60)])
         .map(|(p, (f, a))| (p, f, a))
     {
         let graph = python_graph_of(package);

@@ -140,8 +140,10 @@ def test_a_link_taken_down_mid_transfer_times_out_naming_the_pair(cluster: Clust
     result = scenario(cluster, "link")
     assert result["code"] == "transfer_timeout", result
     assert f"-> {result['victim']}:" in result["message"]
-    # The documented bound: stall_seconds (3 s here) from the last completed batch.
-    assert result["seconds_after_cut"] < 3.0 + 3.0
+    # The documented bound: stall_seconds (3 s here) from the last completed batch, plus the
+    # reply's way back over Ray (seconds on 2 cores loaded by a whole test run: 6.06 s seen);
+    # far below the default bound of 30 s, so a wait that ignores stall_seconds still fails.
+    assert result["seconds_after_cut"] < 3.0 + 6.0
     assert all(result["alive_after"].values()), "the host's Ray node did not survive a short outage"
 
 

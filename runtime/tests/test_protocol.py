@@ -38,7 +38,8 @@ def schema_operations() -> set[str]:
 
 def sent_and_handled() -> tuple[set[str], set[str]]:
     """The operation names the runtime's source sends (a dict literal's ``"op"`` value) and
-    handles (``op == "x"`` in a member, the keys of a ``handlers`` table)."""
+    handles (``op == "x"`` in a member, the keys of the table a ``handlers`` function
+    returns, a handler set as ``....handlers["x"] = ...``)."""
     sent, handled = set(), set()
     for path in PACKAGE.rglob("*.py"):
         for node in ast.walk(ast.parse(path.read_text())):
@@ -46,9 +47,15 @@ def sent_and_handled() -> tuple[set[str], set[str]]:
                 for key, value in zip(node.keys, node.values):
                     if isinstance(key, ast.Constant) and key.value == "op" and isinstance(value, ast.Constant):
                         sent.add(value.value)
-                    if (isinstance(key, ast.Constant) and isinstance(key.value, str) and key.value.startswith("lc_")
-                            or isinstance(key, ast.Constant) and key.value == "store_put"):
-                        handled.add(key.value)
+            if isinstance(node, ast.FunctionDef) and node.name == "handlers":
+                for inner in node.body:  # its own return, not a nested handler's
+                    if isinstance(inner, ast.Return) and isinstance(inner.value, ast.Dict):
+                        handled.update(k.value for k in inner.value.keys if isinstance(k, ast.Constant))
+            if isinstance(node, ast.Assign):
+                for target in node.targets:
+                    if (isinstance(target, ast.Subscript) and isinstance(target.value, ast.Attribute)
+                            and target.value.attr == "handlers" and isinstance(target.slice, ast.Constant)):
+                        handled.add(target.slice.value)
             if (isinstance(node, ast.Compare) and isinstance(node.left, ast.Name) and node.left.id == "op"
                     and isinstance(node.ops[0], ast.Eq) and isinstance(node.comparators[0], ast.Constant)):
                 handled.add(node.comparators[0].value)

@@ -19,6 +19,8 @@ from typing import Any
 # jsonschema ships no type information (and the lock has no stubs for it).
 from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
 from jsonschema.exceptions import ValidationError  # type: ignore[import-untyped]
+from referencing import Registry, Resource
+from referencing.jsonschema import DRAFT202012
 
 from weight_manifest.errors import manifest_error as _error
 
@@ -28,11 +30,17 @@ SCHEMA_FILE = "protocol.schema.json"
 
 
 @cache
+def _documents() -> dict[str, dict[str, Any]]:
+    """Every schema of the runtime's wires as installed with it, by file name (the protocol
+    refers to the vLLM backend's payloads)."""
+    folder = resources.files(__package__).joinpath("schemas")
+    return {entry.name: json.loads(entry.read_text(encoding="utf-8"))
+            for entry in folder.iterdir() if entry.name.endswith(".schema.json")}
+
+
 def schema() -> dict[str, Any]:
     """The protocol's JSON Schema, as installed with the runtime."""
-    text = resources.files(__package__).joinpath("schemas", SCHEMA_FILE).read_text(encoding="utf-8")
-    loaded: dict[str, Any] = json.loads(text)
-    return loaded
+    return _documents()[SCHEMA_FILE]
 
 
 @cache
@@ -40,10 +48,13 @@ def _validators() -> tuple[dict[str, Draft202012Validator], Draft202012Validator
     """One validator per runtime operation (chosen by ``op``: no search through the
     alternatives), the application requests' and the replies'."""
     document = schema()
-    Draft202012Validator.check_schema(document)
+    registry: Registry = Registry().with_resources(
+        (doc["$id"], Resource.from_contents(doc, default_specification=DRAFT202012)) for doc in _documents().values())
+    for doc in _documents().values():
+        Draft202012Validator.check_schema(doc)
 
     def of(name: str) -> Draft202012Validator:
-        return Draft202012Validator({"$ref": f"#/$defs/{name}", "$defs": document["$defs"]})
+        return Draft202012Validator({"$ref": f"{document['$id']}#/$defs/{name}"}, registry=registry)
 
     by_op: dict[str, Draft202012Validator] = {}
     for alternative in document["$defs"]["Request"]["oneOf"]:
