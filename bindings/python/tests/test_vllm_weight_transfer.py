@@ -194,3 +194,50 @@ def test_a_tied_model_with_a_padded_vocabulary_updates_from_its_state_dict(tmp_p
             engine_core.shutdown()
         del llm
         gc.collect()
+
+
+def test_errors_name_what_to_change_and_change_nothing(setup: dict[str, Any]) -> None:
+    """A malformed payload, a trainer tensor of another shape or dtype than the engine's,
+    a tensor the engine does not hold, a worker joining twice: each its code, naming the
+    member or tensor, and the engine keeps serving what it served."""
+    from vllm.distributed.weight_transfer import WeightTransferTrainerFactory
+
+    from weight_manifest.weight_transfer import payloads
+    from weight_manifest.weight_transfer.trainer import TrainerInfo
+
+    llm = setup["llm"]
+    before = generate(llm), llm.get_weight_version()
+    # The worker checks init_info against the schema before it acts.
+    with pytest.raises(wm.ManifestError) as caught:
+        llm.init_weight_transfer_engine({"init_info": {"coordinator": "127.0.0.1:1", "generation": -1}})
+    assert caught.value.code == "vllm_transfer_payload_invalid"
+    assert str(caught.value).startswith("vllm_transfer_payload_invalid: init_info is not a valid InitInfo")
+    with pytest.raises(wm.ManifestError) as caught:
+        payloads.check(payloads.UPDATE_INFO, {"update": "u", "generation": 1, "mode": "sideways", "coordinator": "c",
+                                               "epoch": 1}, "update_info")
+    assert caught.value.code == "vllm_transfer_payload_invalid" and caught.value.path == "/mode"
+
+    base = {n: t.detach().clone() for n, t in hf_model("llama", 0).state_dict().items()}
+    cases = {"shape": {"model.norm.weight": torch.ones(32)},
+             "dtype": {"model.norm.weight": base["model.norm.weight"].to(torch.bfloat16)},
+             "extra": {"model.extra.weight": torch.ones(3)}}
+    for label, change in cases.items():
+        with pytest.raises(wm.ManifestError) as caught:
+            WeightTransferTrainerFactory.trainer_init(
+                TrainerInfo(rank=0, state_dict={**base, **change}, model_id="tiny", generation=2),
+                client=LLMClient(llm))
+        assert caught.value.code == "plan_tensor_mismatch", (label, caught.value)
+        assert next(iter(change)) in str(caught.value), (label, caught.value)
+
+    trainer = WeightTransferTrainerFactory.trainer_init(
+        TrainerInfo(rank=0, state_dict=base, model_id="tiny", generation=3), client=LLMClient(llm))
+    try:
+        init = {"coordinator": trainer.group.address if trainer.group else "", "key": "0" * 64, "group": "g",
+                "generation": 3, "instance_id": "rollout", "mode": "auto", "model_id": "tiny", "revision": "rl"}
+        with pytest.raises(wm.ManifestError) as caught:
+            llm.init_weight_transfer_engine({"init_info": init})
+        assert caught.value.code == "vllm_transfer_join_refused", caught.value
+        assert "shutdown_weight_transfer_engine first" in str(caught.value)
+    finally:
+        trainer.shutdown()
+    assert (generate(llm), llm.get_weight_version()) == before

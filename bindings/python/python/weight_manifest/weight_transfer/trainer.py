@@ -27,6 +27,8 @@ error (a broadcast from rank 0); the other ranks' members answer the coordinator
 
 from __future__ import annotations
 
+import json
+import re
 import secrets
 import tempfile
 import time
@@ -84,34 +86,49 @@ class TrainerInfo(TrainerInitInfo):
     timeout: float = 300.0
 
 
+_CODED = re.compile(r"([a-z][a-z0-9]*(?:_[a-z0-9]+)+): ")
+
+
 def _failed(what: str, error: BaseException) -> ManifestError:
-    """A client's failure as a ManifestError: the server's own answer when there is one."""
+    """A client's failure as a ManifestError: the server's own answer when there is one,
+    with the code this backend's worker put at the start of its message (an HTTP server
+    answers 500 with the text); else ``vllm_transfer_failed``."""
     if isinstance(error, ManifestError):
         return error
     response = getattr(error, "response", None)
-    body = getattr(response, "text", None)
-    return _error("vllm_transfer_failed", f"{what} failed: {body or error}")
+    text = str(getattr(response, "text", None) or error)
+    try:
+        body = json.loads(text)
+        found = body.get("error", body) if isinstance(body, dict) else body
+        text = str(found.get("message", found) if isinstance(found, dict) else found)
+    except ValueError:
+        pass
+    coded = _CODED.search(text)
+    code = coded.group(1) if coded is not None else "vllm_transfer_failed"
+    return _error(code, f"{what} failed: {text}")
 
 
 class Servers:
     """Several servers driven as one (each call made on every client; every failure,
-    named by the server's URL, raised together after all were made): data-parallel replicas, each its own
+    named by the server's URL, raised together after all were made, with the first's
+    code): data-parallel replicas, each its own
     ``vllm serve``, behind vLLM's own ``HTTPVLLMWeightSyncClient`` each."""
 
     def __init__(self, clients: Sequence[Any]) -> None:
         self.clients = list(clients)
 
     def _all(self, method: str, *args: Any) -> None:
-        errors: list[str] = []
+        errors: list[tuple[str, str]] = []
         for index, client in enumerate(self.clients):
             try:
                 getattr(client, method)(*args)
             except Exception as error:
                 where = getattr(client, "base_url", None) or f"server {index}"
-                errors.append(f"{where}: {_failed(method, error)}")
+                failure = _failed(method, error)
+                errors.append((failure.code, f"{where}: {failure}"))
         if errors:
-            raise _error("vllm_transfer_failed", f"{method} failed on {len(errors)} of {len(self.clients)} "
-                         f"servers: " + "; ".join(errors))
+            raise _error(errors[0][0], f"{method} failed on {len(errors)} of {len(self.clients)} servers: "
+                         + "; ".join(text for _, text in errors))
 
     def init_weight_transfer_engine(self, init_info: dict[str, Any]) -> None:
         self._all("init_weight_transfer_engine", init_info)
@@ -274,7 +291,13 @@ class WeightManifestTrainer(TrainerWeightTransferEngine[TrainerInfo]):
         snapshot."""
         assert self.group is not None and self.info is not None
         info = self.info
-        self.group.wait_members("source", world, info.timeout)
+        try:
+            self.group.wait_members("source", world, info.timeout)
+        except ManifestError:
+            joined = set(self.group.members())
+            absent = [r for r in range(world) if f"trainer-{r}" not in joined]
+            raise _error("transfer_worker_lost", f"trainer rank {', '.join(map(str, absent))} of {world} did not join "
+                         f"in {info.timeout:g} s (every rank calls trainer_init with its own state dict)") from None
         init = payloads.check(payloads.INIT_INFO, {
             "coordinator": self.group.address, "key": self.group.key, "group": info.group,
             "generation": int(info.generation), "instance_id": info.instance_id, "mode": info.mode,
