@@ -1,7 +1,8 @@
 """Two real ``vllm serve`` processes (vLLM's OpenAI server, its multiprocess engine, each
 with ``--weight-transfer-config '{"backend": "weight_manifest"}'``: the plugin found through
 the installed entry point) and a trainer of 2 ranks (gloo, DTensors ``Shard(0)``) driving
-both through vLLM's own ``HTTPVLLMWeightSyncClient`` (vllm_serve_trainer.py). One server
+both through vLLM's own ``HTTPVLLMWeightSyncClient`` (examples/vllm-api/trainer_rank.py, which
+``make vllm-api`` runs on emulated hosts). One server
 takes updates staged (vLLM's default CPU engine: its layer-wise reload), the other direct
 (linears kept plain).
 
@@ -33,7 +34,8 @@ import pytest
 
 from conftest import ROOT, require
 
-HERE = Path(__file__).resolve().parent
+RANK = ROOT / "examples" / "vllm-api" / "trainer_rank.py"
+sys.path.insert(0, str(RANK.parent))
 
 
 def free_port() -> int:
@@ -116,12 +118,12 @@ def servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]
 
 
 def test_two_servers_take_three_updates_as_one_and_a_fault_moves_neither(servers: dict[str, Any]) -> None:
-    from vllm_serve_trainer import served
+    from trainer_rank import served
 
     urls = servers["urls"]
     port = free_port()
     env = {**os.environ, "MC_TCP_BIND_ADDRESS": "127.0.0.1", "OMP_NUM_THREADS": "1"}
-    ranks = [subprocess.Popen([sys.executable, str(HERE / "vllm_serve_trainer.py"), "--rank", str(r), "--world", "2",
+    ranks = [subprocess.Popen([sys.executable, str(RANK), "--rank", str(r), "--world", "2",
                                "--port", str(port), "--model", str(servers["model"]), "--servers", ",".join(urls)],
                               env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=str(ROOT))
              for r in range(2)]

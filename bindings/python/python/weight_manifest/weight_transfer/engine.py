@@ -119,6 +119,8 @@ class _Joined:
     versions: TargetVersions
     mode: str
     membership: channel.Membership
+    #: Each parameter's address when the worker joined (direct: the update writes there).
+    pointers: dict[str, int]
 
 
 class WeightManifestEngine(WeightTransferEngine[InitInfo, UpdateInfo]):
@@ -218,7 +220,8 @@ class WeightManifestEngine(WeightTransferEngine[InitInfo, UpdateInfo]):
         replica = str(getattr(self.vllm_config, "instance_id", "") or id(self))
         membership = channel.join(info["coordinator"], info["key"], "target", replica, make, on_stop=self._left)
         self._applied = int(info["generation"])
-        self._joined = _Joined(made["held"], membership.member, made["versions"], made["mode"], membership)
+        pointers = {n: int(p.data_ptr()) for n, p in self.model.named_parameters()}
+        self._joined = _Joined(made["held"], membership.member, made["versions"], made["mode"], membership, pointers)
 
     def _describe(self, held: _HeldModel, info: dict[str, Any], dp: int, tp: int) -> str:
         """Describe the worker (``auto``: direct where the parameters are plain and hold the
@@ -292,6 +295,12 @@ class WeightManifestEngine(WeightTransferEngine[InitInfo, UpdateInfo]):
     @_coded
     def start_weight_update(self) -> None:
         joined = self._need()
+        if joined.mode == "direct":
+            moved = [n for n, p in self.model.named_parameters() if joined.pointers.get(n) != int(p.data_ptr())]
+            if moved:
+                raise _error("vllm_direct_unsupported",
+                             f"parameter {moved[0]} of worker {joined.member.worker_id} moved since it joined (a "
+                             "reload that allocated anew): shutdown_weight_transfer_engine, then init again")
         status = joined.versions.status()
         if not status["serving"]:
             raise _error("lifecycle_state_invalid",
