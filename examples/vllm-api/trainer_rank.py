@@ -102,6 +102,35 @@ def reload_from_disk(urls: list[str], folder: Path, model: str, gathered: dict[s
             "tokens_equal": all(served(u, model)["tokens"] == expected for u in urls)}
 
 
+def dead_server(trainer: Any, group: int, rank: int, urls: list[str], model: str) -> dict[str, Any]:
+    """An update during which a server dies (its process group killed once the bytes moved):
+    it must fail, and every server still up must serve what it served."""
+    import os
+    import signal
+
+    from weight_manifest import ManifestError
+
+    def kill(step: str, worker: Any) -> None:
+        if step == "transferred":
+            os.killpg(group, signal.SIGKILL)
+
+    trainer.on_step = kill if rank == 0 else None
+    try:
+        trainer.send_weights(mode="full")
+        death: dict[str, Any] = {"raised": None}
+    except ManifestError as error:
+        death = {"raised": error.code, "message": str(error), "finish_errors": trainer.finish_errors}
+    trainer.on_step = None
+    if rank == 0:
+        death["servers"] = {}
+        for url in urls:
+            try:
+                death["servers"][url] = served(url, model)
+            except Exception as error:  # the dead one
+                death["servers"][url] = {"unreachable": type(error).__name__}
+    return death
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--rank", type=int, required=True)
@@ -113,6 +142,8 @@ def main() -> None:
     parser.add_argument("--steps", default="full,full,delta", help="the updates, in order: full or delta each")
     parser.add_argument("--wait-servers", type=float, default=0.0, help="seconds to wait for the servers' /health")
     parser.add_argument("--reload-dir", default=None, help="time vLLM's reload from disk of the last weights here")
+    parser.add_argument("--kill-during-update", type=int, default=None,
+                        help="last, an update during which this process group (a server's) is killed")
     args = parser.parse_args()
 
     import torch
@@ -158,6 +189,7 @@ def main() -> None:
     init_seconds = time.perf_counter() - started
     fault: dict[str, Any] = {}
     reload: dict[str, Any] = {}
+    death: dict[str, Any] = {}
     try:
         for index, mode in enumerate(args.steps.split(",")):
             if index:
@@ -196,12 +228,15 @@ def main() -> None:
         if rank == 0:
             victim.view(torch.uint8)[5] ^= 0x20
             fault["servers"] = {u: served(u, args.model) for u in urls}
+        if args.kill_during_update is not None:
+            death = dead_server(trainer, args.kill_during_update, rank, urls, args.model)
     finally:
         trainer.shutdown()
         dist.destroy_process_group()
     if rank == 0:
         shapes = {n: [list(t.shape), t.element_size()] for n, t in start.items()}
-        print(json.dumps({"records": records, "fault": fault, "reload": reload, "init_seconds": init_seconds,
+        print(json.dumps({"records": records, "fault": fault, "reload": reload, "death": death,
+                          "init_seconds": init_seconds,
                           "shapes": shapes, "delta_tensors": list(DELTA_TENSORS)}), flush=True)
 
 

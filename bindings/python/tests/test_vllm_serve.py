@@ -12,8 +12,10 @@ tensors; a delta moves exactly the bytes of the two tensors the trainer changed 
 here from their shapes). A source byte corrupted after the bytes moved: the update fails
 with ``transfer_verify_failed`` everywhere, each server's ``finish_weight_update`` answers
 with that code, and every server still reports the old version at ``/weight_info`` and
-gives the old tokens (asked again here, after the trainer is gone). Several servers, one
-decision: neither moved.
+gives the old tokens. Then the second server is killed once the bytes of another update
+moved: the update fails with ``transfer_worker_lost`` naming its worker, and the first
+server still reports and serves the old version (asked again here, after the trainer is
+gone). Several servers, one decision: none moved.
 
 About 60-80 s on 2 cores (both servers start in parallel, about 22 s each alone)."""
 
@@ -111,7 +113,7 @@ def servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]
         urls = [f"http://127.0.0.1:{p}" for p in ports]
         for url, process, log in zip(urls, processes, logs):
             wait_healthy(url, process, log)
-        yield {"model": model, "urls": urls, "logs": logs}
+        yield {"model": model, "urls": urls, "logs": logs, "processes": processes}
     finally:
         for process in processes:
             stop(process)
@@ -124,7 +126,8 @@ def test_two_servers_take_three_updates_as_one_and_a_fault_moves_neither(servers
     port = free_port()
     env = {**os.environ, "MC_TCP_BIND_ADDRESS": "127.0.0.1", "OMP_NUM_THREADS": "1"}
     ranks = [subprocess.Popen([sys.executable, str(RANK), "--rank", str(r), "--world", "2",
-                               "--port", str(port), "--model", str(servers["model"]), "--servers", ",".join(urls)],
+                               "--port", str(port), "--model", str(servers["model"]), "--servers", ",".join(urls),
+                               "--kill-during-update", str(servers["processes"][1].pid)],
                               env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=str(ROOT))
              for r in range(2)]
     try:
@@ -173,6 +176,14 @@ def test_two_servers_take_three_updates_as_one_and_a_fault_moves_neither(servers
     for url in urls:
         assert fault["servers"][url]["weight_version"] == "3"
         assert fault["servers"][url]["tokens"] == records["delta-3"]["hf"]
-        # Asked here, after the trainer is gone: still generation 3, HF's tokens of it.
-        now = served(url, str(servers["model"]))
-        assert now == {"tokens": records["delta-3"]["hf"], "weight_version": "3"}
+
+    # The second server dies once the bytes of the next update moved: the update fails,
+    # naming the lost worker, and the first server never activates it.
+    death = result["death"]
+    assert death["raised"] == "transfer_worker_lost", death
+    assert "rollout-dp1-tp0" in death["message"]
+    assert death["servers"][urls[1]] == {"unreachable": "ConnectionError"}
+    assert death["servers"][urls[0]] == {"tokens": records["delta-3"]["hf"], "weight_version": "3"}
+    assert servers["processes"][1].wait(timeout=30) is not None
+    # Asked here, after the trainer is gone: still generation 3, HF's tokens of it.
+    assert served(urls[0], str(servers["model"])) == {"tokens": records["delta-3"]["hf"], "weight_version": "3"}
