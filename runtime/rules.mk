@@ -3,7 +3,7 @@
 # benchmarks as make targets. Included by the root Makefile after the bindings' rules.
 
 TEST_TARGETS += test-runtime
-.PHONY: runtime-install test-runtime reshard-te fp8-update store-roundtrip multi-host fault-campaign rl-loop simulate-frontier
+.PHONY: runtime-install test-runtime reshard-te fp8-update store-roundtrip multi-host fault-campaign rl-loop vllm-api simulate-frontier
 
 ## The runtime installed from its source as a wheel (its vLLM plugin's entry point is read
 ## from the installed metadata); pure Python, no dependency resolved (the lock has them).
@@ -60,6 +60,15 @@ simulate-frontier: runtime-install
 ## The last line is its JSON. RL_ARGS adds flags (--steps, --engines, --gbit, ...).
 rl-loop: runtime-install
 	$(PY) examples/rl-loop/rl_loop.py $(RL_ARGS)
+
+## vLLM's own weight-sync API with the backend weight_manifest on 4 emulated hosts
+## (examples/vllm-api, needs root): 2 real `vllm serve` (staged and direct) and a 2-rank
+## DTensor trainer driving them through vLLM's HTTPVLLMWeightSyncClient; 2 full updates and
+## 3 deltas checked against HF transformers' tokens, vLLM's reload from disk timed beside
+## them, a corrupted source byte rolls both servers back. The last line is its JSON.
+## VLLM_API_ARGS adds flags (--steps, --hidden, --layers, --vocab).
+vllm-api: runtime-install
+	$(PY) examples/vllm-api/vllm_api.py $(VLLM_API_ARGS)
 
 ## The fault campaign of versioned updates (runtime/tests/fault_campaign.py,
 ## docs/lifecycle.md): FAULTS randomized faults at random points of the lifecycle over

@@ -34,6 +34,7 @@ around it and the engine serves g during the transfer.
 
 from __future__ import annotations
 
+import functools
 import threading
 from dataclasses import dataclass
 from types import SimpleNamespace
@@ -58,6 +59,22 @@ __all__ = ["InitInfo", "UpdateInfo", "WeightManifestEngine"]
 #: The fence generation of a worker's layout (its memory does not move between updates;
 #: the weights' version is the lifecycle's generation).
 LAYOUT_GENERATION = 1
+
+
+def _coded(call: Callable[..., Any]) -> Callable[..., Any]:
+    """A call vLLM makes: a rejection's message starts with its code (an HTTP client sees
+    only the text of the exception, in a status 500), so the trainer gets the code back."""
+
+    @functools.wraps(call)
+    def coded(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return call(*args, **kwargs)
+        except ManifestError as error:
+            if str(error).startswith(f"{error.code}: "):
+                raise
+            raise _error(str(error.code), f"{error.code}: {error}", error.path) from None
+
+    return coded
 
 
 @dataclass
@@ -102,6 +119,8 @@ class _Joined:
     versions: TargetVersions
     mode: str
     membership: channel.Membership
+    #: Each parameter's address when the worker joined (direct: the update writes there).
+    pointers: dict[str, int]
 
 
 class WeightManifestEngine(WeightTransferEngine[InitInfo, UpdateInfo]):
@@ -127,9 +146,11 @@ class WeightManifestEngine(WeightTransferEngine[InitInfo, UpdateInfo]):
 
     # ---- payloads ---------------------------------------------------------------------------
 
+    @_coded
     def parse_init_info(self, init_dict: dict[str, Any]) -> InitInfo:
         return InitInfo(payloads.check(payloads.INIT_INFO, init_dict, "init_info"))
 
+    @_coded
     def parse_update_info(self, update_dict: dict[str, Any]) -> UpdateInfo:
         return UpdateInfo(payloads.check(payloads.UPDATE_INFO, update_dict, "update_info"))
 
@@ -168,6 +189,7 @@ class WeightManifestEngine(WeightTransferEngine[InitInfo, UpdateInfo]):
     def _worker(self) -> str:
         return "this worker" if self._joined is None else f"worker {self._joined.member.worker_id}"
 
+    @_coded
     def init_transfer_engine(self, init_info: InitInfo) -> None:
         info = init_info.payload
         if self._joined is not None:
@@ -198,7 +220,8 @@ class WeightManifestEngine(WeightTransferEngine[InitInfo, UpdateInfo]):
         replica = str(getattr(self.vllm_config, "instance_id", "") or id(self))
         membership = channel.join(info["coordinator"], info["key"], "target", replica, make, on_stop=self._left)
         self._applied = int(info["generation"])
-        self._joined = _Joined(made["held"], membership.member, made["versions"], made["mode"], membership)
+        pointers = {n: int(p.data_ptr()) for n, p in self.model.named_parameters()}
+        self._joined = _Joined(made["held"], membership.member, made["versions"], made["mode"], membership, pointers)
 
     def _describe(self, held: _HeldModel, info: dict[str, Any], dp: int, tp: int) -> str:
         """Describe the worker (``auto``: direct where the parameters are plain and hold the
@@ -269,8 +292,15 @@ class WeightManifestEngine(WeightTransferEngine[InitInfo, UpdateInfo]):
                          "trainer's trainer_init)")
         return joined
 
+    @_coded
     def start_weight_update(self) -> None:
         joined = self._need()
+        if joined.mode == "direct":
+            moved = [n for n, p in self.model.named_parameters() if joined.pointers.get(n) != int(p.data_ptr())]
+            if moved:
+                raise _error("vllm_direct_unsupported",
+                             f"parameter {moved[0]} of worker {joined.member.worker_id} moved since it joined (a "
+                             "reload that allocated anew): shutdown_weight_transfer_engine, then init again")
         status = joined.versions.status()
         if not status["serving"]:
             raise _error("lifecycle_state_invalid",
@@ -294,10 +324,12 @@ class WeightManifestEngine(WeightTransferEngine[InitInfo, UpdateInfo]):
                          f"{status['coordinator']} (epoch {status['open_epoch']})")
         self._update = update
 
+    @_coded
     def update_weights(self, update_info: dict[str, Any]) -> None:
         # The bytes move on the Transfer Engine, not on the device: nothing to synchronise.
         self.receive_weights(self.parse_update_info(update_info))
 
+    @_coded
     def finish_weight_update(self) -> None:
         joined = self._need()
         outcome, self._session, self._update = self._outcome, False, None
@@ -308,9 +340,8 @@ class WeightManifestEngine(WeightTransferEngine[InitInfo, UpdateInfo]):
                          + ("serves generation " + str(status["active"]) if status["serving"] else
                             f"is out of service ({status['state']}) until a coordinator recovers it"))
         if not outcome["committed"]:
-            # The code leads the message: an HTTP client sees only the text (status 500).
-            code = str(outcome["code"] or "transfer_failed")
-            raise _error(code, f"{code}: {outcome['message']} (worker {joined.member.worker_id} serves generation "
+            raise _error(str(outcome["code"] or "transfer_failed"),
+                         f"{outcome['message']} (worker {joined.member.worker_id} serves generation "
                          f"{status['active']})")
         if not status["serving"] or status["active"] != outcome["generation"]:
             raise _error("lifecycle_state_invalid",

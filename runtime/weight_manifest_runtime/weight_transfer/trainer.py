@@ -27,6 +27,8 @@ error (a broadcast from rank 0); the other ranks' members answer the coordinator
 
 from __future__ import annotations
 
+import json
+import re
 import secrets
 import tempfile
 import time
@@ -84,32 +86,49 @@ class TrainerInfo(TrainerInitInfo):
     timeout: float = 300.0
 
 
+_CODED = re.compile(r"([a-z][a-z0-9]*(?:_[a-z0-9]+)+): ")
+
+
 def _failed(what: str, error: BaseException) -> ManifestError:
-    """A client's failure as a ManifestError: the server's own answer when there is one."""
+    """A client's failure as a ManifestError: the server's own answer when there is one,
+    with the code this backend's worker put at the start of its message (an HTTP server
+    answers 500 with the text); else ``vllm_transfer_failed``."""
     if isinstance(error, ManifestError):
         return error
     response = getattr(error, "response", None)
-    body = getattr(response, "text", None)
-    return _error("vllm_transfer_failed", f"{what} failed: {body or error}")
+    text = str(getattr(response, "text", None) or error)
+    try:
+        body = json.loads(text)
+        found = body.get("error", body) if isinstance(body, dict) else body
+        text = str(found.get("message", found) if isinstance(found, dict) else found)
+    except ValueError:
+        pass
+    coded = _CODED.search(text)
+    code = coded.group(1) if coded is not None else "vllm_transfer_failed"
+    return _error(code, f"{what} failed: {text}")
 
 
 class Servers:
-    """Several servers driven as one (each call made on every client, every failure
-    collected, the first raised after all were made): data-parallel replicas, each its own
+    """Several servers driven as one (each call made on every client; every failure,
+    named by the server's URL, raised together after all were made, with the first's
+    code): data-parallel replicas, each its own
     ``vllm serve``, behind vLLM's own ``HTTPVLLMWeightSyncClient`` each."""
 
     def __init__(self, clients: Sequence[Any]) -> None:
         self.clients = list(clients)
 
     def _all(self, method: str, *args: Any) -> None:
-        errors: list[BaseException] = []
-        for client in self.clients:
+        errors: list[tuple[str, str]] = []
+        for index, client in enumerate(self.clients):
             try:
                 getattr(client, method)(*args)
             except Exception as error:
-                errors.append(error)
+                where = getattr(client, "base_url", None) or f"server {index}"
+                failure = _failed(method, error)
+                errors.append((failure.code, f"{where}: {failure}"))
         if errors:
-            raise errors[0]
+            raise _error(errors[0][0], f"{method} failed on {len(errors)} of {len(self.clients)} servers: "
+                         + "; ".join(text for _, text in errors))
 
     def init_weight_transfer_engine(self, init_info: dict[str, Any]) -> None:
         self._all("init_weight_transfer_engine", init_info)
@@ -171,6 +190,27 @@ class _Replicas:
         return [self._rank]
 
 
+def untie(state: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, str]]:
+    """``state`` with each tensor that shares another's memory left out (a model's tied
+    embeddings: ``state_dict()`` gives ``lm_head.weight`` and ``model.embed_tokens.weight``,
+    one tensor), keeping the first name in the state dict's order; and each name left out
+    -> the name kept. Its bytes move once, under the name kept (the checkpoint's: a tied
+    model's checkpoint holds the embedding)."""
+    kept: dict[str, Any] = {}
+    tied: dict[str, str] = {}
+    seen: dict[tuple[Any, ...], str] = {}
+    for name, tensor in state.items():
+        local = tensor.to_local() if hasattr(tensor, "to_local") else tensor
+        key = (int(local.data_ptr()), tuple(tensor.shape), tuple(local.stride()), str(tensor.dtype)) \
+            if local.numel() else (id(tensor),)
+        if key in seen:
+            tied[name] = seen[key]
+            continue
+        seen[key] = name
+        kept[name] = tensor
+    return kept, tied
+
+
 def _mesh(info: TrainerInfo, state: Mapping[str, Any]) -> Any:
     if info.mesh is not None:
         return info.mesh
@@ -201,6 +241,8 @@ class WeightManifestTrainer(TrainerWeightTransferEngine[TrainerInfo]):
         self.on_step: Optional[Any] = None
         #: What each server said when its finish failed on the last update (their bodies).
         self.finish_errors: list[str] = []
+        #: The state dict's names left out as tied to another (:func:`untie`): name -> kept.
+        self.tied: dict[str, str] = {}
 
     # ---- init -------------------------------------------------------------------------------
 
@@ -208,10 +250,10 @@ class WeightManifestTrainer(TrainerWeightTransferEngine[TrainerInfo]):
     def trainer_init(cls, init_info: TrainerInfo, *, client: Any, source: Any = None) -> "WeightManifestTrainer":
         info = init_info
         rank, world = int(info.rank), _world()
-        state = _state(info, source)
+        state, tied = untie(_state(info, source))
         mesh = _mesh(info, state)
         self = cls(client=client, source=source, is_sender=rank == 0)
-        self.info, self.generation = info, int(info.generation)
+        self.info, self.generation, self.tied = info, int(info.generation), tied
         key = secrets.token_hex(32) if rank == 0 else None
         if rank == 0:
             self.group = channel.ChannelGroup(info.host, str(key), port=info.port, timeout=info.timeout)
@@ -249,7 +291,13 @@ class WeightManifestTrainer(TrainerWeightTransferEngine[TrainerInfo]):
         snapshot."""
         assert self.group is not None and self.info is not None
         info = self.info
-        self.group.wait_members("source", world, info.timeout)
+        try:
+            self.group.wait_members("source", world, info.timeout)
+        except ManifestError:
+            joined = set(self.group.members())
+            absent = [r for r in range(world) if f"trainer-{r}" not in joined]
+            raise _error("transfer_worker_lost", f"trainer rank {', '.join(map(str, absent))} of {world} did not join "
+                         f"in {info.timeout:g} s (every rank calls trainer_init with its own state dict)") from None
         init = payloads.check(payloads.INIT_INFO, {
             "coordinator": self.group.address, "key": self.group.key, "group": info.group,
             "generation": int(info.generation), "instance_id": info.instance_id, "mode": info.mode,
@@ -263,6 +311,19 @@ class WeightManifestTrainer(TrainerWeightTransferEngine[TrainerInfo]):
             raise _error("vllm_transfer_session_invalid",
                          "init_weight_transfer_engine returned and no vLLM worker joined: is the server started "
                          "with --weight-transfer-config '{\"backend\": \"weight_manifest\"}'?")
+        held = {r["tensor_id"] for w in coordinator.workers("target") for r in coordinator.peers[w].inventory["tensors"]}
+        wrongly = sorted(n for n in self.tied if n in held and self.tied[n] not in held)
+        if wrongly:
+            raise _error("vllm_transfer_arguments_invalid",
+                         f"trainer tensor {wrongly[0]} is tied to {self.tied[wrongly[0]]}, and the engines hold "
+                         f"{wrongly[0]}, not {self.tied[wrongly[0]]}: put {wrongly[0]} first in the state dict")
+        missing = sorted(held - {r["tensor_id"] for w in coordinator.workers("source")
+                                 for r in coordinator.peers[w].inventory["tensors"]})
+        if missing:
+            raise _error("vllm_transfer_arguments_invalid",
+                         f"the engines hold tensor {missing[0]}"
+                         f"{f' and {len(missing) - 1} more' if len(missing) > 1 else ''}, which no trainer rank "
+                         "gives (its state dict names the checkpoint's tensors)")
         self.bound = coordinator.bind(coordinator.plan())
         self.revisions = KeptOnTargets(block_elements=info.block_elements)
         self.revisions.save(coordinator, self.generation, "target")
