@@ -34,7 +34,8 @@ from typing import Any, Iterator
 
 import pytest
 
-from conftest import ROOT, require
+from conftest import ROOT
+from no_skip import require
 
 RANK = ROOT / "examples" / "vllm-api" / "trainer_rank.py"
 sys.path.insert(0, str(RANK.parent))
