@@ -365,6 +365,7 @@ class WeightManifestTrainer(TrainerWeightTransferEngine[TrainerInfo]):
         update_id = uuid.uuid4().hex
         self.finish_errors = []
         error: Optional[ManifestError] = None
+        decided = False
         result: dict[str, Any] = {}
         try:
             self.client.start_weight_update()
@@ -391,7 +392,10 @@ class WeightManifestTrainer(TrainerWeightTransferEngine[TrainerInfo]):
                 result = update.run(self.bound, to, mode=mode, transfer_mode="pull")
             except ManifestError as failure:
                 error = failure
-        committed = error is None
+            # After a commit decision nothing is rolled back (a worker that failed to
+            # activate is reported, and says so at its finish): the others serve g+1.
+            decided = update.record is not None and update.record.decision == "commit"
+        committed = error is None or decided
         self._tell({"update": update_id, "committed": committed, "generation": to if committed else g,
                     "code": None if committed else error.code if error else None,
                     "message": None if committed else str(error)})
@@ -401,9 +405,11 @@ class WeightManifestTrainer(TrainerWeightTransferEngine[TrainerInfo]):
             self.finish_errors.append(str(_failed("finish_weight_update", failure)))
             if committed:
                 error = _failed("finish_weight_update", failure)
+        if committed:
+            self.generation = to
+            self.coordinator.snapshot(self.info.block_elements, advance=mode == "delta")
         if error is not None:
             raise error
-        self.coordinator.snapshot(self.info.block_elements, advance=mode == "delta")
         return {**{k: v for k, v in result.items() if isinstance(v, (int, float, str, bool))},
                 "generation": to, "mode": mode, "bytes": int(result.get("bytes", 0)),
                 "seconds": time.perf_counter() - started}
