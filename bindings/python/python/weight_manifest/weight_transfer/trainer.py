@@ -269,17 +269,25 @@ class WeightManifestTrainer(TrainerWeightTransferEngine[TrainerInfo]):
                           **shards.where())
 
         try:
-            self.membership = channel.join(str(address), str(key), "source", f"trainer-{rank}", make,
-                                           timeout=info.timeout)
-            failure = None
-            if rank == 0:
+            # Every rank takes part in the broadcast of the outcome, also one whose join
+            # failed (else rank 0 would wait for it in the collective).
+            joined: Optional[ManifestError] = None
+            try:
+                self.membership = channel.join(str(address), str(key), "source", f"trainer-{rank}", make,
+                                               timeout=info.timeout)
+            except ManifestError as error:
+                joined = error
+            failure: Optional[ManifestError] = joined if rank == 0 else None
+            if rank == 0 and joined is None:
                 try:
                     self._rendezvous(world)
-                except ManifestError as error:
-                    failure = error
-            failure = _broadcast(None if failure is None else (failure.code, str(failure)), rank)
-            if failure is not None:
-                raise _error(failure[0], failure[1])
+                except Exception as error:
+                    failure = _failed("trainer_init", error)
+            told = _broadcast(None if failure is None else (failure.code, str(failure)), rank)
+            if joined is not None:
+                raise joined
+            if told is not None:
+                raise _error(told[0], told[1])
         except BaseException:
             self.shutdown()
             raise
@@ -347,8 +355,9 @@ class WeightManifestTrainer(TrainerWeightTransferEngine[TrainerInfo]):
         if rank == 0:
             try:
                 outcome = ("ok", self._send(mode, weight_version))
-            except ManifestError as error:
-                outcome = ("error", error.code, str(error))
+            except Exception as error:  # every rank hears it: none waits in the broadcast
+                failure = _failed("send_weights", error)
+                outcome = ("error", failure.code, str(failure))
         outcome = _broadcast(outcome, rank)
         if outcome[0] == "error":
             raise _error(outcome[1], outcome[2])
