@@ -241,3 +241,41 @@ def test_errors_name_what_to_change_and_change_nothing(setup: dict[str, Any]) ->
     finally:
         trainer.shutdown()
     assert (generate(llm), llm.get_weight_version()) == before
+
+
+def test_a_packed_engine_refuses_direct_and_takes_staged_updates(tmp_path: Path) -> None:
+    """vLLM's default CPU engine packs its linears: a trainer asking for direct writes is
+    told so at its init (the worker's code reaches it), and ``auto`` takes the staged way
+    (vLLM's layer-wise reload), whose tokens are HF's."""
+    import gc
+
+    from vllm.distributed.weight_transfer import WeightTransferTrainerFactory
+
+    from weight_manifest.weight_transfer.trainer import TrainerInfo
+
+    hf_model("llama", 0).save_pretrained(tmp_path / "a")
+    llm = vllm_api.LLM(model=str(tmp_path / "a"), skip_tokenizer_init=True, enforce_eager=True, dtype="float32",
+                       max_model_len=256, max_num_seqs=8, seed=0, distributed_executor_backend="uni",
+                       weight_transfer_config={"backend": "weight_manifest"})
+    try:
+        state = {n: t.detach().clone() for n, t in hf_model("llama", 1).state_dict().items()}
+        with pytest.raises(wm.ManifestError) as caught:
+            WeightTransferTrainerFactory.trainer_init(
+                TrainerInfo(rank=0, state_dict=state, model_id="tiny", mode="direct"), client=LLMClient(llm))
+        assert caught.value.code == "vllm_direct_unsupported", caught.value
+        assert "qkv_proj" in str(caught.value) and "staged" in str(caught.value)
+        trainer = WeightTransferTrainerFactory.trainer_init(
+            TrainerInfo(rank=0, state_dict=state, model_id="tiny", mode="auto"), client=LLMClient(llm))
+        try:
+            worker = llm.llm_engine.model_executor.driver_worker.worker
+            assert worker.weight_transfer_engine.status()["mode"] == "staged"
+            trainer.send_weights(mode="full")
+            assert generate(llm) == hf_tokens(state)
+        finally:
+            trainer.shutdown()
+    finally:
+        engine_core = getattr(llm.llm_engine, "engine_core", None)
+        if engine_core is not None and hasattr(engine_core, "shutdown"):
+            engine_core.shutdown()
+        del llm
+        gc.collect()

@@ -143,6 +143,9 @@ class WeightManifestEngine(WeightTransferEngine[InitInfo, UpdateInfo]):
         self._update: Optional[dict[str, Any]] = None
         self._outcome: Optional[dict[str, Any]] = None
         self._applied: Optional[int] = None
+        #: Why a committed generation could not be applied (vLLM's reload failed): the
+        #: worker serves nothing, and its finish says so.
+        self._broken: Optional[str] = None
 
     # ---- payloads ---------------------------------------------------------------------------
 
@@ -266,7 +269,11 @@ class WeightManifestEngine(WeightTransferEngine[InitInfo, UpdateInfo]):
         joined = self._joined
         if joined is not None and joined.mode == "staged" and generation != self._applied:
             self._close_gate()
-            joined.held.wm_apply_staged()
+            try:
+                joined.held.wm_apply_staged()
+            except Exception as error:  # the gate stays closed: it serves nothing
+                self._broken = f"{type(error).__name__}: {error}"
+                raise
         self._applied = generation
         self._open_gate()
 
@@ -343,6 +350,10 @@ class WeightManifestEngine(WeightTransferEngine[InitInfo, UpdateInfo]):
             raise _error(str(outcome["code"] or "transfer_failed"),
                          f"{outcome['message']} (worker {joined.member.worker_id} serves generation "
                          f"{status['active']})")
+        if self._broken is not None:
+            raise _error("vllm_staged_mismatch",
+                         f"worker {joined.member.worker_id} could not apply generation {outcome['generation']} through "
+                         f"vLLM's reload ({self._broken}): it serves nothing until the engine is restarted")
         if not status["serving"] or status["active"] != outcome["generation"]:
             raise _error("lifecycle_state_invalid",
                          f"update {outcome['update']} committed generation {outcome['generation']}, and worker "

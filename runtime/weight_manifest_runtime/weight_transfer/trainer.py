@@ -269,17 +269,25 @@ class WeightManifestTrainer(TrainerWeightTransferEngine[TrainerInfo]):
                           **shards.where())
 
         try:
-            self.membership = channel.join(str(address), str(key), "source", f"trainer-{rank}", make,
-                                           timeout=info.timeout)
-            failure = None
-            if rank == 0:
+            # Every rank takes part in the broadcast of the outcome, also one whose join
+            # failed (else rank 0 would wait for it in the collective).
+            joined: Optional[ManifestError] = None
+            try:
+                self.membership = channel.join(str(address), str(key), "source", f"trainer-{rank}", make,
+                                               timeout=info.timeout)
+            except ManifestError as error:
+                joined = error
+            failure: Optional[ManifestError] = joined if rank == 0 else None
+            if rank == 0 and joined is None:
                 try:
                     self._rendezvous(world)
-                except ManifestError as error:
-                    failure = error
-            failure = _broadcast(None if failure is None else (failure.code, str(failure)), rank)
-            if failure is not None:
-                raise _error(failure[0], failure[1])
+                except Exception as error:
+                    failure = _failed("trainer_init", error)
+            told = _broadcast(None if failure is None else (failure.code, str(failure)), rank)
+            if joined is not None:
+                raise joined
+            if told is not None:
+                raise _error(told[0], told[1])
         except BaseException:
             self.shutdown()
             raise
@@ -347,8 +355,9 @@ class WeightManifestTrainer(TrainerWeightTransferEngine[TrainerInfo]):
         if rank == 0:
             try:
                 outcome = ("ok", self._send(mode, weight_version))
-            except ManifestError as error:
-                outcome = ("error", error.code, str(error))
+            except Exception as error:  # every rank hears it: none waits in the broadcast
+                failure = _failed("send_weights", error)
+                outcome = ("error", failure.code, str(failure))
         outcome = _broadcast(outcome, rank)
         if outcome[0] == "error":
             raise _error(outcome[1], outcome[2])
@@ -365,6 +374,7 @@ class WeightManifestTrainer(TrainerWeightTransferEngine[TrainerInfo]):
         update_id = uuid.uuid4().hex
         self.finish_errors = []
         error: Optional[ManifestError] = None
+        decided = False
         result: dict[str, Any] = {}
         try:
             self.client.start_weight_update()
@@ -391,7 +401,10 @@ class WeightManifestTrainer(TrainerWeightTransferEngine[TrainerInfo]):
                 result = update.run(self.bound, to, mode=mode, transfer_mode="pull")
             except ManifestError as failure:
                 error = failure
-        committed = error is None
+            # After a commit decision nothing is rolled back (a worker that failed to
+            # activate is reported, and says so at its finish): the others serve g+1.
+            decided = update.record is not None and update.record.decision == "commit"
+        committed = error is None or decided
         self._tell({"update": update_id, "committed": committed, "generation": to if committed else g,
                     "code": None if committed else error.code if error else None,
                     "message": None if committed else str(error)})
@@ -401,9 +414,11 @@ class WeightManifestTrainer(TrainerWeightTransferEngine[TrainerInfo]):
             self.finish_errors.append(str(_failed("finish_weight_update", failure)))
             if committed:
                 error = _failed("finish_weight_update", failure)
+        if committed:
+            self.generation = to
+            self.coordinator.snapshot(self.info.block_elements, advance=mode == "delta")
         if error is not None:
             raise error
-        self.coordinator.snapshot(self.info.block_elements, advance=mode == "delta")
         return {**{k: v for k, v in result.items() if isinstance(v, (int, float, str, bool))},
                 "generation": to, "mode": mode, "bytes": int(result.get("bytes", 0)),
                 "seconds": time.perf_counter() - started}
