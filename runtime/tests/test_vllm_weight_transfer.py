@@ -251,7 +251,7 @@ def test_a_packed_engine_refuses_direct_and_takes_staged_updates(tmp_path: Path)
 
     from vllm.distributed.weight_transfer import WeightTransferTrainerFactory
 
-    from weight_manifest.weight_transfer.trainer import TrainerInfo
+    from weight_manifest_runtime.weight_transfer.trainer import TrainerInfo
 
     hf_model("llama", 0).save_pretrained(tmp_path / "a")
     llm = vllm_api.LLM(model=str(tmp_path / "a"), skip_tokenizer_init=True, enforce_eager=True, dtype="float32",
