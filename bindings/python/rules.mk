@@ -23,7 +23,7 @@ PY_PROFILE ?= dev
 PY_WHEELS := target/wheels
 
 TEST_TARGETS += test-python
-.PHONY: test-python python-wheel python-venv python-system reshard-te fp8-update store-roundtrip multi-host fault-campaign rl-loop simulate-frontier
+.PHONY: test-python python-wheel python-venv python-system reshard-te fp8-update store-roundtrip multi-host fault-campaign rl-loop vllm-api simulate-frontier
 
 $(PY):
 	$(PYTHON) -m venv $(PY_VENV)
@@ -100,6 +100,15 @@ simulate-frontier: python-wheel
 ## The last line is its JSON. RL_ARGS adds flags (--steps, --engines, --gbit, ...).
 rl-loop: python-wheel
 	$(PY) examples/rl-loop/rl_loop.py $(RL_ARGS)
+
+## vLLM's own weight-sync API with the backend weight_manifest on 4 emulated hosts
+## (examples/vllm-api, needs root): 2 real `vllm serve` (staged and direct) and a 2-rank
+## DTensor trainer driving them through vLLM's HTTPVLLMWeightSyncClient; 2 full updates and
+## 3 deltas checked against HF transformers' tokens, vLLM's reload from disk timed beside
+## them, a corrupted source byte rolls both servers back. The last line is its JSON.
+## VLLM_API_ARGS adds flags (--steps, --hidden, --layers, --vocab).
+vllm-api: python-wheel
+	$(PY) examples/vllm-api/vllm_api.py $(VLLM_API_ARGS)
 
 ## The fault campaign of versioned updates (bindings/python/tests/fault_campaign.py,
 ## docs/lifecycle.md): FAULTS randomized faults at random points of the lifecycle over

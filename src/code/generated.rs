@@ -577,6 +577,37 @@ pub enum Code {
     /// without the source fragment's bfloat16 tensor to quantize; no pointer. plan.bind
     /// binds such plans (§17.4). (added by this implementation)
     PlanBindTransformUnsupported,
+    /// `vllm_transfer_payload_invalid`: an init_info, update_info or outcome payload of
+    /// vLLM's weight-sync API for the backend weight_manifest is not what
+    /// schema/runtime/vllm-weight-transfer.schema.json describes (a member missing, unknown
+    /// or of the wrong type); refused by the end that would send or act on it, before
+    /// anything is done; the pointer names the member. (added by this implementation)
+    VllmTransferPayloadInvalid,
+    /// `vllm_transfer_session_invalid`: a call of vLLM's weight-sync API reached a worker
+    /// out of order for the backend weight_manifest: a start, update or finish before the
+    /// worker joined a group (init_weight_transfer_engine), an update outside a session, a
+    /// finish that heard no decision, or an init after which no worker joined. (added by
+    /// this implementation)
+    VllmTransferSessionInvalid,
+    /// `vllm_transfer_join_refused`: a vLLM worker asked to join a weight-update group it
+    /// is a member of already (init_weight_transfer_engine twice without a shutdown), or a
+    /// second member announced a worker id the group has; the first membership is kept.
+    /// (added by this implementation)
+    VllmTransferJoinRefused,
+    /// `vllm_transfer_channel_failed`: a member cannot reach the coordinator's control
+    /// channel (trainer rank 0) or the coordinator closed it during the join; nothing
+    /// joined. (added by this implementation)
+    VllmTransferChannelFailed,
+    /// `vllm_transfer_failed`: a call of vLLM's weight-sync API made by the trainer's rank
+    /// 0 failed at a server (its HTTP status and body, or the Ray actor's error, in the
+    /// message); the update it belongs to is rolled back on every server. (added by this
+    /// implementation)
+    VllmTransferFailed,
+    /// `vllm_transfer_arguments_invalid`: the trainer side of the backend weight_manifest
+    /// was given what it cannot use: no state dict or module to find each rank's shards in,
+    /// a send mode other than full or delta, a trainer tensor the engines do not hold that
+    /// is not tied to one they hold. (added by this implementation)
+    VllmTransferArgumentsInvalid,
 }
 
 impl Code {
@@ -738,6 +769,12 @@ impl Code {
         Code::LifecycleFenced,
         Code::LifecycleRevisionInvalid,
         Code::PlanBindTransformUnsupported,
+        Code::VllmTransferPayloadInvalid,
+        Code::VllmTransferSessionInvalid,
+        Code::VllmTransferJoinRefused,
+        Code::VllmTransferChannelFailed,
+        Code::VllmTransferFailed,
+        Code::VllmTransferArgumentsInvalid,
     ];
 
     /// The snake_case spelling used on the wire and in fixtures.
@@ -898,6 +935,12 @@ impl Code {
             Code::LifecycleFenced => "lifecycle_fenced",
             Code::LifecycleRevisionInvalid => "lifecycle_revision_invalid",
             Code::PlanBindTransformUnsupported => "plan_bind_transform_unsupported",
+            Code::VllmTransferPayloadInvalid => "vllm_transfer_payload_invalid",
+            Code::VllmTransferSessionInvalid => "vllm_transfer_session_invalid",
+            Code::VllmTransferJoinRefused => "vllm_transfer_join_refused",
+            Code::VllmTransferChannelFailed => "vllm_transfer_channel_failed",
+            Code::VllmTransferFailed => "vllm_transfer_failed",
+            Code::VllmTransferArgumentsInvalid => "vllm_transfer_arguments_invalid",
         }
     }
 

@@ -322,6 +322,9 @@ pub struct AdapterSplit {
     pub multiple_of: ::std::option::Option<u64>,
     ///The axis whose ranks each hold one slice.
     pub over: AdapterSplitOver,
+    ///Optional: the engine pads the dim to a multiple of this before it splits it evenly (vLLM pads the vocabulary of its embedding and LM head to 64 rows): rank r holds [r·p/n, (r+1)·p/n) of the padded size p, clipped at the dim's size, so the last ranks hold fewer rows. A padded size the axis does not divide, or a rank that would hold padding only, is adapt_uneven_split; not with pieces or multiple_of (adapt_rules_invalid).
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub pad_to: ::std::option::Option<u64>,
     ///Optional: the dim is P equal pieces, P the model dimension of this name given with the grid (`--dim kv_heads=8`; one not given is adapt_dimension_missing at .../pieces), and a piece is never cut: with P at least n each rank holds P/n whole pieces, with P below n each piece is held by n/P consecutive ranks (vLLM's KV heads when tp exceeds them). A size that P does not divide, or P and n of which neither divides the other, is adapt_uneven_split.
     #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub pieces: ::std::option::Option<::std::string::String>,

@@ -139,6 +139,8 @@ pub mod key {
     pub const OVERRIDES: &str = "overrides";
     /// The member `own_by_expert`.
     pub const OWN_BY_EXPERT: &str = "own_by_expert";
+    /// The member `pad_to`.
+    pub const PAD_TO: &str = "pad_to";
     /// The member `pairs`.
     pub const PAIRS: &str = "pairs";
     /// The member `partial`.
@@ -332,6 +334,7 @@ impl AdapterSplit {
         key::DIM,
         key::MULTIPLE_OF,
         key::OVER,
+        key::PAD_TO,
         key::PIECES,
     ];
     /// The members the schema requires, in code point order.
@@ -1093,6 +1096,7 @@ impl Canonical for AdapterSplit {
             &self.dim,
             self.multiple_of.as_ref(),
             &self.over,
+            self.pad_to.as_ref(),
             self.pieces.as_ref(),
         );
     }
@@ -1103,6 +1107,7 @@ pub(crate) fn write_adapter_split<S: Sink + ?Sized>(
     dim: &(impl Canonical + ?Sized),
     multiple_of: Option<&(impl Canonical + ?Sized)>,
     over: &(impl Canonical + ?Sized),
+    pad_to: Option<&(impl Canonical + ?Sized)>,
     pieces: Option<&(impl Canonical + ?Sized)>,
 ) {
     out.put(b"{\"dim\":");
@@ -1113,6 +1118,10 @@ pub(crate) fn write_adapter_split<S: Sink + ?Sized>(
     }
     out.put(b",\"over\":");
     over.write_canonical(out);
+    if let Some(value) = pad_to {
+        out.put(b",\"pad_to\":");
+        value.write_canonical(out);
+    }
     if let Some(value) = pieces {
         out.put(b",\"pieces\":");
         value.write_canonical(out);

@@ -921,6 +921,49 @@ enum WmCode
    */
   WM_CODE_PLAN_BIND_TRANSFORM_UNSUPPORTED = 155,
   /**
+   * `vllm_transfer_payload_invalid`: an init_info, update_info or outcome payload of
+   * vLLM's weight-sync API for the backend weight_manifest is not what
+   * schema/runtime/vllm-weight-transfer.schema.json describes (a member missing, unknown
+   * or of the wrong type); refused by the end that would send or act on it, before
+   * anything is done; the pointer names the member. (added by this implementation)
+   */
+  WM_CODE_VLLM_TRANSFER_PAYLOAD_INVALID = 156,
+  /**
+   * `vllm_transfer_session_invalid`: a call of vLLM's weight-sync API reached a worker
+   * out of order for the backend weight_manifest: a start, update or finish before the
+   * worker joined a group (init_weight_transfer_engine), an update outside a session, a
+   * finish that heard no decision, or an init after which no worker joined. (added by
+   * this implementation)
+   */
+  WM_CODE_VLLM_TRANSFER_SESSION_INVALID = 157,
+  /**
+   * `vllm_transfer_join_refused`: a vLLM worker asked to join a weight-update group it
+   * is a member of already (init_weight_transfer_engine twice without a shutdown), or a
+   * second member announced a worker id the group has; the first membership is kept.
+   * (added by this implementation)
+   */
+  WM_CODE_VLLM_TRANSFER_JOIN_REFUSED = 158,
+  /**
+   * `vllm_transfer_channel_failed`: a member cannot reach the coordinator's control
+   * channel (trainer rank 0) or the coordinator closed it during the join; nothing
+   * joined. (added by this implementation)
+   */
+  WM_CODE_VLLM_TRANSFER_CHANNEL_FAILED = 159,
+  /**
+   * `vllm_transfer_failed`: a call of vLLM's weight-sync API made by the trainer's rank
+   * 0 failed at a server (its HTTP status and body, or the Ray actor's error, in the
+   * message); the update it belongs to is rolled back on every server. (added by this
+   * implementation)
+   */
+  WM_CODE_VLLM_TRANSFER_FAILED = 160,
+  /**
+   * `vllm_transfer_arguments_invalid`: the trainer side of the backend weight_manifest
+   * was given what it cannot use: no state dict or module to find each rank's shards in,
+   * a send mode other than full or delta, a trainer tensor the engines do not hold that
+   * is not tied to one they hold. (added by this implementation)
+   */
+  WM_CODE_VLLM_TRANSFER_ARGUMENTS_INVALID = 161,
+  /**
    * `invalid_argument`: a C argument is unusable (a required pointer is NULL, or a
    * length is too large). Not a contract code: it never comes from a document.
    */

@@ -5,11 +5,13 @@ in another order than the class's ``packed_modules_mapping``. No engine starts."
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, Callable, Iterable
 
 import pytest
 
 import weight_manifest as wm
+from conftest import ROOT
 from vllm_engines import torch, wv
 
 
@@ -119,3 +121,30 @@ def test_rows_the_loader_pads_with_zeros_are_not_the_tensors() -> None:
 
     plain = wv.probe_layout(Tiny(padded), CHECKPOINT)["m.plain.weight"]
     assert (plain.start, plain.stop, plain.global_offset, plain.local_shape) == ((0, 0), (2, 3), (0, 0), (2, 3))
+
+
+@pytest.mark.parametrize("vocab,tp", [(520, 2), (520, 4), (1000, 2), (512, 2)])
+def test_the_presets_split_a_vocabulary_as_vllm_pads_it(tmp_path: Path, vocab: int, tp: int) -> None:
+    """The header-only preset places the embedding's and the LM head's rows on each TP rank
+    where vLLM's own ``VocabParallelEmbedding._get_indices`` puts the checkpoint's rows (the
+    vocabulary padded to 64 before the split; the last ranks hold fewer rows)."""
+    import transformers
+    from vllm.model_executor.layers.vocab_parallel_embedding import VocabParallelEmbedding, pad_vocab_size
+
+    from weight_manifest import adapt
+
+    config = transformers.LlamaConfig(vocab_size=vocab, hidden_size=64, intermediate_size=128, num_hidden_layers=1,
+                                      num_attention_heads=4, num_key_value_heads=2, head_dim=16,
+                                      tie_word_embeddings=False)
+    transformers.LlamaForCausalLM(config).save_pretrained(tmp_path)
+    placement, _ = adapt.adapt_safetensors(tmp_path, ROOT / "examples" / "rules" / "vllm-llama.json",
+                                           model_id="m", revision="r", tp=tp, dims={"heads": 4, "kv_heads": 2})
+    padded = pad_vocab_size(vocab)
+    for name in ("model.embed_tokens.weight", "lm_head.weight"):
+        got = {f.rank.tp: (f.global_offset[0], f.global_offset[0] + f.local_shape[0])
+               for f in placement.fragments if f.tensor_id == name}
+        want = {}
+        for rank in range(tp):
+            shard = VocabParallelEmbedding._get_indices(padded, padded, vocab, vocab, rank, tp)
+            want[rank] = (shard.org_vocab_start_index, shard.org_vocab_end_index)
+        assert got == want, (name, vocab, tp)

@@ -192,6 +192,44 @@ fn piece_chunk(
     Ok((extent / pieces, n / pieces))
 }
 
+/// A split of the dim padded to a multiple of `m` (the engine's padding) over `n` ranks:
+/// the padded size's even slices, the last ones clipped at the dim's size
+/// ([`TensorLayout::pieces`]); a rank left with padding only is refused.
+fn padded_cut(l: &TensorLayout<'_>, dim: u64, over: Axis, m: u64, n: u64) -> Result<Cut> {
+    let (index, extent) = even_chunk(l, dim, "/action/split/dim", over.name(), 1)?;
+    let uneven = |why: String| {
+        error_at(
+            Code::AdaptUnevenSplit,
+            format!("tensor {}: {why}", l.tensor.name),
+            rule_pointer(l.rule, "/action/split/pad_to"),
+        )
+    };
+    let padded = extent.checked_next_multiple_of(m).ok_or_else(|| {
+        uneven(format!(
+            "dim {dim} of size {extent} padded to a multiple of {m} overflows"
+        ))
+    })?;
+    if !padded.is_multiple_of(n) {
+        return Err(uneven(format!(
+            "dim {dim} of size {extent}, padded to {padded}, does not split evenly over {} {n}",
+            over.name()
+        )));
+    }
+    let chunk = padded / n;
+    if (n - 1).saturating_mul(chunk) >= extent {
+        return Err(uneven(format!(
+            "dim {dim} of size {extent}, padded to {padded} and split over {} {n}, leaves the last rank padding only",
+            over.name()
+        )));
+    }
+    Ok(Cut::Split {
+        dim: index,
+        over,
+        chunk,
+        share: 1,
+    })
+}
+
 fn cut(l: &TensorLayout<'_>, rules: &Rules, options: &AdaptOptions, experts: u64) -> Result<Cut> {
     let grid = options.grid;
     Ok(match &rules.rules()[l.rule].action {
@@ -201,8 +239,12 @@ fn cut(l: &TensorLayout<'_>, rules: &Rules, options: &AdaptOptions, experts: u64
             over,
             pieces,
             multiple_of,
+            pad_to,
         } => {
             let n = if *over == Axis::Tp { grid.tp } else { grid.ep };
+            if let Some(m) = pad_to {
+                return padded_cut(l, *dim, *over, *m, n);
+            }
             if let Some(m) = multiple_of {
                 let (index, _) = even_chunk(l, *dim, "/action/split/dim", over.name(), 1)?;
                 let extent = l.tensor.shape[index];

@@ -33,6 +33,8 @@ pub enum Action {
         pieces: Option<String>,
         /// What the dim's size must be a multiple of, if anything.
         multiple_of: Option<u64>,
+        /// What the engine pads the dim to a multiple of before it splits it, if anything.
+        pad_to: Option<u64>,
     },
     /// On the ep rank that owns the tensor's expert; sliced on `split_dim` over its tp
     /// ranks when given, else whole on each.
@@ -237,6 +239,7 @@ fn compile(index: usize, rule: &weight_manifest::wire::AdapterRule) -> Result<Ru
             },
             pieces: split.split.pieces.clone(),
             multiple_of: split.split.multiple_of,
+            pad_to: split.split.pad_to,
         },
         AdapterAction::AdapterExpertAction(expert) => Action::OwnByExpert {
             split_dim: expert.own_by_expert.split_dim,

@@ -255,7 +255,7 @@ fn action(value: &Value<'_>, path: &Path<'_>) -> Result<AdapterAction> {
                     let split = object(body, "split", &body_path)?;
                     known_members(
                         split,
-                        &["dim", "multiple_of", "over", "pieces"],
+                        &["dim", "multiple_of", "over", "pad_to", "pieces"],
                         "split",
                         &body_path,
                     )?;
@@ -277,11 +277,20 @@ fn action(value: &Value<'_>, path: &Path<'_>) -> Result<AdapterAction> {
                     let multiple_of = optional(split, "multiple_of", &body_path, |v, p| {
                         uint(v, "multiple_of", 1, p)
                     })?;
+                    let pad_to =
+                        optional(split, "pad_to", &body_path, |v, p| uint(v, "pad_to", 1, p))?;
+                    if pad_to.is_some() && (pieces.is_some() || multiple_of.is_some()) {
+                        return Err(invalid(
+                            "pad_to splits the padded size evenly: it goes with neither pieces nor multiple_of",
+                            &body_path.key("pad_to"),
+                        ));
+                    }
                     Ok(AdapterAction::AdapterSplitAction(AdapterSplitAction {
                         split: AdapterSplit {
                             dim,
                             multiple_of,
                             over,
+                            pad_to,
                             pieces,
                         },
                     }))

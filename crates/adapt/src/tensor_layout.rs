@@ -10,7 +10,8 @@ use crate::options::{Axis, Grid};
 pub enum Cut {
     /// The whole tensor on every tp and ep rank.
     Replicate,
-    /// Slices of `chunk` on `dim`: rank r of `over` holds slice r / `share`.
+    /// Slices of `chunk` on `dim`: rank r of `over` holds slice r / `share` (the last ones
+    /// clipped at the dim's size when the engine pads it).
     Split {
         /// The sliced dimension.
         dim: usize,
@@ -105,9 +106,10 @@ impl TensorLayout<'_> {
                     } => Some((dim, chunk, tp)),
                 };
                 if let Some((dim, chunk, index)) = slice {
-                    // index < n and chunk · n = extent, so the product cannot overflow.
+                    // index < n and chunk · n is the (padded) extent, so the product cannot
+                    // overflow; a padded split's last slices end at the extent.
                     offset[dim] = index.saturating_mul(chunk);
-                    shape[dim] = chunk;
+                    shape[dim] = chunk.min(self.tensor.shape[dim].saturating_sub(offset[dim]));
                 }
                 Piece {
                     tp,

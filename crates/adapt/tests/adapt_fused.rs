@@ -1,5 +1,6 @@
 //! The vLLM presets (`examples/rules/vllm-*.json`): fused buffers (`fused`) and splits in
-//! whole pieces (`pieces`, `multiple_of`) on synthetic checkpoints, against boxes and
+//! whole pieces (`pieces`, `multiple_of`) or of a padded size (`pad_to`) on synthetic
+//! checkpoints, against boxes and
 //! offsets written out here from vLLM's rules: `QKVParallelLinear` holds q, k and v rows
 //! in that order, rank r of n holding query heads [r·H/n, (r+1)·H/n) and, when n exceeds
 //! the KV heads K, KV head r / (n/K); `MergedColumnParallelLinear` holds gate then up rows;
@@ -271,18 +272,25 @@ fn each_pieces_and_multiple_of_check_on_its_own() {
             Some("/rules/2/action/split/pieces".into())
         ) // k_proj, first by name
     );
-    // A vocabulary vLLM would pad (not a multiple of 64 rows) is refused, not split evenly.
+    // multiple_of refuses a size that is not a multiple (an engine that would pad it).
+    let multiple = r#"{"layout_fingerprint": "x", "rules": [
+        {"match": "model\\.embed_tokens\\.weight", "action": {"split": {"dim": 0, "over": "tp", "multiple_of": 64}}},
+        {"match": ".*", "action": "replicate"}]}"#;
     let mut padded = llama(1);
     for t in &mut padded {
         if t.0 == "model.embed_tokens.weight" {
             t.2[0] = VOCAB - 2;
         }
     }
+    let checkpoint = checkpoint("multiple", &padded);
+    let error = Rules::from_json(multiple, &Options::default())
+        .and_then(|rules| adapt::adapt(&checkpoint, &rules, &options(2)))
+        .unwrap_err();
     assert_eq!(
-        rejected(&rules, &padded, &options(2)),
+        (error.code().as_str(), error.path()),
         (
-            "adapt_uneven_split".into(),
-            Some("/rules/0/action/split/multiple_of".into())
+            "adapt_uneven_split",
+            Some("/rules/0/action/split/multiple_of")
         )
     );
     // Zero is not a dimension.
@@ -479,4 +487,51 @@ fn members_on_two_pipeline_stages_are_refused() {
         .unwrap()
         .fusion
         .is_empty());
+}
+
+/// vLLM's vocabulary split (`VocabParallelEmbedding`, `ParallelLMHead`): the vocabulary V
+/// padded to P, the next multiple of 64 rows, rank r of n holding rows
+/// [r·P/n, min((r+1)·P/n, V)) of the checkpoint's tensor (the rest of its slice is padding).
+fn vocab_rows(vocab: u64, tp: u64, rank: u64) -> (u64, u64) {
+    let padded = vocab.div_ceil(64) * 64;
+    let per = padded / tp;
+    let start = rank * per;
+    (start, ((rank + 1) * per).min(vocab) - start)
+}
+
+#[test]
+fn a_vocabulary_vllm_pads_is_split_as_vllm_pads_it() {
+    for (vocab, tp) in [(VOCAB - 2, 2), (VOCAB + 5, 2), (VOCAB - 2, 4), (VOCAB, 2)] {
+        let mut tensors = llama(1);
+        for t in &mut tensors {
+            if t.0 == "model.embed_tokens.weight" || t.0 == "lm_head.weight" {
+                t.2[0] = vocab;
+            }
+        }
+        let laid = adapted("vllm-llama.json", &tensors, &options(tp)).unwrap();
+        for name in ["model.embed_tokens.weight", "lm_head.weight"] {
+            for t in 0..tp {
+                assert_eq!(
+                    rows(on_rank(&laid.placement, name, t)),
+                    vocab_rows(vocab, tp, t),
+                    "{name} {vocab} tp{t}"
+                );
+            }
+        }
+    }
+    // A rank that would hold padding only: refused, naming the rule's pad_to.
+    let mut tensors = llama(1);
+    for t in &mut tensors {
+        if t.0 == "model.embed_tokens.weight" {
+            t.2[0] = 65;
+        }
+    }
+    let rules = preset("vllm-llama.json");
+    assert_eq!(
+        rejected(&rules, &tensors, &options(4).with_dim("heads", 4)),
+        (
+            "adapt_uneven_split".into(),
+            Some("/rules/0/action/split/pad_to".into())
+        )
+    );
 }

@@ -160,6 +160,12 @@ ADDED_CODES: tuple[str, ...] = (
     "lifecycle_fenced",
     "lifecycle_revision_invalid",
     "plan_bind_transform_unsupported",
+    "vllm_transfer_payload_invalid",
+    "vllm_transfer_session_invalid",
+    "vllm_transfer_join_refused",
+    "vllm_transfer_channel_failed",
+    "vllm_transfer_failed",
+    "vllm_transfer_arguments_invalid",
 )
 
 CODES: tuple[str, ...] = CONTRACT_CODES + ADDED_CODES

@@ -281,6 +281,7 @@ class VersionedUpdate:
             assert self.bound is not None
             reports = self.coordinator.execute(self.bound, mode=self.transfer_mode, options=self.options,
                                                changed=self.changed)
+            self.figures["bytes"] = float(sum(p["bytes"] for r in reports.values() for p in r["pairs"]))
         self.figures["transfer_seconds"] = time.perf_counter() - started
         self._step("transferred")
         return reports
