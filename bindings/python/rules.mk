@@ -64,7 +64,8 @@ reshard-te: python-wheel
 ## targets on 5 layouts, each plan bound and pushed by the executor between two Transfer
 ## Engine processes (the source quantizes in its registered staging), every landed byte equal
 ## to vLLM's per_block_cast_to_fp8 and every digest verified, then a delta of the changed
-## blocks in process; one JSON line (no engine serves the result: "none").
+## blocks in process, then vLLM serving a block-FP8 checkpoint updated in flight through its
+## layer-wise reload (tokens: vLLM from disk, HF on the dequantized weights); one JSON line.
 fp8-update: python-wheel
 	$(PY) examples/fp8-update/fp8_update.py
 

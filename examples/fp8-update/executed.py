@@ -61,15 +61,18 @@ def binding(placement: dict[str, Any], addresses: dict[str, int], session: str, 
 class Source:
     """The trainer side: bfloat16 fragments and their quantized forms on ``backend``."""
 
-    def __init__(self, source: dict[str, Any], x: dict[str, torch.Tensor], backend: Any) -> None:
+    def __init__(self, source: dict[str, Any], x: dict[str, torch.Tensor], backend: Any,
+                 quantized: Optional[set[str]] = None) -> None:
         self.placement, self.backend = source, backend
         self.tensors = {f["placement_fragment_id"]: take(x[f["tensor_id"]], (f["global_offset"],
                                                                            f["local_shape"])).contiguous()
                         for f in source["fragments"]}
         for t in self.tensors.values():
-            backend.register(int(t.data_ptr()), t.numel() * 2)
+            backend.register(int(t.data_ptr()), t.numel() * t.element_size())
+        # The quantized forms of the fragments of the tensors the spec names (all, if None).
         self.forms = QuantizedForms(backend, {f["placement_fragment_id"]: (f, self.tensors[f["placement_fragment_id"]])
-                                              for f in source["fragments"]})
+                                              for f in source["fragments"]
+                                              if quantized is None or f["tensor_id"] in quantized})
 
     def addresses(self) -> dict[str, int]:
         return {fid: int(t.data_ptr()) for fid, t in self.tensors.items()}
@@ -84,11 +87,14 @@ class Source:
         sent = []
         for region in plan["regions"]:
             d = kept[region["tensor_id"]]
-            staged: QuantizingSource = self.forms.sources[region["source_fragment_id"]]
-            quantized_before = set(staged.quantized)
-            data = region_bytes(region, staged)
-            # The forms held every block the region reads: the executor quantized them.
-            assert staged.quantized == quantized_before, "a region read a block the executor did not quantize"
+            if "transform" in region:
+                staged: QuantizingSource = self.forms.sources[region["source_fragment_id"]]
+                quantized_before = set(staged.quantized)
+                data = region_bytes(region, staged)
+                # The forms held every block the region reads: the executor quantized them.
+                assert staged.quantized == quantized_before, "a region read a block the executor did not quantize"
+            else:
+                data = region_bytes(region, self.tensors[region["source_fragment_id"]])
             sent.append({"tensor_id": region["tensor_id"], "global_shape": d["global_shape"],
                          "itemsize": d["itemsize"], "global_offset": region["global_offset"],
                          "local_shape": region["shape"],
@@ -103,9 +109,11 @@ class Target:
 
     def __init__(self, target: dict[str, Any], scale_ids: set[str], backend: Any) -> None:
         self.placement = target
-        self.buffers = {f["placement_fragment_id"]: torch.zeros(
-            f["local_shape"], dtype=torch.float32 if f["tensor_id"] in scale_ids else torch.uint8)
-            for f in target["fragments"]}
+        dtypes = {t["tensor_id"]: (torch.float32 if t["tensor_id"] in scale_ids else
+                                   torch.uint8 if t["dtype"] == "float8_e4m3fn" else getattr(torch, t["dtype"]))
+                  for t in target["tensors"]}
+        self.buffers = {f["placement_fragment_id"]: torch.zeros(f["local_shape"], dtype=dtypes[f["tensor_id"]])
+                        for f in target["fragments"]}
         for t in self.buffers.values():
             backend.register(int(t.data_ptr()), t.numel() * t.element_size())
 
@@ -139,16 +147,17 @@ def update(source: dict[str, Any], target: dict[str, Any], spec: str, x: dict[st
     planned = wm.plan(json.dumps(source), json.dumps(target), quantization=spec)
     plan = json.loads(planned.to_json())
     scale_ids = {t["scale_tensor_id"] for t in json.loads(spec)["tensors"]}
+    quantized = {t["tensor_id"] for t in json.loads(spec)["tensors"]}
     if backend == "local":
         local = transfer.LocalBackend()
-        src, tgt = Source(source, x, local), Target(target, scale_ids, local)
+        src, tgt = Source(source, x, local, quantized), Target(target, scale_ids, local)
         bound = bind(planned, source, target, (src.addresses(), "local"), (tgt.addresses(), "local"))
         sessions = {target_worker(f): "local" for f in target["fragments"]}
         done = src.push(bound, sessions, plan, target)
         return {"landed": tgt.buffers, "sent": done["partials"], "held": tgt.partials(), "blocks": done["blocks"]}
     with tempfile.TemporaryDirectory() as work:
         job = Path(work) / "job.pt"
-        torch.save({"source": source, "target": target, "x": x, "scale_ids": scale_ids}, job)
+        torch.save({"source": source, "target": target, "x": x, "scale_ids": scale_ids, "quantized": quantized}, job)
         roles = {role: subprocess.Popen([sys.executable, __file__, "role", role, str(job)], stdin=subprocess.PIPE,
                                         stdout=subprocess.PIPE, text=True) for role in ("target", "source")}
         try:
@@ -204,7 +213,7 @@ def role(which: str, job_path: str) -> int:
     side: Optional[Any] = None
     try:
         if which == "source":
-            side = Source(job["source"], job["x"], backend)
+            side = Source(job["source"], job["x"], backend, job["quantized"])
         else:
             side = Target(job["target"], job["scale_ids"], backend)
         print(json.dumps({"session": session, "addresses": side.addresses()}), flush=True)

@@ -15,17 +15,28 @@ the target's memory. Then:
   quantized before (the reference's differences name the same blocks), only those move, and
   the target then equals the new reference.
 
-``--backend local``: both sides in this process. No engine serves the result here
-(``engine``: "none"). Prints one JSON line.
+Then an engine (``engine.py``): vLLM in this process serving a block-FP8 checkpoint, updated
+in flight through the same path and its layer-wise reload; its greedy tokens equal the same
+vLLM loading the reference-quantized checkpoint from disk and HF transformers on the
+dequantized weights (``engine``: "vllm"; ``--no-engine``: "none").
+
+``--backend local``: both sides in this process. Prints one JSON line.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
+
+# The engine runs in this process (engine.py): set before vLLM is first imported.
+os.environ.setdefault("VLLM_ENABLE_V1_MULTIPROCESSING", "0")
+os.environ.setdefault("VLLM_CPU_OMP_THREADS_BIND", "nobind")
+os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", "1")
 
 import torch
 from vllm.utils.deep_gemm import per_block_cast_to_fp8
@@ -210,6 +221,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--backend", choices=("te", "local"), default="te",
                         help="the executor's transport: two Transfer Engine processes, or this process")
     parser.add_argument("--timeout", type=float, default=600.0, help="(accepted for the test harness)")
+    parser.add_argument("--no-engine", action="store_true", help="skip the vLLM engine (engine: none)")
     args = parser.parse_args(argv)
     equal, verified, quantized_once = True, True, True
     for seed, (name, layout) in enumerate(LAYOUTS.items()):
@@ -239,12 +251,21 @@ def main(argv: list[str]) -> int:
     landed, _, _ = update(layout, new, landed, moved)
     equal &= equal_reference(landed, target, new_ref)
     full = int(torch.Size(grid(layout[0])).numel())
+    served: dict[str, Any] = {"engine": "none"}
+    if not args.no_engine:
+        import engine
+
+        with tempfile.TemporaryDirectory() as work:
+            served = engine.run(Path(work))
+        print(f"[fp8-update] engine: {served}", file=sys.stderr, flush=True)
+    engine_ok = served["engine"] == "none" or all(served[k] for k in (
+        "engine_bytes_equal_reference", "engine_tokens_equal_disk", "engine_tokens_equal_hf", "engine_tokens_changed"))
     print(json.dumps({"layouts": len(LAYOUTS), "executor": args.backend, "bytes_equal_reference": equal,
                       "verified": verified,
                       "quantized_each_block_once": quantized_once, "delta_blocks": len(moved), "full_blocks": full,
                       "delta_blocks_equal_reference": delta_matches,
-                      "delta_changed": sorted(list(b) for b in moved), "engine": "none"}))
-    return 0 if equal and verified and quantized_once and delta_matches else 1
+                      "delta_changed": sorted(list(b) for b in moved), **served}))
+    return 0 if equal and verified and quantized_once and delta_matches and engine_ok else 1
 
 
 if __name__ == "__main__":

@@ -273,12 +273,19 @@ def test_the_executor_refuses_transformed_copies_it_cannot_run() -> None:
     assert all(int(t.count_nonzero()) == 0 for t in tgt.buffers.values())
 
 
-def test_make_fp8_update_pushes_through_transfer_engine_processes() -> None:
+def test_make_fp8_update_pushes_through_transfer_engine_processes_into_vllm() -> None:
     """`make fp8-update`: every layout (TP rows, rows into columns, EP, uneven shards, boxes
     smaller than a block) through two Transfer Engine processes; the landed bytes equal
     vLLM's per_block_cast_to_fp8 on the gathered tensor, the digests verify, each block is
-    quantized once."""
+    quantized once. Then vLLM (in the example's process) serving a block-FP8 checkpoint is
+    updated in flight through its layer-wise reload: the bytes it is given are the reference
+    checkpoint's, its greedy tokens change and equal the same vLLM loading the reference
+    checkpoint from disk, and are HF's greedy choices on the dequantized weights but at near
+    ties (within 1 % of HF's top logit: vLLM quantizes the activations too)."""
     result = verified_example(EXAMPLE)
     assert result["executor"] == "te" and result["layouts"] == 5
     assert result["bytes_equal_reference"] and result["quantized_each_block_once"]
     assert result["delta_blocks_equal_reference"]
+    assert result["engine"] == "vllm"
+    assert result["engine_bytes_equal_reference"] and result["engine_tokens_changed"]
+    assert result["engine_tokens_equal_disk"] and result["engine_tokens_equal_hf"]
