@@ -25,8 +25,11 @@ reshard-te: runtime-install
 	$(PY) examples/reshard-te/reshard_te.py --model minilm --source tp2 --target tp1
 
 ## Quantize in flight (examples/fp8-update, contract §17.8): bfloat16 sources into block-FP8
-## targets on 5 layouts, every landed byte equal to vLLM's per_block_cast_to_fp8 and every
-## digest verified, then a delta of the changed blocks; one JSON line (no engine: "none").
+## targets on 5 layouts, each plan bound and pushed by the executor between two Transfer
+## Engine processes (the source quantizes in its registered staging), every landed byte equal
+## to vLLM's per_block_cast_to_fp8 and every digest verified, then a delta of the changed
+## blocks in process, then vLLM serving a block-FP8 checkpoint updated in flight through its
+## layer-wise reload (tokens: vLLM from disk, HF on the dequantized weights); one JSON line.
 fp8-update: runtime-install
 	$(PY) examples/fp8-update/fp8_update.py
 
@@ -46,7 +49,9 @@ multi-host: runtime-install
 ## The simulator's frontier (examples/simulate, docs/simulate.md; needs root): calibrate on
 ## 4 emulated hosts (8 short measured updates, the engine constants fitted), then plan and
 ## bind Kimi-K2 (BF16) from 256 GPUs to 128 GPUs for real with the release CLI and simulate
-## the update and a 2 % delta at 400 Gb/s per GPU; the last line is one JSON object.
+## the update and a 2 % delta at 400 Gb/s per GPU; then BF16 trainers into block-FP8
+## engines (the sources quantize) for Kimi-K2 and a 2.8T model of its family at the same
+## scale; the last line is one JSON object.
 ## FRONTIER_ARGS adds flags (e.g. --calibration FILE to reuse a calibration).
 simulate-frontier: runtime-install
 	$(CARGO) build --locked --release -q --bin weight-manifest

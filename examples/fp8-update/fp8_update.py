@@ -1,31 +1,49 @@
 """A bfloat16 trainer updating block-FP8 targets (contract §17.8), every byte verified.
 
 For each layout (TP row and column splits, EP, uneven shards, boxes smaller than a block):
-the planner gets the two placements and the quantization spec; each source fragment
-quantizes the blocks its regions read, in its staging (``weight_manifest_runtime.transfer.quantize``);
-the regions land in the target buffers. Then:
+the planner gets the two placements and the quantization spec; the plan is bound to the live
+buffers of two Transfer Engine processes and pushed by the executor (``executed.py``): the
+source quantizes the blocks its copies read, in its registered staging, and writes them into
+the target's memory. Then:
 
 - ``bytes_equal_reference``: every target fragment's FP8 bytes and scales equal vLLM's own
   ``per_block_cast_to_fp8`` on the gathered bfloat16 tensor;
-- ``verified``: the content digests the sources computed from what they quantized equal the
-  digests of what landed (and the reference's);
-- a delta: a few bfloat16 elements change; the sources find the ``delta_blocks`` of
-  ``full_blocks`` blocks whose FP8 bytes or scale differ from what they quantized before (the
-  reference's differences name the same blocks), only those move, and the target then equals
-  the new reference.
+- ``verified``: the content digests the source computed from what it quantized equal the
+  digests the target computed from what landed;
+- a delta (in process): a few bfloat16 elements change; the sources find the
+  ``delta_blocks`` of ``full_blocks`` blocks whose FP8 bytes or scale differ from what they
+  quantized before (the reference's differences name the same blocks), only those move, and
+  the target then equals the new reference.
 
-No engine serves the result here (``engine``: "none"). Prints one JSON line.
+Then an engine (``engine.py``): vLLM in this process serving a block-FP8 checkpoint, updated
+in flight through the same path and its layer-wise reload; its greedy tokens equal the same
+vLLM loading the reference-quantized checkpoint from disk and HF transformers on the
+dequantized weights (``engine``: "vllm"; ``--no-engine``: "none").
+
+``--backend local``: both sides in this process. Prints one JSON line.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
+import os
 import sys
+import tempfile
+from pathlib import Path
 from typing import Any
+
+# The engine runs in this process (engine.py): set before vLLM is first imported.
+os.environ.setdefault("VLLM_ENABLE_V1_MULTIPROCESSING", "0")
+os.environ.setdefault("VLLM_CPU_OMP_THREADS_BIND", "nobind")
+os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", "1")
 
 import torch
 from vllm.utils.deep_gemm import per_block_cast_to_fp8
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import executed  # noqa: E402
 import weight_manifest as wm
 from weight_manifest.content import digests, partial_of_bytes
 from weight_manifest_runtime.transfer.quantize import BLOCK, QuantizingSource, changed_blocks, copy_region, region_bytes
@@ -198,16 +216,24 @@ def weights(shape: list[int], seed: int) -> torch.Tensor:
     return (torch.randn(shape, generator=g) * rows).to(torch.bfloat16)
 
 
-def main() -> int:
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--backend", choices=("te", "local"), default="te",
+                        help="the executor's transport: two Transfer Engine processes, or this process")
+    parser.add_argument("--timeout", type=float, default=600.0, help="(accepted for the test harness)")
+    parser.add_argument("--no-engine", action="store_true", help="skip the vLLM engine (engine: none)")
+    args = parser.parse_args(argv)
     equal, verified, quantized_once = True, True, True
     for seed, (name, layout) in enumerate(LAYOUTS.items()):
         x = weights(layout[0], seed)
-        _, target, _ = documents(*layout)
-        landed, sent, quantized = update(layout, x)
+        source, target, spec = documents(*layout)
+        done = executed.update(source, target, spec, {TID: x}, backend=args.backend)
         ref = reference(x)
-        equal &= equal_reference(landed, target, ref)
-        verified &= digests(sent) == digests(landed_partials(landed, target))
-        quantized_once &= quantized == int(torch.Size(grid(layout[0])).numel())
+        equal &= equal_reference(done["landed"], target, ref)
+        verified &= digests(done["sent"]) == digests(done["held"]) == digests(landed_partials(done["landed"], target))
+        quantized_once &= done["blocks"] == int(torch.Size(grid(layout[0])).numel())
+        print(f"[fp8-update] {name}: bytes equal {equal}, verified {verified}, blocks {done['blocks']}",
+              file=sys.stderr, flush=True)
     # A delta on the first layout: three elements change.
     layout = LAYOUTS["tp-rows-4-to-8"]
     _, target, _ = documents(*layout)
@@ -225,12 +251,22 @@ def main() -> int:
     landed, _, _ = update(layout, new, landed, moved)
     equal &= equal_reference(landed, target, new_ref)
     full = int(torch.Size(grid(layout[0])).numel())
-    print(json.dumps({"layouts": len(LAYOUTS), "bytes_equal_reference": equal, "verified": verified,
+    served: dict[str, Any] = {"engine": "none"}
+    if not args.no_engine:
+        import engine
+
+        with tempfile.TemporaryDirectory() as work:
+            served = engine.run(Path(work))
+        print(f"[fp8-update] engine: {served}", file=sys.stderr, flush=True)
+    engine_ok = served["engine"] == "none" or all(served[k] for k in (
+        "engine_bytes_equal_reference", "engine_tokens_equal_disk", "engine_tokens_equal_hf", "engine_tokens_changed"))
+    print(json.dumps({"layouts": len(LAYOUTS), "executor": args.backend, "bytes_equal_reference": equal,
+                      "verified": verified,
                       "quantized_each_block_once": quantized_once, "delta_blocks": len(moved), "full_blocks": full,
                       "delta_blocks_equal_reference": delta_matches,
-                      "delta_changed": sorted(list(b) for b in moved), "engine": "none"}))
-    return 0 if equal and verified and quantized_once and delta_matches else 1
+                      "delta_changed": sorted(list(b) for b in moved), **served}))
+    return 0 if equal and verified and quantized_once and delta_matches and engine_ok else 1
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(sys.argv[1:]))

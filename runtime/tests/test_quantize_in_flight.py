@@ -6,13 +6,18 @@ sources compute from what they quantized are the target's; a delta moves the cha
 from __future__ import annotations
 
 import json
+import sys
 from typing import Any
 
+import numpy as np
 import pytest
 import torch
+
+from conftest import ROOT, verified_example
 from vllm.utils.deep_gemm import per_block_cast_to_fp8
 
 import weight_manifest as wm
+from weight_manifest_runtime import transfer
 from weight_manifest.content import digests, partial_of_bytes
 from weight_manifest_runtime.transfer.quantize import (BLOCK, QuantizingSource, changed_blocks, copy_region,
                                                region_bytes)
@@ -218,3 +223,69 @@ def test_a_changed_element_moves_its_whole_block() -> None:
     assert unmoved and all(torch.equal(box(ref_old[0], [i * BLOCK, j * BLOCK], [BLOCK, BLOCK]),
                                        box(ref_new[0], [i * BLOCK, j * BLOCK], [BLOCK, BLOCK])) for i, j in unmoved)
     assert sum(len(s.quantized) for s in sources_after.values()) == 6
+
+
+# ---- through the executor: bound plans, Transfer Engine processes -------------------------
+
+EXAMPLE = ROOT / "examples" / "fp8-update" / "fp8_update.py"
+sys.path.insert(0, str(EXAMPLE.parent))
+import executed  # noqa: E402
+
+
+@pytest.mark.parametrize("name", sorted(LAYOUTS))
+def test_the_executor_lands_vllms_bytes_from_a_bound_plan(name: str) -> None:
+    """The plan bound to live buffers and pushed by the executor (in process): the source
+    quantizes in its registered forms the blocks the bound copies read, and what lands is
+    vLLM's reference; the partials of what it sent and of what landed give equal digests."""
+    layout = LAYOUTS[name]
+    source, target, spec = placements(layout)
+    tensors = {tid: weights(shape, seed) for seed, (tid, (shape, _, _)) in enumerate(sorted(layout.items()))}
+    done = executed.update(source, target, spec, tensors, backend="local")
+    for f in target["fragments"]:
+        tid = f["tensor_id"]
+        values = tid.endswith(".weight")
+        ref_values, ref_scales = reference(tensors[tid if values else tid.replace(".weight_scale_inv", ".weight")])
+        want = box(ref_values if values else ref_scales, f["global_offset"], f["local_shape"])
+        got = done["landed"][f["placement_fragment_id"]]
+        assert torch.equal(got.view(torch.uint8), want.contiguous().view(torch.uint8)), (name, f["placement_fragment_id"])
+    assert done["blocks"] == sum(torch.Size(blocks(layout[t][0])).numel() for t in layout)
+    assert digests(done["sent"]) == digests(done["held"])
+
+
+def test_the_executor_refuses_transformed_copies_it_cannot_run() -> None:
+    """Pulled (a target cannot read a form its source has not computed), without the
+    source's bfloat16 tensors, or as a delta of changed byte ranges: each refused with
+    plan_bind_transform_unsupported before any byte moves."""
+    source, target, spec = placements(LAYOUTS["tp-rows-2-to-4"])
+    x = {"w.weight": weights([512, 256], 0)}
+    backend = transfer.LocalBackend()
+    src, tgt = executed.Source(source, x, backend), executed.Target(target, {"w.weight_scale_inv"}, backend)
+    planned = wm.plan(json.dumps(source), json.dumps(target), quantization=spec)
+    bound = executed.bind(planned, source, target, (src.addresses(), "local"), (tgt.addresses(), "local"))
+    sessions = {w: "local" for w in {*(p.source_worker_id for p in bound.pairs), *(p.target_worker_id for p in bound.pairs)}}
+    changed = {(p.source_worker_id, "cpu"): np.array([[0, 1 << 62]], dtype=np.uint64) for p in bound.pairs}
+    for options, why in [({"mode": "pull", "quantized": src.forms}, "pulled"),
+                         ({"mode": "push"}, "no bfloat16 tensors"),
+                         ({"mode": "push", "quantized": src.forms, "changed": changed}, "a delta")]:
+        with pytest.raises(wm.ManifestError) as error:
+            transfer.execute(bound, backend, sessions, **options)
+        assert error.value.code == "plan_bind_transform_unsupported" and why in str(error.value)
+    assert all(int(t.count_nonzero()) == 0 for t in tgt.buffers.values())
+
+
+def test_make_fp8_update_pushes_through_transfer_engine_processes_into_vllm() -> None:
+    """`make fp8-update`: every layout (TP rows, rows into columns, EP, uneven shards, boxes
+    smaller than a block) through two Transfer Engine processes; the landed bytes equal
+    vLLM's per_block_cast_to_fp8 on the gathered tensor, the digests verify, each block is
+    quantized once. Then vLLM (in the example's process) serving a block-FP8 checkpoint is
+    updated in flight through its layer-wise reload: the bytes it is given are the reference
+    checkpoint's, its greedy tokens change and equal the same vLLM loading the reference
+    checkpoint from disk, and are HF's greedy choices on the dequantized weights but at near
+    ties (within 1 % of HF's top logit: vLLM quantizes the activations too)."""
+    result = verified_example(EXAMPLE)
+    assert result["executor"] == "te" and result["layouts"] == 5
+    assert result["bytes_equal_reference"] and result["quantized_each_block_once"]
+    assert result["delta_blocks_equal_reference"]
+    assert result["engine"] == "vllm"
+    assert result["engine_bytes_equal_reference"] and result["engine_tokens_changed"]
+    assert result["engine_tokens_equal_disk"] and result["engine_tokens_equal_hf"]

@@ -18,6 +18,7 @@ import pytest
 
 from test_transfer import MODEL, Instance, update
 
+import weight_manifest as wm
 from weight_manifest_runtime import simulate, transfer
 from weight_manifest_runtime.transfer.schedule import schedule
 
@@ -249,3 +250,100 @@ def test_each_executing_worker_starts_its_pairs_staggered(mode: str) -> None:
     firsts = {next(s.pair.source_worker_id if mode == "pull" else s.pair.target_worker_id
                    for s in planned.pairs if s.worker == w) for w in executors}
     assert len(firsts) > 1, "every worker starts on the same remote worker"
+
+
+def quantized_update(target_replicas: int, split: str = "sources", one_source: bool = False) -> Any:
+    """A [512, 256] bfloat16 tensor as TP2 rows (workers s0, s1) into ``target_replicas``
+    block-FP8 replicas holding it whole (workers t0, t1, ...) with its [4, 2] float32
+    scales (contract §17.8), planned and bound: the bound plan. ``split="targets"``: one
+    source s0 holding it whole into TP2 rows (t0, t1) instead. ``one_source``: both TP
+    ranks of the sources on worker s0."""
+    shape, grid = [512, 256], [4, 2]
+
+    def descriptor(tid: str, dims: list[int], dtype: str, itemsize: int) -> dict[str, Any]:
+        return {"tensor_id": tid, "global_shape": dims, "dtype": dtype, "itemsize": itemsize, "partition_dim": None,
+                "shard_dims": [0, 1], "layer_id": None, "expert_id": None, "layout_fingerprint": dtype}
+
+    def fragment(fid: str, tid: str, offset: list[int], extent: list[int], itemsize: int, dp: int,
+                 tp: int) -> dict[str, Any]:
+        return {"placement_fragment_id": fid, "tensor_id": tid, "global_offset": offset, "local_shape": extent,
+                "nbytes": itemsize * extent[0] * extent[1], "rank": {"dp": dp, "tp": tp, "pp": 0, "ep": 0},
+                "aliases": []}
+
+    def placement(tensors: list[dict[str, Any]], fragments: list[dict[str, Any]]) -> str:
+        return json.dumps({"model_id": "sim/fp8", "revision": "r1", "placement_id": None, "tensors": tensors,
+                           "fragments": fragments})
+
+    if split == "sources":
+        source_frags = [fragment(f"s{i}", "w.weight", [256 * i, 0], [256, 256], 2, 0, i) for i in range(2)]
+        target_frags = ([fragment(f"t{d}", "w.weight", [0, 0], shape, 1, d, 0) for d in range(target_replicas)]
+                        + [fragment(f"t{d}s", "w.weight_scale_inv", [0, 0], grid, 4, d, 0)
+                           for d in range(target_replicas)])
+    else:
+        source_frags = [fragment("s0", "w.weight", [0, 0], shape, 2, 0, 0)]
+        target_frags = ([fragment(f"t{i}", "w.weight", [256 * i, 0], [256, 256], 1, 0, i) for i in range(2)]
+                        + [fragment(f"t{i}s", "w.weight_scale_inv", [2 * i, 0], [2, 2], 4, 0, i) for i in range(2)])
+    source = placement([descriptor("w.weight", shape, "bfloat16", 2)], source_frags)
+    target = placement([descriptor("w.weight", shape, "float8_e4m3fn", 1),
+                        descriptor("w.weight_scale_inv", grid, "float32", 4)], target_frags)
+    spec = json.dumps({"block_size": [128, 128], "fmt": "e4m3", "quant_method": "fp8",
+                       "tensors": [{"scale_tensor_id": "w.weight_scale_inv", "tensor_id": "w.weight"}]})
+
+    def binding(text: str, instance: str, worker: Any) -> str:
+        doc = wm.PlacementManifest.from_json(text)
+        frags, address = [], 1 << 32
+        for f in json.loads(text)["fragments"]:
+            frags.append({"address": address, "device": "cuda:0", "endpoint": f"{worker(f)}:1",
+                          "fragment_id": "rt:" + f["placement_fragment_id"], "nbytes": f["nbytes"],
+                          "placement_fragment_id": f["placement_fragment_id"], "worker_id": worker(f)})
+            address += f["nbytes"] + 4096
+        return json.dumps({"fragments": frags, "generation": 1, "instance_id": instance, "lease_id": "l",
+                           "model_id": "sim/fp8", "placement_digest": doc.digest, "placement_id": doc.placement_id,
+                           "revision": "r1"})
+
+    planned = wm.plan(source, target, quantization=spec)
+    return wm.bind_plan(planned, binding(source, "trainer", lambda f: "s0" if one_source else f"s{f['rank']['tp']}"),
+                        binding(target, "engine", lambda f: f"t{f['rank']['dp'] + f['rank']['tp']}"))
+
+
+@pytest.mark.parametrize("replicas", [1, 2])
+def test_a_quantized_update_sends_fp8_and_scales_after_its_sources_quantize(replicas: int) -> None:
+    """BF16 TP2 on host A into block-FP8 replicas on host B (one 1 Gbit/s NIC each): every
+    target receives the tensor's FP8 bytes (one per element) and its scales (4 per
+    128x128 block), so the floor is those bytes times the replicas over 125 MB/s. Each
+    source quantizes its 256x256 bfloat16 once (also when two replicas take it) at the
+    model's rate before its first pair, then the NIC carries everything: the time is
+    that quantization plus the floor. Pulling is refused (the sources compute the bytes)."""
+    bound = quantized_update(replicas)
+    hosts = {"source": {"s0": "A", "s1": "A"}, "target": {f"t{d}": "B" for d in range(replicas)}}
+    fp8, scales = 512 * 256, 4 * 2 * 4
+    rate = 0.001  # GiB/s: each source's 131,072 bfloat16 bytes take 0.122 s
+    got = simulate.simulate(bound, replace(flat(), quantize_gib_per_s=rate), mode="push", hosts=hosts)
+    assert got.bytes == replicas * (fp8 + scales)
+    assert got.floor_seconds == pytest.approx(replicas * (fp8 + scales) / 125e6, rel=1e-9)
+    assert got.quantized_bytes == 2 * 512 * 256
+    quantize = 256 * 256 * 2 / (rate * (1 << 30))
+    assert got.quantize_seconds == pytest.approx(quantize, rel=1e-9)
+    assert got.transfer_seconds == pytest.approx(quantize + got.floor_seconds, rel=1e-6)
+    free = simulate.simulate(bound, flat(), mode="push", hosts=hosts)
+    assert free.transfer_seconds == pytest.approx(free.floor_seconds, rel=1e-6)
+    with pytest.raises(ValueError, match="push mode only"):
+        simulate.simulate(bound, flat(), mode="pull", hosts=hosts)
+
+
+def test_a_source_sends_a_pairs_quantized_copies_while_it_quantizes_the_next() -> None:
+    """Both bfloat16 halves on one source worker into one FP8 target: one pair of two
+    values copies (65,536 FP8 bytes each) and two scales copies (16 bytes each), W =
+    131,104 bytes on the one link (W / 125 MB/s), each copy's 131,072 bfloat16 bytes
+    quantized in q. Worked by hand for the fluid model: the pair starts after the first
+    copy's quantization and then goes at the lesser of the link and the quantizer
+    (W bytes per q): q + max(W / 125 MB/s, q)."""
+    bound = quantized_update(1, one_source=True)
+    hosts = {"source": {"s0": "A"}, "target": {"t0": "B"}}
+    wire = (2 * 65536 + 32) / 125e6
+    for q in (3 * wire, wire / 4):
+        rate = 131072 / (q * (1 << 30))
+        got = simulate.simulate(bound, replace(flat(), quantize_gib_per_s=rate), mode="push", hosts=hosts)
+        assert got.pairs == 1 and got.quantized_bytes == 2 * 512 * 256
+        assert got.floor_seconds == pytest.approx(wire, rel=1e-9)
+        assert got.transfer_seconds == pytest.approx(q + max(wire, q), rel=1e-6)

@@ -12,7 +12,8 @@ can issue (its operations and batches at the engine's cost) and a pair starting 
 after its start latency. The answer: time per phase (plan and bind as measured here,
 transfer, verify, commit), the busiest links with their bytes, the floor (the busiest
 link's bytes over its rate) and the ratio to it; optionally a picture of link
-utilisation over time (:func:`svg`).
+utilisation over time (:func:`svg`). A quantized plan's sources (contract §17.8) quantize the
+blocks a pair sends before sending it, at the model's ``quantize_gib_per_s``.
 
     python -m weight_manifest_runtime.simulate --bound bound.json --model h100-8x400g
     python -m weight_manifest_runtime.simulate --plan plan.json --source-binding s.json --target-binding t.json --delta 0.02
@@ -45,7 +46,7 @@ from .transfer.lowering import Changed
 from .transfer.schedule import PairSchedule, Schedule, batches, schedule
 
 __all__ = ["Engine", "Model", "Prediction", "delta_changed", "host_map", "load_model", "main", "presets",
-           "simulate", "svg"]
+           "quantize_bytes", "simulate", "svg"]
 
 PRESETS = Path(__file__).with_name("simulate_presets.json")
 GBIT = 1e9 / 8
@@ -78,12 +79,15 @@ class Model:
     engine: Engine = field(default_factory=Engine)
     hash_gib_per_s: float = 20.0
     rpc_seconds: float = 0.005
+    #: bfloat16 bytes one source GPU quantizes into block FP8 per second (§17.8), in GiB/s;
+    #: None: a quantized plan's sources quantize in no time.
+    quantize_gib_per_s: Optional[float] = None
     name: str = "custom"
     description: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         out = {k: getattr(self, k) for k in ("name", "gpus_per_host", "nics_per_host", "nic_gbit", "intra_host_gbit",
-                                             "machine_cores", "hash_gib_per_s", "rpc_seconds")}
+                                             "machine_cores", "hash_gib_per_s", "rpc_seconds", "quantize_gib_per_s")}
         out["engine"] = dict(self.engine.__dict__)
         return out
 
@@ -97,7 +101,7 @@ def presets(path: Union[str, Path, None] = None) -> dict[str, Model]:
 def _model(name: str, entry: Mapping[str, Any]) -> Model:
     engine = Engine(**{k: float(v) for k, v in entry.get("engine", {}).items()})
     known = {"gpus_per_host", "nics_per_host", "nic_gbit", "intra_host_gbit", "machine_cores", "hash_gib_per_s",
-             "rpc_seconds", "description"}
+             "rpc_seconds", "quantize_gib_per_s", "description"}
     unknown = set(entry) - known - {"engine"}
     if unknown:
         raise ValueError(f"model {name}: unknown member {sorted(unknown)[0]!r}")
@@ -223,6 +227,9 @@ class Prediction:
     #: (start, end, {link: rate in bytes/s}) intervals, for :func:`svg`.
     timeline: list[tuple[float, float, dict[str, float]]] = field(repr=False, default_factory=list)
     capacity: dict[str, float] = field(repr=False, default_factory=dict)
+    #: bfloat16 bytes the sources quantize (§17.8), and the largest one source spends on it.
+    quantized_bytes: int = 0
+    quantize_seconds: float = 0.0
 
     @property
     def ratio(self) -> float:
@@ -233,7 +240,8 @@ class Prediction:
                 "batches": self.batches, "pairs": self.pairs,
                 "phases": {k: None if v is None else round(v, 6) for k, v in self.phases.items()},
                 "transfer_seconds": round(self.transfer_seconds, 6), "floor_seconds": round(self.floor_seconds, 6),
-                "ratio": round(self.ratio, 4) if self.floor_seconds > 0 else None, "busiest_links": self.links[:top]}
+                "ratio": round(self.ratio, 4) if self.floor_seconds > 0 else None, "busiest_links": self.links[:top],
+                "quantized_bytes": self.quantized_bytes, "quantize_seconds": round(self.quantize_seconds, 6)}
 
 
 def _link_name(link: tuple[Any, ...]) -> str:
@@ -272,6 +280,32 @@ def _engine_seconds(p: PairSchedule, sched: Schedule, engine: Engine) -> tuple[f
     return seconds, ops, count
 
 
+def quantize_bytes(sched: Schedule) -> dict[int, tuple[int, int]]:
+    """The bfloat16 bytes each scheduled pair's source quantizes for it (by ``id`` of the
+    :class:`PairSchedule`), in all and for its first quantizing copy: two per FP8 byte of
+    its values copies (a region is whole on the blocks, so its blocks hold exactly its
+    elements), a box already quantized for an earlier pair of the same source worker (the
+    same fragment, offset and loops) not again; scales come with their blocks' values."""
+    done: set[tuple[Any, ...]] = set()
+    out: dict[int, tuple[int, int]] = {}
+    for worker, pairs in sched.workers().items():
+        for p in pairs:
+            if not p.pair.transformed:
+                continue
+            total = first = 0
+            for copy in p.pair.copies:
+                if copy.get("transform") != "fp8_e4m3_block_values":
+                    continue
+                key = (p.pair.source_worker_id, copy["source_fragment_id"], copy["source"]["address"],
+                       copy["run_bytes"], tuple((l["count"], l["source_stride"]) for l in copy["loops"]))
+                if key not in done:
+                    done.add(key)
+                    total += 2 * int(copy["nbytes"])
+                    first = first or 2 * int(copy["nbytes"])
+            out[id(p)] = (total, first)
+    return out
+
+
 def _fair(flows: Sequence[Flow], capacity: Mapping[Any, float]) -> None:
     """Max-min fair rates with per-flow caps (progressive filling; a flow uses
     ``weights[i]`` of link i per unit of its rate)."""
@@ -307,8 +341,15 @@ def simulate(bound: BoundPlan, model: Model, *, mode: str = "pull",
     of the host's workers) or [host, GPU], for both sides or per side (``{"source": ...,
     "target": ...}``); default :func:`host_map`. ``changed``: a delta
     (:func:`delta_changed`), packed when ``coalesce``. ``sched``: the schedule of these
-    options, already made (a calibration reuses it over many models)."""
+    options, already made (a calibration reuses it over many models). A plan with
+    transformed copies (§17.8) runs in push mode only (its sources compute the bytes); a
+    source quantizes a pair's blocks copy by copy (:func:`quantize_bytes` at
+    ``model.quantize_gib_per_s``) while sending the copies already quantized: the pair
+    starts after its first copy's quantization, and sends no faster than the rest is
+    quantized."""
     placed = _placed(bound, model, hosts)
+    if mode == "pull" and any(p.transformed for p in bound.pairs):
+        raise ValueError("a bound plan with transformed copies runs in push mode only: its sources compute the bytes")
     landing = None
     if changed is not None and coalesce and stage_below > 0 and staging_bytes >= 2:
         landing = {(p.source_worker_id, p.target_worker_id): 0 for p in bound.pairs}
@@ -318,6 +359,14 @@ def simulate(bound: BoundPlan, model: Model, *, mode: str = "pull",
                          half=staging_bytes // 2 if staging_bytes >= 2 else 0, changed=changed, landing=landing)
     engine = model.engine
     queues: dict[str, list[PairSchedule]] = {w: list(ps) for w, ps in sched.workers().items()}
+    quantizing = quantize_bytes(sched)
+    rate = (model.quantize_gib_per_s or math.inf) * (1 << 30)
+    quantize_by_source: dict[str, float] = {}
+    for p in sched.pairs:
+        total, _ = quantizing.get(id(p), (0, 0))
+        if total:
+            source = p.pair.source_worker_id
+            quantize_by_source[source] = quantize_by_source.get(source, 0.0) + total / rate
     capacity: dict[Any, float] = {}
     link_bytes: dict[Any, int] = {}
     per_pair: dict[int, tuple[tuple[Any, ...], float, tuple[float, ...]]] = {}
@@ -345,7 +394,14 @@ def simulate(bound: BoundPlan, model: Model, *, mode: str = "pull",
             if p.wire_bytes == 0 and not p.ops:
                 continue
             cap = stream if seconds <= 0 else min(stream, p.wire_bytes / seconds)
-            return Flow(p, links, float(p.wire_bytes), max(cap, 1.0), now + engine.pair_seconds, weights=weights)
+            # The source quantizes a pair's blocks copy by copy while it sends the copies
+            # already quantized: the first copy's before the pair starts, the rest as a
+            # cap on its rate (what the quantizer yields per second).
+            total, first = quantizing.get(id(p), (0, 0))
+            begin = now + engine.pair_seconds + first / rate
+            if total > first and rate < math.inf:
+                cap = min(cap, p.wire_bytes * rate / (total - first))
+            return Flow(p, links, float(p.wire_bytes), max(cap, 1.0), begin, weights=weights)
         return None
 
     now = 0.0
@@ -408,7 +464,8 @@ def simulate(bound: BoundPlan, model: Model, *, mode: str = "pull",
     }
     return Prediction(mode, sum(p.bytes for p in sched.pairs), sum(p.wire_bytes for p in sched.pairs), operations,
                       batch_total, len(sched.pairs), phases, transfer_seconds, floor, links_out, intervals,
-                      {_link_name(l): c for l, c in capacity.items()})
+                      {_link_name(l): c for l, c in capacity.items()}, sum(t for t, _ in quantizing.values()),
+                      max(quantize_by_source.values(), default=0.0))
 
 
 def _placed(bound: BoundPlan, model: Model, hosts: Optional[HostsInput]) -> Placed:

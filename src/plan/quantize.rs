@@ -155,9 +155,9 @@ fn scale_box(fragment: &PlacementFragment) -> Result<PlacementFragment> {
 /// source (`quantization_scale_invalid`), then every target and then every source
 /// fragment of the tensor whole on the blocks (`quantization_block_cut`). Each error
 /// points at the entry's member in the spec.
-pub(crate) fn check(
-    source: &Placement,
-    target: &Placement,
+pub(crate) fn check<'p>(
+    source: &'p Placement,
+    target: &'p Placement,
     spec: Option<&Quantization>,
 ) -> Result<Quantized> {
     let Some(spec) = spec.filter(|q| !q.spec.tensors.is_empty()) else {
@@ -165,6 +165,25 @@ pub(crate) fn check(
     };
     let mut quantized = Quantized::none();
     let mut scaled = BTreeSet::new();
+    // Each side's fragments of the quantized tensors, in placement order, found once.
+    let named: BTreeSet<&str> = spec
+        .spec
+        .tensors
+        .iter()
+        .map(|e| e.tensor_id.as_str())
+        .collect();
+    let by_tensor = |placement: &'p Placement| {
+        let mut out: BTreeMap<&'p str, Vec<&'p PlacementFragment>> = BTreeMap::new();
+        for fragment in placement.fragments() {
+            if named.contains(fragment.tensor_id.as_str()) {
+                out.entry(fragment.tensor_id.as_str())
+                    .or_default()
+                    .push(fragment);
+            }
+        }
+        out
+    };
+    let sides = [("target", by_tensor(target)), ("source", by_tensor(source))];
     for (i, entry) in spec.spec.tensors.iter().enumerate() {
         let id = &entry.tensor_id;
         let (Some(from), Some(to)) = (find(source, id), find(target, id)) else {
@@ -244,8 +263,8 @@ pub(crate) fn check(
                 "scale_tensor_id",
             ));
         }
-        for (side, placement) in [("target", target), ("source", source)] {
-            for fragment in placement.fragments().iter().filter(|f| &f.tensor_id == id) {
+        for (side, fragments) in &sides {
+            for fragment in fragments.get(id.as_str()).into_iter().flatten() {
                 if !aligned(fragment, &to.global_shape)? {
                     return Err(located(
                         Code::QuantizationBlockCut,

@@ -3,7 +3,9 @@
 
 use crate::error::{Code, Error, Result};
 use crate::model::Binding;
-use crate::wire::{BoundLocation, BoundSide, PlanPlacement, PlanRegion, RuntimeBindingFragment};
+use crate::wire::{
+    BoundLocation, BoundSide, PlanPlacement, PlanRegion, PlanTransform, RuntimeBindingFragment,
+};
 
 /// The fences of one side, after checking `binding` locates `placement` under
 /// `generation` (when one is expected).
@@ -78,21 +80,6 @@ pub(super) fn fragment<'b>(
         })
 }
 
-/// Checks that the region's bytes are copied unchanged: a region whose source computes
-/// them (a `transform`, §17.8) cannot be bound.
-pub(super) fn copied_unchanged(index: usize, region: &PlanRegion) -> Result<()> {
-    match &region.transform {
-        None => Ok(()),
-        Some(transform) => Err(Error::new(
-            Code::PlanBindTransformUnsupported,
-            format!(
-                "region {index} of tensor {} carries the transform {transform}: its source computes its bytes, and a bound plan copies bytes unchanged",
-                region.tensor_id
-            ),
-        )),
-    }
-}
-
 /// Checks that the region's nbytes is run_bytes times the product of its loop counts.
 pub(super) fn region_size(index: usize, region: &PlanRegion) -> Result<()> {
     let product = region
@@ -119,16 +106,10 @@ fn range_invalid(index: usize, fragment: &RuntimeBindingFragment, what: &str) ->
     )
 }
 
-/// Where the region's first byte at `offset` in `fragment` is, after checking that its
-/// last byte (offset + sum((count - 1) * stride) + run_bytes) lies inside the fragment.
-pub(super) fn located(
-    index: usize,
-    region: &PlanRegion,
-    fragment: &RuntimeBindingFragment,
-    offset: u64,
-    source: bool,
-) -> Result<BoundLocation> {
-    let span = region.loops.iter().try_fold(region.run_bytes, |n, l| {
+/// The bytes a region's loops reach from its first byte: run_bytes + sum((count - 1) *
+/// stride) on one side, or None when that overflows.
+fn span(region: &PlanRegion, source: bool) -> Option<u64> {
+    region.loops.iter().try_fold(region.run_bytes, |n, l| {
         let stride = if source {
             l.source_stride
         } else {
@@ -138,8 +119,19 @@ pub(super) fn located(
             .checked_sub(1)
             .and_then(|c| c.checked_mul(stride))
             .and_then(|reach| n.checked_add(reach))
-    });
-    let end = span.and_then(|span| offset.checked_add(span));
+    })
+}
+
+/// Where the region's first byte at `offset` in `fragment` is, after checking that its
+/// last byte (offset + sum((count - 1) * stride) + run_bytes) lies inside the fragment.
+pub(super) fn located(
+    index: usize,
+    region: &PlanRegion,
+    fragment: &RuntimeBindingFragment,
+    offset: u64,
+    source: bool,
+) -> Result<BoundLocation> {
+    let end = span(region, source).and_then(|span| offset.checked_add(span));
     if end.is_none_or(|end| end > fragment.nbytes) {
         return Err(range_invalid(
             index,
@@ -153,6 +145,37 @@ pub(super) fn located(
         .ok_or_else(|| range_invalid(index, fragment, "the region's address overflows"))?;
     Ok(BoundLocation {
         address,
+        device: fragment.device.clone(),
+        endpoint: fragment.endpoint.clone(),
+        worker_id: fragment.worker_id.clone(),
+    })
+}
+
+/// The source location of a transformed region (§17.8): its `address` is the offset of its
+/// first byte in the source fragment's quantized form, after checking that its last byte
+/// lies inside the largest form a bfloat16 fragment of `fragment.nbytes` bytes can have:
+/// nbytes / 2 bytes of FP8 values, or 2 × nbytes bytes of float32 scales (a block holds
+/// at least one 2-byte element). The source checks the exact extent of its form.
+pub(super) fn located_transformed(
+    index: usize,
+    region: &PlanRegion,
+    fragment: &RuntimeBindingFragment,
+    transform: PlanTransform,
+) -> Result<BoundLocation> {
+    let (form, limit) = match transform {
+        PlanTransform::Fp8E4m3BlockValues => ("FP8 values", Some(fragment.nbytes / 2)),
+        PlanTransform::Fp8E4m3BlockScales => ("block scales", fragment.nbytes.checked_mul(2)),
+    };
+    let end = span(region, true).and_then(|span| region.source_offset.checked_add(span));
+    if end.is_none_or(|end| limit.is_some_and(|limit| end > limit)) {
+        return Err(range_invalid(
+            index,
+            fragment,
+            &format!("the region's bytes lie outside the {form} of the quantized form"),
+        ));
+    }
+    Ok(BoundLocation {
+        address: region.source_offset,
         device: fragment.device.clone(),
         endpoint: fragment.endpoint.clone(),
         worker_id: fragment.worker_id.clone(),

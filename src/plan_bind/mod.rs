@@ -93,7 +93,7 @@ impl BoundPlan {
 /// Errors, in this order: for the source binding then the target binding,
 /// `plan_binding_placement_id_mismatch`, `plan_binding_digest_mismatch`,
 /// `plan_binding_generation_mismatch` (against `fences`); then per region in plan order,
-/// `plan_bind_transform_unsupported` (a quantized region, §17.8), `plan_document_invalid` (nbytes is not run_bytes times the loop counts),
+/// `plan_document_invalid` (nbytes is not run_bytes times the loop counts),
 /// `plan_binding_fragment_missing` (source fragment, then target fragment),
 /// `plan_binding_range_invalid` (the region leaves a fragment, or an address or a
 /// byte total does not fit in a u64).
@@ -108,11 +108,13 @@ pub fn bind_plan(
     let target_side = check::side("target", &plan.target, target, fences.target_generation)?;
     let mut groups: BTreeMap<(&str, &str), (u64, Vec<BoundCopy>)> = BTreeMap::new();
     for (index, region) in plan.regions.iter().enumerate() {
-        check::copied_unchanged(index, region)?;
         check::region_size(index, region)?;
         let from = check::fragment("source", source, &region.source_fragment_id)?;
         let to = check::fragment("target", target, &region.target_fragment_id)?;
-        let source_at = check::located(index, region, from, region.source_offset, true)?;
+        let source_at = match region.transform {
+            None => check::located(index, region, from, region.source_offset, true)?,
+            Some(transform) => check::located_transformed(index, region, from, transform)?,
+        };
         let target_at = check::located(index, region, to, region.target_offset, false)?;
         let group = groups
             .entry((from.worker_id.as_str(), to.worker_id.as_str()))
@@ -135,6 +137,7 @@ pub fn bind_plan(
             target: target_at,
             target_fragment_id: region.target_fragment_id.clone(),
             tensor_id: region.tensor_id.clone(),
+            transform: region.transform,
         });
     }
     let pairs = groups

@@ -6,7 +6,9 @@
 //! sides, between the same two devices, is merged into it, across copies too, so packed
 //! fragments that follow each other in both buffers cost one operation. A worker may hold
 //! several devices, each its own address space (contract §8.5), so every segment names
-//! its (source device, target device) pair.
+//! its (source device, target device) pair, and the copy its first run belongs to. A
+//! transformed copy's source offsets are in its source fragment's quantized form (§17.8),
+//! not addresses: its runs merge with each other only, never with another copy's.
 
 use crate::error::{Code, Error, Result};
 use crate::wire::BoundCopy;
@@ -24,6 +26,10 @@ pub struct Segments {
     pub device: Vec<u32>,
     /// The distinct (source device, target device) pairs, in order of first use.
     pub devices: Vec<(String, String)>,
+    /// The index (in the copies given) of the copy each segment's first run belongs to.
+    pub copy: Vec<u32>,
+    /// Whether the next run starts a segment of its own (after or in a transformed copy).
+    fenced: bool,
 }
 
 impl Segments {
@@ -49,11 +55,13 @@ impl Segments {
         u32::try_from(index).map_err(|_| overflow())
     }
 
-    fn push(&mut self, device: u32, source: u64, target: u64, length: u64) -> Result<()> {
+    fn push(&mut self, at: (u32, u32), source: u64, target: u64, length: u64) -> Result<()> {
+        let (copy, device) = at;
         if source.checked_add(length).is_none() || target.checked_add(length).is_none() {
             return Err(overflow());
         }
-        if let Some(last) = self.length.len().checked_sub(1) {
+        let fenced = std::mem::take(&mut self.fenced);
+        if let Some(last) = self.length.len().checked_sub(1).filter(|_| !fenced) {
             let (s, t, n) = (self.source[last], self.target[last], self.length[last]);
             let adjacent = s.checked_add(n) == Some(source) && t.checked_add(n) == Some(target);
             if adjacent && self.device[last] == device {
@@ -65,6 +73,7 @@ impl Segments {
         self.target.push(target);
         self.length.push(length);
         self.device.push(device);
+        self.copy.push(copy);
         Ok(())
     }
 }
@@ -112,23 +121,32 @@ pub fn segments(copies: &[BoundCopy], max_segments: u64) -> Result<Segments> {
         length: Vec::with_capacity(capacity),
         device: Vec::with_capacity(capacity),
         devices: Vec::new(),
+        copy: Vec::with_capacity(capacity),
+        fenced: false,
     };
-    for copy in copies {
-        lower(copy, &mut out)?;
+    for (index, copy) in copies.iter().enumerate() {
+        let index = u32::try_from(index).map_err(|_| overflow())?;
+        lower(index, copy, &mut out)?;
     }
+    out.fenced = false;
     Ok(out)
 }
 
-/// Appends the runs of one copy, walking its loops as an odometer (innermost fastest).
-fn lower(copy: &BoundCopy, out: &mut Segments) -> Result<()> {
+/// Appends the runs of copy `index`, walking its loops as an odometer (innermost
+/// fastest). A transformed copy's runs start a segment of their own, and so does the run
+/// after them.
+fn lower(index: u32, copy: &BoundCopy, out: &mut Segments) -> Result<()> {
     if copy.run_bytes == 0 || copy.loops.iter().any(|l| l.count == 0) {
         return Ok(());
     }
     let device = out.device_index(copy)?;
-    let mut index = vec![0u64; copy.loops.len()];
+    let transformed = copy.transform.is_some();
+    out.fenced |= transformed;
+    let at = (index, device);
+    let mut odometer = vec![0u64; copy.loops.len()];
     loop {
         let (mut source, mut target) = (copy.source.address, copy.target.address);
-        for (i, l) in index.iter().zip(&copy.loops) {
+        for (i, l) in odometer.iter().zip(&copy.loops) {
             let step = |stride: u64| i.checked_mul(stride).ok_or_else(overflow);
             source = source
                 .checked_add(step(l.source_stride)?)
@@ -137,19 +155,20 @@ fn lower(copy: &BoundCopy, out: &mut Segments) -> Result<()> {
                 .checked_add(step(l.target_stride)?)
                 .ok_or_else(overflow)?;
         }
-        out.push(device, source, target, copy.run_bytes)?;
+        out.push(at, source, target, copy.run_bytes)?;
         // The odometer: advance the innermost loop, carrying into the outer ones.
-        let mut axis = index.len();
+        let mut axis = odometer.len();
         loop {
             let Some(a) = axis.checked_sub(1) else {
+                out.fenced = transformed;
                 return Ok(());
             };
             axis = a;
-            index[a] += 1;
-            if index[a] < copy.loops[a].count {
+            odometer[a] += 1;
+            if odometer[a] < copy.loops[a].count {
                 break;
             }
-            index[a] = 0;
+            odometer[a] = 0;
         }
     }
 }
@@ -195,6 +214,7 @@ mod tests {
             target: at(target),
             target_fragment_id: "t".into(),
             tensor_id: "x".into(),
+            transform: None,
         }
     }
 
@@ -294,5 +314,31 @@ mod tests {
         // Ending exactly at 2^64-1 is fine.
         let last = segments(&[copy(u64::MAX - 4, u64::MAX - 4, 4, &[])], 10).unwrap();
         assert_eq!(last.length, vec![4]);
+    }
+
+    #[test]
+    fn a_transformed_copys_runs_merge_only_with_each_other() {
+        // Adjacent on both sides throughout: untransformed copies merge across copies, a
+        // transformed copy (offsets in its source's quantized form) stands alone, and its
+        // own adjacent runs merge.
+        let mut quantized = copy(8, 108, 4, &[(2, 4, 4)]);
+        quantized.transform = Some(crate::wire::PlanTransform::Fp8E4m3BlockValues);
+        let copies = [
+            copy(0, 100, 8, &[]),
+            quantized,
+            copy(16, 116, 8, &[]),
+            copy(24, 124, 8, &[]),
+        ];
+        let s = segments(&copies, 10).unwrap();
+        assert_eq!(s.length, [8, 8, 16]);
+        assert_eq!(s.copy, [0, 1, 2]);
+        // Without the transform, the four copies are one segment.
+        let mut plain = copies.clone();
+        plain[1].transform = None;
+        let s = segments(&plain, 10).unwrap();
+        assert_eq!(
+            (s.length.as_slice(), s.copy.as_slice()),
+            ([32].as_slice(), [0].as_slice())
+        );
     }
 }

@@ -519,7 +519,7 @@ pub struct BindingInventoryRecord {
     ///Worker process holding the memory; part of the address space.
     pub worker_id: ::std::string::String,
 }
-///One plan region with absolute addresses: `product(loops[].count)` contiguous runs of `run_bytes`; for loop indices i_0..i_{n-1} (outermost first), run bytes go from source.address + sum(i_k * source_stride_k) to target.address + sum(i_k * target_stride_k), on the region's devices.
+///One plan region with absolute addresses (a transformed region: see `transform`): `product(loops[].count)` contiguous runs of `run_bytes`; for loop indices i_0..i_{n-1} (outermost first), run bytes go from source.address + sum(i_k * source_stride_k) to target.address + sum(i_k * target_stride_k), on the region's devices.
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Eq, Hash, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct BoundCopy {
@@ -539,6 +539,9 @@ pub struct BoundCopy {
     pub target_fragment_id: ::std::string::String,
     ///The tensor both fragments belong to.
     pub tensor_id: ::std::string::String,
+    ///The region's transform (contract §17.8), present only when its source computes the bytes it sends. Then `source.address` is not an address but the offset of the first byte in the source fragment's quantized form (its FP8 values, row-major over its local_shape, or its float32 scales, row-major over its block grid), which the source resolves against its own staging of that form; the target location is an address as for every copy.
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub transform: ::std::option::Option<PlanTransform>,
 }
 ///A byte in a runtime's memory: the binding fragment's worker, endpoint and device, and the absolute address (fragment address + region offset).
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Eq, Hash, PartialEq)]

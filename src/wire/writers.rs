@@ -405,9 +405,19 @@ impl BoundCopy {
         key::TARGET,
         key::TARGET_FRAGMENT_ID,
         key::TENSOR_ID,
+        key::TRANSFORM,
     ];
     /// The members the schema requires, in code point order.
-    pub const REQUIRED: &'static [&'static str] = Self::FIELDS;
+    pub const REQUIRED: &'static [&'static str] = &[
+        key::LOOPS,
+        key::NBYTES,
+        key::RUN_BYTES,
+        key::SOURCE,
+        key::SOURCE_FRAGMENT_ID,
+        key::TARGET,
+        key::TARGET_FRAGMENT_ID,
+        key::TENSOR_ID,
+    ];
 }
 impl BoundLocation {
     /// The members of a `BoundLocation`, in code point order.
@@ -1252,6 +1262,7 @@ impl Canonical for BoundCopy {
             &self.target,
             &self.target_fragment_id,
             &self.tensor_id,
+            self.transform.as_ref(),
         );
     }
 }
@@ -1266,6 +1277,7 @@ pub(crate) fn write_bound_copy<S: Sink + ?Sized>(
     target: &(impl Canonical + ?Sized),
     target_fragment_id: &(impl Canonical + ?Sized),
     tensor_id: &(impl Canonical + ?Sized),
+    transform: Option<&(impl Canonical + ?Sized)>,
 ) {
     out.put(b"{\"loops\":");
     loops.write_canonical(out);
@@ -1283,6 +1295,10 @@ pub(crate) fn write_bound_copy<S: Sink + ?Sized>(
     target_fragment_id.write_canonical(out);
     out.put(b",\"tensor_id\":");
     tensor_id.write_canonical(out);
+    if let Some(value) = transform {
+        out.put(b",\"transform\":");
+        value.write_canonical(out);
+    }
     out.put(b"}");
 }
 impl Canonical for BoundLocation {

@@ -580,10 +580,12 @@ pub enum WmCode {
     /// generation's content digests (the bytes it was read from changed after the verify);
     /// it is not kept (§22.5). (added by this implementation)
     LifecycleRevisionInvalid = 154,
-    /// `plan_bind_transform_unsupported`: a region of the plan being bound carries a
-    /// transform (§17.8: its source computes the bytes, e.g. block FP8): a bound plan
-    /// copies bytes unchanged, so such a plan is not bound (§17.4 step 3.0); no pointer.
-    /// (added by this implementation)
+    /// `plan_bind_transform_unsupported`: a bound plan's transformed copies (§17.8: the
+    /// source computes their bytes, e.g. block FP8) asked of an executor that cannot run
+    /// them: pulled (a target cannot read a form its source has not computed), as a delta
+    /// of changed source byte ranges (a changed element changes its whole block), or
+    /// without the source fragment's bfloat16 tensor to quantize; no pointer. plan.bind
+    /// binds such plans (§17.4). (added by this implementation)
     PlanBindTransformUnsupported = 155,
     /// `vllm_transfer_payload_invalid`: an init_info, update_info or outcome payload of
     /// vLLM's weight-sync API for the backend weight_manifest is not what

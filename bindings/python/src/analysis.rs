@@ -478,6 +478,10 @@ pub(crate) struct Segments {
     /// The (source device, target device) pairs, in order of first use.
     #[pyo3(get)]
     devices: Vec<(String, String)>,
+    /// The index of the copy each segment's first run belongs to (uint32); a transformed
+    /// copy's runs (§17.8) merge only with each other.
+    #[pyo3(get)]
+    copy: Py<PyAny>,
     count: usize,
 }
 
@@ -516,6 +520,12 @@ impl CopyGroup {
     fn __len__(&self) -> usize {
         self.0.copies.len()
     }
+    /// Whether a copy carries a transform (§17.8): its source computes its bytes, and
+    /// its source location is an offset in the source fragment's quantized form.
+    #[getter]
+    fn transformed(&self) -> bool {
+        self.0.copies.iter().any(|c| c.transform.is_some())
+    }
     /// The copies as dicts with the bound plan's members (tensor_id, source and target
     /// locations with absolute addresses, run_bytes, loops, nbytes, fragment ids).
     #[getter]
@@ -530,16 +540,13 @@ impl CopyGroup {
         let lowered = py.detach(|| segments(copies, max_segments)).or_raise(py)?;
         let numpy = py.import("numpy")?;
         let words = |v: &[u64]| v.iter().flat_map(|n| n.to_ne_bytes()).collect::<Vec<u8>>();
-        let device: Vec<u8> = lowered
-            .device
-            .iter()
-            .flat_map(|n| n.to_ne_bytes())
-            .collect();
+        let half_words = |v: &[u32]| v.iter().flat_map(|n| n.to_ne_bytes()).collect::<Vec<u8>>();
         Ok(Segments {
             source: column(&numpy, &words(&lowered.source), "uint64")?,
             target: column(&numpy, &words(&lowered.target), "uint64")?,
             length: column(&numpy, &words(&lowered.length), "uint64")?,
-            device: column(&numpy, &device, "uint32")?,
+            device: column(&numpy, &half_words(&lowered.device), "uint32")?,
+            copy: column(&numpy, &half_words(&lowered.copy), "uint32")?,
             count: lowered.len(),
             devices: lowered.devices,
         })

@@ -36,6 +36,15 @@ pub struct Model {
     pub dp: u64,
     /// Routed experts in BF16 (a trainer's copy) instead of the checkpoint's FP8.
     pub bf16_experts: bool,
+    /// The MLA down projections (`q_a_proj`, `kv_a_proj_with_mqa`) whole on every TP rank,
+    /// as vLLM's replicated linear and Megatron's duplicated one hold them, instead of split
+    /// by rows (whose 192- and 72-row shards would cut 128x128 blocks).
+    pub mla_replicated: bool,
+    /// The checkpoint's block FP8 (DeepSeek-V3's format): every linear weight of the decoder
+    /// layers float8_e4m3fn with a float32 `weight_scale_inv` of one value per 128x128
+    /// block, split as its weight; embeddings, head, norms and router stay as they are.
+    /// Implies `mla_replicated` and FP8 experts.
+    pub block_fp8: bool,
 }
 
 impl Model {
@@ -58,6 +67,8 @@ impl Model {
             pp: 4,
             dp: 2,
             bf16_experts: false,
+            mla_replicated: false,
+            block_fp8: false,
         }
     }
 
@@ -82,6 +93,16 @@ impl Model {
         self.layers = layers.clamp(1, self.layers);
         self.dense_layers = self.dense_layers.min(self.layers);
         self
+    }
+
+    /// A 2.8-trillion-parameter MoE of the Kimi-K2 family: its layers and shapes with 1,056
+    /// routed experts per MoE layer (132 per EP rank of 8).
+    pub fn kimi_2p8t(dp: u64) -> Model {
+        Model {
+            model_id: "example/kimi-k2-family-2.8t".to_owned(),
+            experts: 1056,
+            ..Model::kimi_k2(dp)
+        }
     }
 
     /// The pipeline stage that holds `layer`.
@@ -151,6 +172,19 @@ impl Tensor {
     }
 }
 
+/// The block edge of the checkpoint's block FP8 (both of a weight's axes).
+pub const BLOCK: u64 = 128;
+
+/// The quantized tensors of `model` (its block-FP8 weights) with their scale tensors, as
+/// (tensor_id, scale_tensor_id): empty unless `block_fp8`.
+pub fn quantized(model: &Model) -> Vec<(String, String)> {
+    tensors(model)
+        .iter()
+        .filter(|t| t.dtype == "float8_e4m3fn" && model.block_fp8)
+        .map(|t| (t.id.clone(), t.id.replace(".weight", ".weight_scale_inv")))
+        .collect()
+}
+
 /// Every tensor of `model`, in model order.
 pub fn tensors(model: &Model) -> Vec<Tensor> {
     let bf16 = |id: String, shape: Vec<u64>, layer: Option<u64>, split: Split| Tensor {
@@ -162,6 +196,30 @@ pub fn tensors(model: &Model) -> Vec<Tensor> {
         expert: None,
         stage: layer.map_or(0, |l| model.stage_of(l)),
         split,
+    };
+    // A decoder layer's linear weight: as it is, or in block FP8 with its scales.
+    let linear = |out: &mut Vec<Tensor>, t: Tensor| {
+        if !model.block_fp8 || t.shape.len() < 2 {
+            out.push(t);
+            return;
+        }
+        let mut scale_shape = t.shape.clone();
+        for extent in &mut scale_shape {
+            *extent = extent.div_ceil(BLOCK);
+        }
+        let scale = Tensor {
+            id: t.id.replace(".weight", ".weight_scale_inv"),
+            shape: scale_shape,
+            dtype: "float32",
+            itemsize: 4,
+            ..t.clone()
+        };
+        out.push(Tensor {
+            dtype: "float8_e4m3fn",
+            itemsize: 1,
+            ..t
+        });
+        out.push(scale);
     };
     let h = model.hidden;
     let (nope, rope, v) = model.head_dims;
@@ -218,8 +276,16 @@ pub fn tensors(model: &Model) -> Vec<Tensor> {
                 Split::Replicated,
             ),
         ];
+        let replicated = model.mla_replicated || model.block_fp8;
         for (name, shape, split) in attention {
-            out.push(bf16(at(name), shape, layer, split));
+            let down =
+                name.starts_with("self_attn.q_a_proj") || name.starts_with("self_attn.kv_a_proj");
+            let split = if down && replicated {
+                Split::Replicated
+            } else {
+                split
+            };
+            linear(&mut out, bf16(at(name), shape, layer, split));
         }
         let mlp = |prefix: &str, inter: u64| {
             [
@@ -242,12 +308,12 @@ pub fn tensors(model: &Model) -> Vec<Tensor> {
         };
         if l < model.dense_layers {
             for (name, shape, split) in mlp("mlp", model.dense_intermediate) {
-                out.push(bf16(at(&name), shape, layer, split));
+                linear(&mut out, bf16(at(&name), shape, layer, split));
             }
             continue;
         }
         for (name, shape, split) in mlp("mlp.shared_experts", model.moe_intermediate) {
-            out.push(bf16(at(&name), shape, layer, split));
+            linear(&mut out, bf16(at(&name), shape, layer, split));
         }
         out.push(bf16(
             at("mlp.gate.weight"),
@@ -268,20 +334,21 @@ pub fn tensors(model: &Model) -> Vec<Tensor> {
         let per_rank = model.experts.div_ceil(model.tp);
         for e in 0..model.experts {
             for (name, shape, _) in mlp(&format!("mlp.experts.{e}"), model.moe_intermediate) {
-                let expert = bf16(at(&name), shape, layer, Split::Expert(e / per_rank));
-                out.push(if model.bf16_experts {
-                    Tensor {
-                        expert: Some(e),
-                        ..expert
-                    }
+                let expert = Tensor {
+                    expert: Some(e),
+                    ..bf16(at(&name), shape, layer, Split::Expert(e / per_rank))
+                };
+                if model.block_fp8 {
+                    linear(&mut out, expert);
+                } else if model.bf16_experts {
+                    out.push(expert);
                 } else {
-                    Tensor {
+                    out.push(Tensor {
                         dtype: "float8_e4m3fn",
                         itemsize: 1,
-                        expert: Some(e),
                         ..expert
-                    }
-                });
+                    });
+                }
             }
         }
     }

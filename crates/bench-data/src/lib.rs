@@ -10,7 +10,7 @@ use std::io::{self, Write};
 
 use serde::{Serialize, Serializer};
 
-pub use layout::{tensors, Model, Split, Tensor};
+pub use layout::{quantized, tensors, Model, Split, Tensor, BLOCK};
 
 use weight_manifest::inventory::row_major_strides;
 use weight_manifest::logical_fragment_id;
@@ -245,6 +245,40 @@ pub fn write_runtime_inventory(model: &Model, out: &mut dyn Write) -> io::Result
         },
     };
     write_python_style(&document, out)
+}
+
+/// The quantization spec (contract §17.8) of `model`'s block-FP8 tensors: what a planner
+/// needs to move them from a bfloat16 copy of the same layout (empty `tensors` unless
+/// `block_fp8`).
+#[derive(Serialize)]
+struct QuantizationSpec {
+    block_size: [u64; 2],
+    fmt: &'static str,
+    quant_method: &'static str,
+    tensors: Vec<QuantizedTensor>,
+}
+
+#[derive(Serialize)]
+struct QuantizedTensor {
+    scale_tensor_id: String,
+    tensor_id: String,
+}
+
+/// Writes the quantization spec of `model` (see [`quantized`]).
+pub fn write_quantization(model: &Model, out: &mut dyn Write) -> io::Result<()> {
+    let spec = QuantizationSpec {
+        block_size: [BLOCK, BLOCK],
+        fmt: "e4m3",
+        quant_method: "fp8",
+        tensors: quantized(model)
+            .into_iter()
+            .map(|(tensor_id, scale_tensor_id)| QuantizedTensor {
+                scale_tensor_id,
+                tensor_id,
+            })
+            .collect(),
+    };
+    write_python_style(&spec, out)
 }
 
 /// Python's default `json.dumps` spacing: `", "` between items, `": "` after keys.

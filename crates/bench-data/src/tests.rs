@@ -60,3 +60,70 @@ fn bf16_experts_double_the_experts_bytes_only() {
         .all(|t| t.dtype == "bfloat16" && t.itemsize == 2));
     assert_eq!(tensors(&bf16).len(), tensors(&fp8).len());
 }
+
+#[test]
+fn block_fp8_halves_the_linears_and_adds_one_scale_per_block() {
+    // From Kimi-K2's shapes: every 2-D weight of the decoder layers goes from 2 bytes an
+    // element to 1, plus 4 bytes per 128x128 block (ceil on each axis); the MLA down
+    // projections are whole on each rank; everything else is unchanged.
+    let source = Model {
+        bf16_experts: true,
+        mla_replicated: true,
+        ..Model::kimi_k2(1)
+    };
+    let target = Model {
+        block_fp8: true,
+        ..Model::kimi_k2(1)
+    };
+    let (s, t) = (tensors(&source), tensors(&target));
+    let scales: Vec<&Tensor> = t.iter().filter(|x| x.id.ends_with("_scale_inv")).collect();
+    assert_eq!(s.len() + scales.len(), t.len());
+    let quantized: Vec<&Tensor> = s
+        .iter()
+        .filter(|x| x.layer.is_some() && x.shape.len() == 2 && !x.id.ends_with("mlp.gate.weight"))
+        .collect();
+    assert_eq!(quantized.len(), scales.len());
+    assert_eq!(quantized.len(), self::quantized(&target).len());
+    let blocks = |x: &Tensor| x.shape[0].div_ceil(128) * x.shape[1].div_ceil(128);
+    let bytes = |ts: &[Tensor]| -> u64 {
+        ts.iter()
+            .map(|x| x.shape.iter().product::<u64>() * x.itemsize)
+            .sum()
+    };
+    let halved: u64 = quantized
+        .iter()
+        .map(|x| x.shape.iter().product::<u64>())
+        .sum();
+    let scale_bytes: u64 = quantized.iter().map(|x| 4 * blocks(x)).sum();
+    assert_eq!(bytes(&s) - bytes(&t), halved - scale_bytes);
+    for x in &t {
+        let down = x.id.contains("q_a_proj") || x.id.contains("kv_a_proj");
+        assert_eq!(
+            down,
+            x.layer.is_some()
+                && x.split == Split::Replicated
+                && x.shape.len() == 2
+                && !x.id.contains("mlp.gate")
+        );
+    }
+    // Every TP box of a quantized tensor is whole on the blocks.
+    for x in t.iter().filter(|x| x.dtype == "float8_e4m3fn") {
+        for g in 0..8 {
+            if let Some((offset, extent)) = x.box_on(g, 8) {
+                for axis in 0..2 {
+                    let end = offset[axis] + extent[axis];
+                    assert!(
+                        offset[axis] % 128 == 0 && (end % 128 == 0 || end == x.shape[axis]),
+                        "{}",
+                        x.id
+                    );
+                }
+            }
+        }
+    }
+    let params: u64 = tensors(&Model::kimi_2p8t(1))
+        .iter()
+        .map(|x| x.shape.iter().product::<u64>())
+        .sum();
+    assert_eq!(params / 1_000_000_000, 2_802);
+}

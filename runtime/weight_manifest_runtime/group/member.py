@@ -58,7 +58,9 @@ class Member:
     tensor's bytes); a staging buffer of ``staging_bytes`` is registered with them and
     serves every update (:class:`transfer.Staging`). ``progress``, when set, receives the
     executing pairs' progress at most every ``progress_seconds``. ``backends`` names other
-    transports an ``execute`` request may choose (``"backend": "store"``)."""
+    transports an ``execute`` request may choose (``"backend": "store"``). ``quantized``:
+    the quantized forms of its bfloat16 fragments, with which it pushes a quantized plan's
+    copies (contract §17.8)."""
 
     def __init__(
         self,
@@ -73,6 +75,7 @@ class Member:
         progress_seconds: float = 0.5,
         backends: Optional[Mapping[str, transfer.Backend]] = None,
         window: bool = False,
+        quantized: Optional[Any] = None,
         **where: Any,
     ) -> None:
         self.tensors = dict(tensors)
@@ -83,6 +86,9 @@ class Member:
         #: restore); their memory registration is the caller's.
         self.backends = dict(backends or {})
         self.session = session
+        #: Its bfloat16 fragments' quantized forms (:class:`transfer.quantize.QuantizedForms`),
+        #: when it pushes a quantized plan's copies (contract §17.8).
+        self.quantized = quantized
         self.handlers: dict[str, Handler] = dict(handlers or {})
         self.progress = progress
         self.progress_seconds = progress_seconds
@@ -197,7 +203,7 @@ class Member:
                 bound, backend, request["sessions"], mode=request["mode"], worker=self.worker_id,
                 staging=self.staging if name is None else None, changed=changed, landing=landing,
                 progress=self._progress_sink(), on_pair=None if landed is None else landed.pair_done,
-                **request.get("options", {}),
+                quantized=self.quantized if side == "source" else None, **request.get("options", {}),
             )
         except BaseException:
             if landed is not None:
@@ -317,3 +323,6 @@ class Member:
         if self.landing is not None:
             self.landing.close()
             self.landing = None
+        if self.quantized is not None:
+            self.quantized.close()
+            self.quantized = None

@@ -40,7 +40,9 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
-from typing import Optional, Union
+from typing import TYPE_CHECKING, Any, Optional, Union
+
+import numpy as np
 
 from weight_manifest import BoundPlan, CopyGroup, RuntimeBindingManifest
 from weight_manifest.errors import manifest_error as _error
@@ -57,6 +59,9 @@ from .fences import Fence, check_fences
 from .lowering import Changed, Staging, Operation, region_of
 from .reports import PairReport, UpdateReport
 from .schedule import PairSchedule, batches, schedule, staging_capacity
+
+if TYPE_CHECKING:
+    from .quantize import QuantizedForms
 
 __all__ = ["Progress", "execute", "operation_count"]
 
@@ -94,6 +99,7 @@ def execute(
     stall_seconds: float = DEFAULT_STALL_SECONDS,
     progress: Optional[Progress] = None,
     on_pair: Optional[Callable[[CopyGroup], None]] = None,
+    quantized: Optional[QuantizedForms] = None,
 ) -> UpdateReport:
     """Run the pairs of ``bound`` that ``worker`` executes in ``mode`` (every pair when
     ``worker`` is None) on ``backend``. ``sessions`` maps each remote worker id to its
@@ -107,7 +113,11 @@ def execute(
     ``stage_below`` move packed through staging (:mod:`.delta`). Returns the report, or raises
     ``transfer_failed`` / ``transfer_session_unknown`` / ``transfer_arguments_invalid``;
     it never returns after a failed batch. ``on_pair(pair)`` is called when a pair has
-    landed every byte (a pulling target hashes it then: :mod:`.landed`)."""
+    landed every byte (a pulling target hashes it then: :mod:`.landed`). Copies carrying a
+    ``transform`` (contract §17.8) run only pushed by their source with ``quantized`` (its
+    :class:`QuantizedForms`): a thread quantizes the blocks of each pair's copies in order
+    while the copies already quantized are on the wire, and a round waits for its own;
+    otherwise, or in a delta, ``plan_bind_transform_unsupported``."""
     if mode not in ("push", "pull"):
         raise _error("transfer_arguments_invalid", f"mode must be 'push' or 'pull', not {mode!r}")
     if batch_segments < 1 or max_in_flight < 1 or staging_bytes < 0 or stage_below < 0 or not stall_seconds > 0:
@@ -122,7 +132,19 @@ def execute(
         p for p in bound.pairs
         if worker is None or (p.source_worker_id if push else p.target_worker_id) == worker
     ]
+    # A transformed pair's copies, by (source worker, target worker).
+    copies: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for pair in pairs:
+        if pair.transformed:
+            copies[(pair.source_worker_id, pair.target_worker_id)] = pair.copies
+            why = ("pulled, a target cannot read a form its source has not computed" if not push else
+                   "a delta of changed source bytes cannot say which blocks changed" if changed is not None else
+                   "this source was given no bfloat16 tensors to quantize" if quantized is None else None)
+            if why is not None:
+                copy = next(c for c in copies[(pair.source_worker_id, pair.target_worker_id)] if "transform" in c)
+                raise _error("plan_bind_transform_unsupported",
+                             f"the bound plan's copy of tensor {copy['tensor_id']} carries the transform "
+                             f"{copy['transform']}: its source computes its bytes, and {why}")
         remote = pair.target_worker_id if push else pair.source_worker_id
         if remote not in sessions:
             raise _error("transfer_session_unknown", f"no session for worker {remote} (pair {pair.source_worker_id} -> {pair.target_worker_id})")
@@ -132,10 +154,20 @@ def execute(
     read_gaps = bool(getattr(backend, "reads_gaps", False))
     if landing is not None and (changed is None or not staged or stage_below == 0):
         raise _error("transfer_arguments_invalid", "a landing area needs a delta (changed=) and staging")
+    forms = quantized
+
+    def key(group: CopyGroup) -> tuple[str, str]:
+        return (group.source_worker_id, group.target_worker_id)
+
+    def relocate(group: CopyGroup) -> Optional[np.ndarray]:
+        bases = None if forms is None or key(group) not in copies else forms.bases(copies[key(group)])
+        return None if bases is None else np.array(bases, dtype=np.uint64)
+
     plan = schedule(bound, mode=mode, worker=worker, batch_segments=batch_segments, max_in_flight=max_in_flight,
                     stage_below=stage_below, staging_bytes=staging_bytes, max_segments=max_segments, staged=staged,
                     half=None if staging is None else staging.half, changed=changed, landing=landing,
-                    read_gaps=read_gaps)
+                    read_gaps=read_gaps, relocate=relocate if copies else None)
+    quantizer = None if forms is None or not copies else _Quantizer(forms, [copies.get(key(p.pair), []) for p in plan.pairs])
     # Without a staging buffer given, one sized to what the largest pair stages (two
     # halves), within staging_bytes.
     capacity = staging_capacity(plan.pairs, staging_bytes)
@@ -144,12 +176,16 @@ def execute(
         staging = Staging(backend, capacity)
     report.prepare_seconds = time.perf_counter() - started
     try:
-        for scheduled in plan.pairs:
+        for index, scheduled in enumerate(plan.pairs):
+            ready = (None if quantizer is None or key(scheduled.pair) not in copies
+                     else (lambda upto, i=index: quantizer.wait(i, upto)))
             report.pairs.append(_run_pair(scheduled, backend, sessions, push, batch_segments,
-                                          max_in_flight, staging, stall_seconds, progress))
+                                          max_in_flight, staging, stall_seconds, progress, ready))
             if on_pair is not None:
                 on_pair(scheduled.pair)
     except BaseException as error:
+        if quantizer is not None:
+            quantizer.stop()
         if own and staging is not None and getattr(error, "code", None) == "transfer_timeout":
             # Batches were abandoned in flight and may still read or write the buffer:
             # it stays registered and alive.
@@ -161,6 +197,48 @@ def execute(
             staging.close()
     report.seconds = time.perf_counter() - started
     return report
+
+
+class _Quantizer:
+    """A thread quantizing each pair's transformed copies in order (the pairs in the
+    schedule's order), one after another, while the executor sends what is ready."""
+
+    def __init__(self, forms: QuantizedForms, copies: list[list[dict[str, Any]]]) -> None:
+        self.forms, self.copies = forms, copies
+        self.done = (-1, -1)  # the last (pair index, copy index) quantized
+        self.error: Optional[BaseException] = None
+        self.stopped = False
+        self.changed = threading.Condition()
+        forms.reset()
+        threading.Thread(target=self._run, daemon=True, name="quantize").start()
+
+    def _run(self) -> None:
+        try:
+            for i, pair in enumerate(self.copies):
+                for j, copy in enumerate(pair):
+                    if self.stopped:
+                        return
+                    self.forms.quantize(copy)
+                    with self.changed:
+                        self.done = (i, j)
+                        self.changed.notify_all()
+                with self.changed:
+                    self.done = (i, len(pair))
+                    self.changed.notify_all()
+        except BaseException as error:  # noqa: BLE001 - handed to the sending thread
+            with self.changed:
+                self.error = error
+                self.changed.notify_all()
+
+    def wait(self, pair: int, upto: int) -> None:
+        """Until copy ``upto`` of pair ``pair`` (and everything before it) is quantized."""
+        with self.changed:
+            self.changed.wait_for(lambda: self.error is not None or self.done >= (pair, upto))
+            if self.error is not None:
+                raise self.error
+
+    def stop(self) -> None:
+        self.stopped = True
 
 
 def _wait_bounded(backend: Backend, handle: int, seconds: float) -> Optional[bool]:
@@ -192,6 +270,7 @@ def _run_pair(
     staging: Optional[Staging],
     stall_seconds: float = DEFAULT_STALL_SECONDS,
     progress: Optional[Progress] = None,
+    ready: Optional[Callable[[int], None]] = None,
 ) -> PairReport:
     """One pair's operations in rounds, pipelined: round k goes on the wire before round
     k-1 is finished (pull: scattered), at most ``max_in_flight`` batches in flight."""
@@ -241,6 +320,9 @@ def _run_pair(
             result.staging_seconds += time.perf_counter() - clock
 
     for k, round_ops in enumerate(rounds):
+        if ready is not None and round_ops:
+            # The round's quantized copies must be in their forms before it is gathered.
+            ready(max(op.upto for op in round_ops))
         clock = time.perf_counter()
         offset = 0
         for op in round_ops:

@@ -5,7 +5,7 @@ that fit one staging half."""
 from __future__ import annotations
 
 import base64
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Optional
 
@@ -17,7 +17,7 @@ from weight_manifest.errors import manifest_error as _error
 from .backends import Backend
 from .defaults import DEFAULT_MAX_SEGMENTS, DEFAULT_STAGE_BELOW
 
-__all__ = ["Changed", "Operation", "Packing", "Staging", "changed_from_wire", "packing", "pair_operations",
+__all__ = ["Changed", "Operation", "Packing", "Relocate", "Staging", "changed_from_wire", "packing", "pair_operations",
            "ranges_to_wire", "region_of", "select", "staging_rounds", "written_ranges"]
 
 
@@ -33,6 +33,9 @@ class Operation:
     remote: int
     length: int
     pieces: Optional[list[tuple[int, int, int]]] = None
+    #: The last copy of its pair whose bytes it moves (when the lowering was asked to
+    #: relocate quantized copies, §17.8), else -1.
+    upto: int = -1
 
 
 Changed = Mapping[tuple[str, str], npt.NDArray[np.uint64]]
@@ -122,9 +125,16 @@ def packing(pair: CopyGroup, changed: Changed, stage_below: int, max_segments: i
     return Packing(source[small], target[small], n, offset, (source[big], target[big], length[big], device[big]))
 
 
+#: A pushing source's local addresses of a pair's transformed copies (§17.8): per copy of
+#: the pair, the address its source offsets are relative to (its quantized form), or None
+#: when the pair has no transformed copy.
+Relocate = Callable[[CopyGroup], Optional[U64]]
+
+
 def pair_operations(group: CopyGroup, push: bool, stage_below: int, max_segments: int,
                     changed: Optional[Changed] = None, read_gaps: bool = False,
-                    landing: Optional[int] = None) -> tuple[list[Operation], int]:
+                    landing: Optional[int] = None,
+                    relocate: Optional[Relocate] = None) -> tuple[list[Operation], int]:
     """The pair's operations and its merged run count. Runs contiguous on the remote side
     become one staged operation when their mean length is below ``stage_below``. With
     ``read_gaps`` (pull only: a backend whose remote side reads any span between two runs
@@ -132,9 +142,14 @@ def pair_operations(group: CopyGroup, push: bool, stage_below: int, max_segments
     than the run after it join too, and the span is read whole (at most half of it is
     gap). With ``changed``, only the changed source bytes are moved (a delta update); with
     ``landing`` too (the pair's packed area on its passive side, :mod:`.delta`), the
-    pieces shorter than ``stage_below`` move packed, as one staged operation."""
+    pieces shorter than ``stage_below`` move packed, as one staged operation. With
+    ``relocate`` (push, no delta), a transformed copy's source offsets become addresses in
+    its quantized form (§17.8), and each operation records the last copy it reads
+    (``upto``)."""
     ops: list[Operation] = []
     packed = 0
+    bases: Optional[U64] = None
+    copy_of: Optional[npt.NDArray[np.uint32]] = None
     if changed is not None and landing is not None:
         k = packing(group, changed, stage_below, max_segments)
         source, target, length, device = k.direct
@@ -145,6 +160,10 @@ def pair_operations(group: CopyGroup, push: bool, stage_below: int, max_segments
     else:
         lowered = group.segments(max_segments)
         source, target, length, device = lowered.source, lowered.target, lowered.length, lowered.device
+        bases = relocate(group) if relocate is not None and changed is None else None
+        if bases is not None:
+            copy_of = lowered.copy
+            source = source + bases[copy_of]
         if changed is not None:
             source, target, length, device = select(source, target, length, device, lowered.devices,
                                                     group.source_worker_id, changed)
@@ -165,13 +184,14 @@ def pair_operations(group: CopyGroup, push: bool, stage_below: int, max_segments
             starts[1:] = (ends != remote[1:]) | (device[:-1] != device[1:])
     bounds = np.append(np.flatnonzero(starts), n)
     loc, rem, lens = local.tolist(), remote.tolist(), length.tolist()
+    upto = copy_of.tolist() if copy_of is not None else [-1] * n
     for g in range(len(bounds) - 1):
         a, b = int(bounds[g]), int(bounds[g + 1])
         if b - a == 1 or sum(lens[a:b]) >= stage_below * (b - a):
-            ops.extend(Operation(loc[i], rem[i], lens[i]) for i in range(a, b))
+            ops.extend(Operation(loc[i], rem[i], lens[i], upto=upto[i]) for i in range(a, b))
             continue
         pieces = [(loc[i], rem[i] - rem[a], lens[i]) for i in range(a, b)]
-        ops.append(Operation(0, rem[a], rem[b - 1] + lens[b - 1] - rem[a], pieces))
+        ops.append(Operation(0, rem[a], rem[b - 1] + lens[b - 1] - rem[a], pieces, max(upto[a:b])))
     return ops, n + packed
 
 
@@ -240,7 +260,7 @@ def _piece_span(op: Operation, pieces: list[tuple[int, int, int]]) -> Operation:
     """The staged operation reading ``pieces`` (offsets into ``op``) of ``op``."""
     first = pieces[0][1]
     end = pieces[-1][1] + pieces[-1][2]
-    return Operation(0, op.remote + first, end - first, [(a, o - first, n) for a, o, n in pieces])
+    return Operation(0, op.remote + first, end - first, [(a, o - first, n) for a, o, n in pieces], op.upto)
 
 
 def _fit(op: Operation, capacity: int) -> Iterator[Operation]:
@@ -255,7 +275,7 @@ def _fit(op: Operation, capacity: int) -> Iterator[Operation]:
             if chunk:
                 yield _piece_span(op, chunk)
                 chunk = []
-            yield Operation(address, op.remote + offset, n)
+            yield Operation(address, op.remote + offset, n, upto=op.upto)
             continue
         if chunk and offset + n - chunk[0][1] > capacity:
             yield _piece_span(op, chunk)

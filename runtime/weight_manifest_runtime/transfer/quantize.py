@@ -21,7 +21,10 @@ import itertools
 
 import torch
 
-__all__ = ["BLOCK", "FP8_MAX", "QuantizingSource", "changed_blocks", "copy_region", "region_bytes"]
+from weight_manifest.errors import manifest_error as _error
+
+__all__ = ["BLOCK", "FP8_MAX", "QuantizedForms", "QuantizingSource", "changed_blocks", "copy_region",
+           "region_bytes"]
 
 BLOCK = 128
 FP8_MAX = 448.0
@@ -135,3 +138,112 @@ def changed_blocks(old: tuple[torch.Tensor, torch.Tensor], new: tuple[torch.Tens
     grid = pad.reshape(list(differs.shape[:-2]) + [pad.shape[-2] // BLOCK, BLOCK, pad.shape[-1] // BLOCK, BLOCK])
     by_block = grid.any(dim=-1).any(dim=-2) | (old_scales.view(torch.int32) != new_scales.view(torch.int32))
     return [tuple(int(i) for i in index) for index in by_block.nonzero()]
+
+
+def _copy_runs(copy: Mapping[str, Any]) -> list[int]:
+    """The first source offset of every run of a bound copy (offsets in its source's
+    quantized form), in the copy's order."""
+    starts = [int(copy["source"]["address"])]
+    for loop in reversed(copy["loops"]):
+        starts = [s + i * int(loop["source_stride"]) for i in range(int(loop["count"])) for s in starts]
+    return starts
+
+
+class QuantizedForms:
+    """A pushing source worker's quantized forms (contract §17.8) of its bfloat16 fragments:
+    each fragment's FP8 values and float32 scales, in memory registered with ``backend``,
+    filled block by block as the copies that read them are quantized (:meth:`quantize`),
+    every block once per update (:meth:`reset` forgets them when the weights changed).
+    ``fragments``: placement_fragment_id -> (its placement fragment record, its live
+    bfloat16 tensor). The executor resolves a transformed copy's source offsets against
+    :meth:`bases` (:func:`weight_manifest_runtime.transfer.execute`'s ``quantized``)."""
+
+    def __init__(self, backend: Any, fragments: Mapping[str, tuple[Mapping[str, Any], torch.Tensor]]) -> None:
+        self.backend = backend
+        self.sources = {fid: QuantizingSource(record, tensor) for fid, (record, tensor) in fragments.items()}
+        self._registered: list[int] = []
+        for source in self.sources.values():
+            for held in (source.values, source.scales):
+                if held.numel():
+                    backend.register(int(held.data_ptr()), held.numel() * held.element_size())
+                    self._registered.append(int(held.data_ptr()))
+
+    def reset(self) -> None:
+        """Forget every quantized block: the next update quantizes from the live tensors."""
+        for source in self.sources.values():
+            source.quantized.clear()
+
+    def _form(self, copy: Mapping[str, Any]) -> tuple[QuantizingSource, torch.Tensor]:
+        fid, transform = copy["source_fragment_id"], copy.get("transform")
+        source = self.sources.get(fid)
+        if source is None or transform not in (VALUES, SCALES):
+            raise _error("plan_bind_transform_unsupported",
+                         f"the bound plan's copy of tensor {copy['tensor_id']} carries the transform {transform}: "
+                         f"this source holds no bfloat16 tensor of fragment {fid} to quantize")
+        return source, (source.values if transform == VALUES else source.scales)
+
+    def bases(self, copies: Sequence[Mapping[str, Any]]) -> Optional[list[int]]:
+        """Per copy of a pair, the address its source offsets are relative to: its
+        quantized form for a transformed copy, 0 for the others (already addresses); None
+        when no copy is transformed. A transformed copy must lie inside its form."""
+        if not any("transform" in c for c in copies):
+            return None
+        out = []
+        for copy in copies:
+            if "transform" not in copy:
+                out.append(0)
+                continue
+            _, form = self._form(copy)
+            size = form.numel() * form.element_size()
+            end = int(copy["source"]["address"]) + int(copy["run_bytes"]) + sum(
+                (int(l["count"]) - 1) * int(l["source_stride"]) for l in copy["loops"])
+            if end > size:
+                raise _error("transfer_arguments_invalid",
+                             f"the bound plan's copy of tensor {copy['tensor_id']} reads {end} bytes of the "
+                             f"{copy['transform']} of fragment {copy['source_fragment_id']}, which has {size}")
+            out.append(int(form.data_ptr()))
+        return out
+
+    def quantize(self, copy: Mapping[str, Any]) -> None:
+        """Quantizes the blocks a transformed copy reads (its runs' blocks), if not yet."""
+        if "transform" not in copy:
+            return
+        source, _ = self._form(copy)
+        run = int(copy["run_bytes"])
+        if copy["transform"] == VALUES:
+            shape = list(source.local.shape)
+            rows_per_lead, cols = shape[-2], shape[-1]
+            keys: set[tuple[int, ...]] = set()
+            for start in _copy_runs(copy):
+                first_row, last_row = start // cols, (start + run - 1) // cols
+                if first_row == last_row:
+                    block_cols = range((start % cols) // BLOCK, ((start + run - 1) % cols) // BLOCK + 1)
+                else:
+                    block_cols = range(source.grid[-1])
+                for row in range(first_row, last_row + 1, 1):
+                    lead = row // rows_per_lead
+                    index = tuple(int(i) for i in _unravel(lead, shape[:-2]))
+                    keys.update(index + (row % rows_per_lead // BLOCK, j) for j in block_cols)
+        else:
+            keys = set()
+            for start in _copy_runs(copy):
+                for element in range(start // 4, (start + run) // 4):
+                    keys.add(tuple(int(i) for i in _unravel(element, source.grid)))
+        for key in sorted(keys):
+            if key not in source.quantized:
+                source._quantize(key)
+
+    def close(self) -> None:
+        """Unregister the forms (idempotent)."""
+        for address in self._registered:
+            self.backend.unregister(address)
+        self._registered = []
+
+
+def _unravel(index: int, dims: Sequence[int]) -> list[int]:
+    """``index`` as row-major coordinates over ``dims``."""
+    out = []
+    for d in reversed(dims):
+        out.append(index % d)
+        index //= d
+    return out[::-1]

@@ -27,7 +27,7 @@ from typing import Optional
 from weight_manifest import BoundPlan, CopyGroup
 from .defaults import (DEFAULT_BATCH_SEGMENTS, DEFAULT_MAX_IN_FLIGHT, DEFAULT_MAX_SEGMENTS, DEFAULT_STAGE_BELOW,
                        DEFAULT_STAGING_BYTES)
-from .lowering import Changed, Operation, pair_operations, staging_rounds
+from .lowering import Changed, Operation, Relocate, pair_operations, staging_rounds
 
 __all__ = ["PairSchedule", "Schedule", "batches", "schedule", "staging_capacity"]
 
@@ -138,7 +138,7 @@ def schedule(bound: BoundPlan, *, mode: str = "push", worker: Optional[str] = No
              stage_below: int = DEFAULT_STAGE_BELOW, staging_bytes: int = DEFAULT_STAGING_BYTES,
              max_segments: int = DEFAULT_MAX_SEGMENTS, staged: bool = True, half: Optional[int] = None,
              changed: Optional[Changed] = None, landing: Optional[Mapping[tuple[str, str], int]] = None,
-             read_gaps: bool = False) -> Schedule:
+             read_gaps: bool = False, relocate: Optional[Relocate] = None) -> Schedule:
     """The operations of every pair of ``bound`` that ``worker`` runs in ``mode`` (every
     pair when None), as :func:`weight_manifest_runtime.transfer.execute` issues them. ``staged``:
     whether a staging buffer exists (else nothing is staged); ``half``: its half in bytes
@@ -146,7 +146,8 @@ def schedule(bound: BoundPlan, *, mode: str = "push", worker: Optional[str] = No
     ``staging_bytes // 2``), else sized as :func:`execute` sizes its own (one buffer for
     all the pairs chosen: give ``half`` to model workers that each hold their own). ``changed`` /
     ``landing``: a delta, as :func:`execute` takes them; ``read_gaps``: the backend reads
-    gaps (a Store)."""
+    gaps (a Store); ``relocate``: a pushing source's quantized forms (§17.8,
+    :func:`.lowering.pair_operations`)."""
     push = mode == "push"
     chosen = _staggered(bound, push, worker)
     pairs: list[PairSchedule] = []
@@ -155,7 +156,8 @@ def schedule(bound: BoundPlan, *, mode: str = "push", worker: Optional[str] = No
                        else (pair.target_worker_id, pair.source_worker_id))
         ops, runs = pair_operations(pair, push, stage_below if staged else 0, max_segments, changed, read_gaps,
                                     None if landing is None else landing.get((pair.source_worker_id,
-                                                                              pair.target_worker_id)))
+                                                                              pair.target_worker_id)),
+                                    relocate if push else None)
         pairs.append(PairSchedule(pair, here, there, ops, runs))
     out = Schedule(mode, pairs, batch_segments, max_in_flight)
     # One buffer for every pair run by one call (a worker's own, or execute's).

@@ -240,19 +240,46 @@ def cases_plan_bind():
     X("order-first-region-first", "Regions are checked in plan order: region 0 leaves its fragment before region 1 misses one.",
       "plan_binding_range_invalid", hand(region(16), region(4, tf="gone")), side_binding("s", 8), side_binding("t", 8), ["order"])
 
-    # A quantized plan (§17.8) is not bound: its sources compute the bytes.
+    # A quantized plan (§17.8) is bound: each transformed copy keeps its transform, and its
+    # source location holds the offset in the source fragment's quantized form.
     shape = [256, 256]
     q_source = PL([W("w.weight", shape, pd=0)], cuts("s", "w.weight", shape, 0, [0, 128, 256], 2), model=MODEL)
     q_target = PL([Q("w.weight", shape, pd=1), S("w.weight_scale_inv", shape, pd=1)],
                   cuts("t", "w.weight", shape, 1, [0, 128, 256], 1)
                   + cuts("ts", "w.weight_scale_inv", [2, 2], 1, [0, 1, 2], 4), model=MODEL)
     q_plan = quantized_plan(loads(render(q_source)), loads(render(q_target)), render(spec(("w.weight", "w.weight_scale_inv"))))["plan"]
-    X("quantized-plan-not-bound", "A region carrying a transform is not bound: a bound plan copies bytes unchanged.",
-      "plan_bind_transform_unsupported", q_plan, BMAN(q_source, "trainer", 1), BMAN(q_target, "engine", 1))
-    X("quantized-transform-before-size", "The transform is checked before the region's size.",
-      "plan_bind_transform_unsupported", render(reid(dict(loads(q_plan), regions=[
-          dict(loads(q_plan)["regions"][0], nbytes=1)]))), BMAN(q_source, "trainer", 1), BMAN(q_target, "engine", 1),
-      ["order"])
+    q_src, q_tgt = BMAN(q_source, "trainer", 1), BMAN(q_target, "engine", 1)
+    P("quantized-plan-bound", "A quantized plan (TP2 rows to TP2 columns) binds: values and scales copies keep their "
+      "transform, their source addresses are offsets in the source fragments' quantized forms.",
+      q_plan, q_src, q_tgt, ["realistic"])
+    P("quantized-one-worker-each-side", "A quantized plan with every fragment of each side on one worker: one pair, "
+      "the copies in plan order.", q_plan, BMAN(q_source, "trainer", 1, site=lambda f: ("t", "t:1", "cuda:0")),
+      BMAN(q_target, "engine", 1, site=lambda f: ("e", "e:1", "cuda:0")))
+    q_regions = loads(q_plan)["regions"]
+    values_at = next(i for i, r in enumerate(q_regions) if r["transform"] == "fp8_e4m3_block_values")
+    scales_at = next(i for i, r in enumerate(q_regions) if r["transform"] == "fp8_e4m3_block_scales")
+
+    def q_edit(i, **members):
+        regions = [dict(r) for r in q_regions]
+        regions[i].update(members)
+        return render(reid(dict(loads(q_plan), regions=regions)))
+
+    # A source fragment of 128x256 bfloat16 (65,536 bytes): its values span 32,768 bytes.
+    last_values = 32768 - (q_regions[values_at]["run_bytes"] + sum((l["count"] - 1) * l["source_stride"]
+                                                                   for l in q_regions[values_at]["loops"]))
+    P("quantized-values-end-at-the-form", "A values copy whose last byte is the last of the source's FP8 form "
+      "(nbytes / 2) is bound.", q_edit(values_at, source_offset=last_values), q_src, q_tgt, ["boundary"])
+    X("quantized-values-past-the-form", "A values copy reaching one byte past the source's FP8 form (nbytes / 2) "
+      "leaves it, though it lies inside the bfloat16 fragment.", "plan_binding_range_invalid",
+      q_edit(values_at, source_offset=last_values + 1), q_src, q_tgt, ["boundary"])
+    span = q_regions[scales_at]["run_bytes"] + sum((l["count"] - 1) * l["source_stride"] for l in q_regions[scales_at]["loops"])
+    P("quantized-scales-within-twice", "A scales copy is checked against 2 x nbytes (4 bytes per block, a block at "
+      "least one 2-byte element): past the fragment's own bytes is bound.",
+      q_edit(scales_at, source_offset=2 * 65536 - span), q_src, q_tgt, ["boundary"])
+    X("quantized-scales-past-twice", "A scales copy ending one byte past 2 x nbytes of its source fragment.",
+      "plan_binding_range_invalid", q_edit(scales_at, source_offset=2 * 65536 - span + 1), q_src, q_tgt, ["boundary"])
+    X("quantized-size-checked-first", "A transformed region's size is checked before its range.",
+      "plan_document_invalid", q_edit(values_at, nbytes=1, source_offset=1 << 40), q_src, q_tgt, ["order"])
     X("transform-unknown", "A region's transform must be one of the schema's values.", "plan_document_invalid",
       render(reid(dict(loads(q_plan), regions=[dict(loads(q_plan)["regions"][0], transform="int8_values")]))),
       BMAN(q_source, "trainer", 1), BMAN(q_target, "engine", 1))

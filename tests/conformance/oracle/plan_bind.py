@@ -104,6 +104,22 @@ def _located(region: dict, fragment: dict, offset: int, stride: str) -> dict:
             "endpoint": fragment["endpoint"], "worker_id": fragment["worker_id"]}
 
 
+def _located_quantized(region: dict, fragment: dict) -> dict:
+    """§17.4 step 3.3 for the source of a transformed region (§17.8): the last byte inside
+    the largest quantized form of the bfloat16 fragment (values: nbytes // 2 bytes, one
+    per element; scales: 4 bytes per block, at most one block per element: 2 * nbytes),
+    the location's address the offset in that form."""
+    if any(loop["count"] == 0 for loop in region["loops"]):
+        raise PlanBindError("plan_binding_range_invalid")
+    values = region["transform"] == "fp8_e4m3_block_values"
+    limit = fragment["nbytes"] // 2 if values else 2 * fragment["nbytes"]
+    end = region["source_offset"] + region["run_bytes"] + sum((l["count"] - 1) * l["source_stride"] for l in region["loops"])
+    if end > limit or end > U64:
+        raise PlanBindError("plan_binding_range_invalid")
+    return {"address": region["source_offset"], "device": fragment["device"],
+            "endpoint": fragment["endpoint"], "worker_id": fragment["worker_id"]}
+
+
 def bind_plan(plan_text: str, source_text: str, target_text: str, source_generation=None,
               target_generation=None) -> dict:
     """The `plan.bind` operation on valid binding manifests: the bound plan's canonical
@@ -117,8 +133,6 @@ def bind_plan(plan_text: str, source_text: str, target_text: str, source_generat
             for name, b in (("source", source), ("target", target))}
     pairs: dict[tuple[str, str], list] = {}
     for region in plan["regions"]:
-        if "transform" in region:
-            raise PlanBindError("plan_bind_transform_unsupported")
         if not _size_ok(region):
             raise PlanBindError("plan_document_invalid")
         frags = []
@@ -127,8 +141,9 @@ def bind_plan(plan_text: str, source_text: str, target_text: str, source_generat
             if fragment is None:
                 raise PlanBindError("plan_binding_fragment_missing")
             frags.append(fragment)
-        at = [_located(region, f, region[f"{name}_offset"], f"{name}_stride")
-              for f, name in zip(frags, ("source", "target"))]
+        at = [_located(region, frags[0], region["source_offset"], "source_stride") if "transform" not in region
+              else _located_quantized(region, frags[0]),
+              _located(region, frags[1], region["target_offset"], "target_stride")]
         pair = pairs.setdefault((frags[0]["worker_id"], frags[1]["worker_id"]), [0, []])
         pair[0] += region["nbytes"]
         if pair[0] > U64:
@@ -137,7 +152,8 @@ def bind_plan(plan_text: str, source_text: str, target_text: str, source_generat
                         "run_bytes": region["run_bytes"], "source": at[0],
                         "source_fragment_id": region["source_fragment_id"], "target": at[1],
                         "target_fragment_id": region["target_fragment_id"],
-                        "tensor_id": region["tensor_id"]})
+                        "tensor_id": region["tensor_id"],
+                        **({"transform": region["transform"]} if "transform" in region else {})})
     bound = {
         # Python orders str tuples by code point, as the contract sorts the pairs.
         "pairs": [{"bytes": total, "copies": copies, "source_worker_id": s, "target_worker_id": t}
