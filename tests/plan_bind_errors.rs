@@ -259,3 +259,58 @@ fn plan_documents_are_read_strictly() {
     );
     assert_eq!(read(&text[..text.len() - 1]), Code::InvalidJson);
 }
+
+#[test]
+fn a_transformed_region_reads_its_sources_quantized_form() {
+    // §17.4 step 3.3 for a region carrying a transform (§17.8): its source span is checked
+    // against the quantized form of a bfloat16 fragment of nbytes (24 here: 2 x 6
+    // elements): FP8 values nbytes / 2 = 12 bytes, scales 2 x nbytes = 48 bytes; the
+    // copy keeps the transform and its source address is the offset itself.
+    use weight_manifest::wire::{PlanLoop, PlanTransform};
+    let c = case();
+    let source_nbytes = c.source.fragments[0].nbytes;
+    assert_eq!(source_nbytes, 24);
+    let first = c.plan.regions[0].source_fragment_id.clone();
+    assert_eq!(c.source.fragments[0].placement_fragment_id, first);
+    // Two runs of 2 bytes, 4 apart: a span of 6 bytes from the offset.
+    let with = |transform: PlanTransform, offset: u64| {
+        let mut plan = c.plan.clone();
+        let region = &mut plan.regions[0];
+        region.transform = Some(transform);
+        region.run_bytes = 2;
+        region.nbytes = 4;
+        region.loops = vec![PlanLoop {
+            count: 2,
+            source_stride: 4,
+            target_stride: 4,
+        }];
+        region.source_offset = offset;
+        plan
+    };
+    let bind = |plan: &ReshardPlan| {
+        bind_plan(
+            &planned(plan),
+            &validated(&c.source),
+            &validated(&c.target),
+            &Fences::default(),
+        )
+    };
+    for (transform, limit) in [
+        (PlanTransform::Fp8E4m3BlockValues, source_nbytes / 2),
+        (PlanTransform::Fp8E4m3BlockScales, 2 * source_nbytes),
+    ] {
+        let bound = bind(&with(transform, limit - 6)).unwrap();
+        let copy = bound
+            .pairs()
+            .iter()
+            .flat_map(|p| &p.copies)
+            .find(|copy| copy.transform.is_some())
+            .unwrap();
+        assert_eq!(copy.transform, Some(transform));
+        assert_eq!(copy.source.address, limit - 6);
+        assert_eq!(copy.source_fragment_id, first);
+        let error = bind(&with(transform, limit - 5)).unwrap_err();
+        assert_eq!(error.code(), Code::PlanBindingRangeInvalid);
+        assert!(error.message().contains(&first), "{}", error.message());
+    }
+}

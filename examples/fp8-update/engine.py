@@ -22,6 +22,7 @@ from __future__ import annotations
 import gc
 import json
 import os
+import time
 from pathlib import Path
 from typing import Any
 
@@ -209,7 +210,9 @@ def run(work: Path) -> dict[str, Any]:
     engine = Engine(work / "a")
     try:
         before = engine.generate()
+        clock = time.perf_counter()
         engine.reload(landed)
+        reload_seconds = time.perf_counter() - clock
         in_flight = engine.generate()
     finally:
         engine.close()
@@ -223,4 +226,5 @@ def run(work: Path) -> dict[str, Any]:
             "engine_tokens_equal_disk": in_flight == from_disk,
             "engine_tokens_equal_hf": hf["worst_gap"] <= NEAR_TIE,
             "engine_tokens_hf_chosen": f"{hf['chosen']}/{hf['total']}", "engine_hf_worst_gap": round(hf["worst_gap"], 5),
-            "engine_tokens_changed": before != in_flight, "engine_tokens": in_flight}
+            "engine_tokens_changed": before != in_flight, "engine_reload_seconds": round(reload_seconds, 4),
+            "engine_tokens": in_flight}

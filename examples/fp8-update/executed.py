@@ -1,6 +1,7 @@
 """The quantized update through the executor (contract §17.8): bound plan, Transfer Engine.
 
-:func:`update` runs one layout's update the way a deployment runs it: a **target**
+:func:`update` (:func:`update_all`: several layouts, the same two processes) runs one
+layout's update the way a deployment runs it: a **target**
 process (the engine side: zeroed FP8 and scale buffers registered with its own Mooncake
 Transfer Engine over TCP) and a **source** process (the trainer side: the bfloat16
 fragments, their quantized forms registered with its engine), the plan bound to both
@@ -139,37 +140,60 @@ def bind(plan: Any, source: dict[str, Any], target: dict[str, Any], src: tuple[d
                         binding(target, tgt[0], tgt[1], target_worker, "engine"))
 
 
+Layout = tuple[dict[str, Any], dict[str, Any], str, dict[str, torch.Tensor]]
+
+
 def update(source: dict[str, Any], target: dict[str, Any], spec: str, x: dict[str, torch.Tensor],
            backend: str = "te") -> dict[str, Any]:
     """One layout's update through the executor (``x``: the bfloat16 tensors by tensor_id):
     the landed buffers (fragment id -> tensor), the partials the source sent and those of
     what landed, and the blocks quantized."""
-    planned = wm.plan(json.dumps(source), json.dumps(target), quantization=spec)
-    plan = json.loads(planned.to_json())
-    scale_ids = {t["scale_tensor_id"] for t in json.loads(spec)["tensors"]}
-    quantized = {t["tensor_id"] for t in json.loads(spec)["tensors"]}
+    return update_all([(source, target, spec, x)], backend)[0]
+
+
+def _spec_ids(spec: str) -> tuple[set[str], set[str]]:
+    entries = json.loads(spec)["tensors"]
+    return {t["scale_tensor_id"] for t in entries}, {t["tensor_id"] for t in entries}
+
+
+def update_all(layouts: list[Layout], backend: str = "te") -> list[dict[str, Any]]:
+    """:func:`update` of each layout in turn; on the Transfer Engine, the same two processes
+    serve every layout (each with its own buffers and registrations)."""
+    plans = [wm.plan(json.dumps(source), json.dumps(target), quantization=spec)
+             for source, target, spec, _ in layouts]
     if backend == "local":
-        local = transfer.LocalBackend()
-        src, tgt = Source(source, x, local, quantized), Target(target, scale_ids, local)
-        bound = bind(planned, source, target, (src.addresses(), "local"), (tgt.addresses(), "local"))
-        sessions = {target_worker(f): "local" for f in target["fragments"]}
-        done = src.push(bound, sessions, plan, target)
-        return {"landed": tgt.buffers, "sent": done["partials"], "held": tgt.partials(), "blocks": done["blocks"]}
+        out = []
+        for (source, target, spec, x), planned in zip(layouts, plans):
+            scale_ids, quantized = _spec_ids(spec)
+            local = transfer.LocalBackend()
+            src, tgt = Source(source, x, local, quantized), Target(target, scale_ids, local)
+            bound = bind(planned, source, target, (src.addresses(), "local"), (tgt.addresses(), "local"))
+            sessions = {target_worker(f): "local" for f in target["fragments"]}
+            done = src.push(bound, sessions, json.loads(planned.to_json()), target)
+            out.append({"landed": tgt.buffers, "sent": done["partials"], "held": tgt.partials(),
+                        "blocks": done["blocks"]})
+        return out
+    results = []
     with tempfile.TemporaryDirectory() as work:
         job = Path(work) / "job.pt"
-        torch.save({"source": source, "target": target, "x": x, "scale_ids": scale_ids, "quantized": quantized}, job)
+        torch.save([{"source": source, "target": target, "x": x, "scale_ids": _spec_ids(spec)[0],
+                     "quantized": _spec_ids(spec)[1]} for source, target, spec, x in layouts], job)
         roles = {role: subprocess.Popen([sys.executable, __file__, "role", role, str(job)], stdin=subprocess.PIPE,
                                         stdout=subprocess.PIPE, text=True) for role in ("target", "source")}
         try:
-            hello = {role: _read(p) for role, p in roles.items()}
-            bound = bind(planned, source, target, (hello["source"]["addresses"], hello["source"]["session"]),
-                         (hello["target"]["addresses"], hello["target"]["session"]))
-            sessions = {target_worker(f): hello["target"]["session"] for f in target["fragments"]}
-            _write(roles["source"], {"bound": bound.to_json(), "sessions": sessions, "plan": plan})
-            done = _read(roles["source"])
-            _write(roles["target"], {"landed": str(Path(work) / "landed.pt")})
-            held = _read(roles["target"])
-            landed = torch.load(Path(work) / "landed.pt")
+            for index, ((source, target, _, _), planned) in enumerate(zip(layouts, plans)):
+                hello = {role: _read(p) for role, p in roles.items()}
+                bound = bind(planned, source, target, (hello["source"]["addresses"], hello["source"]["session"]),
+                             (hello["target"]["addresses"], hello["target"]["session"]))
+                sessions = {target_worker(f): hello["target"]["session"] for f in target["fragments"]}
+                _write(roles["source"], {"bound": bound.to_json(), "sessions": sessions,
+                                         "plan": json.loads(planned.to_json())})
+                done = _read(roles["source"])
+                landed_file = Path(work) / f"landed-{index}.pt"
+                _write(roles["target"], {"landed": str(landed_file)})
+                held = _read(roles["target"])
+                results.append({"landed": torch.load(landed_file), "sent": done["partials"],
+                                "held": held["partials"], "blocks": done["blocks"]})
         finally:
             for p in roles.values():
                 if p.poll() is None:
@@ -179,7 +203,7 @@ def update(source: dict[str, Any], target: dict[str, Any], spec: str, x: dict[st
                     except subprocess.TimeoutExpired:
                         p.kill()
                         p.wait()
-    return {"landed": landed, "sent": done["partials"], "held": held["partials"], "blocks": done["blocks"]}
+    return results
 
 
 def _write(process: subprocess.Popen[str], message: dict[str, Any]) -> None:
@@ -200,31 +224,35 @@ def _read(process: subprocess.Popen[str]) -> dict[str, Any]:
 
 
 def role(which: str, job_path: str) -> int:
-    """One side's process: its own Transfer Engine over TCP on 127.0.0.1."""
+    """One side's process, its own Transfer Engine over TCP on 127.0.0.1, serving each
+    layout of the job in turn: its addresses, then (source) the push or (target) the
+    landed bytes and their partials."""
     from mooncake.engine import TransferEngine
 
-    job = torch.load(job_path, weights_only=False)
+    jobs = torch.load(job_path, weights_only=False)
     engine = TransferEngine()
     if engine.initialize("127.0.0.1", "P2PHANDSHAKE", "tcp", "") != 0:
         print(json.dumps({"error": "the transfer engine did not initialise"}), flush=True)
         return 1
     backend = transfer.EngineBackend(engine)
     session = "127.0.0.1:%d" % engine.get_rpc_port()
-    side: Optional[Any] = None
+    sides: list[Any] = []  # every layout's buffers stay alive (and registered) to the end
     try:
-        if which == "source":
-            side = Source(job["source"], job["x"], backend, job["quantized"])
-        else:
-            side = Target(job["target"], job["scale_ids"], backend)
-        print(json.dumps({"session": session, "addresses": side.addresses()}), flush=True)
-        request = json.loads(sys.stdin.readline())
-        if which == "source":
-            answer = side.push(wm.BoundPlan.from_json(request["bound"]), request["sessions"], request["plan"],
-                               job["target"])
-        else:
-            torch.save(side.buffers, request["landed"])
-            answer = {"partials": side.partials()}
-        print(json.dumps(answer), flush=True)
+        for job in jobs:
+            if which == "source":
+                side: Any = Source(job["source"], job["x"], backend, job["quantized"])
+            else:
+                side = Target(job["target"], job["scale_ids"], backend)
+            sides.append(side)
+            print(json.dumps({"session": session, "addresses": side.addresses()}), flush=True)
+            request = json.loads(sys.stdin.readline())
+            if which == "source":
+                answer = side.push(wm.BoundPlan.from_json(request["bound"]), request["sessions"], request["plan"],
+                                   job["target"])
+            else:
+                torch.save(side.buffers, request["landed"])
+                answer = {"partials": side.partials()}
+            print(json.dumps(answer), flush=True)
     except Exception as error:  # noqa: BLE001 - reported to the driver, which fails
         print(json.dumps({"error": f"{which}: {type(error).__name__}: {error}"}), flush=True)
         return 1

@@ -224,10 +224,11 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--no-engine", action="store_true", help="skip the vLLM engine (engine: none)")
     args = parser.parse_args(argv)
     equal, verified, quantized_once = True, True, True
-    for seed, (name, layout) in enumerate(LAYOUTS.items()):
-        x = weights(layout[0], seed)
-        source, target, spec = documents(*layout)
-        done = executed.update(source, target, spec, {TID: x}, backend=args.backend)
+    tensors = [weights(layout[0], seed) for seed, layout in enumerate(LAYOUTS.values())]
+    runs = executed.update_all([(*documents(*layout), {TID: x}) for layout, x in zip(LAYOUTS.values(), tensors)],
+                               backend=args.backend)
+    for (name, layout), x, done in zip(LAYOUTS.items(), tensors, runs):
+        _, target, _ = documents(*layout)
         ref = reference(x)
         equal &= equal_reference(done["landed"], target, ref)
         verified &= digests(done["sent"]) == digests(done["held"]) == digests(landed_partials(done["landed"], target))

@@ -289,3 +289,25 @@ def test_make_fp8_update_pushes_through_transfer_engine_processes_into_vllm() ->
     assert result["engine"] == "vllm"
     assert result["engine_bytes_equal_reference"] and result["engine_tokens_changed"]
     assert result["engine_tokens_equal_disk"] and result["engine_tokens_equal_hf"]
+
+
+def test_a_copy_reaching_past_its_sources_quantized_form_is_refused() -> None:
+    """plan-bind bounds a scales copy by 2 x the bfloat16 fragment's bytes (it cannot know
+    the block grid); the source knows its form exactly: a 256x256 fragment has 2 x 2 blocks,
+    16 bytes of scales, so a copy ending at byte 16 is resolved and one ending at 17 is
+    refused (transfer_arguments_invalid) before anything moves."""
+    source, target, spec = placements(LAYOUTS["tp-rows-2-to-4"])
+    backend = transfer.LocalBackend()
+    src = executed.Source(source, {"w.weight": weights([512, 256], 0)}, backend)
+    planned = wm.plan(json.dumps(source), json.dumps(target), quantization=spec)
+    tgt = executed.Target(target, {"w.weight_scale_inv"}, backend)
+    bound = executed.bind(planned, source, target, (src.addresses(), "local"), (tgt.addresses(), "local"))
+    copy = next(c for p in bound.pairs for c in p.copies if c.get("transform") == "fp8_e4m3_block_scales")
+    span = copy["run_bytes"] + sum((l["count"] - 1) * l["source_stride"] for l in copy["loops"])
+    form = src.forms.sources[copy["source_fragment_id"]].scales
+    assert form.numel() * 4 == 2 * 2 * 4
+    at_end = dict(copy, source=dict(copy["source"], address=16 - span))
+    assert src.forms.bases([at_end]) == [int(form.data_ptr())]
+    with pytest.raises(wm.ManifestError) as error:
+        src.forms.bases([dict(copy, source=dict(copy["source"], address=17 - span))])
+    assert error.value.code == "transfer_arguments_invalid" and "fp8_e4m3_block_scales" in str(error.value)

@@ -238,6 +238,11 @@ def test_errors_name_what_to_change_and_change_nothing(setup: dict[str, Any]) ->
             llm.init_weight_transfer_engine({"init_info": init})
         assert caught.value.code == "vllm_transfer_join_refused", caught.value
         assert "shutdown_weight_transfer_engine first" in str(caught.value)
+        # vLLM's own shutdown of the engine: the worker leaves the group (its channel closes).
+        assert trainer.coordinator is not None
+        assert trainer.coordinator.alive(["rollout-dp0-tp0"]) == {"rollout-dp0-tp0": True}
+        llm.shutdown_weight_transfer_engine()
+        assert trainer.coordinator.alive(["rollout-dp0-tp0"]) == {"rollout-dp0-tp0": False}
     finally:
         trainer.shutdown()
     assert (generate(llm), llm.get_weight_version()) == before

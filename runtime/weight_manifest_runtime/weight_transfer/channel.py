@@ -69,6 +69,12 @@ class _Line:
         return message
 
     def close(self) -> None:
+        # Shut the socket down first: a thread blocked reading it gets the end of the stream
+        # (and lets go of the reader, which closing alone would wait for).
+        try:
+            self.sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
         for close in (self.reader.close, self.sock.close):
             try:
                 close()
