@@ -1,4 +1,4 @@
-"""The control channel of vLLM's weight-sync backend (weight_manifest.weight_transfer.channel)
+"""The control channel of vLLM's weight-sync backend (weight_manifest_runtime.weight_transfer.channel)
 without vLLM: members in this process dial in to a coordinator's ChannelGroup over TCP
 and an update runs over it, every target byte checked against numpy slices of the global
 tensors (the oracle of test_transfer.py); a join without the key, a worker id joining
@@ -13,9 +13,9 @@ from typing import Any, Callable
 import pytest
 
 import weight_manifest as wm
-from weight_manifest import transfer
-from weight_manifest.group import Coordinator, Member
-from weight_manifest.weight_transfer import channel
+from weight_manifest_runtime import transfer
+from weight_manifest_runtime.group import Coordinator, Member
+from weight_manifest_runtime.weight_transfer import channel
 
 from test_transfer import MODEL, Instance
 
