@@ -34,6 +34,7 @@ import tempfile
 import time
 import uuid
 from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Optional, cast
 
@@ -109,29 +110,40 @@ def _failed(what: str, error: BaseException) -> ManifestError:
 
 
 class Servers:
-    """Several servers driven as one (each call made on every client; every failure,
-    named by the server's URL, raised together after all were made, with the first's
-    code): data-parallel replicas, each its own
+    """Several servers driven as one (each call made on every client at once, the init one
+    after the other; every failure, named by the server's URL, raised together after all
+    were made, with the first's code): data-parallel replicas, each its own
     ``vllm serve``, behind vLLM's own ``HTTPVLLMWeightSyncClient`` each."""
 
     def __init__(self, clients: Sequence[Any]) -> None:
         self.clients = list(clients)
 
-    def _all(self, method: str, *args: Any) -> None:
-        errors: list[tuple[str, str]] = []
-        for index, client in enumerate(self.clients):
+    def _all(self, method: str, *args: Any, at_once: bool = True) -> None:
+        def call(index: int) -> Optional[tuple[str, str]]:
+            client = self.clients[index]
             try:
                 getattr(client, method)(*args)
+                return None
             except Exception as error:
                 where = getattr(client, "base_url", None) or f"server {index}"
                 failure = _failed(method, error)
-                errors.append((failure.code, f"{where}: {failure}"))
+                return failure.code, f"{where}: {failure}"
+
+        indices = range(len(self.clients))
+        if at_once and len(self.clients) > 1:
+            with ThreadPoolExecutor(max_workers=len(self.clients)) as pool:
+                outcomes = list(pool.map(call, indices))
+        else:
+            outcomes = [call(i) for i in indices]
+        errors = [o for o in outcomes if o is not None]
         if errors:
             raise _error(errors[0][0], f"{method} failed on {len(errors)} of {len(self.clients)} servers: "
                          + "; ".join(text for _, text in errors))
 
     def init_weight_transfer_engine(self, init_info: dict[str, Any]) -> None:
-        self._all("init_weight_transfer_engine", init_info)
+        # One after the other: the servers' workers join in this order (their data-parallel
+        # ranks follow the clients' order).
+        self._all("init_weight_transfer_engine", init_info, at_once=False)
 
     def start_weight_update(self) -> None:
         self._all("start_weight_update")
