@@ -116,7 +116,8 @@ def execute(
     landed every byte (a pulling target hashes it then: :mod:`.landed`). Copies carrying a
     ``transform`` (contract §17.8) run only pushed by their source with ``quantized`` (its
     :class:`QuantizedForms`): a thread quantizes the blocks of each pair's copies in order
-    while the copies already quantized are on the wire, and a round waits for its own;
+    while the copies already quantized are on the wire, and each batch (and each round's
+    gather of staged pieces) waits only for its own copies;
     otherwise, or in a delta, ``plan_bind_transform_unsupported``."""
     if mode not in ("push", "pull"):
         raise _error("transfer_arguments_invalid", f"mode must be 'push' or 'pull', not {mode!r}")
@@ -320,9 +321,10 @@ def _run_pair(
             result.staging_seconds += time.perf_counter() - clock
 
     for k, round_ops in enumerate(rounds):
-        if ready is not None and round_ops:
-            # The round's quantized copies must be in their forms before it is gathered.
-            ready(max(op.upto for op in round_ops))
+        staged_ops = [op for op in round_ops if op.pieces is not None]
+        if ready is not None and staged_ops:
+            # The copies its staged operations gather must be quantized first.
+            ready(max(op.upto for op in staged_ops))
         clock = time.perf_counter()
         offset = 0
         for op in round_ops:
@@ -341,6 +343,9 @@ def _run_pair(
                 break
             while len(in_flight) >= max_in_flight:
                 wait_one()
+            if ready is not None:
+                # A batch goes out once its copies are quantized, while later ones are.
+                ready(max(o.upto for o in chunk))
             handle = backend.submit(session, push, [o.local for o in chunk], [o.remote for o in chunk],
                                     [o.length for o in chunk])
             result.batches += 1
