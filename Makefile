@@ -10,6 +10,8 @@ EXAMPLE := examples/moe-ep-pp
 # Each binding adds its own targets to TEST_TARGETS in bindings/<name>/rules.mk.
 TEST_TARGETS := checks test-rust rust-consumer conformance
 -include $(sort $(wildcard bindings/*/rules.mk))
+# The weight-update runtime (runtime/rules.mk): its tests, examples and benchmarks.
+include runtime/rules.mk
 # Upstream Mooncake's own code as the oracle (needs the venv with its wheel).
 TEST_TARGETS += mooncake-oracle
 # A fixed sample of the guards' mutants (scripts/mutants.py --sample): a new guard that no
@@ -51,7 +53,7 @@ checks:
 	@! grep -rn --include='*.rs' '#\[ignore' src tests crates bindings codegen \
 		|| { echo "a Rust test is ignored: make it a check, or a tool under --cfg wm_tools (docs/testing.md)"; exit 1; }
 	@! grep -rnIE --exclude-dir=target --exclude-dir=.venv --exclude-dir=corpus -- '-{4} (end of )?issue' \
-		Makefile README.md src tests crates bindings codegen scripts examples docs schema benches fuzz \
+		Makefile README.md src tests crates bindings runtime codegen scripts examples docs schema benches fuzz \
 		|| { echo "a process marker (dashes and an issue number) in the sources: say what follows instead"; exit 1; }
 
 test-rust:

@@ -44,7 +44,19 @@ from typing import Any, Optional
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIG = ROOT / "tests" / "mutants"
-PACKAGE = ROOT / "bindings" / "python" / "python" / "weight_manifest"
+# The Python packages a mutant's file names first: the binding and the runtime.
+PACKAGES = {
+    "weight_manifest": ROOT / "bindings" / "python" / "python" / "weight_manifest",
+    "weight_manifest_runtime": ROOT / "runtime" / "weight_manifest_runtime",
+}
+
+
+def source_of(file: str) -> Path:
+    """The source file of a mutant's ``file`` (``package/relative/path.py``)."""
+    package, _, rest = file.partition("/")
+    if package not in PACKAGES or not rest:
+        raise SystemExit(f"tests/mutants/python.json: {file}: not under one of {sorted(PACKAGES)}")
+    return PACKAGES[package] / rest
 
 
 def say(text: str) -> None:
@@ -158,7 +170,7 @@ def mutate(source: str, m: PyMutant) -> str:
 
 
 def python_scratch() -> Path:
-    """A copy of the package's sources with the built native module of the installed
+    """A copy of the packages' sources with the built native module of the installed
     wheel, under target/mutants/python: what every Python mutant is applied to."""
     probe = subprocess.run(
         [sys.executable, "-c", "import weight_manifest._native as n; print(n.__file__)"],
@@ -168,9 +180,30 @@ def python_scratch() -> Path:
     native = Path(probe.stdout.strip())
     scratch = target_dir() / "mutants" / "python"
     shutil.rmtree(scratch, ignore_errors=True)
-    shutil.copytree(PACKAGE, scratch / "weight_manifest", ignore=shutil.ignore_patterns("__pycache__", "*.so"))
+    for name, package in PACKAGES.items():
+        shutil.copytree(package, scratch / name, ignore=shutil.ignore_patterns("__pycache__", "*.so"))
     shutil.copy2(native, scratch / "weight_manifest" / native.name)
     return scratch
+
+
+def suites(tests: list[str]) -> dict[str, list[str]]:
+    """``tests`` grouped by their suite's directory (``runtime/tests``, ``bindings/python/tests``):
+    each suite has its own conftest and configuration, so pytest runs them apart."""
+    grouped: dict[str, list[str]] = {}
+    for test in tests:
+        grouped.setdefault(test.split("::")[0].rsplit("/", 1)[0], []).append(test)
+    return grouped
+
+
+def run_suites(scratch: Path, tests: list[str], timeout: float) -> tuple[Optional[int], str]:
+    """The first failing suite's exit code and last line, else the last suite's."""
+    code: Optional[int] = 0
+    tail = ""
+    for selection in suites(tests).values():
+        code, tail = run_pytest(scratch, selection, timeout)
+        if code != 0:
+            break
+    return code, tail
 
 
 def run_pytest(scratch: Path, tests: list[str], timeout: float) -> tuple[Optional[int], str]:
@@ -208,23 +241,23 @@ def run_python(sample: bool, known: dict[str, str], match: Optional[str] = None)
         raise SystemExit(f"the scratch package is not the one imported: {where.stdout or where.stderr}")
     originals: dict[str, str] = {}
     for m in mutants:
-        originals.setdefault(m.file, (PACKAGE / m.file).read_text())
+        originals.setdefault(m.file, source_of(m.file).read_text())
     # Every mutation applies (a snippet that no longer matches the source is an error of
     # the list, reported before anything runs).
     texts = {m.id: mutate(originals[m.file], m) for m in mutants}
     selections = sorted({t for m in mutants for t in m.tests})
     started = time.perf_counter()
-    code, tail = run_pytest(scratch, selections, 900)
+    code, tail = run_suites(scratch, selections, 900)
     if code != 0:
         raise SystemExit(f"python baseline failed ({tail}): the tests must pass unmutated")
     baseline = time.perf_counter() - started
     say(f"python: baseline of {len(selections)} selections passed in {baseline:.1f} s; {len(mutants)} mutants")
     for i, m in enumerate(mutants, 1):
-        path = scratch / "weight_manifest" / m.file
+        path = scratch / m.file
         path.write_text(texts[m.id])
         try:
             clock = time.perf_counter()
-            code, tail = run_pytest(scratch, m.tests, max(60.0, 4 * baseline))
+            code, tail = run_suites(scratch, m.tests, max(60.0, 4 * baseline))
         finally:
             path.write_text(originals[m.file])
         verdict = "caught" if code in (1, None) else "survived" if code == 0 else "error"
@@ -383,7 +416,7 @@ def main() -> int:
     known = equivalents()
     if args.list:
         for m in python_mutants(args.sample, args.match) if args.only in (None, "python") else []:
-            mutate((PACKAGE / m.file).read_text(), m)
+            mutate(source_of(m.file).read_text(), m)
             print(m.name)
         custom = json.loads((CONFIG / "rust.json").read_text()).get("custom", [])
         for e in custom if args.only in (None, "rust") else []:
@@ -398,7 +431,7 @@ def main() -> int:
     # that no longer matches its function is noticed on every run.
     for m in python_mutants(False):
         try:
-            mutate((PACKAGE / m.file).read_text(), m)
+            mutate(source_of(m.file).read_text(), m)
         except ValueError as error:
             raise SystemExit(f"tests/mutants/python.json: {error}") from None
     lock = Lock(target_dir() / "mutants.lock")

@@ -70,7 +70,15 @@ fn modules(src: &Path) -> BTreeSet<String> {
     out
 }
 
-/// Every module of the Python package, dotted (`weight_manifest.store`), packages' modules
+/// The Python packages and their directories: the binding and the runtime.
+fn python_packages() -> [(&'static str, &'static str); 2] {
+    [
+        ("weight_manifest", "bindings/python/python/weight_manifest"),
+        ("weight_manifest_runtime", "runtime/weight_manifest_runtime"),
+    ]
+}
+
+/// Every module of a Python package, dotted (`weight_manifest_runtime.store`), packages' modules
 /// included; `__init__` and stubs are not modules.
 fn python_modules(dir: &Path, prefix: &str, out: &mut BTreeSet<String>) {
     for entry in fs::read_dir(dir).unwrap().flatten() {
@@ -109,17 +117,18 @@ fn missing(text: &str) -> Vec<String> {
             }
         }
     }
-    let mut python = BTreeSet::new();
-    let package = root().join("bindings/python/python/weight_manifest");
-    python_modules(&package, "weight_manifest", &mut python);
-    match section("`weight_manifest` (Python)") {
-        Some(listed) => missing.extend(
-            python
-                .iter()
-                .filter(|m| !listed.contains(*m))
-                .map(|m| format!("Python module {m}")),
-        ),
-        None => missing.push("the Python package (its section)".to_owned()),
+    for (name, dir) in python_packages() {
+        let mut python = BTreeSet::new();
+        python_modules(&root().join(dir), name, &mut python);
+        match section(&format!("`{name}` (Python)")) {
+            Some(listed) => missing.extend(
+                python
+                    .iter()
+                    .filter(|m| !listed.contains(*m))
+                    .map(|m| format!("Python module {m}")),
+            ),
+            None => missing.push(format!("the Python package {name} (its section)")),
+        }
     }
     missing
 }
@@ -147,8 +156,8 @@ fn a_module_left_out_is_found() {
             text.replace("| `fields`, `descriptor`", "| fields, `descriptor`"),
         ),
         (
-            "weight_manifest.store",
-            text.replace("`weight_manifest.store`, ", ""),
+            "weight_manifest_runtime.store",
+            text.replace("| `weight_manifest_runtime.store` |", "| store |"),
         ),
         (
             "weight-manifest-mooncake",
@@ -241,10 +250,11 @@ fn the_crates_table_gives_each_crates_dependencies() {
     assert!(!deps.contains("memchr"), "{deps:?}");
 }
 
-/// Where the Python module `dotted` (`weight_manifest.transfer.lowering`) is.
+/// Where the Python module `dotted` (`weight_manifest_runtime.transfer.lowering`) is.
 fn python_file(dotted: &str) -> Option<PathBuf> {
-    let relative = dotted.replace('.', "/");
-    let base = root().join("bindings/python/python").join(relative);
+    let (package, rest) = dotted.split_once('.').unwrap_or((dotted, ""));
+    let (_, dir) = python_packages().into_iter().find(|(n, _)| *n == package)?;
+    let base = root().join(dir).join(rest.replace('.', "/"));
     [base.with_extension("py"), base.join("__init__.py")]
         .into_iter()
         .find(|p| p.is_file())
@@ -255,7 +265,7 @@ fn python_file(dotted: &str) -> Option<PathBuf> {
 fn misplaced_python_names(text: &str) -> Vec<String> {
     let mut wrong = Vec::new();
     let mut rest = text;
-    while let Some(at) = rest.find("`weight_manifest.") {
+    while let Some(at) = rest.find("`weight_manifest") {
         rest = &rest[at + 1..];
         let Some(end) = rest.find('`') else { break };
         let module = &rest[..end];
@@ -292,11 +302,11 @@ fn the_python_names_the_map_places_live_there() {
     assert!(wrong.is_empty(), "docs/architecture.md: {wrong:#?}");
     // The check can fail: a class named under the wrong module is found.
     let moved = text.replace(
-        "`weight_manifest.transfer.backends` (`EngineBackend`, `LocalBackend`)",
-        "`weight_manifest.transfer.backends` (`EngineBackend`, `LocalBackend`, `Staging`)",
+        "`weight_manifest_runtime.transfer.backends` (`EngineBackend`, `LocalBackend`)",
+        "`weight_manifest_runtime.transfer.backends` (`EngineBackend`, `LocalBackend`, `Staging`)",
     );
     assert_eq!(
         misplaced_python_names(&moved),
-        ["Staging is not defined in weight_manifest.transfer.backends"]
+        ["Staging is not defined in weight_manifest_runtime.transfer.backends"]
     );
 }

@@ -580,9 +580,13 @@ fn folded(graph: &Graph, dir: &str) -> BTreeMap<String, BTreeMap<String, BTreeSe
     out
 }
 
-/// The Python package (the runtime among it): its modules are held to the same rule.
-fn python_package() -> PathBuf {
-    root().join("bindings/python/python/weight_manifest")
+/// The Python packages, the binding's and the runtime's: their modules are held to the same
+/// rule.
+fn python_packages() -> [PathBuf; 2] {
+    [
+        root().join("bindings/python/python/weight_manifest"),
+        root().join("runtime/weight_manifest_runtime"),
+    ]
 }
 
 /// Every module file below `dir`, relative to `package`: `.py` files, and the `.pyi` stub
@@ -602,10 +606,11 @@ fn python_files(package: &Path, dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-/// The dotted module name of a file relative to the package (`transfer/lowering.py` →
-/// `weight_manifest.transfer.lowering`; `group/__init__.py` → `weight_manifest.group`).
-fn python_module_of(file: &Path) -> String {
-    let mut parts = vec!["weight_manifest".to_owned()];
+/// The dotted module name of a file relative to the package `package` (in
+/// `weight_manifest_runtime`: `transfer/lowering.py` → `weight_manifest_runtime.transfer.lowering`;
+/// `group/__init__.py` → `weight_manifest_runtime.group`).
+fn python_module_of(package: &str, file: &Path) -> String {
+    let mut parts = vec![package.to_owned()];
     parts.extend(file.iter().map(|p| p.to_string_lossy().into_owned()));
     let last = parts.pop().unwrap();
     let stem = last.split('.').next().unwrap_or_default();
@@ -734,14 +739,20 @@ fn python_imports(line: &str, package: &str, modules: &BTreeSet<String>) -> Vec<
 fn python_graph_of(package: &Path) -> Graph {
     let mut list = Vec::new();
     python_files(package, package, &mut list);
+    let prefix = package.file_name().unwrap().to_string_lossy().into_owned();
     let by_module: BTreeMap<String, String> = list
         .iter()
-        .map(|f| (python_module_of(f), f.to_string_lossy().replace('\\', "/")))
+        .map(|f| {
+            (
+                python_module_of(&prefix, f),
+                f.to_string_lossy().replace('\\', "/"),
+            )
+        })
         .collect();
     let modules: BTreeSet<String> = by_module.keys().cloned().collect();
     let mut graph = Graph::new();
     for file in &list {
-        let module = python_module_of(file);
+        let module = python_module_of(&prefix, file);
         let name = by_module[&module].clone();
         let own_package = if file.file_name().is_some_and(|n| n == "__init__.py") {
             module.clone()
@@ -916,26 +927,89 @@ fn the_checker_finds_a_cycle_and_an_arrow_back_up() {
 }
 
 #[test]
-fn the_python_package_has_no_import_cycle_or_arrow_back_up() {
-    let graph = python_graph_of(&python_package());
-    assert!(graph.len() >= 30, "found {:?}", graph.keys());
+fn the_python_packages_have_no_import_cycle_or_arrow_back_up() {
+    for (package, least_files, least_arrows) in python_packages()
+        .iter()
+        .zip([(10, 20), (25, 60)])
+        .map(|(p, (f, a))| (p, f, a))
+    {
+        let graph = python_graph_of(package);
+        assert!(graph.len() >= least_files, "found {:?}", graph.keys());
+        // A reader that missed the imports would find no cycle either.
+        let arrows: usize = graph.values().map(BTreeMap::len).sum();
+        assert!(
+            arrows >= least_arrows,
+            "only {arrows} arrows between the modules of {}",
+            package.display()
+        );
+        let found = violations_of(&graph);
+        assert!(
+            found.is_empty(),
+            "{}: {}",
+            package.display(),
+            found.join("\n")
+        );
+    }
+    let runtime = python_graph_of(&python_packages()[1]);
     assert!(
-        graph.keys().any(|f| f.starts_with("transfer/")),
+        runtime.keys().any(|f| f.starts_with("transfer/")),
         "found {:?}",
-        graph.keys()
+        runtime.keys()
     );
-    // A reader that missed the imports would find no cycle either.
-    let arrows: usize = graph.values().map(BTreeMap::len).sum();
+}
+
+/// The imports of `package`'s files (outside comments and strings) that `wrong` finds
+/// wrong, as `file: line`.
+fn python_imports_where(package: &Path, wrong: impl Fn(&str) -> bool) -> Vec<String> {
+    let mut list = Vec::new();
+    python_files(package, package, &mut list);
+    let mut found = Vec::new();
+    for file in list
+        .iter()
+        .filter(|f| f.extension().is_some_and(|e| e == "py"))
+    {
+        let text = fs::read_to_string(package.join(file)).unwrap();
+        for line in logical_lines(&python_code_only(&text)) {
+            let line = line.trim();
+            if (line.starts_with("from ") || line.starts_with("import ")) && wrong(line) {
+                found.push(format!("{}: {line}", file.display()));
+            }
+        }
+    }
+    found
+}
+
+/// Whether an import line takes a private module of the binding (`weight_manifest._x`).
+fn takes_a_private_binding_module(line: &str) -> bool {
+    line.split([' ', ',', '('])
+        .any(|word| word.starts_with("weight_manifest._"))
+        || (line.starts_with("from weight_manifest import")
+            && line["from weight_manifest import".len()..]
+                .split([',', '(', ')', ' '])
+                .any(|name| name.starts_with('_')))
+}
+
+#[test]
+fn the_runtime_takes_only_public_names_of_the_binding_and_the_binding_none_of_the_runtime() {
+    let [binding, runtime] = python_packages();
+    let private = python_imports_where(&runtime, takes_a_private_binding_module);
     assert!(
-        arrows >= 100,
-        "only {arrows} arrows between the package's modules"
+        private.is_empty(),
+        "the runtime imports a private module of the binding: {private:#?}"
     );
-    let found = violations_of(&graph);
-    assert!(
-        found.is_empty(),
-        "bindings/python/python/weight_manifest: {}",
-        found.join("\n")
-    );
+    let up = python_imports_where(&binding, |line| line.contains("weight_manifest_runtime"));
+    assert!(up.is_empty(), "the binding imports the runtime: {up:#?}");
+    // The checks can fail.
+    for line in [
+        "from weight_manifest._native import BoundPlan",
+        "import weight_manifest._native as n",
+        "from weight_manifest import _native, content",
+    ] {
+        assert!(takes_a_private_binding_module(line), "{line}");
+    }
+    assert!(!takes_a_private_binding_module(
+        "from weight_manifest import BoundPlan, content"
+    ));
 }
 
 #[test]

@@ -5,8 +5,8 @@ layout's update the way a deployment runs it: a **target**
 process (the engine side: zeroed FP8 and scale buffers registered with its own Mooncake
 Transfer Engine over TCP) and a **source** process (the trainer side: the bfloat16
 fragments, their quantized forms registered with its engine), the plan bound to both
-processes' live addresses, and :func:`weight_manifest.transfer.execute` pushing from the
-source with its :class:`~weight_manifest.transfer.quantize.QuantizedForms`: the source
+processes' live addresses, and :func:`weight_manifest_runtime.transfer.execute` pushing from the
+source with its :class:`~weight_manifest_runtime.transfer.quantize.QuantizedForms`: the source
 quantizes exactly the blocks the bound copies read, in its staging, and writes FP8 and
 scales into the target's memory. The source computes the content partials of what it
 quantized and sent (per region), the target of what landed (per fragment). With
@@ -27,9 +27,9 @@ from typing import Any, Optional
 import torch
 
 import weight_manifest as wm
-from weight_manifest import transfer
+from weight_manifest_runtime import transfer
 from weight_manifest.content import partial_of_bytes
-from weight_manifest.transfer.quantize import QuantizedForms, QuantizingSource, region_bytes
+from weight_manifest_runtime.transfer.quantize import QuantizedForms, QuantizingSource, region_bytes
 
 HERE = Path(__file__).resolve().parent
 

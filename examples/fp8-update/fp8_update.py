@@ -46,7 +46,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import executed  # noqa: E402
 import weight_manifest as wm
 from weight_manifest.content import digests, partial_of_bytes
-from weight_manifest.transfer.quantize import BLOCK, QuantizingSource, changed_blocks, copy_region, region_bytes
+from weight_manifest_runtime.transfer.quantize import BLOCK, QuantizingSource, changed_blocks, copy_region, region_bytes
 
 Box = tuple[list[int], list[int]]
 

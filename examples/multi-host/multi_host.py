@@ -60,9 +60,9 @@ def drive(args: argparse.Namespace) -> dict[str, Any]:
 
     import model
     from ranks import Rank
-    from weight_manifest import store
-    from weight_manifest.group import Coordinator
-    from weight_manifest.group.ray import RayGroup, new_key
+    from weight_manifest_runtime import store
+    from weight_manifest_runtime.group import Coordinator
+    from weight_manifest_runtime.group.ray import RayGroup, new_key
 
     net = os.environ["WM_HOSTS_NET"]
     master = os.environ["WM_STORE_MASTER"]
@@ -196,7 +196,7 @@ def main(argv: list[str]) -> int:
     if args.drive == "drive":
         print(json.dumps(drive(args)))
         return 0
-    from weight_manifest.testing.hosts import Cluster
+    from weight_manifest_runtime.hosts import Cluster
 
     cluster = Cluster(args.hosts, script=ROOT / "scripts" / "hosts.sh", python=sys.executable,
                       store_bytes=(args.size_mib << 20) * 2 + (256 << 20))

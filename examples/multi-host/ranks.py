@@ -1,5 +1,5 @@
 """One rank of a synthetic model as a Ray actor that adopts the member role of a
-weight-update group (:class:`weight_manifest.group.ray.GroupMember`): its shard of the
+weight-update group (:class:`weight_manifest_runtime.group.ray.GroupMember`): its shard of the
 model of examples/reshard-te/model.py (filled with the model's defining function, or
 zeros), a Mooncake Transfer Engine on its host's own address, optionally a Store client,
 and handlers that check every byte it holds against the defining function. Used by
@@ -14,9 +14,9 @@ import numpy as np
 
 import model
 import weight_manifest as wm
-from weight_manifest import store
-from weight_manifest.group import Member
-from weight_manifest.group.ray import GroupMember, engine_backend
+from weight_manifest_runtime import store
+from weight_manifest_runtime.group import Member
+from weight_manifest_runtime.group.ray import GroupMember, engine_backend
 
 __all__ = ["Rank"]
 
@@ -57,7 +57,7 @@ class Rank(GroupMember):
                              **self.where)
         if generation is not None and side == "target":
             # A versioned target (docs/lifecycle.md), serving ``generation`` from the start.
-            from weight_manifest.lifecycle import TargetVersions
+            from weight_manifest_runtime.lifecycle import TargetVersions
 
             self.versions = TargetVersions(self.member, generation)
         self.wm_join(group, key, side, self.member)

@@ -39,8 +39,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import model  # noqa: E402
 import weight_manifest as wm  # noqa: E402
-from weight_manifest import content, live, transfer  # noqa: E402
-from weight_manifest.group import Coordinator, Member, PipeGroup, Side, serve_pipe  # noqa: E402
+from weight_manifest import content, live  # noqa: E402
+from weight_manifest_runtime import transfer
+from weight_manifest_runtime.group import Coordinator, Member, PipeGroup, Side, serve_pipe  # noqa: E402
 
 FAULTS = ("kill-target", "short-buffer", "stale-generation", "changed-lease", "corrupt-byte")
 GIB = float(1 << 30)

@@ -1,15 +1,15 @@
 """The two kinds of Ray actors of the RL loop (rl_loop.py), each a member of the weight
-update group (:class:`weight_manifest.group.ray.GroupMember`):
+update group (:class:`weight_manifest_runtime.group.ray.GroupMember`):
 
 - :class:`Trainer`: one rank of the trainer. The checkpoint's tensors are DTensors sharded
   ``Shard(0)`` over a 1-D gloo mesh (FSDP by hand: each step gathers the trainable
   parameters with autograd, the backward reduce-scatters their gradients, AdamW updates
   the local shards in place, so the member's addresses never move). Its member holds the
-  local shards (``weight_manifest.dtensor.local_shards``).
+  local shards (``weight_manifest_runtime.dtensor.local_shards``).
 - :class:`Engine`: one vLLM engine (in this process: ``VLLM_ENABLE_V1_MULTIPROCESSING=0``,
   the ``uni`` executor), described ``direct`` by the worker extension
-  (``weight_manifest.vllm``): its member holds views of the engine's own parameters, and a
-  :class:`~weight_manifest.lifecycle.TargetVersions` beside it says which generation it
+  (``weight_manifest_runtime.vllm``): its member holds views of the engine's own parameters, and a
+  :class:`~weight_manifest_runtime.lifecycle.TargetVersions` beside it says which generation it
   serves; it generates only while it serves one.
 
 Both also carry the peers of the comparison (vLLM's reload from disk, a gloo broadcast
@@ -23,8 +23,8 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any, Optional
 
-from weight_manifest.group import Member
-from weight_manifest.group.ray import GroupMember, engine_backend
+from weight_manifest_runtime.group import Member
+from weight_manifest_runtime.group.ray import GroupMember, engine_backend
 
 MODEL_ID = "rl-tiny-llama"
 #: The trainer's layout's generation and lease (its memory does not move between steps;
@@ -59,7 +59,7 @@ class Trainer(GroupMember):
         from torch.distributed.device_mesh import init_device_mesh
         from torch.distributed.tensor import Shard, distribute_tensor
 
-        from weight_manifest import dtensor
+        from weight_manifest_runtime import dtensor
 
         torch.set_num_threads(1)
         dist.init_process_group("gloo", init_method=f"tcp://{master}:{port}", rank=rank, world_size=world)
@@ -188,8 +188,8 @@ class Trainer(GroupMember):
         from torch.distributed.tensor import Shard
         from torch.distributed.tensor import empty as dtensor_empty
 
-        from weight_manifest import dtensor
-        from weight_manifest.group.ray import GroupRole
+        from weight_manifest_runtime import dtensor
+        from weight_manifest_runtime.group.ray import GroupRole
 
         self.resharded = {n: dtensor_empty(tuple(p.shape), device_mesh=self.mesh, dtype=torch.float32,
                                            placements=[Shard(1 if p.dim() > 1 else 0)])
@@ -232,8 +232,8 @@ class Engine(GroupMember):
         import torch
         import vllm
 
-        from weight_manifest import vllm as wv
-        from weight_manifest.lifecycle import TargetVersions
+        from weight_manifest_runtime import vllm as wv
+        from weight_manifest_runtime.lifecycle import TargetVersions
 
         torch.set_num_threads(1)
         self.index = index

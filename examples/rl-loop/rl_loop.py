@@ -7,11 +7,11 @@ Brings up 3 hosts (scripts/hosts.sh: network namespaces on a bridge, Ray with to
 authentication) and runs the driver in host 0. Ray actors (members.py): the 2 trainer
 ranks on host 0 (gloo between them, the checkpoint's tensors as DTensors sharded
 ``Shard(0)``), engine i on host i+1 (vLLM in the actor's process, written in place:
-``weight_manifest.vllm`` ``direct``). Per step:
+``weight_manifest_runtime.vllm`` ``direct``). Per step:
 
 1. both ranks train one step (synthetic tokens; the first ``--full-steps`` train every
    tensor, later ones only ``--train`` the top decoder layer and the final norm);
-2. **ours**: a versioned update (``weight_manifest.lifecycle``, ``mode="delta"``): the
+2. **ours**: a versioned update (``weight_manifest_runtime.lifecycle``, ``mode="delta"``): the
    sources' changed blocks since the last commit (content digests against their snapshot),
    moved trainer -> engines on each host's Mooncake Transfer Engine, every target's
    content digests checked against the sources', committed at the barrier;
@@ -96,8 +96,8 @@ def hf_greedy(folder: Path) -> list[list[int]]:
 
 def changed_bytes(changed: list[Any]) -> int:
     """The bytes of a delta's changed source ranges (``[worker, device, ranges]`` as a
-    request carries them: :func:`weight_manifest.transfer.changed_from_wire`)."""
-    from weight_manifest import transfer
+    request carries them: :func:`weight_manifest_runtime.transfer.changed_from_wire`)."""
+    from weight_manifest_runtime import transfer
 
     return sum(int((r[:, 1] - r[:, 0]).sum()) for r in transfer.changed_from_wire(changed).values())
 
@@ -127,9 +127,9 @@ def drive(args: argparse.Namespace) -> dict[str, Any]:
     from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
     import members
-    from weight_manifest.group import Coordinator
-    from weight_manifest.group.ray import RayGroup, new_key
-    from weight_manifest.lifecycle import DecisionLog, VersionedUpdate
+    from weight_manifest_runtime.group import Coordinator
+    from weight_manifest_runtime.group.ray import RayGroup, new_key
+    from weight_manifest_runtime.lifecycle import DecisionLog, VersionedUpdate
 
     net = os.environ["WM_HOSTS_NET"]
     work = Path(args.workdir)
@@ -297,7 +297,7 @@ def main(argv: list[str]) -> int:
     if args.drive == "drive":
         print(json.dumps(drive(args)))
         return 0
-    from weight_manifest.testing.hosts import Cluster
+    from weight_manifest_runtime.hosts import Cluster
 
     prefix = os.environ.get("WM_HOSTS_PREFIX", "wmrl")
     net = os.environ.get("WM_HOSTS_NET", "198.18.150")

@@ -9,7 +9,7 @@ every host's link (tbf, both ways) and measures ``Coordinator.update`` (the tran
 content check is off, so the figure is the transfer alone; the fastest of ``--repeat``). Then it fits the emulated
 preset's engine constants (op_seconds, batch_seconds, pair_seconds, rpc_seconds; the
 network constants are the shaped rates, not fitted) to minimise the largest relative
-error of :func:`weight_manifest.simulate.simulate` over the runs, and prints one JSON
+error of :func:`weight_manifest_runtime.simulate.simulate` over the runs, and prints one JSON
 line: the runs (layout, rate, mode, bytes, measured, predicted, error), the fitted
 constants, ``calibration_max_error`` and ``calibration_runs``.
 
@@ -64,8 +64,8 @@ def run_worker(config: dict[str, Any]) -> None:
     import model
     import weight_manifest as wm
     from mooncake.engine import TransferEngine
-    from weight_manifest import transfer
-    from weight_manifest.group import Member, serve_pipe
+    from weight_manifest_runtime import transfer
+    from weight_manifest_runtime.group import Member, serve_pipe
 
     side, address = config["side"], config["address"]
     layout = model.Layout.parse(config[side])
@@ -100,7 +100,7 @@ class Hosts:
 
 def measure_layout(hosts: Hosts, entry: dict[str, Any], size_mib: int, repeat: int) -> list[dict[str, Any]]:
     import model
-    from weight_manifest.group import Coordinator, PipeGroup
+    from weight_manifest_runtime.group import Coordinator, PipeGroup
 
     group = PipeGroup(timeout=120)
     coordinator = Coordinator(group)
@@ -148,9 +148,9 @@ CONSTANTS = ("op_seconds", "batch_seconds", "pair_seconds", "byte_seconds", "rpc
 
 
 def predict(run: dict[str, Any], values: dict[str, float]) -> float:
-    from weight_manifest import simulate
-    from weight_manifest.transfer import DEFAULT_STAGING_BYTES
-    from weight_manifest.transfer.schedule import schedule
+    from weight_manifest_runtime import simulate
+    from weight_manifest_runtime.transfer import DEFAULT_STAGING_BYTES
+    from weight_manifest_runtime.transfer.schedule import schedule
 
     if "schedule" not in run:
         # The schedule does not depend on the engine constants: made once per run.
@@ -166,7 +166,7 @@ def predict(run: dict[str, Any], values: dict[str, float]) -> float:
 def fit(runs: list[dict[str, Any]]) -> tuple[dict[str, float], float]:
     """Coordinate descent on a log grid: the engine constants that minimise the largest
     relative error."""
-    from weight_manifest import simulate
+    from weight_manifest_runtime import simulate
 
     base = simulate.presets()["emulated"]
     values = {k: float(getattr(base.engine, k)) if hasattr(base.engine, k) else float(getattr(base, k))

@@ -11,7 +11,7 @@ and for a 2.8-trillion-parameter model of its family (1,056 experts) at the same
    replicas (128 GPUs: each replica of 32 GPUs gets the whole model), placements and
    runtime inventories; each side's runtime binding projected from its inventory.
 3. ``weight-manifest plan`` and ``plan-bind`` (release CLI), timed, with peak memory.
-4. The bound plan loaded here, and :func:`weight_manifest.simulate.simulate` on the
+4. The bound plan loaded here, and :func:`weight_manifest_runtime.simulate.simulate` on the
    ``h100-8x400g`` preset (workers packed 8 to a host in order of their ids): the full
    update in both modes and a delta of ``--delta`` of 64 KiB blocks.
 5. BF16 -> FP8 (``--fp8``, default on): the sources BF16 throughout with the MLA down
@@ -61,7 +61,8 @@ def timed(argv: list[str]) -> dict[str, float]:
 
 def bf16_frontier(cli: str, work: Path, model: Any, args: argparse.Namespace) -> dict[str, Any]:
     """Kimi-K2 BF16 -> BF16 (steps 2-4 of the module's description)."""
-    from weight_manifest import BoundPlan, simulate
+    from weight_manifest import BoundPlan
+    from weight_manifest_runtime import simulate
 
     steps: dict[str, Any] = {}
     for side, dp in (("source", 8), ("target", 4)):
@@ -119,7 +120,8 @@ def fp8_frontier(cli: str, work: Path, model: Any, name: str) -> dict[str, Any]:
     """BF16 trainers (TP8/EP8/PP4 x DP8, 256 GPUs) into block-FP8 engines (TP8/EP8/PP4 x
     DP4, 128 GPUs) of model ``name``, planned with its quantization spec, bound, and
     simulated in push mode (the sources quantize the blocks each pair sends)."""
-    from weight_manifest import BoundPlan, simulate
+    from weight_manifest import BoundPlan
+    from weight_manifest_runtime import simulate
 
     steps: dict[str, Any] = {}
     files = {"source": (8, ["--bf16-experts", "--mla-replicated"]), "target": (4, ["--block-fp8"])}
@@ -191,7 +193,7 @@ def main(argv: list[str]) -> int:
     progress(f"calibration: max error {calibration['calibration_max_error']} over {calibration['calibration_runs']} runs")
 
     cli = args.cli
-    from weight_manifest import simulate
+    from weight_manifest_runtime import simulate
 
     model = simulate.load_model(args.model, quantize_gib_per_s=args.quantize_gib_per_s)
     out: dict[str, Any] = {

@@ -3,7 +3,7 @@
 Starts ``mooncake_master`` and a store holder (``mooncake_client``) on free ports of
 127.0.0.1, one process per source rank holding a synthetic model (default 512 MiB, TP4/PP2)
 as live numpy tensors, and one per target rank (default TP2/PP4) holding zeros; saves the
-sources' weights (``weight_manifest.store.save``: packed objects, content digests, the
+sources' weights (``weight_manifest_runtime.store.save``: packed objects, content digests, the
 manifest last), restores them into the targets (``store.restore``: planned from the stored
 manifest, read straight into the targets' registered tensors, content digests checked), has
 every target check every byte, and prints as its last line one JSON object
@@ -44,9 +44,9 @@ sys.path.insert(0, str(ROOT / "examples" / "reshard-te"))
 import model  # noqa: E402
 from reshard_te import KillSwitch, failure  # noqa: E402
 import weight_manifest as wm  # noqa: E402
-from weight_manifest import store, transfer  # noqa: E402
-from weight_manifest.testing.local_store import LocalStore  # noqa: E402
-from weight_manifest.group import Coordinator, Member, PipeGroup, serve_pipe  # noqa: E402
+from weight_manifest_runtime import store, transfer  # noqa: E402
+from weight_manifest_runtime.local_store import LocalStore  # noqa: E402
+from weight_manifest_runtime.group import Coordinator, Member, PipeGroup, serve_pipe  # noqa: E402
 
 FAULTS = {
     "missing-object": "store_object_missing",

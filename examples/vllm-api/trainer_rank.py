@@ -1,5 +1,5 @@
 """One rank of a trainer that updates vLLM servers through vLLM's own weight-sync API with
-the backend ``weight_manifest`` (``make vllm-api``; bindings/python/tests/test_vllm_serve.py
+the backend ``weight_manifest`` (``make vllm-api``; runtime/tests/test_vllm_serve.py
 runs it on this host): a gloo group of ``--world`` ranks, the model's tensors as DTensors
 sharded ``Shard(0)`` over a 1-D mesh, and vLLM's own ``HTTPVLLMWeightSyncClient`` for each
 server (driven as one by ``Servers``).
@@ -155,7 +155,7 @@ def main() -> None:
     from vllm.plugins import load_general_plugins
 
     from weight_manifest import ManifestError
-    from weight_manifest.weight_transfer.trainer import Servers, TrainerInfo
+    from weight_manifest_runtime.weight_transfer.trainer import Servers, TrainerInfo
 
     torch.set_num_threads(1)
     load_general_plugins()  # not a vLLM process: the plugin's entry point registers the name here

@@ -608,6 +608,12 @@ pub enum Code {
     /// a send mode other than full or delta, a trainer tensor the engines do not hold that
     /// is not tied to one they hold. (added by this implementation)
     VllmTransferArgumentsInvalid,
+    /// `protocol_message_invalid`: a message between a weight-update group's coordinator
+    /// and a member is not one of the control protocol
+    /// (schema/runtime/protocol.schema.json, §23): an operation's member missing, unknown
+    /// or of the wrong type, or a reply neither ok nor an error; refused before anything is
+    /// done; the pointer names the member. (added by this implementation)
+    ProtocolMessageInvalid,
 }
 
 impl Code {
@@ -775,6 +781,7 @@ impl Code {
         Code::VllmTransferChannelFailed,
         Code::VllmTransferFailed,
         Code::VllmTransferArgumentsInvalid,
+        Code::ProtocolMessageInvalid,
     ];
 
     /// The snake_case spelling used on the wire and in fixtures.
@@ -941,6 +948,7 @@ impl Code {
             Code::VllmTransferChannelFailed => "vllm_transfer_channel_failed",
             Code::VllmTransferFailed => "vllm_transfer_failed",
             Code::VllmTransferArgumentsInvalid => "vllm_transfer_arguments_invalid",
+            Code::ProtocolMessageInvalid => "protocol_message_invalid",
         }
     }
 

@@ -964,6 +964,14 @@ enum WmCode
    */
   WM_CODE_VLLM_TRANSFER_ARGUMENTS_INVALID = 161,
   /**
+   * `protocol_message_invalid`: a message between a weight-update group's coordinator
+   * and a member is not one of the control protocol
+   * (schema/runtime/protocol.schema.json, §23): an operation's member missing, unknown
+   * or of the wrong type, or a reply neither ok nor an error; refused before anything is
+   * done; the pointer names the member. (added by this implementation)
+   */
+  WM_CODE_PROTOCOL_MESSAGE_INVALID = 162,
+  /**
    * `invalid_argument`: a C argument is unusable (a required pointer is NULL, or a
    * length is too large). Not a contract code: it never comes from a document.
    */

@@ -618,6 +618,12 @@ pub enum WmCode {
     /// a send mode other than full or delta, a trainer tensor the engines do not hold that
     /// is not tied to one they hold. (added by this implementation)
     VllmTransferArgumentsInvalid = 161,
+    /// `protocol_message_invalid`: a message between a weight-update group's coordinator
+    /// and a member is not one of the control protocol
+    /// (schema/runtime/protocol.schema.json, §23): an operation's member missing, unknown
+    /// or of the wrong type, or a reply neither ok nor an error; refused before anything is
+    /// done; the pointer names the member. (added by this implementation)
+    ProtocolMessageInvalid = 162,
     /// `invalid_argument`: a C argument is unusable (a required pointer is NULL, or a
     /// length is too large). Not a contract code: it never comes from a document.
     InvalidArgument = 1000,
@@ -791,6 +797,7 @@ impl WmCode {
             Code::VllmTransferChannelFailed => WmCode::VllmTransferChannelFailed,
             Code::VllmTransferFailed => WmCode::VllmTransferFailed,
             Code::VllmTransferArgumentsInvalid => WmCode::VllmTransferArgumentsInvalid,
+            Code::ProtocolMessageInvalid => WmCode::ProtocolMessageInvalid,
             // `Code` is non-exhaustive: a code added after this table was generated
             // (the crate's tests and `codegen --check` catch that).
             _ => WmCode::InternalError,
@@ -963,6 +970,7 @@ impl WmCode {
             WmCode::VllmTransferChannelFailed => c"vllm_transfer_channel_failed",
             WmCode::VllmTransferFailed => c"vllm_transfer_failed",
             WmCode::VllmTransferArgumentsInvalid => c"vllm_transfer_arguments_invalid",
+            WmCode::ProtocolMessageInvalid => c"protocol_message_invalid",
             WmCode::InvalidArgument => c"invalid_argument",
             WmCode::InternalError => c"internal_error",
         }

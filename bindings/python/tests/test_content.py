@@ -17,7 +17,8 @@ import numpy as np
 import pytest
 
 import weight_manifest as wm
-from conftest import INSTALL, ROOT, require
+from conftest import ROOT
+from no_skip import INSTALL, require
 from weight_manifest import _native, content
 
 sys.path.insert(0, str(ROOT / "tests" / "content"))
@@ -212,3 +213,15 @@ def test_bytes_received_into_a_buffer_hash_as_the_oracle_says() -> None:
     assert content.verify_manifest(good) == good
     bad = json.loads((corpus / "manifest-partial-sum-zeroed.json").read_text(encoding="utf-8"))["input"]["document"]
     raises("content_digest_mismatch", content.verify_manifest, bad)
+
+
+def test_content_manifest_round_trip() -> None:
+    text = content.write_manifest("m", "r", 3, 64, [("b", "float32", [2], 4, "xxh3sum128:" + "1" * 32),
+                                              ("a", "float32", [2], 4, "xxh3sum128:" + "2" * 32)])
+    assert text.startswith('{"algorithm":"xxh3-block-sum-v1","block_elements":64,"fragments":null,"generation":3')
+    assert text.index('"tensor_id":"a"') < text.index('"tensor_id":"b"')
+    read = content.read_manifest(text)
+    assert read["digests"] == {"a": "xxh3sum128:" + "2" * 32, "b": "xxh3sum128:" + "1" * 32}
+    with pytest.raises(wm.ManifestError) as caught:
+        content.write_manifest("m", "r", 3, 64, [("a", "float32", [2], 4, "not-a-digest")])
+    assert caught.value.code == "content_manifest_invalid"

@@ -19,7 +19,8 @@ import pytest
 
 import weight_manifest as wm
 from weight_manifest import content, live
-from conftest import ROOT, require
+from conftest import ROOT
+from no_skip import require
 
 BERT = ROOT / "examples" / "rules" / "bert.json"
 TP2 = ROOT / "tests" / "vectors" / "minilm" / "tp2.expected.json"

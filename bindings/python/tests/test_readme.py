@@ -22,18 +22,24 @@ def test_readme_python_example_runs(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_readme_install_lines_name_what_the_tree_builds() -> None:
-    """The install lines (not run: they would build the wheel and the CLI again) name a
-    pip-installable project, the crate that builds the `weight-manifest` command, and the
+    """The install lines (not run: they would build the wheel and the CLI again) name the
+    binding's and the runtime's pip-installable projects, the crate that builds the `weight-manifest` command, and the
     core library at its repository."""
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     section = readme.split("\n## Install\n", 1)[1].split("\n## ", 1)[0]
     assert readme.index("\n## Install\n") < readme.index("make test")  # before anything about CI
     lines = re.findall(r"```text\n(.*?)```", section, flags=re.S)[0].splitlines()
-    pip = [line.split()[2] for line in lines if line.startswith("pip install ")]
-    assert len(pip) == 1
-    project = tomllib.loads((ROOT / pip[0] / "pyproject.toml").read_text(encoding="utf-8"))
-    assert project["build-system"]["build-backend"] == "maturin"
-    assert project["project"]["name"] == "weight-manifest"
+    pip = [line.split()[2].strip('"').split("[")[0] for line in lines if line.startswith("pip install ")]
+    assert len(pip) == 2
+    projects = [tomllib.loads((ROOT / p / "pyproject.toml").read_text(encoding="utf-8")) for p in pip]
+    assert projects[0]["build-system"]["build-backend"] == "maturin"
+    assert projects[0]["project"]["name"] == "weight-manifest"
+    # The runtime: its own distribution, on the binding, every extra the line names declared.
+    runtime = projects[1]["project"]
+    assert runtime["name"] == "weight-manifest-runtime"
+    assert any(d.startswith("weight-manifest==") for d in runtime["dependencies"])
+    extras = lines[[i for i, line in enumerate(lines) if line.startswith("pip install ")][1]].split("[")[1].split("]")[0]
+    assert set(extras.split(",")) <= set(runtime["optional-dependencies"])
     cli = [line.split() for line in lines if line.startswith("cargo install --path ")]
     assert len(cli) == 1 and "--locked" in cli[0]
     manifest = tomllib.loads((ROOT / cli[0][3] / "Cargo.toml").read_text(encoding="utf-8"))

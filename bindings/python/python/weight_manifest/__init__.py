@@ -29,6 +29,8 @@ from ._manifests import (
     runtime_binding_from_runtime_manifest,
 )
 from ._native import ManifestError as ManifestError
+# The fence check of a bound plan (contract §17.7), for the runtime's executors.
+from ._native import check_fence as check_fence
 
 # The safetensors adapter (weight_manifest.adapt) and live tensors (weight_manifest.live):
 # like bind_plan, importable but not in __all__.

@@ -166,6 +166,7 @@ ADDED_CODES: tuple[str, ...] = (
     "vllm_transfer_channel_failed",
     "vllm_transfer_failed",
     "vllm_transfer_arguments_invalid",
+    "protocol_message_invalid",
 )
 
 CODES: tuple[str, ...] = CONTRACT_CODES + ADDED_CODES

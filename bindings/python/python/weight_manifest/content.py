@@ -8,7 +8,7 @@ TP4/PP8 compare digests tensor by tensor (:func:`compare`).
 
 For a delta update, a worker keeps a :class:`Snapshot` of its fragments' block values and
 later asks which source bytes changed since (:meth:`Snapshot.changed`): the (start, end)
-address ranges :func:`weight_manifest.transfer.execute` takes as ``changed=``.
+address ranges :func:`weight_manifest_runtime.transfer.execute` takes as ``changed=``.
 
 It protects against accidental corruption (flipped bits, torn or skipped writes, wrong
 offsets), not against an adversary: the block hash is not cryptographic and the
@@ -25,11 +25,11 @@ import numpy as np
 import numpy.typing as npt
 
 from . import _native
-from ._errors import manifest_error as _error
+from .errors import manifest_error as _error
 from .live import tensor_of
 
 __all__ = ["DEFAULT_BLOCK_ELEMENTS", "Snapshot", "block_values_of_bytes", "check", "compare", "digests",
-           "partial_of_bytes", "partials", "verify_manifest"]
+           "partial_of_bytes", "partials", "read_manifest", "verify_manifest", "write_manifest"]
 
 DEFAULT_BLOCK_ELEMENTS = 64
 
@@ -78,6 +78,18 @@ def block_values_of_bytes(data: bytes, tensor_id: str, global_shape: Sequence[in
     rows, blocks, hi, lo = _native.block_values_of_bytes(bytes(data), tensor_id, global_shape, itemsize,
                                                          global_offset, local_shape, block_elements)
     return [(int(r), int(b), (int(h) << 64) | int(v)) for r, b, h, v in zip(rows, blocks, hi, lo)]
+
+
+def write_manifest(model_id: str, revision: str, generation: Optional[int], block_elements: int,
+                   tensors: Sequence[tuple[str, str, Sequence[int], int, str]]) -> str:
+    """The canonical text of a content manifest (contract: content digests) of ``tensors``,
+    each ``(tensor_id, dtype, global_shape, itemsize, digest)``."""
+    return _native.content_manifest_write(model_id, revision, generation, block_elements, tensors)
+
+
+def read_manifest(text: str | bytes) -> dict[str, Any]:
+    """A content manifest read strictly (its digests recombined and checked), as a dict."""
+    return _native.content_manifest_read(text)
 
 
 def verify_manifest(text: str | bytes) -> str:

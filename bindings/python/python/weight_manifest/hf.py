@@ -2,8 +2,8 @@
 names and shapes of its checkpoint (``q_proj``, not vLLM's fused ``qkv_proj``), row-major,
 with the sharding left to the placement.
 
-A trainer (:mod:`weight_manifest.dtensor`) and an inference engine
-(:mod:`weight_manifest.vllm`) describe the same logical tensors, so a plan between them
+A trainer (:mod:`weight_manifest_runtime.dtensor`) and an inference engine
+(:mod:`weight_manifest_runtime.vllm`) describe the same logical tensors, so a plan between them
 needs equal descriptors: the same layout_fingerprint, layer_id and expert_id (contract
 §17.3, ``plan_tensor_mismatch``). Both default to the two values here; the adapter's vLLM
 presets (``examples/rules/vllm-*.json``) use the same fingerprint and read the same ids

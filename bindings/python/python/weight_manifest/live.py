@@ -33,7 +33,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Optional, Union
 
 from . import _native
-from ._errors import manifest_error as _error
+from .errors import manifest_error as _error
 from ._manifests import PlacementManifest, RuntimeManifest
 from ._types import ParallelRank, PlacementFragment, TensorDescriptor
 

@@ -1,0 +1,146 @@
+"""The control protocol (schema/runtime/protocol.schema.json, contract §23): every operation
+the runtime sends or handles is one the schema names, with the schema as the oracle (read
+from the file, not from the runtime); a malformed request is refused by the member that
+receives it and by the coordinator before it sends, a malformed reply by the coordinator,
+each with protocol_message_invalid and the pointer of what is wrong, nothing done."""
+
+from __future__ import annotations
+
+import ast
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from jsonschema import Draft202012Validator
+
+import weight_manifest as wm
+from weight_manifest_runtime import protocol, transfer
+
+from conftest import ROOT
+from test_group import group_of
+from test_transfer import Instance
+
+SCHEMA = json.loads((ROOT / "schema" / "runtime" / "protocol.schema.json").read_text())
+PACKAGE = ROOT / "runtime" / "weight_manifest_runtime"
+
+
+def schema_operations() -> set[str]:
+    """The operations the schema file defines: each request definition's ``op`` constant."""
+    defs = SCHEMA["$defs"]
+    ops = set()
+    for alternative in defs["Request"]["oneOf"]:
+        op = defs[alternative["$ref"].rsplit("/", 1)[1]]["properties"]["op"]
+        if "const" in op:
+            ops.add(op["const"])
+    return ops
+
+
+def sent_and_handled() -> tuple[set[str], set[str]]:
+    """The operation names the runtime's source sends (a dict literal's ``"op"`` value) and
+    handles (``op == "x"`` in a member, the keys of the table a ``handlers`` function
+    returns, a handler set as ``....handlers["x"] = ...``)."""
+    sent, handled = set(), set()
+    for path in PACKAGE.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Dict):
+                for key, value in zip(node.keys, node.values):
+                    if isinstance(key, ast.Constant) and key.value == "op" and isinstance(value, ast.Constant):
+                        sent.add(value.value)
+            if isinstance(node, ast.FunctionDef) and node.name == "handlers":
+                for inner in node.body:  # its own return, not a nested handler's
+                    if isinstance(inner, ast.Return) and isinstance(inner.value, ast.Dict):
+                        handled.update(k.value for k in inner.value.keys if isinstance(k, ast.Constant))
+            if isinstance(node, ast.Assign):
+                for target in node.targets:
+                    if (isinstance(target, ast.Subscript) and isinstance(target.value, ast.Attribute)
+                            and target.value.attr == "handlers" and isinstance(target.slice, ast.Constant)):
+                        handled.add(target.slice.value)
+            if (isinstance(node, ast.Compare) and isinstance(node.left, ast.Name) and node.left.id == "op"
+                    and isinstance(node.ops[0], ast.Eq) and isinstance(node.comparators[0], ast.Constant)):
+                handled.add(node.comparators[0].value)
+    return sent, handled
+
+
+def test_the_schema_is_valid_and_names_every_operation_the_runtime_sends_or_handles() -> None:
+    Draft202012Validator.check_schema(SCHEMA)
+    ops = schema_operations()
+    assert set(SCHEMA["$defs"]["RuntimeOperation"]["enum"]) == ops
+    sent, handled = sent_and_handled()
+    assert len(sent) >= 15 and len(handled) >= 15, (sent, handled)
+    assert sent - ops == set(), f"sent but not in the schema: {sorted(sent - ops)}"
+    assert handled - ops == set(), f"handled but not in the schema: {sorted(handled - ops)}"
+    # Every operation of the schema is one the runtime handles (none is dead wire).
+    assert ops - handled - {"stop"} == set(), f"in the schema but handled nowhere: {sorted(ops - handled)}"
+
+
+@pytest.fixture()
+def members() -> Any:
+    source, target = Instance("src", 2, 1), Instance("dst", 1, 2, fill=False)
+    coordinator, _group, members = group_of(source, target, transfer.LocalBackend())
+    return coordinator, members
+
+
+@pytest.mark.parametrize(("op", "body", "pointer"), [
+    ("content", {"block_elements": 0}, "/block_elements"),                 # below its minimum
+    ("content", {"block_elements": 64, "extra": 1}, None),                 # a member the schema lacks
+    ("activate", {}, None),                                                # a required member missing
+    ("execute", {"bound_plan": "{}", "mode": "sideways", "sessions": {}}, "/mode"),
+    ("execute", {"bound_plan": "{}", "mode": "push", "sessions": {}, "options": {"max_in_flight": "8"}},
+     "/options/max_in_flight"),
+    ("lc_activate", {"generation": -1}, "/generation"),
+    ("ping", {"epoch": "3", "coordinator": "c"}, "/epoch"),               # the fencing token typed too
+])
+def test_a_member_refuses_a_malformed_request_and_does_nothing(members: Any, op: str, body: dict[str, Any],
+                                                                pointer: Any) -> None:
+    _coordinator, by_id = members
+    member = next(m for w, m in by_id.items() if w.startswith("dst"))
+    before = member.version
+    with pytest.raises(wm.ManifestError) as caught:
+        member.call(op, body)
+    assert caught.value.code == "protocol_message_invalid"
+    assert caught.value.path == pointer
+    assert op in str(caught.value) and member.worker_id in str(caught.value)
+    assert member.version == before
+    # Over a transport the refusal is a reply of the protocol: ok false with its code.
+    reply = member.reply(op, body)
+    assert reply["ok"] is False and reply["error"]["code"] == "protocol_message_invalid"
+    assert not list(Draft202012Validator({"$ref": "#/$defs/Reply", "$defs": SCHEMA["$defs"]}).iter_errors(reply))
+
+
+def test_the_coordinator_refuses_to_send_what_the_schema_lacks(members: Any) -> None:
+    coordinator, by_id = members
+    targets = coordinator.workers("target")
+    asked: list[str] = []
+    for m in by_id.values():
+        m.handlers["verify"] = lambda body: asked.append("verify") or {}
+    with pytest.raises(wm.ManifestError) as caught:
+        coordinator.request_all(targets, {"op": "snapshot", "block_elements": 64, "advanced": True})
+    assert caught.value.code == "protocol_message_invalid"
+    assert "'snapshot' request for worker" in str(caught.value)
+    # An application's operation (a handler it gave its members) goes through by name.
+    coordinator.request_all(targets, {"op": "verify", "anything": [1, 2]})
+    assert asked == ["verify", "verify"]
+    # But not under the name of one of the runtime's own.
+    with pytest.raises(wm.ManifestError) as caught:
+        coordinator.request_all(targets, {"op": "ping", "anything": 1})
+    assert caught.value.code == "protocol_message_invalid"
+
+
+def test_the_coordinator_refuses_a_malformed_reply(members: Any) -> None:
+    coordinator, by_id = members
+    target = coordinator.workers("target")[0]
+    original = by_id[target].reply
+    by_id[target].reply = lambda op, body: {"ok": False, "error": {"code": "x"}}  # type: ignore[method-assign]
+    try:
+        with pytest.raises(wm.ManifestError) as caught:
+            coordinator.request_all([target], {"op": "ping"})
+    finally:
+        by_id[target].reply = original  # type: ignore[method-assign]
+    assert caught.value.code == "protocol_message_invalid"
+    assert f"worker {target}'s reply to 'ping'" in str(caught.value)
+
+
+def test_the_installed_schema_is_the_repositorys() -> None:
+    assert protocol.schema() == SCHEMA
+    assert protocol.RUNTIME_OPERATIONS == frozenset(schema_operations())
