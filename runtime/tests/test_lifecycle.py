@@ -444,10 +444,13 @@ def test_a_rollback_that_cannot_bring_back_g_leaves_the_targets_inactive_until_r
     def corrupt(step: str, worker: Optional[str]) -> None:
         if step == "transferred":
             # A byte the delta does not write: its undo log cannot bring it back, and the
-            # Store, which could, is away.
+            # Store, which could, is away. (The delta's check hashes only the blocks it
+            # wrote: a byte it writes, flipped too, fails the update.)
             changed = (w.generations[1][name].view(np.uint32) != w.generations[2][name].view(np.uint32))
             box = changed[w.target.boxes[(victim, name)]].reshape(-1)
-            w.target.workers[victim][name].view(np.uint32).reshape(-1)[int(np.flatnonzero(~box)[0])] ^= 1
+            held = w.target.workers[victim][name].view(np.uint32).reshape(-1)
+            held[int(np.flatnonzero(~box)[0])] ^= 1
+            held[int(np.flatnonzero(box)[0])] ^= 1
             w.revisions.stopped = True
 
     with pytest.raises(wm.ManifestError) as caught:

@@ -12,7 +12,10 @@ over members whose targets carry :class:`~.versions.TargetVersions`) with a
    target told (it stops serving: the bytes change in place);
 2. **transfer**: the executing workers run their pairs;
 3. **verify**: every worker's fence again, then every target's content digests (from its
-   own partials) against the sources'; only then is each target told it verified g+1;
+   own partials) against the sources'; only then is each target told it verified g+1 (a
+   delta's target hashes only the blocks the delta wrote there and keeps the other
+   blocks' values from its last verification, :mod:`.blocks`: a byte changed outside them
+   is found by the full check, ``status(check=True)``, not by the delta's);
 4. **commit**: the decision ``commit`` written (fsync, rename) before the first
    activation, then every target activates g+1, then the record says ``done``. Or
    **abort**: the decision ``abort`` written, then **rollback**: every target gets g's
@@ -93,6 +96,9 @@ class VersionedUpdate:
         self.transfer_mode = "push"
         self.options = ExecuteOptions()
         self.figures: dict[str, float] = {}
+        #: The bytes each target hashed in the last content check (a delta's verify: the
+        #: blocks the delta wrote there; ``figures["hashed_bytes"]`` is their sum).
+        self.hashed: dict[str, int] = {}
 
     # ---- helpers ----------------------------------------------------------------------
 
@@ -149,8 +155,12 @@ class VersionedUpdate:
         return self.coordinator.request_all(ids, {"op": "lc_status", "check": check})
 
     def _target_digests(self, targets: Sequence[str], generation: int) -> dict[str, str]:
+        """The targets' digests of ``generation`` (each target hashes what it holds, or a
+        delta's target only the blocks the delta wrote there); :attr:`hashed` says how
+        many bytes each hashed."""
         replies = self.coordinator.request_all(targets, {"op": "lc_content", "generation": generation,
                                                          "block_elements": self.block_elements})
+        self.hashed = {w: int(replies[w].get("hashed_bytes", 0)) for w in targets}
         return content.digests((r for w in targets for r in replies[w]["partials"]), self.block_elements)
 
     # ---- the steps --------------------------------------------------------------------
@@ -316,6 +326,7 @@ class VersionedUpdate:
             raise _error("transfer_verify_failed",
                          f"after the update to generation {record.to_generation}, the targets' content does not "
                          f"combine ({error}; targets {', '.join(record.targets)}); no target is ready") from None
+        self.figures["hashed_bytes"] = float(sum(self.hashed.values()))
         content.check(expected, got, code="transfer_verify_failed",
                       when=f"after the update to generation {record.to_generation}", against="the sources'",
                       outcome="no target is ready", holders=lambda tensor: self._holders(record.targets, tensor))
