@@ -63,6 +63,7 @@ import numpy as np
 
 import weight_manifest as wm
 from weight_manifest_runtime import transfer
+from weight_manifest_runtime.transfer import ExecuteOptions
 from weight_manifest._codes import CODES
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -348,7 +349,7 @@ class Trial:
         w.log.owner_path.write_text(json.dumps({"coordinator": "previous-run", "pid": child.pid,
                                                 "host": socket.gethostname(), "epoch": 3}))
 
-    def _race(self, options: dict[str, Any]) -> None:
+    def _race(self, options: ExecuteOptions) -> None:
         """Two coordinators call run() at the same instant; the first's outcome is the
         trial's error, and the update committed if either did."""
         w = self.world
@@ -384,7 +385,7 @@ class Trial:
     def run(self) -> None:
         w = self.world
         self.backend.trial = self
-        options = {"stall_seconds": STALL_SECONDS, "batch_segments": 4}
+        options = ExecuteOptions(stall_seconds=STALL_SECONDS, batch_segments=4)
         self.participants = {x for p in w.bound().pairs for x in (p.source_worker_id, p.target_worker_id)}
         for fault in self.faults:
             if fault.kind == "previous_run_record":
@@ -434,7 +435,7 @@ class Trial:
             self._next_update(options)
         self.backend.trial = None
 
-    def _next_update(self, options: dict[str, Any]) -> None:
+    def _next_update(self, options: ExecuteOptions) -> None:
         """The update after a corruption after the verify: to generation 3. It commits
         (its writes covered the corrupted byte, or it was a full update) or it fails and
         rolls back to a generation 2 that is generation 2's bytes."""

@@ -223,11 +223,11 @@ def test_a_pair_that_stops_making_progress_times_out_naming_it() -> None:
     clock = time.monotonic()
     with pytest.raises(wm.ManifestError) as caught:
         transfer.execute(bound, backend, {w: w for w in [*source.workers, *target.workers]}, mode="push",
-                         stage_below=0, batch_segments=2, stall_seconds=0.5)
+                         options=transfer.ExecuteOptions(stage_below=0, batch_segments=2, stall_seconds=0.5))
     backend.release.set()
     assert caught.value.code == "transfer_timeout"
     assert "pair src-d0p0t0 -> dst-d0p0t0: no batch completed in 0.5 s" in str(caught.value)
     assert time.monotonic() - clock < 5
     with pytest.raises(wm.ManifestError) as caught:
-        transfer.execute(bound, backend, {}, stall_seconds=0)
-    assert caught.value.code == "transfer_arguments_invalid"
+        transfer.execute(bound, backend, {}, options=transfer.ExecuteOptions(stall_seconds=0))
+    assert (caught.value.code, caught.value.path) == ("transfer_arguments_invalid", "/stall_seconds")

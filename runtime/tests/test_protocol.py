@@ -7,6 +7,7 @@ each with protocol_message_invalid and the pointer of what is wrong, nothing don
 from __future__ import annotations
 
 import ast
+import dataclasses
 import json
 from pathlib import Path
 from typing import Any
@@ -144,3 +145,49 @@ def test_the_coordinator_refuses_a_malformed_reply(members: Any) -> None:
 def test_the_installed_schema_is_the_repositorys() -> None:
     assert protocol.schema() == SCHEMA
     assert protocol.RUNTIME_OPERATIONS == frozenset(schema_operations())
+
+
+def options_validator() -> Draft202012Validator:
+    return Draft202012Validator({"$ref": "#/$defs/ExecuteOptions", "$defs": SCHEMA["$defs"]})
+
+
+def test_the_executor_options_are_the_schemas_execute_options() -> None:
+    """The dataclass's members are the schema's properties, name for name, and what it
+    sends is a valid ExecuteOptions that reads back as the same value."""
+    members = {f.name for f in dataclasses.fields(transfer.ExecuteOptions)}
+    assert members == set(SCHEMA["$defs"]["ExecuteOptions"]["properties"])
+    assert SCHEMA["$defs"]["ExecuteOptions"]["additionalProperties"] is False
+    for options in (transfer.ExecuteOptions(), transfer.ExecuteOptions(batch_segments=3, stall_seconds=0.25)):
+        wire = options.to_wire()
+        assert set(wire) == members
+        assert not list(options_validator().iter_errors(wire)), wire
+        assert transfer.ExecuteOptions.from_wire(json.loads(json.dumps(wire))) == options
+    # A member left out is its default, as the schema says (each optional).
+    assert transfer.ExecuteOptions.from_wire({}) == transfer.ExecuteOptions()
+
+
+@pytest.mark.parametrize("name", sorted(SCHEMA["$defs"]["ExecuteOptions"]["properties"]))
+def test_an_executor_option_is_refused_exactly_where_the_schema_refuses_it(name: str) -> None:
+    """Around each bound of the schema and for every other JSON type, the dataclass
+    accepts the value exactly when jsonschema does, and refuses it with
+    transfer_arguments_invalid and the option's pointer."""
+    rule = SCHEMA["$defs"]["ExecuteOptions"]["properties"][name]
+    bound = rule.get("minimum", rule.get("exclusiveMinimum"))
+    assert bound is not None, rule
+    candidates = [bound - 1, bound, bound + 1, bound + 0.5, float(bound + 2), 1 << 40, True, False, None, "4", [4], {}]
+    for value in candidates:
+        valid = not list(options_validator().iter_errors({name: value}))
+        try:
+            transfer.ExecuteOptions.from_wire({name: value})
+            accepted = True
+        except wm.ManifestError as error:
+            assert (error.code, error.path) == ("transfer_arguments_invalid", f"/{name}"), error
+            accepted = False
+        assert accepted == valid, (name, value)
+
+
+def test_an_option_the_schema_lacks_is_refused_with_its_pointer() -> None:
+    assert not options_validator().is_valid({"stall": 1})
+    with pytest.raises(wm.ManifestError) as caught:
+        transfer.ExecuteOptions.from_wire({"stall": 1})
+    assert (caught.value.code, caught.value.path) == ("transfer_arguments_invalid", "/stall")

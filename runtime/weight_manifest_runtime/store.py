@@ -481,7 +481,7 @@ def restore(
     manifest_key: str,
     *,
     manifest_digest: Optional[str],
-    options: Optional[Mapping[str, Any]] = None,
+    options: transfer.ExecuteOptions = transfer.ExecuteOptions(),
     block_elements: int = content.DEFAULT_BLOCK_ELEMENTS,
     after_transfer: Optional[Callable[[], Any]] = None,
     readers: Optional[int] = None,
@@ -518,7 +518,7 @@ def restore(
     sessions = {f.object_key: f.object_key for f in manifest.fragments}
     transfer_started = time.perf_counter()
     request = {"op": "execute", "bound_plan": bound.to_json(), "mode": "pull", "sessions": sessions,
-               "options": dict(options or {})}
+               "options": options.to_wire()}
     if backend is not None:
         request["backend"] = backend
     replies = coordinator.request_all(targets, request, at_once=readers)

@@ -236,7 +236,8 @@ class Coordinator:
 
     # ---- the update --------------------------------------------------------------------
 
-    def execute(self, bound: BoundPlan, *, mode: str = "push", options: Optional[Mapping[str, Any]] = None,
+    def execute(self, bound: BoundPlan, *, mode: str = "push",
+                options: transfer.ExecuteOptions = transfer.ExecuteOptions(),
                 changed: Optional[list[Any]] = None, sessions: Optional[Mapping[str, str]] = None,
                 at_once: Optional[int] = None, coalesce: bool = True,
                 on_progress: Optional[ProgressCallback] = None,
@@ -245,7 +246,7 @@ class Coordinator:
                 partials: Optional[int] = None,
                 landed_partials: Optional[dict[str, list[Any]]] = None) -> dict[str, dict[str, Any]]:
         """Every executing worker runs its pairs of ``bound`` (push: the sources, pull: the
-        targets); their reports. With ``changed`` (a delta) and ``coalesce``, each pair's
+        targets) under ``options``; their reports. With ``changed`` (a delta) and ``coalesce``, each pair's
         small changed pieces move packed through the passive side's landing area
         (:mod:`weight_manifest_runtime.transfer.delta`): about one engine operation per staging round
         instead of one per changed block. A pair's failure towards a member that no longer
@@ -272,7 +273,7 @@ class Coordinator:
                 except ManifestError:
                     pass  # a member lost meanwhile: its memory went with it
 
-    def _execute(self, bound: BoundPlan, mode: str, options: Optional[Mapping[str, Any]],
+    def _execute(self, bound: BoundPlan, mode: str, options: transfer.ExecuteOptions,
                  changed: Optional[list[Any]], sessions: Optional[Mapping[str, str]], at_once: Optional[int],
                  coalesce: bool, on_progress: Optional[ProgressCallback],
                  alongside: Optional[Mapping[str, tuple[str, dict[str, Any]]]],
@@ -282,7 +283,7 @@ class Coordinator:
         plan_json = bound.to_json()
         request: dict[str, Any] = {"op": "execute", "bound_plan": plan_json, "mode": mode,
                                    "sessions": dict(sessions or {w: m.session for w, m in self.peers.items()}),
-                                   "options": dict(options or {})}
+                                   "options": options.to_wire()}
         if partials is not None and mode == "pull":
             request["partials"] = partials
         passive: list[str] = []
@@ -295,9 +296,7 @@ class Coordinator:
                 for w in (pair.source_worker_id, pair.target_worker_id):
                     partners.setdefault(w, set()).add(pair.source_worker_id)
             per_worker = {w: {"changed": [e for e in changed if e[0] in mine]} for w, mine in partners.items()}
-            opts = request["options"]
-            if (coalesce and int(opts.get("stage_below", transfer.DEFAULT_STAGE_BELOW)) > 0
-                    and int(opts.get("staging_bytes", transfer.DEFAULT_STAGING_BYTES)) >= 2):
+            if coalesce and options.stage_below > 0 and options.staging_bytes >= 2:
                 # Each pair's passive side reserves its packed area (pull: gathers into it).
                 passive = _participants(bound, "target" if mode == "push" else "source")
                 token = uuid.uuid4().hex
@@ -334,7 +333,8 @@ class Coordinator:
                          f"worker {gone[0]} on {self.host_of(gone[0])} was lost during the update ({error}); "
                          "no target is ready") from error
 
-    def update(self, bound: BoundPlan, *, mode: str = "push", options: Optional[Mapping[str, Any]] = None,
+    def update(self, bound: BoundPlan, *, mode: str = "push",
+               options: transfer.ExecuteOptions = transfer.ExecuteOptions(),
                verify: Optional[str] = None, verify_content: bool = True,
                block_elements: int = content.DEFAULT_BLOCK_ELEMENTS, delta: bool = False,
                coalesce: bool = True, after_transfer: Optional[Callable[[], Any]] = None,
@@ -420,7 +420,7 @@ class Coordinator:
         return self.transport.refresh()
 
     def catch_up(self, joined: Sequence[str], peers: Sequence[str], version: Any, *,
-                 mode: str = "pull", options: Optional[Mapping[str, Any]] = None) -> dict[str, Any]:
+                 mode: str = "pull", options: transfer.ExecuteOptions = transfer.ExecuteOptions()) -> dict[str, Any]:
         """Bring members that joined after ``version`` was activated (``joined``: one
         instance's target workers) to it from ``peers`` (workers that hold it, of one
         instance), verify by content, then activate it on them: only then do they serve."""

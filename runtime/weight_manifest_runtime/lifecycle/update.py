@@ -45,6 +45,7 @@ from typing import Any, Optional
 from weight_manifest import BoundPlan, ManifestError, content
 from weight_manifest.errors import manifest_error as _error
 from ..group import Coordinator
+from ..transfer import ExecuteOptions
 from .record import Decision, DecisionLog
 from .revisions import Revisions
 
@@ -93,7 +94,7 @@ class VersionedUpdate:
         #: A delta's sources' partials, from the pass that found its changed blocks.
         self.source_partials: Optional[list[Any]] = None
         self.transfer_mode = "push"
-        self.options: dict[str, Any] = {}
+        self.options = ExecuteOptions()
         self.figures: dict[str, float] = {}
         #: The bytes each target hashed in the last content check (a delta's verify: the
         #: blocks the delta wrote there; ``figures["hashed_bytes"]`` is their sum).
@@ -165,7 +166,7 @@ class VersionedUpdate:
     # ---- the steps --------------------------------------------------------------------
 
     def prepare(self, bound: Optional[BoundPlan], to_generation: int, *, mode: str = "full",
-                transfer_mode: str = "push", options: Optional[Mapping[str, Any]] = None) -> Decision:
+                transfer_mode: str = "push", options: ExecuteOptions = ExecuteOptions()) -> Decision:
         """Check, reserve and record the update of the bound plan's targets to
         ``to_generation`` (``mode="restore"``: of the group's targets to kept revision
         ``to_generation``, no bound plan); every target stops serving. See the module's
@@ -186,7 +187,7 @@ class VersionedUpdate:
             raise
 
     def _prepare(self, bound: Optional[BoundPlan], to_generation: int, mode: str, transfer_mode: str,
-                 options: Optional[Mapping[str, Any]], started: float) -> Decision:
+                 options: ExecuteOptions, started: float) -> Decision:
         try:
             previous = self.log.read()
         except ManifestError as error:
@@ -254,7 +255,7 @@ class VersionedUpdate:
                                active_generation=base,
                                incarnations={w: str(s.get("incarnation")) for w, s in held.items()})
         self.bound, self.changed, self.transfer_mode = bound, changed, transfer_mode
-        self.options = dict(options or {})
+        self.options = options
         self.log.write(self.record)
         request: dict[str, Any] = {"op": "lc_prepare", "from_generation": base, "to_generation": to_generation,
                                    "mode": mode}
@@ -515,7 +516,7 @@ class VersionedUpdate:
         return self.run(None, generation, mode="restore")
 
     def run(self, bound: Optional[BoundPlan], to_generation: int, *, mode: str = "full", transfer_mode: str = "push",
-            options: Optional[Mapping[str, Any]] = None) -> dict[str, Any]:
+            options: ExecuteOptions = ExecuteOptions()) -> dict[str, Any]:
         """Prepare, transfer, verify and commit; on any failure before the decision,
         abort and roll back, then raise the failure (its own code, naming the participant)
         saying that every target serves generation g again."""
