@@ -16,7 +16,7 @@ import pytest
 from jsonschema import Draft202012Validator
 
 import weight_manifest as wm
-from weight_manifest_runtime import protocol, transfer
+from weight_manifest_runtime import protocol, transfer, wire_schemas
 
 from conftest import ROOT
 from test_group import group_of
@@ -39,7 +39,7 @@ def schema_operations() -> set[str]:
 
 def sent_and_handled() -> tuple[set[str], set[str]]:
     """The operation names the runtime's source sends (a dict literal's ``"op"`` value) and
-    handles (``op == "x"`` in a member, the keys of the table a ``handlers`` function
+    handles (``op == "x"`` in a member or a transport (:func:`is_op`), the keys of the table a ``handlers`` function
     returns, a handler set as ``....handlers["x"] = ...``)."""
     sent, handled = set(), set()
     for path in PACKAGE.rglob("*.py"):
@@ -57,10 +57,20 @@ def sent_and_handled() -> tuple[set[str], set[str]]:
                     if (isinstance(target, ast.Subscript) and isinstance(target.value, ast.Attribute)
                             and target.value.attr == "handlers" and isinstance(target.slice, ast.Constant)):
                         handled.add(target.slice.value)
-            if (isinstance(node, ast.Compare) and isinstance(node.left, ast.Name) and node.left.id == "op"
+            if (isinstance(node, ast.Compare) and is_op(node.left)
                     and isinstance(node.ops[0], ast.Eq) and isinstance(node.comparators[0], ast.Constant)):
                 handled.add(node.comparators[0].value)
     return sent, handled
+
+
+def is_op(node: ast.expr) -> bool:
+    """Whether ``node`` reads a request's operation: ``op``, ``request.get("op")`` or
+    ``request["op"]`` (a transport's own, such as the pipe's ``stop``)."""
+    if isinstance(node, ast.Name):
+        return node.id == "op"
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get":
+        return bool(node.args) and isinstance(node.args[0], ast.Constant) and node.args[0].value == "op"
+    return isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant) and node.slice.value == "op"
 
 
 def test_the_schema_is_valid_and_names_every_operation_the_runtime_sends_or_handles() -> None:
@@ -72,7 +82,7 @@ def test_the_schema_is_valid_and_names_every_operation_the_runtime_sends_or_hand
     assert sent - ops == set(), f"sent but not in the schema: {sorted(sent - ops)}"
     assert handled - ops == set(), f"handled but not in the schema: {sorted(handled - ops)}"
     # Every operation of the schema is one the runtime handles (none is dead wire).
-    assert ops - handled - {"stop"} == set(), f"in the schema but handled nowhere: {sorted(ops - handled)}"
+    assert ops - handled == set(), f"in the schema but handled nowhere: {sorted(ops - handled)}"
 
 
 @pytest.fixture()
@@ -142,8 +152,12 @@ def test_the_coordinator_refuses_a_malformed_reply(members: Any) -> None:
     assert f"worker {target}'s reply to 'ping'" in str(caught.value)
 
 
-def test_the_installed_schema_is_the_repositorys() -> None:
+def test_the_installed_schemas_are_the_repositorys() -> None:
     assert protocol.schema() == SCHEMA
+    files = sorted((ROOT / "schema" / "runtime").glob("*.schema.json"))
+    assert len(files) >= 2
+    for path in files:
+        assert wire_schemas.document(path.name) == json.loads(path.read_text()), path.name
     assert protocol.RUNTIME_OPERATIONS == frozenset(schema_operations())
 
 
