@@ -68,6 +68,7 @@ from weight_manifest._codes import CODES
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from lifecycle_world import World, random_model  # noqa: E402
+from weight_manifest_runtime.lifecycle import VersionedUpdate  # noqa: E402
 
 #: Each kind of fault and the points of the lifecycle it may strike at.
 KINDS: dict[str, tuple[str, ...]] = {
@@ -225,6 +226,14 @@ class Trial:
         self.flips: list[tuple[str, str, int, int]] = []
         self.committed: Optional[bool] = None
         self.unsaved = False
+        #: A delta whose coordinator keeps no revision: its targets keep undo logs (with
+        #: revision g kept, they keep none and the rollback restores g).
+        self.undo_log = self.mode == "delta" and (process or pick.random() < 0.5)
+
+    def update(self, **kwargs: Any) -> VersionedUpdate:
+        """The trial's coordinator (without revisions for an undo-log delta)."""
+        w = self.world
+        return VersionedUpdate(w.coordinator, w.log, revisions=None if self.undo_log else w.revisions, **kwargs)
 
     # ---- the faults -------------------------------------------------------------------
 
@@ -359,7 +368,7 @@ class Trial:
         outcomes: list[Any] = [None, None]
 
         def drive(i: int) -> None:
-            update = w.update(name=f"c{self.index}-{i}", takeover=takeover and i == 1,
+            update = self.update(name=f"c{self.index}-{i}", takeover=takeover and i == 1,
                               on_step=self.hook if i == 0 else None)
             barrier.wait()
             try:
@@ -399,7 +408,7 @@ class Trial:
                 race[0].fired = True
                 self._race(options)
             else:
-                result = w.update(name=f"c{self.index}", on_step=self.hook).run(
+                result = self.update(name=f"c{self.index}", on_step=self.hook).run(
                     w.bound(), 2, mode=self.mode, transfer_mode=self.transfer_mode, options=options)
                 self.committed = bool(result["committed"])
                 self.unsaved = result.get("revision_saved") is False
@@ -444,7 +453,7 @@ class Trial:
         w.next_generation(3)
         self.error, self.committed = None, None
         try:
-            result = w.update(name=f"n{self.index}").run(w.bound(), 3, mode=self.mode,
+            result = self.update(name=f"n{self.index}").run(w.bound(), 3, mode=self.mode,
                                                            transfer_mode=self.transfer_mode, options=options)
             self.committed = bool(result["committed"])
         except wm.ManifestError as error:

@@ -46,9 +46,11 @@ def inner(index: tuple[slice, ...], n: int) -> tuple[int, int]:
     return int(last.start or 0), int(last.stop if last.stop is not None else n)
 
 
-def expected_hashed(w: World, target: str, before: int, after: int) -> int:
-    """The bytes ``target`` must hash to check the delta from ``before`` to ``after``."""
-    total = 0
+def sent(w: World, target: str, before: int, after: int) -> list[tuple[np.ndarray, tuple[int, int]]]:
+    """For each row of each of ``target``'s boxes, which of its elements the delta from
+    ``before`` to ``after`` writes (those of a source block with a changed element), and
+    the box's inner range."""
+    masks = []
     for name, index in ((n, i) for (t, n), i in w.target.boxes.items() if t == target):
         shape = MODEL[name][0]
         n = shape[-1]
@@ -64,9 +66,17 @@ def expected_hashed(w: World, target: str, before: int, after: int) -> int:
         rows = range(changed.shape[0]) if len(shape) == 1 or MODEL[name][1] != 0 else \
             range(*index[0].indices(shape[0]))
         for row in rows:
-            sent = np.isin(source_unit, source_unit[changed[row]])
-            total += sum((b - a) * 4 for a, b in units(o, end) if sent[a:b].any())
-    return total
+            mask = np.zeros(n, dtype=bool)
+            mask[o:end] = np.isin(source_unit, source_unit[changed[row]])[o:end]
+            masks.append((mask, (o, end)))
+    return masks
+
+
+def expected_hashed(w: World, target: str, before: int, after: int) -> int:
+    """The bytes ``target`` must hash to check that delta: each of its blocks (cut by its
+    box) that holds a written element, whole."""
+    return sum((b - a) * 4 for mask, box in sent(w, target, before, after) for a, b in units(*box)
+               if mask[a:b].any())
 
 
 def generation_digests(w: World, g: int) -> dict[str, str]:

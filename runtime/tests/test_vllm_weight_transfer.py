@@ -106,6 +106,8 @@ def test_updates_through_vllms_api_give_hfs_tokens_and_a_fault_changes_nothing(s
         tokens_1 = hf_tokens(state)
         assert generate(llm) == tokens_1 != hf_tokens(start)
         assert full["bytes"] == sum(t.numel() * t.element_size() for t in state.values())
+        # The worker keeps a copy of the generation it serves (what a rollback restores).
+        assert full["kept_bytes"] == full["bytes"]
 
         # A delta: the trainer changes the final norm and one layer's o_proj in place.
         state["model.norm.weight"].mul_(-1.5)
@@ -116,6 +118,8 @@ def test_updates_through_vllms_api_give_hfs_tokens_and_a_fault_changes_nothing(s
         assert generate(llm) == tokens_2 != tokens_1
         changed = state["model.norm.weight"].nbytes + state["model.layers.1.self_attn.o_proj.weight"].nbytes
         assert delta["bytes"] == changed < full["bytes"]
+        # Generation 1 is kept: no undo log; the check hashed the two tensors' blocks only.
+        assert (delta["undo_log"], delta["undo_bytes"], delta["hashed_bytes"]) == (False, 0, changed)
 
         # A fault: a source byte corrupted after the bytes moved, before the check.
         state["model.layers.0.mlp.down_proj.weight"].mul_(0.5)  # a real change that must not land

@@ -44,6 +44,7 @@ from typing import Any, Optional
 
 from weight_manifest import BoundPlan, ManifestError, content
 from weight_manifest.errors import manifest_error as _error
+from .. import transfer
 from ..group import Coordinator
 from ..transfer import ExecuteOptions
 from .record import Decision, DecisionLog
@@ -67,12 +68,14 @@ def _code(error: BaseException) -> str:
 class VersionedUpdate:
     """Versioned updates of the group ``coordinator`` drives, recorded in ``log``.
     ``revisions`` keeps the generations a full update rolls back to (required for
-    ``mode="full"``); ``name`` is this coordinator's id (default: unique per process)."""
+    ``mode="full"``; a delta whose generation g is kept there keeps no undo log and rolls
+    back the same way); ``max_undo_bytes`` bounds a delta's undo log on any one target
+    when g is not kept; ``name`` is this coordinator's id (default: unique per process)."""
 
     def __init__(self, coordinator: Coordinator, log: DecisionLog, *, revisions: Optional[Revisions] = None,
                  name: Optional[str] = None, on_step: Optional[StepHook] = None,
                  block_elements: int = content.DEFAULT_BLOCK_ELEMENTS, takeover: bool = False,
-                 save_revisions: bool = True) -> None:
+                 save_revisions: bool = True, max_undo_bytes: Optional[int] = None) -> None:
         import os
         import uuid
 
@@ -88,6 +91,12 @@ class VersionedUpdate:
         self.takeover = takeover
         #: After each commit, keep the new generation in ``revisions`` (from the targets).
         self.save_revisions = save_revisions
+        #: The largest undo log a delta may keep on one target (None: no bound); a delta
+        #: whose undo log would exceed it is refused (``lifecycle_undo_too_large``).
+        self.max_undo_bytes = max_undo_bytes
+        #: Whether the open delta's targets keep an undo log (no: revision g is kept in
+        #: ``revisions``, and the rollback restores it).
+        self.undo = False
         self.record: Optional[Decision] = None
         self.bound: Optional[BoundPlan] = None
         self.changed: Optional[list[Any]] = None
@@ -251,10 +260,17 @@ class VersionedUpdate:
                              "from bytes that are generation {base}".replace("{base}", str(base)))
         changed = None
         self.source_partials = None
+        self.undo = False
         if mode == "delta" and bound is not None:
             sources = sorted({p.source_worker_id for p in bound.pairs})
             # The pass that found the changed blocks hashed the bytes the delta sends.
             changed, self.source_partials = self.coordinator.changed(sources, self.block_elements)
+            kept = self.revisions.digests(base) if self.revisions is not None else None
+            # Revision g kept with what the targets verified: the rollback restores it, and
+            # no target copies the bytes the delta writes.
+            self.undo = kept is None or bool(content.compare(kept, from_digests))
+            if self.undo and self.max_undo_bytes is not None:
+                self._bound_undo(bound, changed, targets, base)
         self.record = Decision(group=self.log.group, coordinator=self.name, epoch=self.epoch, from_generation=base,
                                to_generation=to_generation, mode=mode, targets=targets, from_digests=from_digests,
                                active_generation=base,
@@ -265,12 +281,27 @@ class VersionedUpdate:
         request: dict[str, Any] = {"op": "lc_prepare", "from_generation": base, "to_generation": to_generation,
                                    "mode": mode}
         if mode == "delta" and bound is not None:
-            request.update(bound_plan=bound.to_json(), changed=changed)
+            request.update(bound_plan=bound.to_json(), changed=changed, undo=self.undo)
         replies = self.coordinator.request_all(targets, request)
         self.figures = {"prepare_seconds": time.perf_counter() - started,
                         "undo_bytes": float(sum(int(r["undo_bytes"]) for r in replies.values()))}
         self._step("prepared")
         return self.record
+
+    def _bound_undo(self, bound: BoundPlan, changed: Any, targets: Sequence[str], base: int) -> None:
+        """``lifecycle_undo_too_large`` (nothing recorded, no target told) when the undo
+        log of some target would exceed :attr:`max_undo_bytes`."""
+        ranges = transfer.changed_from_wire(changed or [])
+        sizes = {w: int((s[:, 1] - s[:, 0]).sum()) for w in targets
+                 for s in [transfer.written_ranges(bound, w, ranges)]}
+        worker = max(sizes, key=lambda w: sizes[w])
+        if sizes[worker] > int(self.max_undo_bytes or 0):
+            raise _error("lifecycle_undo_too_large",
+                         f"the delta's undo log on target {worker} would hold {sizes[worker]} bytes (the bytes the "
+                         f"delta writes there; {sum(sizes.values())} on all targets), more than max_undo_bytes="
+                         f"{self.max_undo_bytes}: keep revision {base} in the update's revisions (revisions.save("
+                         f"coordinator, {base}, \"target\")), then a delta keeps no undo log and rolls back from it, "
+                         "or raise max_undo_bytes")
 
     def _open(self, *states: str) -> Decision:
         if self.record is None:
@@ -372,7 +403,8 @@ class VersionedUpdate:
         self.figures["own_seconds"] = sum(self.figures.get(k, 0.0) for k in (
             "prepare_seconds", "fence_seconds", "barrier_seconds", "commit_seconds"))
         self._step("done")
-        result: dict[str, Any] = {"generation": record.to_generation, "committed": True, "lost": lost}
+        result: dict[str, Any] = {"generation": record.to_generation, "committed": True, "lost": lost,
+                                  "undo_log": record.mode == "delta" and self.undo}
         if (self.revisions is not None and self.save_revisions and record.to_digests
                 and self.revisions.digests(record.to_generation) is None):
             # Off the barrier (every target serves already): the next update's generation g.
@@ -427,11 +459,16 @@ class VersionedUpdate:
         alive = [w for w, up in self.coordinator.alive(record.targets).items() if up]
         lost = [w for w in record.targets if w not in alive]
         touched = bool((record.reason or {}).get("touched", True))
-        base: dict[str, Any] = {"op": "lc_rollback", "generation": g, "mode": record.mode}
+        # A delta whose targets keep no undo log (revision g was kept) goes back as a full
+        # update does: revision g restored, checked against g's digests.
+        route = record.mode
+        if route == "delta" and any(not st["serving"] and not st.get("undo") for st in self._held(alive).values()):
+            route = "full"
+        base: dict[str, Any] = {"op": "lc_rollback", "generation": g, "mode": route}
         try:
             replies = self.coordinator.request_all(alive, base)
             back = [w for w in alive if not replies[w].get("serving")]
-            if record.mode == "delta":
+            if route == "delta":
                 try:
                     self._check_back(alive, lost)
                 except ManifestError:

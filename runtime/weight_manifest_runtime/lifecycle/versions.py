@@ -33,7 +33,8 @@ a decision record made for other incarnations was left by an earlier run of the 
 For a delta, ``lc_prepare`` keeps the old bytes of exactly the ranges the delta will write
 here (:func:`weight_manifest_runtime.transfer.written_ranges`): the undo log, at most the delta's
 bytes on this target. ``lc_rollback`` writes them back. A full update keeps nothing here:
-its rollback restores generation g from the Store (:mod:`.revisions`).
+its rollback restores generation g from the Store (:mod:`.revisions`); nor does a delta
+prepared with ``undo: false`` (the coordinator keeps revision g, and restores it).
 
 **A delta's check costs what it wrote.** The target keeps the block values of the
 generation it last verified (:mod:`.blocks`); a delta's ``lc_content`` re-hashes only the
@@ -216,7 +217,8 @@ class TargetVersions:
                 ranges = transfer.changed_from_wire(request.get("changed") or [])
                 written = transfer.written_ranges(BoundPlan.from_json(request["bound_plan"]), self.member.worker_id,
                                                   ranges)
-                undo = self._keep(written)
+                # No undo log when the coordinator keeps revision g (it restores that).
+                undo = self._keep(written) if request.get("undo", True) else None
             self._undo, self._checked, self._written, self._pending = undo, None, written, None
             self.state, self.staged, self.coordinator = "updating", generation, coordinator
             self.open_epoch = epoch

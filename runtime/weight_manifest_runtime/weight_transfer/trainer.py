@@ -10,8 +10,11 @@ nothing is gathered); then rank 0 drives the handshake through ``client`` (vLLM'
 ``HTTPVLLMWeightSyncClient`` or ``RayVLLMWeightSyncClient``, any object with their four
 methods, or :class:`Servers` over several): ``init_weight_transfer_engine`` makes every
 worker of every server join as a target; rank 0 plans and binds the trainer's layout to
-theirs, keeps the generation they serve (:class:`~.kept.KeptOnTargets`) and takes the first
-snapshot of the sources (a delta's base).
+theirs, keeps the generation they serve (``revisions`` of ``trainer_init``: by default
+:class:`~.kept.KeptOnTargets`, a copy in each worker's memory, ``kept_bytes`` in every
+result; or any :class:`~weight_manifest_runtime.lifecycle.Revisions`, such as a Store's) and takes
+the first snapshot of the sources (a delta's base). With generation g kept, neither a full
+update nor a delta keeps anything more on the workers (no undo log): a rollback restores g.
 
 :meth:`WeightManifestTrainer.send_weights` (every rank; ``mode="full"`` or ``"delta"``):
 rank 0 calls ``start_weight_update`` on the servers, runs one versioned update
@@ -44,7 +47,7 @@ from weight_manifest import BoundPlan, ManifestError
 from weight_manifest.errors import manifest_error as _error
 from .. import dtensor
 from ..group import Coordinator, Member
-from ..lifecycle import DecisionLog, VersionedUpdate
+from ..lifecycle import DecisionLog, Revisions, VersionedUpdate
 from . import channel, payloads
 from .kept import KeptOnTargets
 
@@ -245,7 +248,8 @@ class WeightManifestTrainer(TrainerWeightTransferEngine[TrainerInfo]):
         self.group: Optional[channel.ChannelGroup] = None
         self.coordinator: Optional[Coordinator] = None
         self.bound: Optional[BoundPlan] = None
-        self.revisions: Optional[KeptOnTargets] = None
+        #: Where a rollback takes generation g from (``trainer_init``'s ``revisions``).
+        self.revisions: Optional[Revisions] = None
         self.log: Optional[DecisionLog] = None
         #: The generation the engines serve.
         self.generation = 0
@@ -259,12 +263,17 @@ class WeightManifestTrainer(TrainerWeightTransferEngine[TrainerInfo]):
     # ---- init -------------------------------------------------------------------------------
 
     @classmethod
-    def trainer_init(cls, init_info: TrainerInfo, *, client: Any, source: Any = None) -> "WeightManifestTrainer":
+    def trainer_init(cls, init_info: TrainerInfo, *, client: Any, source: Any = None,
+                     revisions: Optional[Revisions] = None) -> "WeightManifestTrainer":
+        """Join (see the module's documentation); ``revisions`` (rank 0) keeps the
+        generations a rollback restores (default :class:`~.kept.KeptOnTargets`: one copy of
+        the model in the workers' memory)."""
         info = init_info
         rank, world = int(info.rank), _world()
         state, tied = untie(_state(info, source))
         mesh = _mesh(info, state)
         self = cls(client=client, source=source, is_sender=rank == 0)
+        self.revisions = revisions
         self.info, self.generation, self.tied = info, int(info.generation), tied
         key = secrets.token_hex(32) if rank == 0 else None
         if rank == 0:
@@ -345,7 +354,8 @@ class WeightManifestTrainer(TrainerWeightTransferEngine[TrainerInfo]):
                          f"{f' and {len(missing) - 1} more' if len(missing) > 1 else ''}, which no trainer rank "
                          "gives (its state dict names the checkpoint's tensors)")
         self.bound = coordinator.bind(coordinator.plan())
-        self.revisions = KeptOnTargets(block_elements=info.block_elements)
+        if self.revisions is None:
+            self.revisions = KeptOnTargets(block_elements=info.block_elements)
         self.revisions.save(coordinator, self.generation, "target")
         coordinator.snapshot(info.block_elements)
         folder = info.decisions or tempfile.mkdtemp(prefix="wm-vllm-decisions-")
@@ -433,6 +443,8 @@ class WeightManifestTrainer(TrainerWeightTransferEngine[TrainerInfo]):
             raise error
         return {**{k: v for k, v in result.items() if isinstance(v, (int, float, str, bool))},
                 "generation": to, "mode": mode, "bytes": int(result.get("bytes", 0)),
+                # The workers' memory the kept generations take (KeptOnTargets; 0 elsewhere).
+                "kept_bytes": int(getattr(self.revisions, "kept_bytes", 0)),
                 "seconds": time.perf_counter() - started}
 
     def _tell(self, outcome: dict[str, Any]) -> None:
