@@ -153,6 +153,21 @@ def test_a_tensor_no_target_holds_fails_the_verification(setup: Any) -> None:
     assert str(caught.value) == "the targets hold no fragment of tensor down; no target is ready"
 
 
+def test_replicas_that_differ_fail_the_verification_with_its_code() -> None:
+    """Two target replicas (DP2) and one byte of one replica corrupted after the transfer:
+    their partials of the same box differ, so the targets' digests do not combine; that is
+    the update's content check failing (``transfer_verify_failed``, as in a versioned
+    update), not a bare combine error."""
+    source, target = Instance("src", 2, 1), Instance("dst", 1, 1, dp=2, fill=False)
+    coordinator, _group, _members = group_of(source, target, transfer.LocalBackend())
+    bound = coordinator.bind(coordinator.plan())
+    with pytest.raises(wm.ManifestError) as caught:
+        coordinator.update(bound, mode="pull", after_transfer=lambda: corrupt(target.workers["dst-d1p0t0"]["down"]))
+    assert caught.value.code == "transfer_verify_failed"
+    assert str(caught.value).startswith("after the update, the targets' content does not combine (tensor down: ")
+    assert str(caught.value).endswith("targets dst-d0p0t0, dst-d1p0t0); no target is ready")
+
+
 def test_the_targets_own_check_runs_after_the_transfer(setup: Any) -> None:
     source, target, coordinator, group, members = setup
     seen: list[str] = []

@@ -163,14 +163,19 @@ class VersionedUpdate:
         ids = list(targets) if targets is not None else self.targets()
         return self.coordinator.request_all(ids, {"op": "lc_status", "check": check})
 
-    def _target_digests(self, targets: Sequence[str], generation: int) -> dict[str, str]:
-        """The targets' digests of ``generation`` (each target hashes what it holds, or a
+    def _target_partials(self, targets: Sequence[str], generation: int) -> dict[str, list[Any]]:
+        """Each target's partials of ``generation`` (each target hashes what it holds, or a
         delta's target only the blocks the delta wrote there); :attr:`hashed` says how
         many bytes each hashed."""
         replies = self.coordinator.request_all(targets, {"op": "lc_content", "generation": generation,
                                                          "block_elements": self.block_elements})
         self.hashed = {w: int(replies[w].get("hashed_bytes", 0)) for w in targets}
-        return content.digests((r for w in targets for r in replies[w]["partials"]), self.block_elements)
+        return {w: replies[w]["partials"] for w in targets}
+
+    def _target_digests(self, targets: Sequence[str], generation: int) -> dict[str, str]:
+        """The targets' digests of ``generation`` (:meth:`_target_partials` combined)."""
+        partials = self._target_partials(targets, generation)
+        return content.digests((r for w in targets for r in partials[w]), self.block_elements)
 
     # ---- the steps --------------------------------------------------------------------
 
@@ -348,19 +353,12 @@ class VersionedUpdate:
                 expected = content.digests(self.source_partials, self.block_elements)
             else:
                 expected = self.coordinator.digests("source", self.block_elements, workers=sources)
-        try:
-            got = self._target_digests(record.targets, record.to_generation)
-        except ManifestError as error:
-            if not _code(error).startswith("content_"):
-                raise
-            # Replicas that differ, boxes that do not combine: some target's bytes are wrong.
-            raise _error("transfer_verify_failed",
-                         f"after the update to generation {record.to_generation}, the targets' content does not "
-                         f"combine ({error}; targets {', '.join(record.targets)}); no target is ready") from None
+        landed = self._target_partials(record.targets, record.to_generation)
         self.figures["hashed_bytes"] = float(sum(self.hashed.values()))
-        content.check(expected, got, code="transfer_verify_failed",
-                      when=f"after the update to generation {record.to_generation}", against="the sources'",
-                      outcome="no target is ready", holders=lambda tensor: self._holders(record.targets, tensor))
+        # The one content check of an update (replicas that differ, boxes that do not
+        # combine: some target's bytes are wrong).
+        self.coordinator.verify_content(self.block_elements, expected=expected, target_partials=landed,
+                                        when=f"after the update to generation {record.to_generation}")
         clock = time.perf_counter()
         self.coordinator.request_all(record.targets, {"op": "lc_verified", "generation": record.to_generation})
         self.figures["barrier_seconds"] = time.perf_counter() - clock
@@ -369,11 +367,6 @@ class VersionedUpdate:
         record.state, record.to_digests = "verified", dict(expected)
         self.figures["verify_seconds"] = time.perf_counter() - started
         self._step("verified")
-
-    def _holders(self, targets: Sequence[str], tensor: str) -> list[str]:
-        """The targets whose inventory holds ``tensor``."""
-        inventories = {w: self.coordinator.peers[w].inventory for w in targets if w in self.coordinator.peers}
-        return [w for w, inv in inventories.items() if any(r["tensor_id"] == tensor for r in inv["tensors"])]
 
     def commit(self) -> dict[str, Any]:
         """The barrier: only after every target verified, the decision is recorded, then
