@@ -227,8 +227,12 @@ class Trial:
         self.committed: Optional[bool] = None
         self.unsaved = False
         #: A delta whose coordinator keeps no revision: its targets keep undo logs (with
-        #: revision g kept, they keep none and the rollback restores g).
-        self.undo_log = self.mode == "delta" and (process or pick.random() < 0.5)
+        #: revision g kept, they keep none and the rollback restores g). Not with a byte
+        #: flipped after the verify: the next update, failed on it, could bring back no
+        #: copy of that target's generation without a kept revision.
+        undo_log = pick.random() < 0.5
+        self.undo_log = self.mode == "delta" and (process or undo_log) and not any(
+            f.kind == "corrupt_after_verify" for f in self.faults)
 
     def update(self, **kwargs: Any) -> VersionedUpdate:
         """The trial's coordinator (without revisions for an undo-log delta)."""

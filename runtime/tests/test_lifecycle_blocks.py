@@ -96,3 +96,23 @@ def test_a_byte_changed_outside_the_written_ranges_is_not_seen_by_a_rehash() -> 
     check = base.rehash(tensors, np.array([[tensor.ctypes.data, tensor.ctypes.data + 1]], dtype=np.uint64), 2)
     assert check.hashed_bytes == 16 * 4
     assert check.partials != [{**p, "block": 16} for p in content.partials(tensors, inventory, 16)]
+
+
+@pytest.mark.parametrize("spec", GEOMETRIES, ids=[f"{s[0]}@{s[1]}+{s[2]}" for s in GEOMETRIES])
+def test_a_delta_that_rewrites_a_whole_fragment_hashes_it_once(spec: Any) -> None:
+    rng = np.random.default_rng(11)
+    tensor, record = fragment(rng, spec, "t")
+    tensors, inventory, block = {"t": tensor}, {"tensors": [record]}, spec[4]
+    base = blocks.hash_all(tensors, inventory, block, 1).kept()
+    for generation in (2, 3):
+        raw = tensor.reshape(-1).view(np.uint8)
+        raw[:] = rng.integers(0, 255, size=raw.size, dtype=np.uint8)
+        span = np.array([[tensor.ctypes.data, tensor.ctypes.data + tensor.nbytes]], dtype=np.uint64)
+        check = base.rehash(tensors, span, generation)
+        assert check.partials == [{**p, "block": block} for p in content.partials(tensors, inventory, block)]
+        assert check.hashed_bytes == tensor.nbytes
+        base = check.kept()
+    # The values kept after two whole rewrites serve a small delta right.
+    raw[0] ^= 1
+    check = base.rehash(tensors, np.array([[tensor.ctypes.data, tensor.ctypes.data + 1]], dtype=np.uint64), 4)
+    assert check.partials == [{**p, "block": block} for p in content.partials(tensors, inventory, block)]

@@ -217,11 +217,12 @@ def test_kept_values_of_a_failed_delta_are_never_reused(tmp_path: Path) -> None:
     assert all(v.status(check=True)["consistent"] for v in w.versions.values())
 
 
-@pytest.mark.parametrize("step", ["prepared", "transferred", "verified"])
+@pytest.mark.parametrize("step", ["prepared", "transferred", "verified", "decided", "activated"])
 def test_a_coordinator_that_dies_mid_delta_is_recovered_and_the_next_delta_checks_right(
         tmp_path: Path, step: str) -> None:
     """Every open state (updating, verified) left by a dead coordinator, then the
-    replacement's rollback (restored), then a delta from the bytes it brought back."""
+    replacement's rollback (restored) or, after the decision, its commit (some targets
+    active already), then a delta from the bytes the targets hold."""
     w = world(tmp_path, delta=0.01)
 
     class Died(BaseException):
@@ -233,10 +234,11 @@ def test_a_coordinator_that_dies_mid_delta_is_recovered_and_the_next_delta_check
 
     with pytest.raises(Died):
         w.update(on_step=die).run(w.bound(), 2, mode="delta")
-    assert w.update(takeover=True).recover()["generation"] == 1
-    assert all_at(w, 1)
-    w.next_generation(2)
+    g = 2 if step in ("decided", "activated") else 1
+    assert w.update(takeover=True).recover()["generation"] == g
+    assert all_at(w, g)
+    w.next_generation(g + 1)
     update = w.update(takeover=True)
-    update.run(w.bound(), 2, mode="delta")
-    assert all_at(w, 2) and update.hashed == {t: expected_hashed(w, t, 1, 2) for t in w.versions}
-    assert verified_digests(w, update) == generation_digests(w, 2)
+    update.run(w.bound(), g + 1, mode="delta")
+    assert all_at(w, g + 1) and update.hashed == {t: expected_hashed(w, t, g, g + 1) for t in w.versions}
+    assert verified_digests(w, update) == generation_digests(w, g + 1)

@@ -9,9 +9,12 @@ address ranges ``spans`` on this target, :meth:`VerifiedBlocks.rehash` hashes on
 *units* those ranges touch (a whole block, or an edge piece: the ranges rounded out to
 whole blocks of the target's own fragments) and takes every other block's value from what
 it keeps: the new sum is the kept one minus the touched blocks' kept values plus their new
-ones. The partials it returns are exactly what hashing every byte would give when no byte
-outside those ranges changed since the verification; a byte changed there (a fault, a
-stray write) is not seen by this check, only by a full one (``status(check=True)``).
+ones. The whole blocks are hashed in one native call per fragment
+(:func:`weight_manifest.content.block_values_at`), an edge piece is read as it is, and a
+fragment the delta rewrote whole is hashed in one pass. The partials it returns are
+exactly what hashing every byte would give when no byte outside those ranges changed
+since the verification; a byte changed there (a fault, a stray write) is not seen by this
+check, only by a full one (``status(check=True)``).
 
 A check is a :class:`Check`: the partials, the bytes it hashed, and what the kept values
 become if the generation it checked is activated (:meth:`Check.kept`: a delta's changes
@@ -21,6 +24,7 @@ applied in place, or a full hash's own values). The values cost 16 bytes per who
 
 from __future__ import annotations
 
+import ctypes
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -49,18 +53,6 @@ def _sum128(values: U64) -> int:
     return sum(p << (32 * i) for i, p in enumerate(parts)) & MASK128
 
 
-def _blocks(tensor: Any, tensor_id: str, global_shape: Sequence[int], global_offset: Sequence[int],
-            local_shape: Sequence[int], itemsize: int, block: int) -> tuple[dict[str, Any], U64]:
-    """One pass over a live box (a view of a fragment's rows): its partial and its whole
-    blocks' values (lo, hi), by row, then block."""
-    record: dict[str, Any] = {"tensor_id": tensor_id, "global_shape": list(global_shape),
-                              "global_offset": list(global_offset), "local_shape": list(local_shape),
-                              "itemsize": itemsize}
-    look = content.Snapshot({tensor_id: tensor}, {"tensors": [record]}, block)
-    values, _ = look.values[(tensor_id, tuple(int(x) for x in global_offset))]
-    return dict(look.partials[0]["partial"]), values
-
-
 @dataclass
 class _Fragment:
     """One fragment's kept state: its inventory record, the values of its whole blocks (by
@@ -86,8 +78,10 @@ class _Fragment:
 
 class _Geometry:
     """A fragment read as rows of its tensor (contract §19.1): ``rows`` local rows of ``m``
-    elements starting at global inner element ``o`` of rows of ``n``; ``first`` is its first
-    whole block of a row and ``per_row`` how many whole blocks a row holds."""
+    elements starting at global inner element ``o`` of rows of ``n``, each cut into the
+    same *units*: its whole blocks and the pieces (edges) of the blocks its box cuts.
+    ``cuts`` are the units' starts in a row (local elements, then ``m``); ``first`` is the
+    first whole block of a row and ``per_row`` how many whole blocks a row holds."""
 
     def __init__(self, record: Mapping[str, Any], block: int) -> None:
         self.shape = [int(x) for x in record["global_shape"]] or [1]
@@ -96,91 +90,56 @@ class _Geometry:
         self.address, self.itemsize = int(record["address"]), int(record["itemsize"])
         self.n, self.o, self.m = self.shape[-1], self.offset[-1], self.local[-1]
         self.rows = math.prod(self.local[:-1])
-        self.global_rows = math.prod(self.shape[:-1])
         self.block = block
         self.first = -(-self.o // block)
         end = self.o + self.m
         last = -(-self.n // block) if end == self.n else end // block
         self.per_row = max(last - self.first, 0)
-        # Consecutive local rows are consecutive global rows within runs of ``run`` rows:
-        # up to the innermost outer axis the box does not span whole.
-        outer_local, outer_global = self.local[:-1], self.shape[:-1]
-        cut = max((i for i in range(len(outer_local)) if outer_local[i] != outer_global[i]), default=-1)
-        self.run = math.prod(outer_local[cut:]) if cut >= 0 else max(self.rows, 1)
+        starts = sorted({self.o, *range(self.first * block, end, block)})
+        self.cuts = np.array([c - self.o for c in starts] + [self.m], dtype=np.int64)
+        lo, hi = self.cuts[:-1] + self.o, self.cuts[1:] + self.o
+        #: Per unit of a row: its block index, and whether it is a whole block.
+        self.unit_block = lo // block
+        self.unit_whole = (lo % block == 0) & ((hi % block == 0) | (hi == self.n))
 
     @property
     def nbytes(self) -> int:
         return self.rows * self.m * self.itemsize
 
-    def global_row(self, local_row: int) -> int:
-        """The global (flat) row of the box's local row ``local_row``."""
-        index = []
-        for extent in reversed(self.local[:-1]):
-            index.append(local_row % extent)
-            local_row //= extent
-        index.reverse()
-        row = 0
-        for i, extent in enumerate(self.shape[:-1]):
-            row = row * extent + index[i] + self.offset[i]
-        return row
+    def global_rows(self, local_rows: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+        """The global (flat) rows of the box's local rows."""
+        outer_local, outer_global = self.local[:-1], self.shape[:-1]
+        if not outer_local:
+            return np.zeros(len(local_rows), dtype=np.int64)
+        index = np.unravel_index(local_rows, outer_local)
+        moved = tuple(i + o for i, o in zip(index, self.offset[:-1]))
+        return np.ravel_multi_index(moved, outer_global).astype(np.int64)
 
-    def units(self, spans: U64) -> list[tuple[int, int, int, int]]:
-        """The boxes (local row, rows, inner start, inner end; inner in global elements) of
-        the units that ``spans`` (sorted [start, end) addresses) touch: whole blocks and
-        edge pieces, merged, each box a run of rows that are consecutive globally."""
+    def units(self, spans: U64) -> npt.NDArray[np.int64]:
+        """The units (``local row * units per row + unit``, sorted, distinct) that
+        ``spans`` (sorted [start, end) addresses) touch."""
         lo, hi = self.address, self.address + self.nbytes
+        none = np.zeros(0, dtype=np.int64)
         if len(spans) == 0 or self.m == 0 or self.rows == 0:
-            return []
+            return none
         starts, ends = spans[:, 0].astype(np.int64), spans[:, 1].astype(np.int64)
         keep = (ends > lo) & (starts < hi)
         if not keep.any():
-            return []
+            return none
         a = np.maximum(starts[keep], lo) - lo
         b = np.minimum(ends[keep], hi) - lo
-        s, m, o, B = self.itemsize, self.m, self.o, self.block
-        ea, eb = a // s, -(-b // s)
-        ia, ca = ea // m, ea % m
-        ib, cb = (eb - 1) // m, (eb - 1) % m + 1
-        ga = np.maximum(o, ((o + ca) // B) * B)
-        gb = np.minimum(o + m, -(-(o + cb) // B) * B)
-        x, y = ia * m + (ga - o), ib * m + (gb - o)
-        order = np.argsort(x, kind="stable")
-        x, y = x[order], y[order]
-        reach = np.maximum.accumulate(y)
-        new = np.ones(len(x), dtype=bool)
-        new[1:] = x[1:] > reach[:-1]
-        first = np.flatnonzero(new)
-        merged_x = x[first]
-        merged_y = np.maximum.reduceat(y, first)
-        boxes: list[tuple[int, int, int, int]] = []
-        for start, stop in zip(merged_x.tolist(), merged_y.tolist()):
-            boxes.extend(self._boxes(start, stop))
-        return boxes
-
-    def _boxes(self, x: int, y: int) -> list[tuple[int, int, int, int]]:
-        """[x, y) (local flat elements at unit boundaries) as row boxes."""
-        m, o = self.m, self.o
-        row_a, col_a = divmod(x, m)
-        row_b, col_b = divmod(y - 1, m)
-        col_b += 1
-        if row_a == row_b:
-            return [(row_a, 1, o + col_a, o + col_b)]
-        out: list[tuple[int, int, int, int]] = []
-        if col_a:
-            out.append((row_a, 1, o + col_a, o + m))
-            row_a += 1
-        tail = None
-        if col_b != m:
-            tail = (row_b, 1, o, o + col_b)
-            row_b -= 1
-        row = row_a
-        while row <= row_b:  # whole rows, cut where the next local row is not the next global one
-            stop = min(row_b + 1, (row // self.run + 1) * self.run)
-            out.append((row, stop - row, o, o + m))
-            row = stop
-        if tail is not None:
-            out.append(tail)
-        return out
+        s, m, per = self.itemsize, self.m, len(self.cuts) - 1
+        first_element, last_element = a // s, (-(-b // s)) - 1
+        # The unit of an element: its row's units before it, plus the unit it lies in.
+        first = (first_element // m) * per + np.searchsorted(self.cuts, first_element % m, side="right") - 1
+        last = (last_element // m) * per + np.searchsorted(self.cuts, last_element % m, side="right") - 1
+        order = np.argsort(first, kind="stable")
+        first, last = first[order], np.maximum.accumulate(last[order])
+        first = np.maximum(first, np.concatenate(([0], last[:-1] + 1)))  # each unit once
+        counts = np.maximum(last - first + 1, 0)
+        offsets = np.repeat(first - np.concatenate(([0], np.cumsum(counts)[:-1])), counts)
+        units: npt.NDArray[np.int64] = np.arange(int(counts.sum()), dtype=np.int64) + offsets
+        return units
 
 
 @dataclass
@@ -240,40 +199,44 @@ class VerifiedBlocks:
 
     def rehash(self, tensors: Mapping[Any, Any], spans: U64, generation: int) -> Check:
         """The partials after a delta that wrote ``spans`` (sorted [start, end) addresses):
-        only the units those ranges touch are hashed."""
+        only the units those ranges touch are hashed (whole blocks in one native call per
+        fragment, edge pieces read as they are)."""
         partials = list(self.records)
         changes: dict[int, tuple[npt.NDArray[np.int64], U64, int, list[dict[str, Any]]]] = {}
         hashed = 0
         for position, fragment in enumerate(self.fragments):
             shape = _Geometry(fragment.record, self.block)
-            boxes = shape.units(spans)
-            if not boxes:
+            units = shape.units(spans)
+            if len(units) == 0:
                 continue
-            tensor = tensor_of(tensors, fragment.record)
-            rows_view = tensor.reshape(shape.rows, shape.m)
+            per = len(shape.cuts) - 1
+            if len(units) == shape.rows * per:  # every unit: the fragment in one pass
+                fresh = hash_all(tensors, {"tensors": [fragment.record]}, self.block, generation)
+                kept = fresh.fresh.fragments[0] if fresh.fresh is not None else fragment
+                changes[position] = (np.arange(len(kept.values), dtype=np.int64), kept.values, kept.sum, kept.edges)
+                partials[position] = fresh.partials[0]
+                hashed += shape.nbytes
+                continue
+            row, unit = units // per, units % per
+            start, stop = shape.cuts[unit], shape.cuts[unit + 1]
+            whole = shape.unit_whole[unit]
+            rows = shape.global_rows(row)
+            at = (row * shape.m + start) * shape.itemsize
+            length = (stop - start) * shape.itemsize
+            hashed += int(length.sum())
+            # Whole blocks: the kept values of those replaced by new ones.
+            where = row[whole] * shape.per_row + (shape.unit_block[unit[whole]] - shape.first)
+            values = content.block_values_at(tensor_of(tensors, fragment.record), str(fragment.record["tensor_id"]),
+                                             at[whole], length[whole], rows[whole], shape.unit_block[unit[whole]])
+            total = (fragment.sum - _sum128(fragment.values[where]) + _sum128(values)) & MASK128
+            # Edge pieces: their bytes as they are now.
             edges = list(fragment.edges)
-            total = fragment.sum
-            where_parts: list[npt.NDArray[np.int64]] = []
-            value_parts: list[U64] = []
-            for row, count, start, end in boxes:
-                piece = rows_view[row:row + count, start - shape.o:end - shape.o]
-                partial, values = _blocks(piece, fragment.record["tensor_id"], [shape.global_rows, shape.n],
-                                          [shape.global_row(row), start], [count, end - start], shape.itemsize,
-                                          self.block)
-                hashed += count * (end - start) * shape.itemsize
-                j0 = -(-start // self.block)
-                whole = len(values) // count if count else 0
-                if whole:
-                    where = ((np.arange(row, row + count, dtype=np.int64)[:, None] * shape.per_row)
-                             + (j0 - shape.first + np.arange(whole, dtype=np.int64))[None, :]).reshape(-1)
-                    total = (total - _sum128(fragment.values[where]) + int(partial["sum"], 16)) & MASK128
-                    where_parts.append(where)
-                    value_parts.append(values)
-                for edge in partial["edges"]:
-                    edges[fragment.edge_at[(int(edge["row"]), int(edge["block"]))]] = edge
-            where_all = np.concatenate(where_parts) if where_parts else np.zeros(0, dtype=np.int64)
-            values_all = np.concatenate(value_parts) if value_parts else np.zeros((0, 2), dtype=np.uint64)
-            changes[position] = (where_all, values_all, total, edges)
+            cut = ~whole
+            for r, j, a, n, c in zip(rows[cut].tolist(), shape.unit_block[unit[cut]].tolist(), at[cut].tolist(),
+                                     length[cut].tolist(), start[cut].tolist()):
+                edges[fragment.edge_at[(r, j)]] = {"block": j, "bytes": ctypes.string_at(shape.address + a, n).hex(),
+                                                   "row": r, "start": shape.o + c}
+            changes[position] = (where, values, total, edges)
             partials[position] = {**fragment.partial_record(self.block), "partial": {"edges": edges,
                                                                                     "sum": f"{total:032x}"}}
         return Check(generation, self.block, partials, hashed, base=self, changes=changes)

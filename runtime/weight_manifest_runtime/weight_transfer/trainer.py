@@ -10,7 +10,7 @@ nothing is gathered); then rank 0 drives the handshake through ``client`` (vLLM'
 ``HTTPVLLMWeightSyncClient`` or ``RayVLLMWeightSyncClient``, any object with their four
 methods, or :class:`Servers` over several): ``init_weight_transfer_engine`` makes every
 worker of every server join as a target; rank 0 plans and binds the trainer's layout to
-theirs, keeps the generation they serve (``revisions`` of ``trainer_init``: by default
+theirs, keeps the generation they serve (``TrainerInfo.revisions``: by default
 :class:`~.kept.KeptOnTargets`, a copy in each worker's memory, ``kept_bytes`` in every
 result; or any :class:`~weight_manifest_runtime.lifecycle.Revisions`, such as a Store's) and takes
 the first snapshot of the sources (a delta's base). With generation g kept, neither a full
@@ -70,7 +70,10 @@ class TrainerInfo(TrainerInitInfo):
     Engine binds to its own address towards it). ``generation``: the version the engines
     serve now (their checkpoint). ``mode``: how the workers take updates (``auto``,
     ``direct``, ``staged``). ``decisions``: the folder of the decision record (default: a
-    new temporary one). ``timeout``: seconds to wait for the ranks to join."""
+    new temporary one). ``timeout``: seconds to wait for the ranks to join.
+    ``revisions`` (rank 0's): where a rollback takes generation g from (any
+    :class:`~weight_manifest_runtime.lifecycle.Revisions`, such as a Store's; default
+    :class:`~.kept.KeptOnTargets`: one copy of the model in the workers' memory)."""
 
     backend: ClassVar[str] = "weight_manifest"
 
@@ -88,6 +91,7 @@ class TrainerInfo(TrainerInitInfo):
     decisions: Optional[str] = None
     group: str = field(default_factory=lambda: f"vllm-{uuid.uuid4().hex[:12]}")
     timeout: float = 300.0
+    revisions: Optional[Revisions] = None
 
 
 _CODED = re.compile(r"([a-z][a-z0-9]*(?:_[a-z0-9]+)+): ")
@@ -263,17 +267,13 @@ class WeightManifestTrainer(TrainerWeightTransferEngine[TrainerInfo]):
     # ---- init -------------------------------------------------------------------------------
 
     @classmethod
-    def trainer_init(cls, init_info: TrainerInfo, *, client: Any, source: Any = None,
-                     revisions: Optional[Revisions] = None) -> "WeightManifestTrainer":
-        """Join (see the module's documentation); ``revisions`` (rank 0) keeps the
-        generations a rollback restores (default :class:`~.kept.KeptOnTargets`: one copy of
-        the model in the workers' memory)."""
+    def trainer_init(cls, init_info: TrainerInfo, *, client: Any, source: Any = None) -> "WeightManifestTrainer":
         info = init_info
         rank, world = int(info.rank), _world()
         state, tied = untie(_state(info, source))
         mesh = _mesh(info, state)
         self = cls(client=client, source=source, is_sender=rank == 0)
-        self.revisions = revisions
+        self.revisions = info.revisions
         self.info, self.generation, self.tied = info, int(info.generation), tied
         key = secrets.token_hex(32) if rank == 0 else None
         if rank == 0:
