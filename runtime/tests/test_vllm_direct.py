@@ -152,6 +152,62 @@ def test_the_staged_path_on_the_same_engine(setup: dict[str, Any]) -> None:
     assert engine.generate() == setup["tokens"]["a"]
 
 
+def test_an_engine_that_follows_its_lifecycle_serves_what_it_activates(setup: dict[str, Any]) -> None:
+    """``wm_follow(versions)``: the member's TargetVersions is the one owner of the version
+    the engine serves. Two versioned updates driven through the lifecycle's own calls
+    (prepare, the bytes, content, verified, activate): ``wm_version`` is the generation
+    served, it moves only at the activation, the tokens are then HF's on the new weights,
+    and ``wm_activate`` is refused while the engine follows."""
+    from weight_manifest_runtime import transfer
+    from weight_manifest_runtime.group import Member
+    from weight_manifest_runtime.lifecycle import TargetVersions
+    from vllm_engines import Side, source_side
+
+    engine = setup["engine"]
+    worker = engine.worker
+    backend = transfer.LocalBackend()
+    where = worker.wm_where()
+    member = Member(worker.wm_tensors(), backend=backend, session="engine", register=worker.wm_regions(),
+                    staging_bytes=0, **{**where, "endpoint": "engine"})
+    versions = TargetVersions(member, 1)
+    token = {"coordinator": "test", "epoch": 1}
+
+    def versioned_update(tensors: dict[str, Any], generation: int) -> None:
+        source, held = source_side(tensors)
+        target = Side([member.inventory()])
+        bound = wm.bind_plan(wm.plan(source.placement, target.placement), source.binding, target.binding,
+                             source_generation=source.binding.generation,
+                             target_generation=target.binding.generation)
+        for tensor in held.values():
+            backend.register(int(tensor.data_ptr()), tensor.numel() * tensor.element_size())
+        member.call("lc_prepare", {"from_generation": generation - 1, "to_generation": generation, "mode": "full",
+                                   **token})
+        transfer.execute(bound, backend, {"trainer-0": "trainer", where["worker_id"]: "engine"}, mode="push")
+        member.call("lc_content", {"generation": generation, **token})
+        member.call("lc_verified", {"generation": generation, **token})
+        assert worker.wm_version() == str(generation - 1)  # verified, not served yet
+        member.call("lc_activate", {"generation": generation, **token})
+        for tensor in held.values():
+            backend.unregister(int(tensor.data_ptr()))
+
+    try:
+        worker.wm_follow(versions)
+        assert worker.wm_version() == "1"
+        with pytest.raises(wm.ManifestError) as caught:
+            worker.wm_activate("b")
+        assert caught.value.code == "vllm_arguments_invalid"
+        versioned_update(checkpoint(setup["b"]), 2)
+        assert worker.wm_version() == "2" and versions.serving
+        assert engine.generate() == setup["tokens"]["b"]
+        versioned_update(checkpoint(setup["a"]), 3)
+        assert worker.wm_version() == "3"
+        assert engine.generate() == setup["tokens"]["a"]
+    finally:
+        member.close()
+        worker.wm_describe(instance_id="engine", model_id="tiny", revision="main")  # follows nothing again
+    assert worker.wm_version() is None
+
+
 def test_arguments_are_checked(setup: dict[str, Any]) -> None:
     worker = setup["engine"].worker
     with pytest.raises(wm.ManifestError) as caught:

@@ -42,7 +42,9 @@ Two ways to take a new version:
 **A version is written while the engine is paused and is active only when told.**
 :meth:`wm_pause` holds every forward pass (``execute_model`` waits until
 :meth:`wm_resume`, or fails with ``vllm_engine_paused`` after ``pause_timeout``);
-:meth:`wm_activate` applies a staged version, records the version and resumes.
+:meth:`wm_activate` applies a staged version, records the version and resumes. An engine in a
+group with versioned updates follows its member's lifecycle instead (:meth:`wm_follow`):
+the lifecycle's ``TargetVersions`` is then the one owner of the version it serves.
 """
 
 from __future__ import annotations
@@ -52,12 +54,15 @@ import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import TYPE_CHECKING, Any, Callable, Optional
 
 import torch
 
 from weight_manifest import ParallelRank, TensorDescriptor, hf, live
 from weight_manifest.errors import manifest_error as _error
+
+if TYPE_CHECKING:
+    from .lifecycle import TargetVersions
 
 __all__ = ["EXTENSION", "PLAIN_LINEARS", "Placed", "WeightManifestExtension", "checkpoint_tensors", "engine_args",
            "probe_layout"]
@@ -344,6 +349,9 @@ class _State:
     backend: Any = None
     session: Optional[str] = None
     version: Optional[str] = None
+    #: The lifecycle it follows (:meth:`WeightManifestExtension.wm_follow`): then the owner
+    #: of the version it serves, and ``version`` is unused.
+    follows: Optional[TargetVersions] = None
 
 
 class WeightManifestExtension:
@@ -620,13 +628,40 @@ class WeightManifestExtension:
         return {"seconds": time.perf_counter() - started}
 
     def wm_activate(self, version: str) -> dict[str, Any]:
-        """Make ``version`` the active one: apply it if staged, record it, resume."""
+        """Make ``version`` the active one: apply it if staged, record it, resume. An engine
+        that follows its lifecycle (:meth:`wm_follow`) is activated by it instead
+        (``vllm_arguments_invalid``)."""
         state = self._wm_state()
-        result = self.wm_apply_staged() if state.mode == "staged" else {"seconds": 0.0}
+        if state.follows is not None:
+            raise _error("vllm_arguments_invalid",
+                         "this engine follows its group's target versions (wm_follow): they activate a version")
+        result = self._wm_take()
         state.version = version
+        return result
+
+    def _wm_take(self) -> dict[str, Any]:
+        """Apply a staged version through vLLM's reload, then resume forward passes."""
+        result = self.wm_apply_staged() if self._wm_state().mode == "staged" else {"seconds": 0.0}
         self.wm_resume()
         return result
 
+    def wm_follow(self, versions: TargetVersions) -> None:
+        """Serve what ``versions`` activates (the
+        :class:`~weight_manifest_runtime.lifecycle.TargetVersions` of this worker's group
+        member; for an engine in the coordinator's process): after each activation a
+        staged version goes through vLLM's reload and forward passes resume, and
+        :meth:`wm_version` is the generation ``versions`` serves or last served. It is then
+        the one owner of that version; :meth:`wm_activate` is refused. A new
+        :meth:`wm_describe` ends it."""
+        state = self._wm_state()
+        state.follows = versions
+        versions.on_activate(lambda generation: self._wm_take() if self._wm_state().follows is versions else None)
+
     def wm_version(self) -> Optional[str]:
-        """The active version (None until one is activated)."""
-        return self._wm_state().version
+        """The active version (None until one is activated); for an engine that follows its
+        lifecycle (:meth:`wm_follow`), the generation it serves or last served."""
+        state = self._wm_state()
+        if state.follows is not None:
+            active = state.follows.active
+            return None if active is None else str(active)
+        return state.version

@@ -92,7 +92,10 @@ class Member:
         self.handlers: dict[str, Handler] = dict(handlers or {})
         self.progress = progress
         self.progress_seconds = progress_seconds
-        #: The version it serves: None until the group has brought it up to date.
+        #: The version it serves: None until the group has brought it up to date (the
+        #: coordinator's ``activate``; a target with a lifecycle is told by its
+        #: :class:`~weight_manifest_runtime.lifecycle.TargetVersions`, the owner, at each
+        #: activation).
         self.version: Optional[Any] = None
         #: The greatest fencing epoch a call carried here (0: none yet).
         self.epoch = 0
