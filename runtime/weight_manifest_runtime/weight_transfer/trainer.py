@@ -66,7 +66,11 @@ class TrainerInfo(TrainerInitInfo):
     ``host``/``port``: where rank 0's control channel listens (and each rank's Transfer
     Engine binds to its own address towards it). ``generation``: the version the engines
     serve now (their checkpoint). ``mode``: how the workers take updates (``auto``,
-    ``direct``, ``staged``). ``decisions``: the folder of the decision record (default: a
+    ``direct``, ``staged``). ``transfer_mode``: who moves the bytes: ``pull`` (each worker
+    reads its slice from every rank) or ``push`` (each rank writes its shards into every
+    worker; a rank gathers the strided pieces of a row-parallel tensor's column slice into
+    one write per worker, where a pull reads them row by row: faster into engines of
+    tensor parallelism > 1 over real links). ``decisions``: the folder of the decision record (default: a
     new temporary one). ``timeout``: seconds to wait for the ranks to join."""
 
     backend: ClassVar[str] = "weight_manifest"
@@ -81,6 +85,7 @@ class TrainerInfo(TrainerInitInfo):
     generation: int = 0
     instance_id: str = "rollout"
     mode: str = "auto"
+    transfer_mode: str = "pull"
     block_elements: int = DEFAULT_BLOCK_ELEMENTS
     decisions: Optional[str] = None
     group: str = field(default_factory=lambda: f"vllm-{uuid.uuid4().hex[:12]}")
@@ -381,6 +386,9 @@ class WeightManifestTrainer(TrainerWeightTransferEngine[TrainerInfo]):
         assert self.coordinator is not None and self.log is not None and self.info is not None
         if mode not in ("full", "delta"):
             raise _error("vllm_transfer_arguments_invalid", f"send_weights takes mode full or delta, not {mode!r}")
+        if self.info.transfer_mode not in ("push", "pull"):
+            raise _error("vllm_transfer_arguments_invalid",
+                         f"TrainerInfo.transfer_mode is push or pull, not {self.info.transfer_mode!r}")
         started = time.perf_counter()
         g, to = self.generation, self.generation + 1
         update_id = uuid.uuid4().hex
@@ -410,7 +418,7 @@ class WeightManifestTrainer(TrainerWeightTransferEngine[TrainerInfo]):
 
             update.on_step = on_step
             try:
-                result = update.run(self.bound, to, mode=mode, transfer_mode="pull")
+                result = update.run(self.bound, to, mode=mode, transfer_mode=self.info.transfer_mode)
             except ManifestError as failure:
                 error = failure
             # After a commit decision nothing is rolled back (a worker that failed to
