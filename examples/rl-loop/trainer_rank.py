@@ -153,7 +153,7 @@ def watch_transfers(coordinator: Any, seen: list[dict[str, Any]]) -> None:
         for worker, report in sorted(reports.items()):
             seen.append({"worker": worker, "seconds": round(float(report.get("seconds", 0.0)), 3),
                          "pairs": [{k: (round(v, 3) if isinstance(v, float) else v) for k, v in pair.items()
-                                    if k in ("source_worker_id", "bytes", "wire_bytes", "segments", "batches",
+                                    if k in ("source_worker_id", "target_worker_id", "bytes", "wire_bytes", "segments", "batches",
                                              "seconds", "wait_seconds", "staging_seconds")}
                                    for pair in report.get("pairs", [])]})
         return reports
