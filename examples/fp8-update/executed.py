@@ -83,7 +83,7 @@ class Source:
         """Runs every pair (this process is every source worker), then the partials of what
         each region sent, from the quantized forms."""
         report = transfer.execute(bound, self.backend, sessions, mode="push", quantized=self.forms,
-                                  batch_segments=16, staging_bytes=1 << 16)
+                                  options=transfer.ExecuteOptions(batch_segments=16, staging_bytes=1 << 16))
         kept = {t["tensor_id"]: t for t in target["tensors"]}
         sent = []
         for region in plan["regions"]:

@@ -215,11 +215,17 @@ def run_worker(config: dict[str, Any]) -> None:
 
 # ---- the coordinator ------------------------------------------------------------------------
 
-def choose_mode(bound: wm.BoundPlan, mode: str, stage_below: int) -> str:
+def execute_options(args: argparse.Namespace) -> transfer.ExecuteOptions:
+    """The executor's options the command line chose."""
+    return transfer.ExecuteOptions(stage_below=args.stage_below, batch_segments=args.batch_segments,
+                                   max_in_flight=args.max_in_flight)
+
+
+def choose_mode(bound: wm.BoundPlan, mode: str, options: transfer.ExecuteOptions) -> str:
     """``auto``: the mode that issues fewer engine operations for this plan."""
     if mode != "auto":
         return mode
-    counts = {m: transfer.operation_count(bound, m, stage_below) for m in ("push", "pull")}
+    counts = {m: transfer.operation_count(bound, m, options) for m in ("push", "pull")}
     return "push" if counts["push"] <= counts["pull"] else "pull"
 
 
@@ -250,7 +256,8 @@ def run_engine(args: argparse.Namespace, config: dict[str, Any]) -> dict[str, An
         group.accept(lost=lost)
         reshard = coordinator.plan()
         bound = coordinator.bind(reshard)
-        mode = choose_mode(bound, args.mode, args.stage_below)
+        options = execute_options(args)
+        mode = choose_mode(bound, args.mode, options)
         progress(f"planned {len(reshard.regions)} regions, {len(bound.pairs)} worker pairs; mode {mode}")
         targets, sources = coordinator.workers("target"), coordinator.workers("source")
         if args.fault == "stale-generation":
@@ -261,8 +268,6 @@ def run_engine(args: argparse.Namespace, config: dict[str, Any]) -> dict[str, An
             victim = processes[targets[0]].pid
             armed = [targets[0]] if mode == "pull" else sources
             coordinator.request_all(armed, {"op": "arm", "pid": victim})
-        options = {"stage_below": args.stage_below, "batch_segments": args.batch_segments,
-                   "max_in_flight": args.max_in_flight}
         if args.fault == "corrupt-byte":
             # Between the transfer and the content check: the update must not verify.
             corrupt = lambda: coordinator.request_all([targets[0]], {"op": "corrupt"})  # noqa: E731
@@ -362,11 +367,11 @@ def run_local(args: argparse.Namespace, config: dict[str, Any]) -> dict[str, Any
     reshard = wm.plan(source.placement, target.placement)
     bound = wm.bind_plan(reshard, source.binding, target.binding, source_generation=source.binding.generation,
                          target_generation=target.binding.generation)
-    mode = choose_mode(bound, args.mode, args.stage_below)
+    options = execute_options(args)
+    mode = choose_mode(bound, args.mode, options)
     sessions = {w: w for side in inventories.values() for inv in side for w in {r["worker_id"] for r in inv["tensors"]}}
     report = transfer.execute(bound, backend, sessions, mode=mode, source=source.binding, target=target.binding,
-                              stage_below=args.stage_below, batch_segments=args.batch_segments,
-                              max_in_flight=args.max_in_flight)
+                              options=options)
     if args.fault == "corrupt-byte":
         first = sides["target"][0]
         first.tensors[sorted(first.tensors)[0]].view(np.uint8).reshape(-1)[7] ^= 0x5A

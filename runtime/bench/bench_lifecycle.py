@@ -38,6 +38,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from lifecycle_world import Model, World  # noqa: E402
+from weight_manifest_runtime.lifecycle import VersionedUpdate  # noqa: E402
 
 
 def model(mib: int) -> Model:
@@ -100,7 +101,9 @@ def rollback(mib: int, repeat: int, folder: Path) -> dict[str, Any]:
                 plain.append(time.perf_counter() - clock)
                 w.target.write(w.generations[1])
                 continue
-            update = w.update(save_revisions=False)
+            # No revisions: the delta keeps its undo log (with revision g kept it keeps
+            # none, and its rollback restores g whole, as a full update's does).
+            update = VersionedUpdate(w.coordinator, w.log, revisions=None, save_revisions=False)
             update.prepare(bound, 2, mode="delta")
             update.transfer()
             update.abort()

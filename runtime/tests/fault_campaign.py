@@ -15,8 +15,10 @@ generation's bytes are (numpy slices of global tensors drawn here):
 - ``lost``: trials in which a surviving target's bytes are neither generation g nor g+1;
 - ``unrecovered``: trials in which a surviving target does not serve after the recovery;
 - ``undetected_corruptions``: trials whose fault had to fail the update (a corrupted or
-  misdirected byte, a changed fence, a lost participant before the verify) and it
-  committed all the same;
+  misdirected byte that the update wrote, or in a block a delta wrote, a changed fence, a
+  lost participant before the verify) and it committed all the same; a byte flipped
+  outside a delta's blocks, or after the verify, must instead be found by the full check
+  (``status(check=True)``), the target's bytes otherwise the generation it serves;
 - ``unreported``: failures without a code of the codes file or without a participant
   (a worker of the group, or the coordinator) named in the message;
 - ``unrestorable``: trials after which a kept revision is not the oracle's bytes;
@@ -61,10 +63,12 @@ import numpy as np
 
 import weight_manifest as wm
 from weight_manifest_runtime import transfer
+from weight_manifest_runtime.transfer import ExecuteOptions
 from weight_manifest._codes import CODES
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from lifecycle_world import World, random_model  # noqa: E402
+from weight_manifest_runtime.lifecycle import VersionedUpdate  # noqa: E402
 
 #: Each kind of fault and the points of the lifecycle it may strike at.
 KINDS: dict[str, tuple[str, ...]] = {
@@ -91,6 +95,9 @@ KINDS: dict[str, tuple[str, ...]] = {
     # A target byte flipped after the verify (the update commits: the decision follows
     # the verify), then the next update runs.
     "corrupt_after_verify": ("verified",),
+    # A delta: a target byte flipped after the transfer in a block the delta does not
+    # write (its check does not hash it: the update commits, the full check finds it).
+    "corrupt_outside_delta": ("transferred",),
 }
 STALL_SECONDS = 0.2
 
@@ -106,6 +113,8 @@ class Fault:
     batch: int = 1
     victim: Optional[str] = None
     fired: bool = False
+    #: A flipped byte outside the delta's blocks (only its full check sees it).
+    outside: bool = False
 
     def must_fail(self, participants: set[str]) -> bool:
         """Whether this fault, once fired, must fail the update (independently of how):
@@ -115,6 +124,8 @@ class Fault:
         if self.kind in ("corrupt_in_flight", "corrupt_after_landing", "changed_lease", "changed_generation",
                          "partitioned_link"):
             return True
+        if self.kind == "corrupt_outside_delta":
+            return not self.outside  # a full update hashes every byte it wrote
         if self.kind == "kill_source":
             return self.point in ("prepared", "batch", "transferred")
         if self.kind == "kill_target":
@@ -211,8 +222,22 @@ class Trial:
         self.error: Optional[BaseException] = None
         #: Targets serving a byte changed after the verify, found by status(check=True).
         self.found_by_check: list[str] = []
+        #: The target bytes flipped by a fault: (target, tensor, byte index, bits).
+        self.flips: list[tuple[str, str, int, int]] = []
         self.committed: Optional[bool] = None
         self.unsaved = False
+        #: A delta whose coordinator keeps no revision: its targets keep undo logs (with
+        #: revision g kept, they keep none and the rollback restores g). Not with a byte
+        #: flipped after the verify: the next update, failed on it, could bring back no
+        #: copy of that target's generation without a kept revision.
+        undo_log = pick.random() < 0.5
+        self.undo_log = self.mode == "delta" and (process or undo_log) and not any(
+            f.kind == "corrupt_after_verify" for f in self.faults)
+
+    def update(self, **kwargs: Any) -> VersionedUpdate:
+        """The trial's coordinator (without revisions for an undo-log delta)."""
+        w = self.world
+        return VersionedUpdate(w.coordinator, w.log, revisions=None if self.undo_log else w.revisions, **kwargs)
 
     # ---- the faults -------------------------------------------------------------------
 
@@ -240,9 +265,13 @@ class Trial:
             self.coordinator_died = True
             raise Died(fault.point)
         elif kind == "corrupt_after_landing":
-            tensor = next(iter(self.world.target.workers[victim].values()))
-            flat = tensor.view(np.uint8).reshape(-1)
-            flat[int(self.rng.integers(0, flat.size))] ^= 0x08
+            # A delta's check hashes the blocks it wrote: the byte is one of a changed
+            # element (a full update's, any byte).
+            self.flip(victim, self.delta_byte(victim, inside=True) if self.mode == "delta" else None, 0x08)
+        elif kind == "corrupt_outside_delta":
+            where = self.delta_byte(victim, inside=False) if self.mode == "delta" else None
+            fault.outside = where is not None
+            self.flip(victim, where, 0x20)
         elif kind in ("short_buffer", "unregistered_buffer"):
             member = self.world.members[victim]
             tensor = max(member.tensors.values(), key=lambda t: t.nbytes)
@@ -261,9 +290,40 @@ class Trial:
             path.write_bytes(text[:int(self.rng.integers(0, max(1, len(text))))])
             raise Died(fault.point)
         elif kind == "corrupt_after_verify":
-            tensor = next(iter(self.world.target.workers[victim].values()))
-            flat = tensor.view(np.uint8).reshape(-1)
-            flat[int(self.rng.integers(0, flat.size))] ^= 0x04
+            self.flip(victim, None, 0x04)
+
+    def flip(self, victim: str, where: Optional[tuple[str, int]], bits: int) -> None:
+        """Flip ``bits`` of a byte of ``victim`` (``where``: tensor and byte index; None: a
+        random byte of its first tensor) and note it."""
+        held = self.world.target.workers[victim]
+        if where is None:
+            name = next(iter(held))
+            where = (name, int(self.rng.integers(0, held[name].nbytes)))
+        held[where[0]].view(np.uint8).reshape(-1)[where[1]] ^= bits
+        self.flips.append((victim, where[0], where[1], bits))
+
+    def delta_byte(self, victim: str, inside: bool) -> Optional[tuple[str, int]]:
+        """A byte of ``victim`` in an element the delta to generation 2 changed
+        (``inside``), or in a block (of 64 elements of a global row) where no element
+        changed, which no pair writes and no check of the delta hashes (None if there is
+        none)."""
+        w = self.world
+        for name in w.target.workers[victim]:
+            old, new = (w.generations[g][name].view(np.uint32) for g in (1, 2))
+            changed = old != new
+            if not inside:
+                rows = changed.reshape(-1, changed.shape[-1])
+                blocks = -(-rows.shape[1] // 64)
+                padded = np.zeros((rows.shape[0], blocks * 64), dtype=bool)
+                padded[:, :rows.shape[1]] = rows
+                touched = np.repeat(padded.reshape(rows.shape[0], blocks, 64).any(axis=2), 64, axis=1)
+                changed = ~touched[:, :rows.shape[1]].reshape(changed.shape)
+            box = changed[w.target.boxes[(victim, name)]].reshape(-1)
+            candidates = np.flatnonzero(box)
+            if len(candidates):
+                element = int(candidates[int(self.rng.integers(0, len(candidates)))])
+                return name, element * 4 + int(self.rng.integers(0, 4))
+        return None
 
     def hook(self, step: str, worker: Optional[str]) -> None:
         point = step
@@ -302,7 +362,7 @@ class Trial:
         w.log.owner_path.write_text(json.dumps({"coordinator": "previous-run", "pid": child.pid,
                                                 "host": socket.gethostname(), "epoch": 3}))
 
-    def _race(self, options: dict[str, Any]) -> None:
+    def _race(self, options: ExecuteOptions) -> None:
         """Two coordinators call run() at the same instant; the first's outcome is the
         trial's error, and the update committed if either did."""
         w = self.world
@@ -312,7 +372,7 @@ class Trial:
         outcomes: list[Any] = [None, None]
 
         def drive(i: int) -> None:
-            update = w.update(name=f"c{self.index}-{i}", takeover=takeover and i == 1,
+            update = self.update(name=f"c{self.index}-{i}", takeover=takeover and i == 1,
                               on_step=self.hook if i == 0 else None)
             barrier.wait()
             try:
@@ -338,7 +398,7 @@ class Trial:
     def run(self) -> None:
         w = self.world
         self.backend.trial = self
-        options = {"stall_seconds": STALL_SECONDS, "batch_segments": 4}
+        options = ExecuteOptions(stall_seconds=STALL_SECONDS, batch_segments=4)
         self.participants = {x for p in w.bound().pairs for x in (p.source_worker_id, p.target_worker_id)}
         for fault in self.faults:
             if fault.kind == "previous_run_record":
@@ -352,7 +412,7 @@ class Trial:
                 race[0].fired = True
                 self._race(options)
             else:
-                result = w.update(name=f"c{self.index}", on_step=self.hook).run(
+                result = self.update(name=f"c{self.index}", on_step=self.hook).run(
                     w.bound(), 2, mode=self.mode, transfer_mode=self.transfer_mode, options=options)
                 self.committed = bool(result["committed"])
                 self.unsaved = result.get("revision_saved") is False
@@ -388,7 +448,7 @@ class Trial:
             self._next_update(options)
         self.backend.trial = None
 
-    def _next_update(self, options: dict[str, Any]) -> None:
+    def _next_update(self, options: ExecuteOptions) -> None:
         """The update after a corruption after the verify: to generation 3. It commits
         (its writes covered the corrupted byte, or it was a full update) or it fails and
         rolls back to a generation 2 that is generation 2's bytes."""
@@ -397,7 +457,7 @@ class Trial:
         w.next_generation(3)
         self.error, self.committed = None, None
         try:
-            result = w.update(name=f"n{self.index}").run(w.bound(), 3, mode=self.mode,
+            result = self.update(name=f"n{self.index}").run(w.bound(), 3, mode=self.mode,
                                                            transfer_mode=self.transfer_mode, options=options)
             self.committed = bool(result["committed"])
         except wm.ManifestError as error:
@@ -425,14 +485,15 @@ class Trial:
         w = self.world
         survivors = [t for t in w.versions if t not in self.dead]
         serving = {t: w.versions[t].active for t in survivors if w.versions[t].serving}
-        # A byte changed after the verify in a target that then activated, when no next
-        # update could run (a participant is gone): no lifecycle can stop a memory fault
-        # after its check; the documented check must find it (status(check=True)).
-        self.found_by_check = sorted(
-            f.victim for f in self.faults if f.kind == "corrupt_after_verify" and f.fired and self.after == 2
-            and f.victim in serving and serving[f.victim] == 2 and w.held(f.victim) is None
-            and w.versions[f.victim].status(check=True)["consistent"] is False)
-        held = {t: (2 if t in self.found_by_check else w.held(t)) for t in survivors}
+        # A byte changed after the verify in a target that then activated, or outside a
+        # delta's blocks (its check hashes only those): no lifecycle can stop a memory
+        # fault after its check, and a later delta that does not write the byte keeps it;
+        # the documented full check must find it (status(check=True)), and the target's
+        # bytes must be the generation it serves but for the flipped bytes.
+        self.found_by_check = sorted(t for t in {f[0] for f in self.flips}
+                                     if t in serving and w.held(t) is None and self.flipped_only(t, serving[t])
+                                     and w.versions[t].status(check=True)["consistent"] is False)
+        held = {t: (serving[t] if t in self.found_by_check else w.held(t)) for t in survivors}
         broken = {
             "unrecovered": len(serving) != len(survivors),
             "mixed_activations": len(set(serving.values())) > 1 or any(held[t] != g for t, g in serving.items()),
@@ -461,6 +522,21 @@ class Trial:
                 for n in w.model) for g in kept) or (self.before not in kept and not committed) or (
             self.mode == "full" and committed and self.after not in kept and not self.dead)
         return broken
+
+    def flipped_only(self, target: str, generation: int) -> bool:
+        """Whether ``target``'s bytes are ``generation``'s once the bytes the faults
+        flipped there (and no later write restored) are flipped back."""
+        w = self.world
+        for name, tensor in w.target.workers[target].items():
+            want = np.ascontiguousarray(w.generations[generation][name][w.target.boxes[(target, name)]])
+            got = tensor.copy()
+            for victim, tensor_name, index, bits in self.flips:
+                flat = got.view(np.uint8).reshape(-1)
+                if (victim, tensor_name) == (target, name) and flat[index] != want.view(np.uint8).reshape(-1)[index]:
+                    flat[index] ^= bits
+            if not np.array_equal(got.view(np.uint32), want.view(np.uint32)):
+                return False
+        return True
 
     def detected(self) -> int:
         """The faults that had to fail the update and did, reported with a code."""

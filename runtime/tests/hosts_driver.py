@@ -27,6 +27,7 @@ import model  # noqa: E402
 from ranks import Rank  # noqa: E402
 import weight_manifest as wm  # noqa: E402
 from weight_manifest_runtime.group import Coordinator, Member  # noqa: E402
+from weight_manifest_runtime.transfer import ExecuteOptions  # noqa: E402
 from weight_manifest_runtime.group.ray import RayGroup, new_key  # noqa: E402
 
 HOSTS = ROOT / "scripts" / "hosts.sh"
@@ -173,7 +174,7 @@ def link() -> dict[str, Any]:
     timer = threading.Timer(1.0, cut)
     timer.start()
     try:
-        result = failure("transfer_timeout", lambda: update(coordinator, a, options={"stall_seconds": 3.0}))
+        result = failure("transfer_timeout", lambda: update(coordinator, a, options=ExecuteOptions(stall_seconds=3.0)))
         result["seconds_after_cut"] = time.monotonic() - down[0]
     finally:
         timer.join()
@@ -239,7 +240,7 @@ def lifecycle() -> dict[str, Any]:
     timer.start()
     try:
         out["cut"] = failure("transfer_timeout", lambda: VersionedUpdate(coordinator, log).run(
-            bound, 3, mode="delta", options={"stall_seconds": 3.0}))
+            bound, 3, mode="delta", options=ExecuteOptions(stall_seconds=3.0)))
         out["cut"]["seconds_after_cut"] = time.monotonic() - down[0]
     finally:
         timer.join()

@@ -153,6 +153,21 @@ def test_a_tensor_no_target_holds_fails_the_verification(setup: Any) -> None:
     assert str(caught.value) == "the targets hold no fragment of tensor down; no target is ready"
 
 
+def test_replicas_that_differ_fail_the_verification_with_its_code() -> None:
+    """Two target replicas (DP2) and one byte of one replica corrupted after the transfer:
+    their partials of the same box differ, so the targets' digests do not combine; that is
+    the update's content check failing (``transfer_verify_failed``, as in a versioned
+    update), not a bare combine error."""
+    source, target = Instance("src", 2, 1), Instance("dst", 1, 1, dp=2, fill=False)
+    coordinator, _group, _members = group_of(source, target, transfer.LocalBackend())
+    bound = coordinator.bind(coordinator.plan())
+    with pytest.raises(wm.ManifestError) as caught:
+        coordinator.update(bound, mode="pull", after_transfer=lambda: corrupt(target.workers["dst-d1p0t0"]["down"]))
+    assert caught.value.code == "transfer_verify_failed"
+    assert str(caught.value).startswith("after the update, the targets' content does not combine (tensor down: ")
+    assert str(caught.value).endswith("targets dst-d0p0t0, dst-d1p0t0); no target is ready")
+
+
 def test_the_targets_own_check_runs_after_the_transfer(setup: Any) -> None:
     source, target, coordinator, group, members = setup
     seen: list[str] = []
@@ -223,11 +238,11 @@ def test_a_pair_that_stops_making_progress_times_out_naming_it() -> None:
     clock = time.monotonic()
     with pytest.raises(wm.ManifestError) as caught:
         transfer.execute(bound, backend, {w: w for w in [*source.workers, *target.workers]}, mode="push",
-                         stage_below=0, batch_segments=2, stall_seconds=0.5)
+                         options=transfer.ExecuteOptions(stage_below=0, batch_segments=2, stall_seconds=0.5))
     backend.release.set()
     assert caught.value.code == "transfer_timeout"
     assert "pair src-d0p0t0 -> dst-d0p0t0: no batch completed in 0.5 s" in str(caught.value)
     assert time.monotonic() - clock < 5
     with pytest.raises(wm.ManifestError) as caught:
-        transfer.execute(bound, backend, {}, stall_seconds=0)
-    assert caught.value.code == "transfer_arguments_invalid"
+        transfer.execute(bound, backend, {}, options=transfer.ExecuteOptions(stall_seconds=0))
+    assert (caught.value.code, caught.value.path) == ("transfer_arguments_invalid", "/stall_seconds")

@@ -7,6 +7,7 @@ each with protocol_message_invalid and the pointer of what is wrong, nothing don
 from __future__ import annotations
 
 import ast
+import dataclasses
 import json
 from pathlib import Path
 from typing import Any
@@ -15,7 +16,7 @@ import pytest
 from jsonschema import Draft202012Validator
 
 import weight_manifest as wm
-from weight_manifest_runtime import protocol, transfer
+from weight_manifest_runtime import protocol, transfer, wire_schemas
 
 from conftest import ROOT
 from test_group import group_of
@@ -38,7 +39,7 @@ def schema_operations() -> set[str]:
 
 def sent_and_handled() -> tuple[set[str], set[str]]:
     """The operation names the runtime's source sends (a dict literal's ``"op"`` value) and
-    handles (``op == "x"`` in a member, the keys of the table a ``handlers`` function
+    handles (``op == "x"`` in a member or a transport (:func:`is_op`), the keys of the table a ``handlers`` function
     returns, a handler set as ``....handlers["x"] = ...``)."""
     sent, handled = set(), set()
     for path in PACKAGE.rglob("*.py"):
@@ -56,10 +57,20 @@ def sent_and_handled() -> tuple[set[str], set[str]]:
                     if (isinstance(target, ast.Subscript) and isinstance(target.value, ast.Attribute)
                             and target.value.attr == "handlers" and isinstance(target.slice, ast.Constant)):
                         handled.add(target.slice.value)
-            if (isinstance(node, ast.Compare) and isinstance(node.left, ast.Name) and node.left.id == "op"
+            if (isinstance(node, ast.Compare) and is_op(node.left)
                     and isinstance(node.ops[0], ast.Eq) and isinstance(node.comparators[0], ast.Constant)):
                 handled.add(node.comparators[0].value)
     return sent, handled
+
+
+def is_op(node: ast.expr) -> bool:
+    """Whether ``node`` reads a request's operation: ``op``, ``request.get("op")`` or
+    ``request["op"]`` (a transport's own, such as the pipe's ``stop``)."""
+    if isinstance(node, ast.Name):
+        return node.id == "op"
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get":
+        return bool(node.args) and isinstance(node.args[0], ast.Constant) and node.args[0].value == "op"
+    return isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant) and node.slice.value == "op"
 
 
 def test_the_schema_is_valid_and_names_every_operation_the_runtime_sends_or_handles() -> None:
@@ -71,7 +82,7 @@ def test_the_schema_is_valid_and_names_every_operation_the_runtime_sends_or_hand
     assert sent - ops == set(), f"sent but not in the schema: {sorted(sent - ops)}"
     assert handled - ops == set(), f"handled but not in the schema: {sorted(handled - ops)}"
     # Every operation of the schema is one the runtime handles (none is dead wire).
-    assert ops - handled - {"stop"} == set(), f"in the schema but handled nowhere: {sorted(ops - handled)}"
+    assert ops - handled == set(), f"in the schema but handled nowhere: {sorted(ops - handled)}"
 
 
 @pytest.fixture()
@@ -141,6 +152,56 @@ def test_the_coordinator_refuses_a_malformed_reply(members: Any) -> None:
     assert f"worker {target}'s reply to 'ping'" in str(caught.value)
 
 
-def test_the_installed_schema_is_the_repositorys() -> None:
+def test_the_installed_schemas_are_the_repositorys() -> None:
     assert protocol.schema() == SCHEMA
+    files = sorted((ROOT / "schema" / "runtime").glob("*.schema.json"))
+    assert len(files) >= 2
+    for path in files:
+        assert wire_schemas.document(path.name) == json.loads(path.read_text()), path.name
     assert protocol.RUNTIME_OPERATIONS == frozenset(schema_operations())
+
+
+def options_validator() -> Draft202012Validator:
+    return Draft202012Validator({"$ref": "#/$defs/ExecuteOptions", "$defs": SCHEMA["$defs"]})
+
+
+def test_the_executor_options_are_the_schemas_execute_options() -> None:
+    """The dataclass's members are the schema's properties, name for name, and what it
+    sends is a valid ExecuteOptions that reads back as the same value."""
+    members = {f.name for f in dataclasses.fields(transfer.ExecuteOptions)}
+    assert members == set(SCHEMA["$defs"]["ExecuteOptions"]["properties"])
+    assert SCHEMA["$defs"]["ExecuteOptions"]["additionalProperties"] is False
+    for options in (transfer.ExecuteOptions(), transfer.ExecuteOptions(batch_segments=3, stall_seconds=0.25)):
+        wire = options.to_wire()
+        assert set(wire) == members
+        assert not list(options_validator().iter_errors(wire)), wire
+        assert transfer.ExecuteOptions.from_wire(json.loads(json.dumps(wire))) == options
+    # A member left out is its default, as the schema says (each optional).
+    assert transfer.ExecuteOptions.from_wire({}) == transfer.ExecuteOptions()
+
+
+@pytest.mark.parametrize("name", sorted(SCHEMA["$defs"]["ExecuteOptions"]["properties"]))
+def test_an_executor_option_is_refused_exactly_where_the_schema_refuses_it(name: str) -> None:
+    """Around each bound of the schema and for every other JSON type, the dataclass
+    accepts the value exactly when jsonschema does, and refuses it with
+    transfer_arguments_invalid and the option's pointer."""
+    rule = SCHEMA["$defs"]["ExecuteOptions"]["properties"][name]
+    bound = rule.get("minimum", rule.get("exclusiveMinimum"))
+    assert bound is not None, rule
+    candidates = [bound - 1, bound, bound + 1, bound + 0.5, float(bound + 2), 1 << 40, True, False, None, "4", [4], {}]
+    for value in candidates:
+        valid = not list(options_validator().iter_errors({name: value}))
+        try:
+            transfer.ExecuteOptions.from_wire({name: value})
+            accepted = True
+        except wm.ManifestError as error:
+            assert (error.code, error.path) == ("transfer_arguments_invalid", f"/{name}"), error
+            accepted = False
+        assert accepted == valid, (name, value)
+
+
+def test_an_option_the_schema_lacks_is_refused_with_its_pointer() -> None:
+    assert not options_validator().is_valid({"stall": 1})
+    with pytest.raises(wm.ManifestError) as caught:
+        transfer.ExecuteOptions.from_wire({"stall": 1})
+    assert (caught.value.code, caught.value.path) == ("transfer_arguments_invalid", "/stall")

@@ -44,7 +44,7 @@ def recorded(source: Instance, target: Instance, worker: str, mode: str, staging
     target.register(backend)
     staging = transfer.Staging(backend, staging_bytes)
     transfer.execute(bound, backend, sessions, mode=mode, worker=worker, staging=staging,
-                     batch_segments=batch_segments, **options)
+                     options=transfer.ExecuteOptions(batch_segments=batch_segments), **options)
     return bound, backend, staging
 
 
@@ -62,7 +62,8 @@ def test_the_schedule_is_the_operations_the_executor_submits(mode: str, layouts:
     compared = 0
     for worker in workers:
         bound, backend, staging = recorded(source, target, worker, mode, staging_bytes=512, batch_segments=3)
-        planned = schedule(bound, mode=mode, worker=worker, batch_segments=3, half=staging.half).operations(worker)
+        planned = schedule(bound, mode=mode, worker=worker, options=transfer.ExecuteOptions(batch_segments=3),
+                           half=staging.half).operations(worker)
         assert len(planned) == len(backend.batches), worker
         for (index, _, remote_worker, write, ops), (session, wrote, local, remote, lengths) in zip(planned,
                                                                                                   backend.batches):
@@ -86,7 +87,8 @@ def test_a_deltas_schedule_is_the_executors_too() -> None:
         changed[(worker, "cpu")] = np.stack([starts, np.minimum(starts + 64, base + tensor.nbytes)], axis=1)
     bound, backend, staging = recorded(source, target, "dst-d0p0t0", "pull", staging_bytes=4096, batch_segments=2,
                                        changed=changed)
-    planned = schedule(bound, mode="pull", worker="dst-d0p0t0", batch_segments=2, half=staging.half,
+    planned = schedule(bound, mode="pull", worker="dst-d0p0t0", options=transfer.ExecuteOptions(batch_segments=2),
+                       half=staging.half,
                        changed=changed).operations("dst-d0p0t0")
     assert [[(r, n) for r, n, _ in ops] for *_, ops in planned] == [list(zip(b[3], b[4])) for b in backend.batches]
     assert sum(n for b in backend.batches for n in b[4]) == sum(n for *_, ops in planned for _, n, _ in ops) > 0
@@ -152,7 +154,7 @@ def test_an_engine_bound_update_costs_its_operations() -> None:
                            engine=simulate.Engine(op_seconds=op_s, batch_seconds=batch_s, pair_seconds=start_s,
                                                   stream_gbit=1e6, staging_gib_per_s=1e9))
     hosts = {"src-d0p0t0": "A", "src-d0p0t1": "A", "dst-d0p0t0": "B"}
-    got = simulate.simulate(bound, model, mode="pull", hosts=hosts, batch_segments=1)
+    got = simulate.simulate(bound, model, mode="pull", hosts=hosts, options=transfer.ExecuteOptions(batch_segments=1))
     # The in-flight bound (4) overlaps a pair's batch round trips.
     assert max(per_pair.values()) > 4
     want = 2 * start_s + ops * op_s + sum(n * batch_s / min(4, n) for n in per_pair.values())

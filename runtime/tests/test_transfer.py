@@ -123,13 +123,13 @@ def test_every_target_byte_is_the_global_tensors(mode: str, stage_below: int, la
     source = Instance("src", stp, spp, sdp)
     target = Instance("dst", ttp, tpp, tdp, fill=False)
     bound, backend, sessions = update(source, target)
-    report = transfer.execute(bound, backend, sessions, mode=mode, stage_below=stage_below,
+    report = transfer.execute(bound, backend, sessions, mode=mode, options=transfer.ExecuteOptions(stage_below=stage_below),
                               source=source.side.binding, target=target.side.binding)
     assert target.wrong() == []
     assert report.bytes == sum(t.nbytes for held in target.workers.values() for t in held.values())
     assert sum(p.bytes for p in report.pairs) == sum(p.bytes for p in bound.pairs)
     # Running the same update again is safe: the same bytes land again.
-    transfer.execute(bound, backend, sessions, mode=mode, stage_below=stage_below)
+    transfer.execute(bound, backend, sessions, mode=mode, options=transfer.ExecuteOptions(stage_below=stage_below))
     assert target.wrong() == []
 
 
@@ -138,7 +138,7 @@ def test_runs_merge_and_staging_cuts_operations() -> None:
     runs, which staging turns into one operation per remote-contiguous run."""
     source, target = Instance("src", 2, 1), Instance("dst", 1, 1, fill=False)
     bound, backend, sessions = update(source, target)
-    plain = transfer.execute(bound, backend, sessions, mode="pull", stage_below=0)
+    plain = transfer.execute(bound, backend, sessions, mode="pull", options=transfer.ExecuteOptions(stage_below=0))
     rows = MODEL["out"][0][0] + MODEL["down"][0][0]
     # Brute force: the regions of dim-0 and replicated tensors are one run each; a dim-1
     # tensor's region is one run per row (2 sources).
@@ -199,7 +199,7 @@ def failing_update(fail: int, at: str, **options: Any) -> tuple[Instance, Instan
 @pytest.mark.parametrize("fail", [1, 3, 10**9])
 def test_a_failed_batch_fails_the_update_and_a_retry_works(at: str, fail: int) -> None:
     source, target, bound, backend, sessions = failing_update(fail, at)
-    options = dict(mode="push", stage_below=0, batch_segments=4, max_in_flight=2)
+    options: dict[str, Any] = dict(mode="push", options=transfer.ExecuteOptions(stage_below=0, batch_segments=4, max_in_flight=2))
     if fail == 10**9:
         # The last batch fails: nothing may report success after it.
         counting = Faulty()
@@ -246,7 +246,7 @@ def test_unregistered_memory_fails_the_batch_and_writes_nothing_outside(mode: st
     for name, tensor in held.items():
         backend.register(int(tensor.ctypes.data), tensor.nbytes - (8 if name == "down" else 0))
     with pytest.raises(wm.ManifestError) as caught:
-        transfer.execute(bound, backend, sessions, mode=mode, stage_below=0, batch_segments=1)
+        transfer.execute(bound, backend, sessions, mode=mode, options=transfer.ExecuteOptions(stage_below=0, batch_segments=1))
     assert caught.value.code == "transfer_failed"
     # down (16, 64) is split on dim 1: its last 8 bytes (row 15, columns 62-63) come from
     # the second source.
@@ -314,7 +314,7 @@ def test_a_status_call_that_raises_is_a_failed_batch() -> None:
     source.register(backend)
     target.register(backend)
     with pytest.raises(wm.ManifestError) as caught:
-        transfer.execute(bound, backend, sessions, mode="push", stage_below=0, batch_segments=4)
+        transfer.execute(bound, backend, sessions, mode="push", options=transfer.ExecuteOptions(stage_below=0, batch_segments=4))
     assert caught.value.code == "transfer_failed"
 
 
@@ -393,10 +393,14 @@ def test_another_placement_is_a_fence_mismatch() -> None:
 def test_arguments_and_sessions_are_checked() -> None:
     source, target = Instance("src", 2, 1), Instance("dst", 1, 1, fill=False)
     bound, backend, sessions = update(source, target)
-    for options in ({"mode": "both"}, {"batch_segments": 0}, {"max_in_flight": 0}, {"source": source.side.binding}):
+    for options in ({"mode": "both"}, {"source": source.side.binding}):
         with pytest.raises(wm.ManifestError) as caught:
             transfer.execute(bound, backend, sessions, **options)
         assert caught.value.code == "transfer_arguments_invalid", options
+    for bad in ({"batch_segments": 0}, {"max_in_flight": 0}):
+        with pytest.raises(wm.ManifestError) as caught:
+            transfer.execute(bound, backend, sessions, options=transfer.ExecuteOptions(**bad))
+        assert (caught.value.code, caught.value.path) == ("transfer_arguments_invalid", f"/{next(iter(bad))}")
     with pytest.raises(wm.ManifestError) as caught:
         transfer.execute(bound, backend, {"src-d0p0t0": "x"}, mode="push")
     assert caught.value.code == "transfer_session_unknown"

@@ -87,6 +87,7 @@ def setup(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFacto
 def test_updates_through_vllms_api_give_hfs_tokens_and_a_fault_changes_nothing(setup: dict[str, Any]) -> None:
     from vllm.distributed.weight_transfer import WeightTransferTrainerFactory
 
+    from weight_manifest_runtime.weight_transfer.kept import KeptOnTargets
     from weight_manifest_runtime.weight_transfer.trainer import TrainerInfo
 
     llm = setup["llm"]
@@ -94,8 +95,11 @@ def test_updates_through_vllms_api_give_hfs_tokens_and_a_fault_changes_nothing(s
     assert generate(llm) == hf_tokens(start)
     # The trainer's tensors: another model's (the first update moves every byte).
     state = {n: t.detach().clone().contiguous() for n, t in hf_model("llama", 1).state_dict().items()}
+    # The revisions a rollback restores, passed by the caller: the last two generations,
+    # each a copy in the worker's memory.
     trainer = WeightTransferTrainerFactory.trainer_init(
-        TrainerInfo(rank=0, state_dict=state, model_id="tiny", generation=0, mode=setup["mode"], block_elements=1024),
+        TrainerInfo(rank=0, state_dict=state, model_id="tiny", generation=0, mode=setup["mode"], block_elements=1024,
+                    revisions=KeptOnTargets(keep=2, block_elements=1024)),
         client=LLMClient(llm))
     try:
         worker = llm.llm_engine.model_executor.driver_worker.worker
@@ -106,6 +110,8 @@ def test_updates_through_vllms_api_give_hfs_tokens_and_a_fault_changes_nothing(s
         tokens_1 = hf_tokens(state)
         assert generate(llm) == tokens_1 != hf_tokens(start)
         assert full["bytes"] == sum(t.numel() * t.element_size() for t in state.values())
+        # The worker keeps a copy of generations 0 and 1 (what a rollback restores).
+        assert full["kept_bytes"] == 2 * full["bytes"]
 
         # A delta: the trainer changes the final norm and one layer's o_proj in place.
         state["model.norm.weight"].mul_(-1.5)
@@ -116,6 +122,8 @@ def test_updates_through_vllms_api_give_hfs_tokens_and_a_fault_changes_nothing(s
         assert generate(llm) == tokens_2 != tokens_1
         changed = state["model.norm.weight"].nbytes + state["model.layers.1.self_attn.o_proj.weight"].nbytes
         assert delta["bytes"] == changed < full["bytes"]
+        # Generation 1 is kept: no undo log; the check hashed the two tensors' blocks only.
+        assert (delta["undo_log"], delta["undo_bytes"], delta["hashed_bytes"]) == (False, 0, changed)
 
         # A fault: a source byte corrupted after the bytes moved, before the check.
         state["model.layers.0.mlp.down_proj.weight"].mul_(0.5)  # a real change that must not land
@@ -203,6 +211,7 @@ def test_errors_name_what_to_change_and_change_nothing(setup: dict[str, Any]) ->
     from vllm.distributed.weight_transfer import WeightTransferTrainerFactory
 
     from weight_manifest_runtime.weight_transfer import payloads
+    from weight_manifest_runtime.weight_transfer.kept import KeptOnTargets
     from weight_manifest_runtime.weight_transfer.trainer import TrainerInfo
 
     llm = setup["llm"]

@@ -43,6 +43,7 @@ from .transfer.defaults import (
     DEFAULT_STAGING_BYTES,
 )
 from .transfer.lowering import Changed
+from .transfer.options import ExecuteOptions
 from .transfer.schedule import PairSchedule, Schedule, batches, schedule
 
 __all__ = ["Engine", "Model", "Prediction", "delta_changed", "host_map", "load_model", "main", "presets",
@@ -274,7 +275,7 @@ def _engine_seconds(p: PairSchedule, sched: Schedule, engine: Engine) -> tuple[f
     """The engine's own time for a pair's operations (issue cost, batch round trips spread
     over the in-flight depth, staging copies), its operation and batch counts."""
     ops, count = sched.counts(p)
-    depth = max(1, min(sched.max_in_flight, count))
+    depth = max(1, min(sched.options.max_in_flight, count))
     seconds = (ops * engine.op_seconds + count * engine.batch_seconds / depth
                + p.staged_bytes / (engine.staging_gib_per_s * (1 << 30)))
     return seconds, ops, count
@@ -329,15 +330,13 @@ def _fair(flows: Sequence[Flow], capacity: Mapping[Any, float]) -> None:
 
 
 def simulate(bound: BoundPlan, model: Model, *, mode: str = "pull",
-             hosts: Optional[HostsInput] = None,
-             batch_segments: int = DEFAULT_BATCH_SEGMENTS, max_in_flight: int = DEFAULT_MAX_IN_FLIGHT,
-             stage_below: int = DEFAULT_STAGE_BELOW, staging_bytes: int = DEFAULT_STAGING_BYTES,
+             hosts: Optional[HostsInput] = None, options: ExecuteOptions = ExecuteOptions(),
              changed: Optional[Changed] = None, coalesce: bool = True,
              plan_seconds: Optional[float] = None, bind_seconds: Optional[float] = None,
              verify: bool = True, timeline: bool = False, sched: Optional[Schedule] = None) -> Prediction:
-    """The predicted update of ``bound`` on ``model``, each worker holding its own staging
-    buffer of ``staging_bytes`` (as a :class:`weight_manifest_runtime.group.Member` does), the
-    executor's options as given. ``hosts``: worker -> host (GPU indices in natural order
+    """The predicted update of ``bound`` on ``model`` under the executor's ``options``, each
+    worker holding its own staging buffer of ``options.staging_bytes`` (as a
+    :class:`weight_manifest_runtime.group.Member` does). ``hosts``: worker -> host (GPU indices in natural order
     of the host's workers) or [host, GPU], for both sides or per side (``{"source": ...,
     "target": ...}``); default :func:`host_map`. ``changed``: a delta
     (:func:`delta_changed`), packed when ``coalesce``. ``sched``: the schedule of these
@@ -351,11 +350,11 @@ def simulate(bound: BoundPlan, model: Model, *, mode: str = "pull",
     if mode == "pull" and any(p.transformed for p in bound.pairs):
         raise ValueError("a bound plan with transformed copies runs in push mode only: its sources compute the bytes")
     landing = None
-    if changed is not None and coalesce and stage_below > 0 and staging_bytes >= 2:
+    staging_bytes = options.staging_bytes
+    if changed is not None and coalesce and options.stage_below > 0 and staging_bytes >= 2:
         landing = {(p.source_worker_id, p.target_worker_id): 0 for p in bound.pairs}
     if sched is None:
-        sched = schedule(bound, mode=mode, batch_segments=batch_segments, max_in_flight=max_in_flight,
-                         stage_below=stage_below, staging_bytes=staging_bytes, staged=staging_bytes >= 2,
+        sched = schedule(bound, mode=mode, options=options, staged=staging_bytes >= 2,
                          half=staging_bytes // 2 if staging_bytes >= 2 else 0, changed=changed, landing=landing)
     engine = model.engine
     queues: dict[str, list[PairSchedule]] = {w: list(ps) for w, ps in sched.workers().items()}
@@ -600,16 +599,15 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             bound = bind_plan(reshard, source_b, target_b)
             bind_seconds = time.perf_counter() - clock
         hosts = json.loads(Path(args.hosts).read_text()) if args.hosts else None
-        options = dict(mode=args.mode, hosts=hosts, batch_segments=args.batch_segments,
-                       max_in_flight=args.max_in_flight, stage_below=args.stage_below,
-                       staging_bytes=args.staging_bytes)
-        full = simulate(bound, model, plan_seconds=plan_seconds, bind_seconds=bind_seconds,
-                        timeline=bool(args.svg), **options)
+        options = ExecuteOptions(batch_segments=args.batch_segments, max_in_flight=args.max_in_flight,
+                                 stage_below=args.stage_below, staging_bytes=args.staging_bytes)
+        full = simulate(bound, model, mode=args.mode, hosts=hosts, options=options, plan_seconds=plan_seconds,
+                        bind_seconds=bind_seconds, timeline=bool(args.svg))
         out: dict[str, Any] = {"model": model.to_dict(), "update": full.to_dict()}
         delta = None
         if args.delta is not None:
             changed = delta_changed(bound, args.delta, args.delta_block_bytes)
-            delta = simulate(bound, model, changed=changed, **options)
+            delta = simulate(bound, model, mode=args.mode, hosts=hosts, options=options, changed=changed)
             out["delta"] = {"fraction": args.delta, "block_bytes": args.delta_block_bytes, **delta.to_dict()}
         if args.svg:
             svg(full, args.svg)

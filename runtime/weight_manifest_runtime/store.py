@@ -481,7 +481,7 @@ def restore(
     manifest_key: str,
     *,
     manifest_digest: Optional[str],
-    options: Optional[Mapping[str, Any]] = None,
+    options: transfer.ExecuteOptions = transfer.ExecuteOptions(),
     block_elements: int = content.DEFAULT_BLOCK_ELEMENTS,
     after_transfer: Optional[Callable[[], Any]] = None,
     readers: Optional[int] = None,
@@ -514,14 +514,11 @@ def restore(
     bound = bind_plan(reshard, stored_binding(manifest, source), target.binding,
                       source_generation=manifest.weight_generation, target_generation=target.binding.generation)
     coordinator.check_live(bound, sides=("target",))
-    targets = coordinator.workers("target")
     sessions = {f.object_key: f.object_key for f in manifest.fragments}
     transfer_started = time.perf_counter()
-    request = {"op": "execute", "bound_plan": bound.to_json(), "mode": "pull", "sessions": sessions,
-               "options": dict(options or {})}
-    if backend is not None:
-        request["backend"] = backend
-    replies = coordinator.request_all(targets, request, at_once=readers)
+    reports = coordinator.execute(bound, mode="pull", options=options, sessions=sessions, at_once=readers,
+                                  backend=backend, windows=False)
+    targets = sorted(reports)
     seconds = time.perf_counter() - started
     transfer_seconds = time.perf_counter() - transfer_started
     if after_transfer is not None:
@@ -530,8 +527,8 @@ def restore(
     restored = coordinator.digests("target", block_elements) if verify_content else dict(record["digests"])
     content.check(record["digests"], restored, code="store_verify_failed", when="after the restore",
                   against="the saved", outcome="nothing is restored")
-    pairs = [p for w in targets for p in replies[w]["report"]["pairs"]]
-    workers = {w: {k: replies[w]["report"][k] for k in ("seconds", "prepare_seconds")} for w in targets}
+    pairs = [p for w in targets for p in reports[w]["pairs"]]
+    workers = {w: {k: reports[w][k] for k in ("seconds", "prepare_seconds")} for w in targets}
     return RestoreReport(manifest_key=manifest_key, manifest_digest=manifest.digest,
                          bytes=sum(p["bytes"] for p in pairs), regions=len(reshard.regions),
                          operations=sum(p["segments"] for p in pairs), seconds=seconds,

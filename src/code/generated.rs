@@ -614,6 +614,11 @@ pub enum Code {
     /// or of the wrong type, or a reply neither ok nor an error; refused before anything is
     /// done; the pointer names the member. (added by this implementation)
     ProtocolMessageInvalid,
+    /// `lifecycle_undo_too_large`: a delta's undo log (each target's copy of the bytes the
+    /// delta writes there, kept when generation g is not kept in the update's revisions)
+    /// would exceed max_undo_bytes on some target; refused before anything is recorded or
+    /// moved (§22.5). (added by this implementation)
+    LifecycleUndoTooLarge,
 }
 
 impl Code {
@@ -782,6 +787,7 @@ impl Code {
         Code::VllmTransferFailed,
         Code::VllmTransferArgumentsInvalid,
         Code::ProtocolMessageInvalid,
+        Code::LifecycleUndoTooLarge,
     ];
 
     /// The snake_case spelling used on the wire and in fixtures.
@@ -949,6 +955,7 @@ impl Code {
             Code::VllmTransferFailed => "vllm_transfer_failed",
             Code::VllmTransferArgumentsInvalid => "vllm_transfer_arguments_invalid",
             Code::ProtocolMessageInvalid => "protocol_message_invalid",
+            Code::LifecycleUndoTooLarge => "lifecycle_undo_too_large",
         }
     }
 

@@ -972,6 +972,13 @@ enum WmCode
    */
   WM_CODE_PROTOCOL_MESSAGE_INVALID = 162,
   /**
+   * `lifecycle_undo_too_large`: a delta's undo log (each target's copy of the bytes the
+   * delta writes there, kept when generation g is not kept in the update's revisions)
+   * would exceed max_undo_bytes on some target; refused before anything is recorded or
+   * moved (§22.5). (added by this implementation)
+   */
+  WM_CODE_LIFECYCLE_UNDO_TOO_LARGE = 163,
+  /**
    * `invalid_argument`: a C argument is unusable (a required pointer is NULL, or a
    * length is too large). Not a contract code: it never comes from a document.
    */

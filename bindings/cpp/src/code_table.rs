@@ -624,6 +624,11 @@ pub enum WmCode {
     /// or of the wrong type, or a reply neither ok nor an error; refused before anything is
     /// done; the pointer names the member. (added by this implementation)
     ProtocolMessageInvalid = 162,
+    /// `lifecycle_undo_too_large`: a delta's undo log (each target's copy of the bytes the
+    /// delta writes there, kept when generation g is not kept in the update's revisions)
+    /// would exceed max_undo_bytes on some target; refused before anything is recorded or
+    /// moved (§22.5). (added by this implementation)
+    LifecycleUndoTooLarge = 163,
     /// `invalid_argument`: a C argument is unusable (a required pointer is NULL, or a
     /// length is too large). Not a contract code: it never comes from a document.
     InvalidArgument = 1000,
@@ -798,6 +803,7 @@ impl WmCode {
             Code::VllmTransferFailed => WmCode::VllmTransferFailed,
             Code::VllmTransferArgumentsInvalid => WmCode::VllmTransferArgumentsInvalid,
             Code::ProtocolMessageInvalid => WmCode::ProtocolMessageInvalid,
+            Code::LifecycleUndoTooLarge => WmCode::LifecycleUndoTooLarge,
             // `Code` is non-exhaustive: a code added after this table was generated
             // (the crate's tests and `codegen --check` catch that).
             _ => WmCode::InternalError,
@@ -971,6 +977,7 @@ impl WmCode {
             WmCode::VllmTransferFailed => c"vllm_transfer_failed",
             WmCode::VllmTransferArgumentsInvalid => c"vllm_transfer_arguments_invalid",
             WmCode::ProtocolMessageInvalid => c"protocol_message_invalid",
+            WmCode::LifecycleUndoTooLarge => c"lifecycle_undo_too_large",
             WmCode::InvalidArgument => c"invalid_argument",
             WmCode::InternalError => c"internal_error",
         }

@@ -1,5 +1,6 @@
 //! Content digests of live tensors (contract §19), computed in Rust over the tensors' own
-//! memory: `content_partial`, `content_combine` and `block_values` of `_native`.
+//! memory: `content_partial`, `content_combine`, `block_values`, `content_blocks` and
+//! `content_values_at` of `_native`.
 //!
 //! A tensor is read as `tensor_facts` reads it (DLPack, `__array_interface__`, the buffer
 //! protocol); only a row-major contiguous tensor in host memory is hashed, in place, with
@@ -12,7 +13,7 @@ use weight_manifest::error::{Code, Error};
 use weight_manifest::wire::{ContentEdge, ContentPartial};
 use weight_manifest_content::manifest::{partial_from_wire, partial_to_wire};
 use weight_manifest_content::walk::Buffer;
-use weight_manifest_content::{blocks, combine, partial, Fragment, Partial, Tensor};
+use weight_manifest_content::{blocks, combine, hash, partial, Fragment, Partial, Tensor};
 
 use crate::errors::{to_py, OrRaise};
 use crate::tensor::{read_facts, row_major_contiguous, unreadable};
@@ -141,6 +142,71 @@ pub(crate) fn content_blocks<'py>(
     })?;
     let partial = partial_dict(py, &partial_to_wire(&p))?;
     PyTuple::new(py, [partial.into_any(), raw.into_any()])
+}
+
+/// `content_values_at(tensor, tensor_id, blocks)`: the values (contract §19.2) of the
+/// blocks of the live fragment `tensor` that `blocks` lists, each as four native-endian
+/// u64 (the block's byte offset in the fragment's memory, its byte length, its global row
+/// r, its block index j), as bytes (16 per block: low, then high 64 bits, as
+/// `content_blocks` gives them), hashed in one call with the GIL released: a delta's check
+/// re-hashes only the blocks it wrote. `content_buffer_invalid` for a list whose length
+/// is not a multiple of 32 bytes or a block that leaves the fragment's memory; nothing is
+/// hashed then.
+#[pyfunction]
+pub(crate) fn content_values_at<'py>(
+    tensor: &Bound<'py, PyAny>,
+    tensor_id: &str,
+    blocks: &[u8],
+) -> PyResult<Bound<'py, PyBytes>> {
+    let py = tensor.py();
+    let (bytes, _, _) = live_bytes(tensor)?;
+    let invalid = |message: String| to_py(py, &Error::new(Code::ContentBufferInvalid, message));
+    if !blocks.len().is_multiple_of(32) {
+        return Err(invalid(format!(
+            "the block list holds {} bytes, not a multiple of 32 (offset, length, row, block)",
+            blocks.len()
+        )));
+    }
+    let mut spans = Vec::with_capacity(blocks.len() / 32);
+    for (i, entry) in blocks.chunks_exact(32).enumerate() {
+        let mut words = [0_u64; 4];
+        for (word, raw) in words.iter_mut().zip(entry.chunks_exact(8)) {
+            let mut le = [0_u8; 8];
+            le.copy_from_slice(raw);
+            *word = u64::from_ne_bytes(le);
+        }
+        let [offset, length, row, block] = words;
+        let range = usize::try_from(offset)
+            .ok()
+            .zip(usize::try_from(length).ok())
+            .and_then(|(o, l)| Some(o..o.checked_add(l)?))
+            .filter(|r| r.end <= bytes.len());
+        match range {
+            Some(r) => spans.push((r, row, block)),
+            None => {
+                return Err(invalid(format!(
+                    "block {i} of the list ({length} bytes at byte {offset}) leaves the fragment's {} bytes",
+                    bytes.len()
+                )))
+            }
+        }
+    }
+    let values: Vec<u128> = py.detach(|| {
+        let key = hash::tensor_key(tensor_id);
+        spans
+            .iter()
+            .map(|(r, row, block)| hash::value(key, *row, *block, hash::content(&bytes[r.clone()])))
+            .collect()
+    });
+    PyBytes::new_with(py, values.len().saturating_mul(16), |out| {
+        for (v, slot) in values.iter().zip(out.chunks_exact_mut(16)) {
+            #[allow(clippy::cast_possible_truncation)] // the two halves, on purpose
+            let (lo, hi) = (*v as u64, (*v >> 64) as u64);
+            slot[..8].copy_from_slice(&lo.to_ne_bytes());
+            slot[8..].copy_from_slice(&hi.to_ne_bytes());
+        }
+        Ok(())
+    })
 }
 
 fn partial_dict<'py>(py: Python<'py>, wire: &ContentPartial) -> PyResult<Bound<'py, PyDict>> {

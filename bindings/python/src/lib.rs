@@ -114,6 +114,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(content::content_combine, m)?)?;
     m.add_function(wrap_pyfunction!(content::block_values, m)?)?;
     m.add_function(wrap_pyfunction!(content::content_blocks, m)?)?;
+    m.add_function(wrap_pyfunction!(content::content_values_at, m)?)?;
     m.add_function(wrap_pyfunction!(content::content_partial_of_bytes, m)?)?;
     m.add_function(wrap_pyfunction!(content::block_values_of_bytes, m)?)?;
     m.add_function(wrap_pyfunction!(

@@ -90,6 +90,24 @@ def test_block_values_match_the_oracle() -> None:
     assert [(r, b) for r, b, _ in got] == [(1, 1), (1, 2), (1, 3), (2, 1), (2, 2), (2, 3)]
 
 
+def test_values_of_listed_blocks_match_the_oracle() -> None:
+    """content.block_values_at: the values of some blocks of a live fragment, in the order
+    asked, as the oracle computes them from the fragment's bytes."""
+    array = np.arange(3 * 11, dtype=np.int32).reshape(3, 11)
+    piece = fragment(array, [1, 2], [2, 9])
+    expected = {(r, b): v for r, b, v in oracle.block_values("t", [3, 11], 4, 3, [1, 2], [2, 9], piece.tobytes())}
+    asked = [(2, 3), (1, 1), (2, 1), (1, 3)]  # any order, the short last block included
+    offsets = [((r - 1) * 9 + b * 3 - 2) * 4 for r, b in asked]
+    lengths = [(min(11, (b + 1) * 3) - b * 3) * 4 for _, b in asked]
+    got = content.block_values_at(piece, "t", offsets, lengths, [r for r, _ in asked], [b for _, b in asked])
+    assert got.shape == (4, 2) and got.dtype == np.uint64
+    assert [(int(hi) << 64) | int(lo) for lo, hi in got] == [expected[k] for k in asked]
+    assert content.block_values_at(piece, "t", [], [], [], []).shape == (0, 2)
+    error = raises("content_buffer_invalid", content.block_values_at, piece, "t", [70], [4], [1], [1])
+    assert "leaves the fragment's 72 bytes" in str(error)
+    raises("content_buffer_invalid", _native.content_values_at, piece, "t", b"\0" * 31)
+
+
 def test_one_changed_byte_changes_exactly_its_partial() -> None:
     array = np.arange(4 * 10, dtype=np.uint8).reshape(4, 10)
     before = _native.content_partial(array, "t", [4, 10], [0, 0], 4)

@@ -236,16 +236,18 @@ class Coordinator:
 
     # ---- the update --------------------------------------------------------------------
 
-    def execute(self, bound: BoundPlan, *, mode: str = "push", options: Optional[Mapping[str, Any]] = None,
+    def execute(self, bound: BoundPlan, *, mode: str = "push",
+                options: transfer.ExecuteOptions = transfer.ExecuteOptions(),
                 changed: Optional[list[Any]] = None, sessions: Optional[Mapping[str, str]] = None,
                 at_once: Optional[int] = None, coalesce: bool = True,
                 on_progress: Optional[ProgressCallback] = None,
                 alongside: Optional[Mapping[str, tuple[str, dict[str, Any]]]] = None,
                 alongside_replies: Optional[dict[str, dict[str, Any]]] = None,
                 partials: Optional[int] = None,
-                landed_partials: Optional[dict[str, list[Any]]] = None) -> dict[str, dict[str, Any]]:
+                landed_partials: Optional[dict[str, list[Any]]] = None,
+                backend: Optional[str] = None, windows: bool = True) -> dict[str, dict[str, Any]]:
         """Every executing worker runs its pairs of ``bound`` (push: the sources, pull: the
-        targets); their reports. With ``changed`` (a delta) and ``coalesce``, each pair's
+        targets) under ``options``; their reports. With ``changed`` (a delta) and ``coalesce``, each pair's
         small changed pieces move packed through the passive side's landing area
         (:mod:`weight_manifest_runtime.transfer.delta`): about one engine operation per staging round
         instead of one per changed block. A pair's failure towards a member that no longer
@@ -253,9 +255,16 @@ class Coordinator:
         host). ``alongside``: calls to workers that do not execute, made while the pairs
         run (:meth:`request_all`); their replies go into ``alongside_replies``. With
         ``partials`` (block elements) and pull, each target returns the partials of what
-        landed, hashed while its later pairs moved; they go into ``landed_partials``."""
+        landed, hashed while its later pairs moved; they go into ``landed_partials``.
+        ``backend`` names another transport of the executing members (their ``backends``).
+        ``windows=False`` opens no participant's Transfer Engine window around the transfer:
+        a Store restore's (its sources are the Store's objects, not members, and the Store
+        moves bytes on its own registration)."""
         side = "source" if mode == "push" else "target"
         executing = _participants(bound, side)
+        if not windows:
+            return self._execute(bound, mode, options, changed, sessions, at_once, coalesce, on_progress, alongside,
+                                 alongside_replies, partials, landed_partials, side, executing, backend)
         # Every participant's memory open for the transfer; closed again after it where
         # it was closed before (a windowed member: reachable only while it is needed).
         everyone = sorted({*_participants(bound, "source"), *_participants(bound, "target")})
@@ -263,7 +272,7 @@ class Coordinator:
                                   per_worker={w: {"write": True} for w in _participants(bound, "target")})
         try:
             return self._execute(bound, mode, options, changed, sessions, at_once, coalesce, on_progress, alongside,
-                                 alongside_replies, partials, landed_partials, side, executing)
+                                 alongside_replies, partials, landed_partials, side, executing, backend)
         finally:
             closing = [w for w, reply in opened.items() if reply.get("opened")]
             if closing:
@@ -272,19 +281,21 @@ class Coordinator:
                 except ManifestError:
                     pass  # a member lost meanwhile: its memory went with it
 
-    def _execute(self, bound: BoundPlan, mode: str, options: Optional[Mapping[str, Any]],
+    def _execute(self, bound: BoundPlan, mode: str, options: transfer.ExecuteOptions,
                  changed: Optional[list[Any]], sessions: Optional[Mapping[str, str]], at_once: Optional[int],
                  coalesce: bool, on_progress: Optional[ProgressCallback],
                  alongside: Optional[Mapping[str, tuple[str, dict[str, Any]]]],
                  alongside_replies: Optional[dict[str, dict[str, Any]]], partials: Optional[int],
                  landed_partials: Optional[dict[str, list[Any]]], side: str,
-                 executing: list[str]) -> dict[str, dict[str, Any]]:
+                 executing: list[str], backend: Optional[str]) -> dict[str, dict[str, Any]]:
         plan_json = bound.to_json()
         request: dict[str, Any] = {"op": "execute", "bound_plan": plan_json, "mode": mode,
                                    "sessions": dict(sessions or {w: m.session for w, m in self.peers.items()}),
-                                   "options": dict(options or {})}
+                                   "options": options.to_wire()}
         if partials is not None and mode == "pull":
             request["partials"] = partials
+        if backend is not None:
+            request["backend"] = backend
         passive: list[str] = []
         token = ""
         per_worker: Optional[dict[str, dict[str, Any]]] = None
@@ -295,9 +306,7 @@ class Coordinator:
                 for w in (pair.source_worker_id, pair.target_worker_id):
                     partners.setdefault(w, set()).add(pair.source_worker_id)
             per_worker = {w: {"changed": [e for e in changed if e[0] in mine]} for w, mine in partners.items()}
-            opts = request["options"]
-            if (coalesce and int(opts.get("stage_below", transfer.DEFAULT_STAGE_BELOW)) > 0
-                    and int(opts.get("staging_bytes", transfer.DEFAULT_STAGING_BYTES)) >= 2):
+            if coalesce and options.stage_below > 0 and options.staging_bytes >= 2:
                 # Each pair's passive side reserves its packed area (pull: gathers into it).
                 passive = _participants(bound, "target" if mode == "push" else "source")
                 token = uuid.uuid4().hex
@@ -334,7 +343,8 @@ class Coordinator:
                          f"worker {gone[0]} on {self.host_of(gone[0])} was lost during the update ({error}); "
                          "no target is ready") from error
 
-    def update(self, bound: BoundPlan, *, mode: str = "push", options: Optional[Mapping[str, Any]] = None,
+    def update(self, bound: BoundPlan, *, mode: str = "push",
+               options: transfer.ExecuteOptions = transfer.ExecuteOptions(),
                verify: Optional[str] = None, verify_content: bool = True,
                block_elements: int = content.DEFAULT_BLOCK_ELEMENTS, delta: bool = False,
                coalesce: bool = True, after_transfer: Optional[Callable[[], Any]] = None,
@@ -420,7 +430,7 @@ class Coordinator:
         return self.transport.refresh()
 
     def catch_up(self, joined: Sequence[str], peers: Sequence[str], version: Any, *,
-                 mode: str = "pull", options: Optional[Mapping[str, Any]] = None) -> dict[str, Any]:
+                 mode: str = "pull", options: transfer.ExecuteOptions = transfer.ExecuteOptions()) -> dict[str, Any]:
         """Bring members that joined after ``version`` was activated (``joined``: one
         instance's target workers) to it from ``peers`` (workers that hold it, of one
         instance), verify by content, then activate it on them: only then do they serve."""
@@ -448,21 +458,36 @@ class Coordinator:
     def verify_content(self, block_elements: int = content.DEFAULT_BLOCK_ELEMENTS,
                        sources: Optional[Sequence[str]] = None, targets: Optional[Sequence[str]] = None,
                        source_partials: Optional[Sequence[Mapping[str, Any]]] = None,
-                       target_partials: Optional[Mapping[str, Sequence[Mapping[str, Any]]]] = None) -> list[str]:
-        """Raise ``transfer_verify_failed`` naming every tensor whose digest on the targets
-        is not the sources' (and the target workers holding the first); else the tensors
-        verified (every source tensor), sorted. ``source_partials``: the sources' partials
-        of the bytes they sent, and ``target_partials`` (worker -> partials) the targets'
-        of what landed, when already hashed (else they are asked now)."""
-        if source_partials is not None:
+                       target_partials: Optional[Mapping[str, Sequence[Mapping[str, Any]]]] = None, *,
+                       expected: Optional[Mapping[str, str]] = None, when: str = "after the update") -> list[str]:
+        """The content check of an update (:meth:`update`'s and a versioned update's): raise
+        ``transfer_verify_failed`` naming every tensor whose digest on the targets is not
+        the sources' (and the target workers holding the first), or saying that the
+        targets' partials do not combine (replicas that differ, boxes that do not tile);
+        else the tensors verified (every source tensor), sorted. The sources' digests are
+        ``expected`` when known, else combined from ``source_partials`` (the sources'
+        partials of the bytes they sent), else asked of ``sources`` now. The targets'
+        partials are ``target_partials`` (worker -> partials of what landed, or a versioned
+        update's targets' of the generation they staged) when already hashed, else asked
+        of ``targets`` now. ``when`` begins the message."""
+        if expected is not None:
+            source = dict(expected)
+        elif source_partials is not None:
             source = content.digests(source_partials, block_elements)
         else:
             source = self._digests(sources if sources is not None else self.workers("source"), block_elements)[0]
-        if target_partials is not None:
+        if target_partials is None:
+            ids = list(targets if targets is not None else self.workers("target"))
+            replies = self.request_all(ids, {"op": "content", "block_elements": block_elements})
+            target_partials = {w: replies[w]["partials"] for w in ids}
+        try:
             target, holders = _combined(target_partials, block_elements)
-        else:
-            target, holders = self._digests(targets if targets is not None else self.workers("target"), block_elements)
-        return content.check(source, target, code="transfer_verify_failed", when="after the update",
+        except ManifestError as error:
+            if not str(getattr(error, "code", "")).startswith("content_"):
+                raise
+            raise _error("transfer_verify_failed", f"{when}, the targets' content does not combine ({error}; targets "
+                         f"{', '.join(target_partials)}); no target is ready") from None
+        return content.check(source, target, code="transfer_verify_failed", when=when,
                              against="the sources'", outcome="no target is ready",
                              holders=lambda tensor: holders[tensor])
 

@@ -203,7 +203,8 @@ class Member:
                 bound, backend, request["sessions"], mode=request["mode"], worker=self.worker_id,
                 staging=self.staging if name is None else None, changed=changed, landing=landing,
                 progress=self._progress_sink(), on_pair=None if landed is None else landed.pair_done,
-                quantized=self.quantized if side == "source" else None, **request.get("options", {}),
+                quantized=self.quantized if side == "source" else None,
+                options=transfer.ExecuteOptions.from_wire(request.get("options", {})),
             )
         except BaseException:
             if landed is not None:
@@ -222,12 +223,11 @@ class Member:
         # Its own last look, as in execute: the passive side copies bytes too.
         transfer.check_fence(bound, "target" if push else "source", self.fence())
         changed = transfer.changed_from_wire(request["changed"])
-        options = request.get("options", {})
+        options = transfer.ExecuteOptions.from_wire(request.get("options", {}))
         if self.landing is None:
             self.landing = transfer.Landing(self.backend)
-        entries = self.landing.prepare(
-            bound, changed, self.worker_id, push, int(options.get("stage_below", transfer.DEFAULT_STAGE_BELOW)),
-            int(options.get("max_segments", transfer.DEFAULT_MAX_SEGMENTS)), self.registered, str(request["token"]))
+        entries = self.landing.prepare(bound, changed, self.worker_id, push, options.stage_below, options.max_segments,
+                                       self.registered, str(request["token"]))
         return {"landing": entries}
 
     def _progress_sink(self) -> Optional[transfer.Progress]:

@@ -3,6 +3,8 @@ target verified g+1, then all activate it at one barrier, or all go back to g.
 
 - :mod:`.versions`: a target's side (:class:`TargetVersions`: the generation it serves,
   the one staged, its undo log; what the serving engine waits on);
+- :mod:`.blocks`: the block values a target keeps of the generation it verified (a
+  delta's check re-hashes only the blocks the delta wrote);
 - :mod:`.update`: the coordinator's side (:class:`VersionedUpdate`: prepare, transfer,
   verify, commit or abort and rollback; the recovery of a replacement coordinator);
 - :mod:`.record`: the durable decision record beside the coordinator (:class:`DecisionLog`);

@@ -12,7 +12,10 @@ over members whose targets carry :class:`~.versions.TargetVersions`) with a
    target told (it stops serving: the bytes change in place);
 2. **transfer**: the executing workers run their pairs;
 3. **verify**: every worker's fence again, then every target's content digests (from its
-   own partials) against the sources'; only then is each target told it verified g+1;
+   own partials) against the sources'; only then is each target told it verified g+1 (a
+   delta's target hashes only the blocks the delta wrote there and keeps the other
+   blocks' values from its last verification, :mod:`.blocks`: a byte changed outside them
+   is found by the full check, ``status(check=True)``, not by the delta's);
 4. **commit**: the decision ``commit`` written (fsync, rename) before the first
    activation, then every target activates g+1, then the record says ``done``. Or
    **abort**: the decision ``abort`` written, then **rollback**: every target gets g's
@@ -41,7 +44,9 @@ from typing import Any, Optional
 
 from weight_manifest import BoundPlan, ManifestError, content
 from weight_manifest.errors import manifest_error as _error
+from .. import transfer
 from ..group import Coordinator
+from ..transfer import ExecuteOptions
 from .record import Decision, DecisionLog
 from .revisions import Revisions
 
@@ -63,12 +68,14 @@ def _code(error: BaseException) -> str:
 class VersionedUpdate:
     """Versioned updates of the group ``coordinator`` drives, recorded in ``log``.
     ``revisions`` keeps the generations a full update rolls back to (required for
-    ``mode="full"``); ``name`` is this coordinator's id (default: unique per process)."""
+    ``mode="full"``; a delta whose generation g is kept there keeps no undo log and rolls
+    back the same way); ``max_undo_bytes`` bounds a delta's undo log on any one target
+    when g is not kept; ``name`` is this coordinator's id (default: unique per process)."""
 
     def __init__(self, coordinator: Coordinator, log: DecisionLog, *, revisions: Optional[Revisions] = None,
                  name: Optional[str] = None, on_step: Optional[StepHook] = None,
                  block_elements: int = content.DEFAULT_BLOCK_ELEMENTS, takeover: bool = False,
-                 save_revisions: bool = True) -> None:
+                 save_revisions: bool = True, max_undo_bytes: Optional[int] = None) -> None:
         import os
         import uuid
 
@@ -84,14 +91,23 @@ class VersionedUpdate:
         self.takeover = takeover
         #: After each commit, keep the new generation in ``revisions`` (from the targets).
         self.save_revisions = save_revisions
+        #: The largest undo log a delta may keep on one target (None: no bound); a delta
+        #: whose undo log would exceed it is refused (``lifecycle_undo_too_large``).
+        self.max_undo_bytes = max_undo_bytes
+        #: Whether the open delta's targets keep an undo log (no: revision g is kept in
+        #: ``revisions``, and the rollback restores it).
+        self.undo = False
         self.record: Optional[Decision] = None
         self.bound: Optional[BoundPlan] = None
         self.changed: Optional[list[Any]] = None
         #: A delta's sources' partials, from the pass that found its changed blocks.
         self.source_partials: Optional[list[Any]] = None
         self.transfer_mode = "push"
-        self.options: dict[str, Any] = {}
+        self.options = ExecuteOptions()
         self.figures: dict[str, float] = {}
+        #: The bytes each target hashed in the last content check (a delta's verify: the
+        #: blocks the delta wrote there; ``figures["hashed_bytes"]`` is their sum).
+        self.hashed: dict[str, int] = {}
 
     # ---- helpers ----------------------------------------------------------------------
 
@@ -147,15 +163,24 @@ class VersionedUpdate:
         ids = list(targets) if targets is not None else self.targets()
         return self.coordinator.request_all(ids, {"op": "lc_status", "check": check})
 
-    def _target_digests(self, targets: Sequence[str], generation: int) -> dict[str, str]:
+    def _target_partials(self, targets: Sequence[str], generation: int) -> dict[str, list[Any]]:
+        """Each target's partials of ``generation`` (each target hashes what it holds, or a
+        delta's target only the blocks the delta wrote there); :attr:`hashed` says how
+        many bytes each hashed."""
         replies = self.coordinator.request_all(targets, {"op": "lc_content", "generation": generation,
                                                          "block_elements": self.block_elements})
-        return content.digests((r for w in targets for r in replies[w]["partials"]), self.block_elements)
+        self.hashed = {w: int(replies[w].get("hashed_bytes", 0)) for w in targets}
+        return {w: replies[w]["partials"] for w in targets}
+
+    def _target_digests(self, targets: Sequence[str], generation: int) -> dict[str, str]:
+        """The targets' digests of ``generation`` (:meth:`_target_partials` combined)."""
+        partials = self._target_partials(targets, generation)
+        return content.digests((r for w in targets for r in partials[w]), self.block_elements)
 
     # ---- the steps --------------------------------------------------------------------
 
     def prepare(self, bound: Optional[BoundPlan], to_generation: int, *, mode: str = "full",
-                transfer_mode: str = "push", options: Optional[Mapping[str, Any]] = None) -> Decision:
+                transfer_mode: str = "push", options: ExecuteOptions = ExecuteOptions()) -> Decision:
         """Check, reserve and record the update of the bound plan's targets to
         ``to_generation`` (``mode="restore"``: of the group's targets to kept revision
         ``to_generation``, no bound plan); every target stops serving. See the module's
@@ -176,7 +201,7 @@ class VersionedUpdate:
             raise
 
     def _prepare(self, bound: Optional[BoundPlan], to_generation: int, mode: str, transfer_mode: str,
-                 options: Optional[Mapping[str, Any]], started: float) -> Decision:
+                 options: ExecuteOptions, started: float) -> Decision:
         try:
             previous = self.log.read()
         except ManifestError as error:
@@ -235,26 +260,48 @@ class VersionedUpdate:
                              "from bytes that are generation {base}".replace("{base}", str(base)))
         changed = None
         self.source_partials = None
+        self.undo = False
         if mode == "delta" and bound is not None:
             sources = sorted({p.source_worker_id for p in bound.pairs})
             # The pass that found the changed blocks hashed the bytes the delta sends.
             changed, self.source_partials = self.coordinator.changed(sources, self.block_elements)
+            kept = self.revisions.digests(base) if self.revisions is not None else None
+            # Revision g kept with what the targets verified: the rollback restores it, and
+            # no target copies the bytes the delta writes.
+            self.undo = kept is None or bool(content.compare(kept, from_digests))
+            if self.undo and self.max_undo_bytes is not None:
+                self._bound_undo(bound, changed, targets, base)
         self.record = Decision(group=self.log.group, coordinator=self.name, epoch=self.epoch, from_generation=base,
                                to_generation=to_generation, mode=mode, targets=targets, from_digests=from_digests,
                                active_generation=base,
                                incarnations={w: str(s.get("incarnation")) for w, s in held.items()})
         self.bound, self.changed, self.transfer_mode = bound, changed, transfer_mode
-        self.options = dict(options or {})
+        self.options = options
         self.log.write(self.record)
         request: dict[str, Any] = {"op": "lc_prepare", "from_generation": base, "to_generation": to_generation,
                                    "mode": mode}
         if mode == "delta" and bound is not None:
-            request.update(bound_plan=bound.to_json(), changed=changed)
+            request.update(bound_plan=bound.to_json(), changed=changed, undo=self.undo)
         replies = self.coordinator.request_all(targets, request)
         self.figures = {"prepare_seconds": time.perf_counter() - started,
                         "undo_bytes": float(sum(int(r["undo_bytes"]) for r in replies.values()))}
         self._step("prepared")
         return self.record
+
+    def _bound_undo(self, bound: BoundPlan, changed: Any, targets: Sequence[str], base: int) -> None:
+        """``lifecycle_undo_too_large`` (nothing recorded, no target told) when the undo
+        log of some target would exceed :attr:`max_undo_bytes`."""
+        ranges = transfer.changed_from_wire(changed or [])
+        sizes = {w: int((s[:, 1] - s[:, 0]).sum()) for w in targets
+                 for s in [transfer.written_ranges(bound, w, ranges)]}
+        worker = max(sizes, key=lambda w: sizes[w])
+        if sizes[worker] > int(self.max_undo_bytes or 0):
+            raise _error("lifecycle_undo_too_large",
+                         f"the delta's undo log on target {worker} would hold {sizes[worker]} bytes (the bytes the "
+                         f"delta writes there; {sum(sizes.values())} on all targets), more than max_undo_bytes="
+                         f"{self.max_undo_bytes}: keep revision {base} in the update's revisions (revisions.save("
+                         f"coordinator, {base}, \"target\")), then a delta keeps no undo log and rolls back from it, "
+                         "or raise max_undo_bytes")
 
     def _open(self, *states: str) -> Decision:
         if self.record is None:
@@ -306,18 +353,12 @@ class VersionedUpdate:
                 expected = content.digests(self.source_partials, self.block_elements)
             else:
                 expected = self.coordinator.digests("source", self.block_elements, workers=sources)
-        try:
-            got = self._target_digests(record.targets, record.to_generation)
-        except ManifestError as error:
-            if not _code(error).startswith("content_"):
-                raise
-            # Replicas that differ, boxes that do not combine: some target's bytes are wrong.
-            raise _error("transfer_verify_failed",
-                         f"after the update to generation {record.to_generation}, the targets' content does not "
-                         f"combine ({error}; targets {', '.join(record.targets)}); no target is ready") from None
-        content.check(expected, got, code="transfer_verify_failed",
-                      when=f"after the update to generation {record.to_generation}", against="the sources'",
-                      outcome="no target is ready", holders=lambda tensor: self._holders(record.targets, tensor))
+        landed = self._target_partials(record.targets, record.to_generation)
+        self.figures["hashed_bytes"] = float(sum(self.hashed.values()))
+        # The one content check of an update (replicas that differ, boxes that do not
+        # combine: some target's bytes are wrong).
+        self.coordinator.verify_content(self.block_elements, expected=expected, target_partials=landed,
+                                        when=f"after the update to generation {record.to_generation}")
         clock = time.perf_counter()
         self.coordinator.request_all(record.targets, {"op": "lc_verified", "generation": record.to_generation})
         self.figures["barrier_seconds"] = time.perf_counter() - clock
@@ -326,11 +367,6 @@ class VersionedUpdate:
         record.state, record.to_digests = "verified", dict(expected)
         self.figures["verify_seconds"] = time.perf_counter() - started
         self._step("verified")
-
-    def _holders(self, targets: Sequence[str], tensor: str) -> list[str]:
-        """The targets whose inventory holds ``tensor``."""
-        inventories = {w: self.coordinator.peers[w].inventory for w in targets if w in self.coordinator.peers}
-        return [w for w, inv in inventories.items() if any(r["tensor_id"] == tensor for r in inv["tensors"])]
 
     def commit(self) -> dict[str, Any]:
         """The barrier: only after every target verified, the decision is recorded, then
@@ -367,7 +403,8 @@ class VersionedUpdate:
         self.figures["own_seconds"] = sum(self.figures.get(k, 0.0) for k in (
             "prepare_seconds", "fence_seconds", "barrier_seconds", "commit_seconds"))
         self._step("done")
-        result: dict[str, Any] = {"generation": record.to_generation, "committed": True, "lost": lost}
+        result: dict[str, Any] = {"generation": record.to_generation, "committed": True, "lost": lost,
+                                  "undo_log": record.mode == "delta" and self.undo}
         if (self.revisions is not None and self.save_revisions and record.to_digests
                 and self.revisions.digests(record.to_generation) is None):
             # Off the barrier (every target serves already): the next update's generation g.
@@ -422,11 +459,16 @@ class VersionedUpdate:
         alive = [w for w, up in self.coordinator.alive(record.targets).items() if up]
         lost = [w for w in record.targets if w not in alive]
         touched = bool((record.reason or {}).get("touched", True))
-        base: dict[str, Any] = {"op": "lc_rollback", "generation": g, "mode": record.mode}
+        # A delta whose targets keep no undo log (revision g was kept) goes back as a full
+        # update does: revision g restored, checked against g's digests.
+        route = record.mode
+        if route == "delta" and any(not st["serving"] and not st.get("undo") for st in self._held(alive).values()):
+            route = "full"
+        base: dict[str, Any] = {"op": "lc_rollback", "generation": g, "mode": route}
         try:
             replies = self.coordinator.request_all(alive, base)
             back = [w for w in alive if not replies[w].get("serving")]
-            if record.mode == "delta":
+            if route == "delta":
                 try:
                     self._check_back(alive, lost)
                 except ManifestError:
@@ -504,7 +546,7 @@ class VersionedUpdate:
         return self.run(None, generation, mode="restore")
 
     def run(self, bound: Optional[BoundPlan], to_generation: int, *, mode: str = "full", transfer_mode: str = "push",
-            options: Optional[Mapping[str, Any]] = None) -> dict[str, Any]:
+            options: ExecuteOptions = ExecuteOptions()) -> dict[str, Any]:
         """Prepare, transfer, verify and commit; on any failure before the decision,
         abort and roll back, then raise the failure (its own code, naming the participant)
         saying that every target serves generation g again."""

@@ -33,7 +33,20 @@ a decision record made for other incarnations was left by an earlier run of the 
 For a delta, ``lc_prepare`` keeps the old bytes of exactly the ranges the delta will write
 here (:func:`weight_manifest_runtime.transfer.written_ranges`): the undo log, at most the delta's
 bytes on this target. ``lc_rollback`` writes them back. A full update keeps nothing here:
-its rollback restores generation g from the Store (:mod:`.revisions`).
+its rollback restores generation g from the Store (:mod:`.revisions`); nor does a delta
+prepared with ``undo: false`` (the coordinator keeps revision g, and restores it).
+
+**A delta's check costs what it wrote.** The target keeps the block values of the
+generation it last verified (:mod:`.blocks`); a delta's ``lc_content`` re-hashes only the
+blocks of the ranges the delta wrote here (rounded out to whole blocks of its fragments,
+``hashed_bytes`` in the reply) and takes every other block's value from what it keeps. Its
+digests are exactly a full hash's when no byte outside those ranges changed since the last
+verification; a byte changed there (a memory fault, a stray write) is **not** seen by the
+delta's check. The full check, ``status(check=True)`` (``consistent``), hashes every byte
+against what was verified: run it periodically, after a fault, and before keeping a
+revision. A full update, a restore and a rollback hash every byte, and what they verified
+replaces the kept values; a rollback or a failed update drops the delta's, so kept values
+are never those of bytes that changed.
 
 The serving side: :meth:`TargetVersions.wait_active` (and :meth:`activated`, its
 awaitable) blocks until the target serves (a given generation or later);
@@ -57,6 +70,7 @@ from weight_manifest import BoundPlan, content
 from weight_manifest.errors import manifest_error as _error
 from .. import transfer
 from ..group.member import Handler, Member
+from . import blocks
 
 __all__ = ["DEFAULT_ORPHAN_SECONDS", "TARGET_STATES", "TargetVersions"]
 
@@ -91,6 +105,12 @@ class TargetVersions:
         self._undo: Optional[tuple[np.ndarray, list[tuple[int, int, int]]]] = None
         self._checked: Optional[tuple[int, list[dict[str, Any]]]] = None
         self._active_partials: Optional[list[dict[str, Any]]] = None
+        #: The block values of the generation it last verified (``_active_partials``'s).
+        self._kept: Optional[blocks.VerifiedBlocks] = None
+        #: The open delta's written ranges here (None: not a delta; every byte is hashed).
+        self._written: Optional[np.ndarray] = None
+        #: The check behind ``_checked``: what the kept values become at its activation.
+        self._pending: Optional[blocks.Check] = None
         self._callbacks: list[Callable[[int], Any]] = []
         if generation is not None:
             member.call("activate", {"version": generation})
@@ -137,6 +157,7 @@ class TargetVersions:
                 "undo": self._undo is not None,
                 "orphaned": not self.serving and time.monotonic() - self._heard > self.orphan_seconds,
                 "hashed": self._active_partials is not None, "incarnation": self.incarnation,
+                "kept_block_bytes": self._kept.nbytes if self._kept is not None else 0,
                 "epoch": self.member.epoch, "open_epoch": self.open_epoch,
             }
             partials = self._active_partials
@@ -191,20 +212,23 @@ class TargetVersions:
                                    "recover() first", "lifecycle_coordinator_conflict")
             if self.state != "active" or self.active != base:
                 raise self._refuse(f"an update from generation {base} needs it active at {base}")
-            undo = None
+            undo, written = None, None
             if request.get("mode") == "delta":
-                undo = self._keep(BoundPlan.from_json(request["bound_plan"]), request.get("changed") or [])
-            self._undo, self._checked = undo, None
+                ranges = transfer.changed_from_wire(request.get("changed") or [])
+                written = transfer.written_ranges(BoundPlan.from_json(request["bound_plan"]), self.member.worker_id,
+                                                  ranges)
+                # No undo log when the coordinator keeps revision g (it restores that).
+                undo = self._keep(written) if request.get("undo", True) else None
+            self._undo, self._checked, self._written, self._pending = undo, None, written, None
             self.state, self.staged, self.coordinator = "updating", generation, coordinator
             self.open_epoch = epoch
             self.member.open_window()  # reachable from prepare to the decision
             self._lock.notify_all()
         return {"undo_bytes": int(undo[0].nbytes) if undo is not None else 0}
 
-    def _keep(self, bound: BoundPlan, changed: list[Any]) -> tuple[np.ndarray, list[tuple[int, int, int]]]:
-        """The undo log: the bytes now in every range the delta will write here."""
-        ranges = transfer.changed_from_wire(changed)
-        spans = transfer.written_ranges(bound, self.member.worker_id, ranges)
+    def _keep(self, spans: np.ndarray) -> tuple[np.ndarray, list[tuple[int, int, int]]]:
+        """The undo log: the bytes now in every range the delta will write here
+        (``spans``)."""
         regions = self.member.registered
         total = int((spans[:, 1] - spans[:, 0]).sum()) if len(spans) else 0
         kept = np.empty(total, dtype=np.uint8)
@@ -240,14 +264,23 @@ class TargetVersions:
                     raise self._refuse(f"it holds no verified digests of generation {generation}",
                                        "lifecycle_not_verified")
                 return {"partials": kept, "matches_active": None}
-        partials = self._partials(block)
+            base = self._kept if self.state in OPEN_STATES and self._written is not None else None
+            written = self._written
+        inventory = self.member.inventory()
+        if base is not None and written is not None and base.generation == self.active \
+                and base.fits(inventory, block):
+            check = base.rehash(self.member.tensors, written, generation)  # only the delta's blocks
+        else:
+            check = blocks.hash_all(self.member.tensors, inventory, block, generation)
+        partials = check.partials
         with self._lock:
-            self._checked = (generation, partials)
+            self._checked, self._pending = (generation, partials), check
             if self.state == "active" and self._active_partials is None:
                 self._active_partials = partials  # what it serves: the base of its own checks
+                self._kept = check.kept()
             matches = None if self._active_partials is None or generation != self.active else \
                 self._active_partials == partials
-        return {"partials": partials, "matches_active": matches}
+        return {"partials": partials, "matches_active": matches, "hashed_bytes": check.hashed_bytes}
 
     def _verified(self, request: dict[str, Any]) -> dict[str, Any]:
         generation = int(request["generation"])
@@ -276,7 +309,9 @@ class TargetVersions:
                 raise self._refuse(f"generation {generation} was not verified here", "lifecycle_not_verified")
             self.state, self.active, self.staged = "active", generation, None
             self._active_partials = self._checked[1] if self._checked is not None else None
-            self._undo, self.coordinator, self.open_epoch = None, None, 0
+            pending = self._pending
+            self._kept = pending.kept() if pending is not None and pending.generation == generation else None
+            self._undo, self._written, self._pending, self.coordinator, self.open_epoch = None, None, None, None, 0
             self.member.close_window()
             self._lock.notify_all()
             callbacks = list(self._callbacks)
@@ -309,7 +344,10 @@ class TargetVersions:
                     for address, offset, n in index:
                         ctypes.memmove(address, kept.ctypes.data + offset, n)
                     undone = int(kept.nbytes)
+            # Its bytes changed back: the next check hashes every byte (and what it
+            # verifies replaces the kept values at the activation).
             self.state, self.staged, self._checked = "restored", generation, None
+            self._written, self._pending = None, None
             self.coordinator, self.open_epoch = coordinator, max(self.open_epoch, epoch)
             self._lock.notify_all()
         return {"undone_bytes": undone, "serving": False}

@@ -2,7 +2,7 @@
 
 The parts, one responsibility each: :mod:`.fences` (the core's fence rule for each holder),
 :mod:`.backends` (the transports), :mod:`.lowering` (copies to engine operations, staging,
-a delta's packing), :mod:`.delta` (a delta's packed area on a pair's passive side), :mod:`.landed` (a pulling
+a delta's packing), :mod:`.options` (the executor's options, one value), :mod:`.delta` (a delta's packed area on a pair's passive side), :mod:`.landed` (a pulling
 target hashing what has landed),
 :mod:`.quantize` (a source quantizing to block FP8 in its staging, contract §17.8; it
 needs torch, so it is imported on its own), :mod:`.reports` (what moved) and :mod:`.executor` (:func:`execute`: batches in flight,
@@ -24,6 +24,7 @@ from .landed import LandedPartials
 from .executor import Progress, execute, operation_count
 from .fences import FENCE_MEMBERS, Fence, check_fence, check_fences, fence_of
 from .lowering import Changed, Staging, changed_from_wire, ranges_to_wire, written_ranges
+from .options import ExecuteOptions
 from .reports import PairReport, UpdateReport
 
 __all__ = [
@@ -37,6 +38,7 @@ __all__ = [
     "Backend",
     "Changed",
     "EngineBackend",
+    "ExecuteOptions",
     "Fence",
     "LandedPartials",
     "Landing",

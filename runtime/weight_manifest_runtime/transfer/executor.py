@@ -47,16 +47,9 @@ import numpy as np
 from weight_manifest import BoundPlan, CopyGroup, RuntimeBindingManifest
 from weight_manifest.errors import manifest_error as _error
 from .backends import Backend
-from .defaults import (
-    DEFAULT_BATCH_SEGMENTS,
-    DEFAULT_MAX_IN_FLIGHT,
-    DEFAULT_MAX_SEGMENTS,
-    DEFAULT_STAGE_BELOW,
-    DEFAULT_STAGING_BYTES,
-    DEFAULT_STALL_SECONDS,
-)
 from .fences import Fence, check_fences
 from .lowering import Changed, Staging, Operation, region_of
+from .options import ExecuteOptions
 from .reports import PairReport, UpdateReport
 from .schedule import PairSchedule, batches, schedule, staging_capacity
 
@@ -72,11 +65,10 @@ _ABANDONED: list[Staging] = []
 Progress = Callable[[str, str, int, int], None]
 
 
-def operation_count(bound: BoundPlan, mode: str, stage_below: int = DEFAULT_STAGE_BELOW,
-                    max_segments: int = DEFAULT_MAX_SEGMENTS) -> int:
+def operation_count(bound: BoundPlan, mode: str, options: ExecuteOptions = ExecuteOptions()) -> int:
     """The engine operations :func:`execute` would issue for every pair of ``bound`` in
-    ``mode`` (a coordinator's choice between push and pull)."""
-    return sum(len(p.ops) for p in schedule(bound, mode=mode, stage_below=stage_below, max_segments=max_segments).pairs)
+    ``mode`` under ``options`` (a coordinator's choice between push and pull)."""
+    return sum(len(p.ops) for p in schedule(bound, mode=mode, options=options).pairs)
 
 
 def execute(
@@ -86,23 +78,19 @@ def execute(
     *,
     mode: str = "push",
     worker: Optional[str] = None,
-    batch_segments: int = DEFAULT_BATCH_SEGMENTS,
-    max_in_flight: int = DEFAULT_MAX_IN_FLIGHT,
-    stage_below: int = DEFAULT_STAGE_BELOW,
-    staging_bytes: int = DEFAULT_STAGING_BYTES,
-    max_segments: int = DEFAULT_MAX_SEGMENTS,
+    options: ExecuteOptions = ExecuteOptions(),
     staging: Optional[Staging] = None,
     changed: Optional[Changed] = None,
     landing: Optional[Mapping[tuple[str, str], int]] = None,
     source: Union[RuntimeBindingManifest, Fence, Sequence[Fence], None] = None,
     target: Union[RuntimeBindingManifest, Fence, Sequence[Fence], None] = None,
-    stall_seconds: float = DEFAULT_STALL_SECONDS,
     progress: Optional[Progress] = None,
     on_pair: Optional[Callable[[CopyGroup], None]] = None,
     quantized: Optional[QuantizedForms] = None,
 ) -> UpdateReport:
     """Run the pairs of ``bound`` that ``worker`` executes in ``mode`` (every pair when
-    ``worker`` is None) on ``backend``. ``sessions`` maps each remote worker id to its
+    ``worker`` is None) on ``backend`` under ``options`` (batches, staging, the stall
+    bound: :class:`ExecuteOptions`). ``sessions`` maps each remote worker id to its
     session name. With ``source`` / ``target`` (the live bindings or fences), the fences
     are checked first (:func:`check_fences`). With ``changed`` ((source worker id, device)
     -> sorted disjoint [start, end) source address ranges, a (k, 2) uint64 array), only
@@ -110,7 +98,7 @@ def execute(
     landing where the full update would put it. With ``landing`` too ((source worker,
     target worker) -> the address of the pair's packed area on its passive side, from
     :meth:`weight_manifest_runtime.transfer.Landing.prepare`), the delta's pieces shorter than
-    ``stage_below`` move packed through staging (:mod:`.delta`). Returns the report, or raises
+    ``options.stage_below`` move packed through staging (:mod:`.delta`). Returns the report, or raises
     ``transfer_failed`` / ``transfer_session_unknown`` / ``transfer_arguments_invalid``;
     it never returns after a failed batch. ``on_pair(pair)`` is called when a pair has
     landed every byte (a pulling target hashes it then: :mod:`.landed`). Copies carrying a
@@ -121,9 +109,6 @@ def execute(
     otherwise, or in a delta, ``plan_bind_transform_unsupported``."""
     if mode not in ("push", "pull"):
         raise _error("transfer_arguments_invalid", f"mode must be 'push' or 'pull', not {mode!r}")
-    if batch_segments < 1 or max_in_flight < 1 or staging_bytes < 0 or stage_below < 0 or not stall_seconds > 0:
-        raise _error("transfer_arguments_invalid",
-                     "batch_segments and max_in_flight must be >= 1, sizes >= 0, stall_seconds > 0")
     if source is not None or target is not None:
         if source is None or target is None:
             raise _error("transfer_arguments_invalid", "give both source= and target= live bindings, or neither")
@@ -151,9 +136,9 @@ def execute(
             raise _error("transfer_session_unknown", f"no session for worker {remote} (pair {pair.source_worker_id} -> {pair.target_worker_id})")
     report = UpdateReport(mode=mode)
     started = time.perf_counter()
-    staged = staging is not None or staging_bytes >= 2
+    staged = staging is not None or options.staging_bytes >= 2
     read_gaps = bool(getattr(backend, "reads_gaps", False))
-    if landing is not None and (changed is None or not staged or stage_below == 0):
+    if landing is not None and (changed is None or not staged or options.stage_below == 0):
         raise _error("transfer_arguments_invalid", "a landing area needs a delta (changed=) and staging")
     forms = quantized
 
@@ -164,14 +149,13 @@ def execute(
         bases = None if forms is None or key(group) not in copies else forms.bases(copies[key(group)])
         return None if bases is None else np.array(bases, dtype=np.uint64)
 
-    plan = schedule(bound, mode=mode, worker=worker, batch_segments=batch_segments, max_in_flight=max_in_flight,
-                    stage_below=stage_below, staging_bytes=staging_bytes, max_segments=max_segments, staged=staged,
+    plan = schedule(bound, mode=mode, worker=worker, options=options, staged=staged,
                     half=None if staging is None else staging.half, changed=changed, landing=landing,
                     read_gaps=read_gaps, relocate=relocate if copies else None)
     quantizer = None if forms is None or not copies else _Quantizer(forms, [copies.get(key(p.pair), []) for p in plan.pairs])
     # Without a staging buffer given, one sized to what the largest pair stages (two
     # halves), within staging_bytes.
-    capacity = staging_capacity(plan.pairs, staging_bytes)
+    capacity = staging_capacity(plan.pairs, options.staging_bytes)
     own = staging is None and capacity > 0
     if own:
         staging = Staging(backend, capacity)
@@ -180,8 +164,7 @@ def execute(
         for index, scheduled in enumerate(plan.pairs):
             ready = (None if quantizer is None or key(scheduled.pair) not in copies
                      else (lambda upto, i=index: quantizer.wait(i, upto)))
-            report.pairs.append(_run_pair(scheduled, backend, sessions, push, batch_segments,
-                                          max_in_flight, staging, stall_seconds, progress, ready))
+            report.pairs.append(_run_pair(scheduled, backend, sessions, push, options, staging, progress, ready))
             if on_pair is not None:
                 on_pair(scheduled.pair)
     except BaseException as error:
@@ -266,15 +249,14 @@ def _run_pair(
     backend: Backend,
     sessions: Mapping[str, str],
     push: bool,
-    batch_segments: int,
-    max_in_flight: int,
+    options: ExecuteOptions,
     staging: Optional[Staging],
-    stall_seconds: float = DEFAULT_STALL_SECONDS,
     progress: Optional[Progress] = None,
     ready: Optional[Callable[[int], None]] = None,
 ) -> PairReport:
     """One pair's operations in rounds, pipelined: round k goes on the wire before round
     k-1 is finished (pull: scattered), at most ``max_in_flight`` batches in flight."""
+    batch_segments, max_in_flight, stall_seconds = options.batch_segments, options.max_in_flight, options.stall_seconds
     started = time.perf_counter()
     pair = scheduled.pair
     session = sessions[scheduled.remote]

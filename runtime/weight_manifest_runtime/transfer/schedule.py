@@ -25,9 +25,8 @@ from functools import cached_property
 from typing import Optional
 
 from weight_manifest import BoundPlan, CopyGroup
-from .defaults import (DEFAULT_BATCH_SEGMENTS, DEFAULT_MAX_IN_FLIGHT, DEFAULT_MAX_SEGMENTS, DEFAULT_STAGE_BELOW,
-                       DEFAULT_STAGING_BYTES)
 from .lowering import Changed, Operation, Relocate, pair_operations, staging_rounds
+from .options import ExecuteOptions
 
 __all__ = ["PairSchedule", "Schedule", "batches", "schedule", "staging_capacity"]
 
@@ -82,8 +81,8 @@ class Schedule:
 
     mode: str
     pairs: list[PairSchedule]
-    batch_segments: int = DEFAULT_BATCH_SEGMENTS
-    max_in_flight: int = DEFAULT_MAX_IN_FLIGHT
+    #: The options it was made with (its batches, its bound on batches in flight).
+    options: ExecuteOptions = ExecuteOptions()
     #: Each executing worker's staging half in bytes (0: nothing staged).
     half: dict[str, int] = field(default_factory=dict)
 
@@ -96,7 +95,7 @@ class Schedule:
         if key not in self._counts:
             rounds = p.rounds(self.half.get(p.worker, 0))
             self._counts[key] = (sum(len(r) for r in rounds),
-                                 sum(sum(1 for _ in batches(r, self.batch_segments)) for r in rounds))
+                                 sum(sum(1 for _ in batches(r, self.options.batch_segments)) for r in rounds))
         return self._counts[key]
 
     def workers(self) -> dict[str, list[PairSchedule]]:
@@ -115,7 +114,7 @@ class Schedule:
             if p.worker != worker:
                 continue
             for k, round_ops in enumerate(p.rounds(self.half.get(worker, 0))):
-                for chunk in batches(round_ops, self.batch_segments):
+                for chunk in batches(round_ops, self.options.batch_segments):
                     out.append((index, k, p.remote, self.mode == "push",
                                 [(o.remote, o.length, o.pieces is not None) for o in chunk]))
         return out
@@ -134,14 +133,12 @@ def staging_half(pairs: Sequence[PairSchedule], staging_bytes: int, given: Optio
 
 
 def schedule(bound: BoundPlan, *, mode: str = "push", worker: Optional[str] = None,
-             batch_segments: int = DEFAULT_BATCH_SEGMENTS, max_in_flight: int = DEFAULT_MAX_IN_FLIGHT,
-             stage_below: int = DEFAULT_STAGE_BELOW, staging_bytes: int = DEFAULT_STAGING_BYTES,
-             max_segments: int = DEFAULT_MAX_SEGMENTS, staged: bool = True, half: Optional[int] = None,
+             options: ExecuteOptions = ExecuteOptions(), staged: bool = True, half: Optional[int] = None,
              changed: Optional[Changed] = None, landing: Optional[Mapping[tuple[str, str], int]] = None,
              read_gaps: bool = False, relocate: Optional[Relocate] = None) -> Schedule:
     """The operations of every pair of ``bound`` that ``worker`` runs in ``mode`` (every
-    pair when None), as :func:`weight_manifest_runtime.transfer.execute` issues them. ``staged``:
-    whether a staging buffer exists (else nothing is staged); ``half``: its half in bytes
+    pair when None), as :func:`weight_manifest_runtime.transfer.execute` issues them under
+    ``options``. ``staged``: whether a staging buffer exists (else nothing is staged); ``half``: its half in bytes
     when the caller holds one (a :class:`weight_manifest_runtime.group.Member`'s is
     ``staging_bytes // 2``), else sized as :func:`execute` sizes its own (one buffer for
     all the pairs chosen: give ``half`` to model workers that each hold their own). ``changed`` /
@@ -154,14 +151,14 @@ def schedule(bound: BoundPlan, *, mode: str = "push", worker: Optional[str] = No
     for pair in chosen:
         here, there = ((pair.source_worker_id, pair.target_worker_id) if push
                        else (pair.target_worker_id, pair.source_worker_id))
-        ops, runs = pair_operations(pair, push, stage_below if staged else 0, max_segments, changed, read_gaps,
-                                    None if landing is None else landing.get((pair.source_worker_id,
-                                                                              pair.target_worker_id)),
+        ops, runs = pair_operations(pair, push, options.stage_below if staged else 0, options.max_segments, changed,
+                                    read_gaps, None if landing is None else landing.get((pair.source_worker_id,
+                                                                                         pair.target_worker_id)),
                                     relocate if push else None)
         pairs.append(PairSchedule(pair, here, there, ops, runs))
-    out = Schedule(mode, pairs, batch_segments, max_in_flight)
+    out = Schedule(mode, pairs, options)
     # One buffer for every pair run by one call (a worker's own, or execute's).
-    h = (half if half is not None else staging_capacity(pairs, staging_bytes) // 2) if staged else 0
+    h = (half if half is not None else staging_capacity(pairs, options.staging_bytes) // 2) if staged else 0
     out.half = {p.worker: h for p in pairs}
     return out
 

@@ -5,8 +5,11 @@ a copy of the generation it serves in its own process memory.
 whose targets answer :func:`handlers`' calls (``wt_keep``: copy what it holds now as
 generation g; ``wt_restore``: write generation g back, refused while it serves;
 ``wt_drop``). The copy costs one more copy of each target's bytes, in that target's
-memory; the digests of a kept generation are the targets' own, checked against what the
-generation was verified with (``expected``) before it is kept."""
+memory (:attr:`KeptOnTargets.kept_bytes`, on all targets; while a new generation is kept
+and before the oldest is dropped, one copy more); the digests of a kept generation are
+the targets' own, checked against what the generation was verified with (``expected``)
+before it is kept. With generation g kept, a delta keeps no undo log either: its
+rollback restores g from these copies."""
 
 from __future__ import annotations
 
@@ -65,6 +68,12 @@ class KeptOnTargets:
         self.keeper = RevisionKeeper(keep)
         self.block_elements = block_elements
         self._digests: dict[int, dict[str, str]] = {}
+        self._bytes: dict[int, int] = {}
+
+    @property
+    def kept_bytes(self) -> int:
+        """The bytes the kept copies take, in all the targets' memory together."""
+        return sum(self._bytes.values())
 
     def digests(self, generation: int) -> Optional[dict[str, str]]:
         return dict(self._digests[generation]) if generation in self.keeper.kept else None
@@ -77,11 +86,13 @@ class KeptOnTargets:
         got = coordinator.digests("target", self.block_elements, workers=targets)
         self.keeper.check_whole(generation, iter(got))
         self.keeper.check_expected(generation, side, got, expected)
-        coordinator.request_all(targets, {"op": "wt_keep", "generation": generation})
+        replies = coordinator.request_all(targets, {"op": "wt_keep", "generation": generation})
         self.keeper.tensors = self.keeper.tensors or frozenset(got)
         self._digests[generation] = got
+        self._bytes[generation] = sum(int(r["bytes"]) for r in replies.values())
         for old in self.keeper.add(generation):
             self._digests.pop(old, None)
+            self._bytes.pop(old, None)
             coordinator.request_all(targets, {"op": "wt_drop", "generation": old})
 
     def restore(self, coordinator: Coordinator, generation: int, *, check: bool = True) -> None:

@@ -6,38 +6,16 @@ anything is done."""
 
 from __future__ import annotations
 
-import functools
-import json
-from importlib import resources
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 from weight_manifest.errors import manifest_error as _error
+from .. import wire_schemas
 
-__all__ = ["INIT_INFO", "OUTCOME", "SCHEMA_FILE", "UPDATE_INFO", "check", "schema_path"]
+__all__ = ["INIT_INFO", "OUTCOME", "SCHEMA_FILE", "UPDATE_INFO", "check"]
 
 SCHEMA_FILE = "vllm-weight-transfer.schema.json"
 INIT_INFO, UPDATE_INFO, OUTCOME = "InitInfo", "UpdateInfo", "Outcome"
-
-
-def schema_path() -> Path:
-    """The schema file, as installed with the runtime (its ``schemas`` folder is the
-    repository's ``schema/runtime``)."""
-    return Path(str(resources.files("weight_manifest_runtime").joinpath("schemas", SCHEMA_FILE)))
-
-
-@functools.lru_cache(maxsize=None)
-def _validator(definition: str) -> Any:
-    import jsonschema  # type: ignore[import-untyped]
-
-    schema = json.loads(schema_path().read_text())
-    whole = {**schema, "$ref": f"#/$defs/{definition}"}
-    return jsonschema.Draft202012Validator(whole)
-
-
-def _pointer(path: Any) -> str:
-    return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in path)
 
 
 def check(definition: str, payload: Any, what: str) -> dict[str, Any]:
@@ -46,10 +24,11 @@ def check(definition: str, payload: Any, what: str) -> dict[str, Any]:
     complaint and where."""
     if not isinstance(payload, Mapping):
         raise _error("vllm_transfer_payload_invalid", f"{what} is not a JSON object but {type(payload).__name__}", "")
-    errors = sorted(_validator(definition).iter_errors(dict(payload)), key=lambda e: list(e.absolute_path))
+    validator = wire_schemas.validator(SCHEMA_FILE, definition)
+    errors = sorted(validator.iter_errors(dict(payload)), key=lambda e: list(e.absolute_path))
     if errors:
         first = errors[0]
-        where = _pointer(first.absolute_path)
+        where = wire_schemas.pointer(first.absolute_path)
         raise _error("vllm_transfer_payload_invalid",
                      f"{what} is not a valid {definition} (schema/runtime/{SCHEMA_FILE}) at {where or '/'}: "
                      f"{first.message}", where)

@@ -10,8 +10,11 @@ nothing is gathered); then rank 0 drives the handshake through ``client`` (vLLM'
 ``HTTPVLLMWeightSyncClient`` or ``RayVLLMWeightSyncClient``, any object with their four
 methods, or :class:`Servers` over several): ``init_weight_transfer_engine`` makes every
 worker of every server join as a target; rank 0 plans and binds the trainer's layout to
-theirs, keeps the generation they serve (:class:`~.kept.KeptOnTargets`) and takes the first
-snapshot of the sources (a delta's base).
+theirs, keeps the generation they serve (``TrainerInfo.revisions``: by default
+:class:`~.kept.KeptOnTargets`, a copy in each worker's memory, ``kept_bytes`` in every
+result; or any :class:`~weight_manifest_runtime.lifecycle.Revisions`, such as a Store's) and takes
+the first snapshot of the sources (a delta's base). With generation g kept, neither a full
+update nor a delta keeps anything more on the workers (no undo log): a rollback restores g.
 
 :meth:`WeightManifestTrainer.send_weights` (every rank; ``mode="full"`` or ``"delta"``):
 rank 0 calls ``start_weight_update`` on the servers, runs one versioned update
@@ -44,7 +47,7 @@ from weight_manifest import BoundPlan, ManifestError
 from weight_manifest.errors import manifest_error as _error
 from .. import dtensor
 from ..group import Coordinator, Member
-from ..lifecycle import DecisionLog, VersionedUpdate
+from ..lifecycle import DecisionLog, Revisions, VersionedUpdate
 from . import channel, payloads
 from .kept import KeptOnTargets
 
@@ -70,8 +73,11 @@ class TrainerInfo(TrainerInitInfo):
     reads its slice from every rank) or ``push`` (each rank writes its shards into every
     worker; a rank gathers the strided pieces of a row-parallel tensor's column slice into
     one write per worker, where a pull reads them row by row: faster into engines of
-    tensor parallelism > 1 over real links). ``decisions``: the folder of the decision record (default: a
-    new temporary one). ``timeout``: seconds to wait for the ranks to join."""
+    tensor parallelism > 1 over real links). ``decisions``: the folder of the decision
+    record (default: a new temporary one). ``timeout``: seconds to wait for the ranks to join.
+    ``revisions`` (rank 0's): where a rollback takes generation g from (any
+    :class:`~weight_manifest_runtime.lifecycle.Revisions`, such as a Store's; default
+    :class:`~.kept.KeptOnTargets`: one copy of the model in the workers' memory)."""
 
     backend: ClassVar[str] = "weight_manifest"
 
@@ -90,6 +96,7 @@ class TrainerInfo(TrainerInitInfo):
     decisions: Optional[str] = None
     group: str = field(default_factory=lambda: f"vllm-{uuid.uuid4().hex[:12]}")
     timeout: float = 300.0
+    revisions: Optional[Revisions] = None
 
 
 _CODED = re.compile(r"([a-z][a-z0-9]*(?:_[a-z0-9]+)+): ")
@@ -250,7 +257,8 @@ class WeightManifestTrainer(TrainerWeightTransferEngine[TrainerInfo]):
         self.group: Optional[channel.ChannelGroup] = None
         self.coordinator: Optional[Coordinator] = None
         self.bound: Optional[BoundPlan] = None
-        self.revisions: Optional[KeptOnTargets] = None
+        #: Where a rollback takes generation g from (``trainer_init``'s ``revisions``).
+        self.revisions: Optional[Revisions] = None
         self.log: Optional[DecisionLog] = None
         #: The generation the engines serve.
         self.generation = 0
@@ -270,6 +278,7 @@ class WeightManifestTrainer(TrainerWeightTransferEngine[TrainerInfo]):
         state, tied = untie(_state(info, source))
         mesh = _mesh(info, state)
         self = cls(client=client, source=source, is_sender=rank == 0)
+        self.revisions = info.revisions
         self.info, self.generation, self.tied = info, int(info.generation), tied
         key = secrets.token_hex(32) if rank == 0 else None
         if rank == 0:
@@ -350,7 +359,8 @@ class WeightManifestTrainer(TrainerWeightTransferEngine[TrainerInfo]):
                          f"{f' and {len(missing) - 1} more' if len(missing) > 1 else ''}, which no trainer rank "
                          "gives (its state dict names the checkpoint's tensors)")
         self.bound = coordinator.bind(coordinator.plan())
-        self.revisions = KeptOnTargets(block_elements=info.block_elements)
+        if self.revisions is None:
+            self.revisions = KeptOnTargets(block_elements=info.block_elements)
         self.revisions.save(coordinator, self.generation, "target")
         coordinator.snapshot(info.block_elements)
         folder = info.decisions or tempfile.mkdtemp(prefix="wm-vllm-decisions-")
@@ -441,6 +451,8 @@ class WeightManifestTrainer(TrainerWeightTransferEngine[TrainerInfo]):
             raise error
         return {**{k: v for k, v in result.items() if isinstance(v, (int, float, str, bool))},
                 "generation": to, "mode": mode, "bytes": int(result.get("bytes", 0)),
+                # The workers' memory the kept generations take (KeptOnTargets; 0 elsewhere).
+                "kept_bytes": int(getattr(self.revisions, "kept_bytes", 0)),
                 "seconds": time.perf_counter() - started}
 
     def _tell(self, outcome: dict[str, Any]) -> None:

@@ -167,6 +167,7 @@ ADDED_CODES: tuple[str, ...] = (
     "vllm_transfer_failed",
     "vllm_transfer_arguments_invalid",
     "protocol_message_invalid",
+    "lifecycle_undo_too_large",
 )
 
 CODES: tuple[str, ...] = CONTRACT_CODES + ADDED_CODES

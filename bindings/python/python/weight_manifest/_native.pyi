@@ -294,6 +294,7 @@ def content_blocks(
     global_offset: Sequence[int],
     block_elements: int,
 ) -> tuple[ContentPartial, bytes]: ...
+def content_values_at(tensor: Any, tensor_id: str, blocks: bytes) -> bytes: ...
 def content_manifest_write(
     model_id: str,
     revision: str,

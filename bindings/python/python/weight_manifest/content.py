@@ -28,8 +28,8 @@ from . import _native
 from .errors import manifest_error as _error
 from .live import tensor_of
 
-__all__ = ["DEFAULT_BLOCK_ELEMENTS", "Snapshot", "block_values_of_bytes", "check", "compare", "digests",
-           "partial_of_bytes", "partials", "read_manifest", "verify_manifest", "write_manifest"]
+__all__ = ["DEFAULT_BLOCK_ELEMENTS", "Snapshot", "block_values_at", "block_values_of_bytes", "check", "compare",
+           "digests", "partial_of_bytes", "partials", "read_manifest", "verify_manifest", "write_manifest"]
 
 DEFAULT_BLOCK_ELEMENTS = 64
 
@@ -78,6 +78,21 @@ def block_values_of_bytes(data: bytes, tensor_id: str, global_shape: Sequence[in
     rows, blocks, hi, lo = _native.block_values_of_bytes(bytes(data), tensor_id, global_shape, itemsize,
                                                          global_offset, local_shape, block_elements)
     return [(int(r), int(b), (int(h) << 64) | int(v)) for r, b, h, v in zip(rows, blocks, hi, lo)]
+
+
+def block_values_at(tensor: Any, tensor_id: str, offsets: npt.ArrayLike, lengths: npt.ArrayLike,
+                    rows: npt.ArrayLike, blocks: npt.ArrayLike) -> npt.NDArray[np.uint64]:
+    """The values of some blocks of a live fragment (host memory, row-major contiguous),
+    hashed in one native call: block i is the ``lengths[i]`` bytes at byte ``offsets[i]``
+    of ``tensor``'s memory, block ``blocks[i]`` of global row ``rows[i]`` of tensor
+    ``tensor_id`` (contract §19.1). A (k, 2) array of each value's (low, high) 64 bits,
+    as :class:`Snapshot` keeps them; ``content_buffer_invalid`` for a block outside the
+    memory. A target that kept its fragments' values re-hashes only the blocks a delta
+    wrote with it."""
+    packed = np.stack([np.asarray(a, dtype=np.uint64).reshape(-1) for a in (offsets, lengths, rows, blocks)],
+                      axis=1)
+    raw = _native.content_values_at(tensor, tensor_id, np.ascontiguousarray(packed).tobytes())
+    return np.frombuffer(raw, dtype=np.uint64).reshape(-1, 2)
 
 
 def write_manifest(model_id: str, revision: str, generation: Optional[int], block_elements: int,
