@@ -88,6 +88,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--peers", default="disk,chain,broadcast,reshard")
     parser.add_argument("--transfer-mode", default="push", choices=("push", "pull"),
                         help="ours: each trainer rank writes (push) or each engine worker reads (pull)")
+    parser.add_argument("--concurrent-pairs", type=int, default=4, help="ours: the pairs a rank runs at once")
     args = parser.parse_args(argv)
     if os.geteuid() != 0:
         print("error: make rl-loop makes network namespaces: run it as root", file=sys.stderr)
@@ -151,7 +152,8 @@ def main(argv: list[str]) -> int:
                        "--switch", f"{prefix}sw", "--gbit", str(args.gbit), "--steps", str(args.steps),
                        "--full-steps", str(args.full_steps), "--lr", str(args.lr), "--seed", str(args.seed),
                        "--block", str(args.block), "--chunk-elements", str(int(args.chunk_mb * (1 << 20)) // 4),
-                       "--peers", args.peers, "--transfer-mode", args.transfer_mode]
+                       "--peers", args.peers, "--transfer-mode", args.transfer_mode,
+                       "--concurrent-pairs", str(args.concurrent_pairs)]
             ranks.append(start(rank, command, work / f"rank-{rank}.log", {}))
         processes += ranks
         assert ranks[0].stdout is not None

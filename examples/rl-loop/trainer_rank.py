@@ -193,6 +193,7 @@ def main() -> None:
     parser.add_argument("--chunk-elements", type=int, default=1 << 20)
     parser.add_argument("--peers", default="disk,chain,broadcast,reshard")
     parser.add_argument("--transfer-mode", default="push")
+    parser.add_argument("--concurrent-pairs", type=int, default=4)
     args = parser.parse_args()
 
     import torch
@@ -201,6 +202,7 @@ def main() -> None:
     from vllm.distributed.weight_transfer import HTTPVLLMWeightSyncClient, WeightTransferTrainerFactory
     from vllm.plugins import load_general_plugins
 
+    from weight_manifest_runtime.transfer import ExecuteOptions
     from weight_manifest_runtime.weight_transfer.trainer import Servers, TrainerInfo
 
     torch.set_num_threads(1)
@@ -239,7 +241,8 @@ def main() -> None:
     clock = time.perf_counter()
     wt = WeightTransferTrainerFactory.trainer_init(
         TrainerInfo(rank=rank, state_dict=trainer.state(), model_id=MODEL_ID, generation=1, host=args.master,
-                    mode="direct", transfer_mode=args.transfer_mode, block_elements=args.block, timeout=600.0),
+                    mode="direct", transfer_mode=args.transfer_mode, block_elements=args.block, timeout=600.0,
+                    options=ExecuteOptions(concurrent_pairs=args.concurrent_pairs)),
         client=Servers([HTTPVLLMWeightSyncClient(u) for u in urls]))
     init_seconds = time.perf_counter() - clock
     transfers: list[dict[str, Any]] = []

@@ -40,6 +40,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor, wait
 from typing import TYPE_CHECKING, Any, Optional, Union
 
 import numpy as np
@@ -156,6 +157,11 @@ def execute(
     # Without a staging buffer given, one sized to what the largest pair stages (two
     # halves), within staging_bytes.
     capacity = staging_capacity(plan.pairs, options.staging_bytes)
+    if options.concurrent_pairs > 1 and len(plan.pairs) > 1 and quantizer is None and landing is None:
+        report.prepare_seconds = time.perf_counter() - started
+        report.pairs.extend(_run_concurrently(plan.pairs, backend, sessions, push, options, progress, on_pair))
+        report.seconds = time.perf_counter() - started
+        return report
     own = staging is None and capacity > 0
     if own:
         staging = Staging(backend, capacity)
@@ -181,6 +187,51 @@ def execute(
             staging.close()
     report.seconds = time.perf_counter() - started
     return report
+
+
+def _run_concurrently(pairs: Sequence[PairSchedule], backend: Backend, sessions: Mapping[str, str], push: bool,
+                      options: ExecuteOptions, progress: Optional[Progress],
+                      on_pair: Optional[Callable[[CopyGroup], None]]) -> list[PairReport]:
+    """Up to ``options.concurrent_pairs`` pairs at once, each with a staging buffer of its
+    own sized to what it stages (a buffer given to :func:`execute` is left alone): a worker
+    whose remotes differ in speed or in what they are sent keeps every link it uses busy.
+    Every pair runs to its end; the first failure (in the schedule's order) is raised after
+    all ended."""
+    lock = threading.Lock()
+
+    def locked_progress(*args: Any) -> None:
+        assert progress is not None
+        with lock:
+            progress(*args)
+
+    def run(scheduled: PairSchedule) -> PairReport:
+        capacity = staging_capacity([scheduled], options.staging_bytes)
+        own = Staging(backend, capacity) if capacity > 0 else None
+        try:
+            result = _run_pair(scheduled, backend, sessions, push, options, own,
+                               locked_progress if progress is not None else None)
+        except BaseException as error:
+            if own is not None and getattr(error, "code", None) == "transfer_timeout":
+                _ABANDONED.append(own)  # batches abandoned in flight may still use it
+                own = None
+            raise
+        finally:
+            if own is not None:
+                own.close()
+        if on_pair is not None:
+            with lock:
+                on_pair(scheduled.pair)
+        return result
+
+    with ThreadPoolExecutor(max_workers=min(options.concurrent_pairs, len(pairs)),
+                            thread_name_prefix="transfer-pair") as pool:
+        futures = [pool.submit(run, scheduled) for scheduled in pairs]
+        wait(futures)
+    for future in futures:
+        error = future.exception()
+        if error is not None:
+            raise error
+    return [future.result() for future in futures]
 
 
 class _Quantizer:
