@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import signal
 import statistics
@@ -80,9 +81,10 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--vocab", type=int, default=8192)
     parser.add_argument("--lr", type=float, default=1e-2)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--block", type=int, default=256,
-                        help="elements per content block: a delta's granularity; it divides every TP split point, so "
-                        "a worker's digests carry no partial blocks' bytes")
+    parser.add_argument("--block", type=int, default=0,
+                        help="elements per content block, a delta's granularity (default: the largest divisor of 256 "
+                        "that divides every point where the engines split a tensor, so a worker's digests carry no "
+                        "partial blocks' bytes)")
     parser.add_argument("--gbit", type=float, default=0.2, help="every link's rate in Gbit/s (0: unshaped)")
     parser.add_argument("--chunk-mb", type=float, default=4.0, help="the chain's chunk")
     parser.add_argument("--peers", default="disk,chain,broadcast,reshard")
@@ -97,6 +99,8 @@ def main(argv: list[str]) -> int:
     net = os.environ.setdefault("WM_HOSTS_NET", "198.18.150")
     env = {**os.environ, "WM_PYTHON": sys.executable}
     layout = Layout(args.ranks, args.engines, args.tp)
+    # o_proj's and down_proj's columns are split between TP ranks at hidden/TP and 3*hidden/TP.
+    args.block = args.block or math.gcd(256, args.hidden // args.tp, 3 * args.hidden // args.tp)
     # A stop (SIGTERM, a test's timeout) still tears everything down: the finally below.
     signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
 

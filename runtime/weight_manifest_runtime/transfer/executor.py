@@ -195,40 +195,52 @@ def _run_concurrently(pairs: Sequence[PairSchedule], backend: Backend, sessions:
     """Up to ``options.concurrent_pairs`` pairs at once, each with a staging buffer of its
     own sized to what it stages (a buffer given to :func:`execute` is left alone): a worker
     whose remotes differ in speed or in what they are sent keeps every link it uses busy.
-    Every pair runs to its end; the first failure (in the schedule's order) is raised after
-    all ended."""
+    The buffers are registered before the first pair starts and unregistered after the
+    last ends: the engine's registry never changes under a batch in flight. Every pair runs
+    to its end; the first failure (in the schedule's order) is raised after all ended."""
     lock = threading.Lock()
+    stagings: list[Optional[Staging]] = []
+    try:
+        for scheduled in pairs:
+            capacity = staging_capacity([scheduled], options.staging_bytes)
+            stagings.append(Staging(backend, capacity) if capacity > 0 else None)
+    except BaseException:
+        for made in stagings:
+            if made is not None:
+                made.close()
+        raise
 
     def locked_progress(*args: Any) -> None:
         assert progress is not None
         with lock:
             progress(*args)
 
-    def run(scheduled: PairSchedule) -> PairReport:
-        capacity = staging_capacity([scheduled], options.staging_bytes)
-        own = Staging(backend, capacity) if capacity > 0 else None
-        try:
-            result = _run_pair(scheduled, backend, sessions, push, options, own,
-                               locked_progress if progress is not None else None)
-        except BaseException as error:
-            if own is not None and getattr(error, "code", None) == "transfer_timeout":
-                _ABANDONED.append(own)  # batches abandoned in flight may still use it
-                own = None
-            raise
-        finally:
-            if own is not None:
-                own.close()
+    def run(index: int) -> PairReport:
+        scheduled = pairs[index]
+        result = _run_pair(scheduled, backend, sessions, push, options, stagings[index],
+                           locked_progress if progress is not None else None)
         if on_pair is not None:
             with lock:
                 on_pair(scheduled.pair)
         return result
 
-    with ThreadPoolExecutor(max_workers=min(options.concurrent_pairs, len(pairs)),
-                            thread_name_prefix="transfer-pair") as pool:
-        futures = [pool.submit(run, scheduled) for scheduled in pairs]
-        wait(futures)
-    for future in futures:
-        error = future.exception()
+    errors: list[Optional[BaseException]] = []
+    try:
+        with ThreadPoolExecutor(max_workers=min(options.concurrent_pairs, len(pairs)),
+                                thread_name_prefix="transfer-pair") as pool:
+            futures = [pool.submit(run, index) for index in range(len(pairs))]
+            wait(futures)
+        errors = [f.exception() for f in futures]
+    finally:
+        timed_out = any(getattr(e, "code", None) == "transfer_timeout" for e in errors)
+        for made in stagings:
+            if made is None:
+                continue
+            if timed_out:
+                _ABANDONED.append(made)  # batches abandoned in flight may still use it
+            else:
+                made.close()
+    for error in errors:
         if error is not None:
             raise error
     return [future.result() for future in futures]
