@@ -1,35 +1,19 @@
-"""An RL-shaped loop on emulated hosts (`make rl-loop`): a trainer of 2 ranks trains a small
-Llama-like model with AdamW; after each step its new weights go to 2 vLLM engines (DP2) as
-a delta, verified and committed atomically; each engine then generates greedily, and its
-tokens must be HF transformers' on the trainer's gathered weights of that step.
+"""``make rl-loop``: an RL loop on a cluster's shape (needs root: network namespaces). A
+trainer of ``--ranks`` (4) ranks trains a small Llama-like model with AdamW; after each
+step its weights go to ``--engines`` (2) ``vllm serve`` engines of tensor parallelism
+``--tp`` (2) through vLLM's own weight-sync API with the backend ``weight_manifest``,
+verified and committed at once; each engine's greedy tokens must be HF transformers' on
+the trainer's gathered weights. The peers (the disk route, a chain broadcast as vLLM's
+nccl backend does it, gloo's broadcast; DTensor ``redistribute`` beside the trainer's own
+reshard) run on the same weights and links, each with its floor.
 
-Brings up 3 hosts (scripts/hosts.sh: network namespaces on a bridge, Ray with token
-authentication) and runs the driver in host 0. Ray actors (members.py): the 2 trainer
-ranks on host 0 (gloo between them, the checkpoint's tensors as DTensors sharded
-``Shard(0)``), engine i on host i+1 (vLLM in the actor's process, written in place:
-``weight_manifest_runtime.vllm`` ``direct``). Per step:
+**A link per GPU**: every trainer rank on an emulated host of its own, every engine worker
+moved into a host of its own after its server started (links.py), a storage host; each
+host's one link shaped to ``--gbit`` in both directions (tc tbf). Hosts (``WM_HOSTS_PREFIX``
+``wmrl``, ``WM_HOSTS_NET`` 198.18.150): the ranks 0..R-1, the storage R, then per engine its
+server and its TP workers. Everything is torn down, also on failure.
 
-1. both ranks train one step (synthetic tokens; the first ``--full-steps`` train every
-   tensor, later ones only ``--train`` the top decoder layer and the final norm);
-2. **ours**: a versioned update (``weight_manifest_runtime.lifecycle``, ``mode="delta"``): the
-   sources' changed blocks since the last commit (content digests against their snapshot),
-   moved trainer -> engines on each host's Mooncake Transfer Engine, every target's
-   content digests checked against the sources', committed at the barrier;
-3. each engine generates greedily from fixed prompts;
-4. **the oracle**: the trainer gathers its tensors to rank 0, which saves them as
-   safetensors; HF transformers (not vLLM, not this project) generates from them here;
-5. **the peers**, on the same weights: (a) vLLM's reload from that checkpoint on disk
-   (the gather and the save counted), (b) a gather to rank 0 and a gloo broadcast to the
-   engines, which load with the model's ``load_weights``, (c) the trainer's own reshard
-   ``Shard(0)`` -> ``Shard(1)`` with DTensor ``redistribute``; the engines' tokens are
-   checked again after (a) and (b).
-
-The last line is one JSON object (see the README next to this file). Everything it
-started is torn down, also on failure.
-
-    python rl_loop.py                  # 8 steps (3 full, 5 delta), 2 engines
-    python rl_loop.py --steps 2 --engines 1 --full-steps 1
-"""
+The last line is one JSON object (the README next to this file lists its fields)."""
 
 from __future__ import annotations
 
@@ -37,302 +21,243 @@ import argparse
 import json
 import math
 import os
-import shutil
+import signal
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Optional
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
-sys.path.insert(0, str(HERE))
-
-PROMPTS = [[1, 2, 3, 4], [17, 300, 5], [500, 7, 7, 9, 11, 13]]
-NEW_TOKENS = 12
-GLOO_PORT, BROADCAST_PORT = 29511, 29512
+SCRIPT = ROOT / "scripts" / "hosts.sh"
+PORT, GLOO_PORT, STORAGE_PORT = 8000, 29541, 8100
 
 
 def progress(message: str) -> None:
     print(f"[rl-loop] {message}", file=sys.stderr, flush=True)
 
 
-def model_config(args: argparse.Namespace) -> Any:
-    import transformers
-
-    return transformers.LlamaConfig(vocab_size=args.vocab, hidden_size=args.hidden, intermediate_size=3 * args.hidden,
-                                    num_hidden_layers=args.layers, num_attention_heads=args.hidden // 64,
-                                    num_key_value_heads=max(1, args.hidden // 256), head_dim=64,
-                                    initializer_range=0.2, tie_word_embeddings=False)
-
-
-def write_model(args: argparse.Namespace, folder: Path) -> dict[str, Any]:
+def write_model(args: argparse.Namespace, folder: Path) -> None:
     """The step-0 checkpoint: a random init, saved as HF saves it."""
     import torch
     import transformers
 
+    config = transformers.LlamaConfig(vocab_size=args.vocab, hidden_size=args.hidden,
+                                      intermediate_size=3 * args.hidden, num_hidden_layers=args.layers,
+                                      num_attention_heads=args.hidden // 64,
+                                      num_key_value_heads=max(1, args.hidden // 256), head_dim=64,
+                                      initializer_range=0.2, tie_word_embeddings=False)
     torch.manual_seed(args.seed)
-    model = transformers.LlamaForCausalLM(model_config(args))
-    model.save_pretrained(folder)
-    return {n: tuple(t.shape) for n, t in model.state_dict().items()}
+    transformers.LlamaForCausalLM(config).save_pretrained(folder)
 
 
-def hf_greedy(folder: Path) -> list[list[int]]:
-    """HF transformers' greedy continuation of each prompt: the independent oracle."""
-    import torch
-    import transformers
+class Layout:
+    """Which emulated host is what."""
 
-    model = transformers.AutoModelForCausalLM.from_pretrained(str(folder), dtype=torch.float32).eval()
-    out = []
-    with torch.no_grad():
-        for prompt in PROMPTS:
-            ids = torch.tensor([prompt])
-            for _ in range(NEW_TOKENS):
-                ids = torch.cat([ids, model(ids).logits[:, -1].argmax(-1, keepdim=True)], dim=1)
-            out.append(ids[0, len(prompt):].tolist())
-    return out
+    def __init__(self, ranks: int, engines: int, tp: int) -> None:
+        self.ranks, self.engines, self.tp = ranks, engines, tp
+        self.storage = ranks
+        self.count = ranks + 1 + engines * (1 + tp)
 
+    def server(self, engine: int) -> int:
+        return self.ranks + 1 + engine * (1 + self.tp)
 
-def changed_bytes(changed: list[Any]) -> int:
-    """The bytes of a delta's changed source ranges (``[worker, device, ranges]`` as a
-    request carries them: :func:`weight_manifest_runtime.transfer.changed_from_wire`)."""
-    from weight_manifest_runtime import transfer
-
-    return sum(int((r[:, 1] - r[:, 0]).sum()) for r in transfer.changed_from_wire(changed).values())
-
-
-def time_calls(coordinator: Any) -> dict[str, float]:
-    """Seconds spent in the group's calls, by op (where an update's time goes), from now:
-    its transport's rounds are timed (every view of the coordinator shares it)."""
-    spent: dict[str, float] = {}
-    transport = coordinator.transport
-    call = transport.call_all
-
-    def timed(calls: Any, *rest: Any, **options: Any) -> Any:
-        clock = time.perf_counter()
-        try:
-            return call(calls, *rest, **options)
-        finally:
-            op = "+".join(sorted({str(c[0]) for c in calls.values()})) or "none"
-            spent[op] = spent.get(op, 0.0) + time.perf_counter() - clock
-
-    transport.call_all = timed
-    return spent
-
-
-def drive(args: argparse.Namespace) -> dict[str, Any]:
-    """In host 0: the actors, the steps, the oracle, the peers."""
-    import ray
-    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
-
-    import members
-    from weight_manifest_runtime.group import Coordinator
-    from weight_manifest_runtime.group.ray import RayGroup, new_key
-    from weight_manifest_runtime.lifecycle import DecisionLog, VersionedUpdate
-
-    net = os.environ["WM_HOSTS_NET"]
-    work = Path(args.workdir)
-    step0 = work / "step-0"
-    shapes = write_model(args, step0)
-    names = sorted(shapes)
-    layer = args.layers - 1
-    trainable = [n for n in names if n.startswith(f"model.layers.{layer}.") or n == "model.norm.weight"]
-    ray.init(address=os.environ["WM_RAY_ADDRESS"], logging_level="ERROR", log_to_driver=False,
-             runtime_env={"env_vars": {"PYTHONPATH": str(HERE), "GLOO_SOCKET_IFNAME": "eth0",
-                                       "OMP_NUM_THREADS": "1"}})
-    nodes = {n["NodeManagerAddress"]: n["NodeID"] for n in ray.nodes() if n["Alive"]}
-
-    def on(host: int) -> Any:
-        return NodeAffinitySchedulingStrategy(nodes[f"{net}.{host + 1}"], soft=False)
-
-    key, name = new_key(), "rl-loop"
-    group = RayGroup(name, key, timeout=600)
-    trainer_cls = ray.remote(num_cpus=0, max_restarts=0)(members.Trainer)
-    engine_cls = ray.remote(num_cpus=0, max_restarts=0)(members.Engine)
-    master = f"{net}.1"
-    clock = time.perf_counter()
-    trainers = [trainer_cls.options(scheduling_strategy=on(0)).remote(
-        name, key, r, args.ranks, master, GLOO_PORT, str(step0), trainable, args.full_steps, args.lr, args.seed)
-        for r in range(args.ranks)]
-    engines = [engine_cls.options(scheduling_strategy=on(1 + i)).remote(name, key, i, str(step0))
-               for i in range(args.engines)]
-    group.wait_for(args.ranks + args.engines)
-    ray.get([t.pid.remote() for t in trainers] + [e.pid.remote() for e in engines])
-    progress(f"{args.ranks} trainer ranks on host 0, {args.engines} vLLM engines on hosts 1-{args.engines} "
-             f"up in {time.perf_counter() - clock:.1f} s")
-    coordinator = Coordinator(group)
-    calls = time_calls(coordinator)
-    bound = coordinator.bind(coordinator.plan())
-    log = DecisionLog(str(work / "decisions"), name)
-    total = sum(r["nbytes"] for r in coordinator.side("source").inventory["tensors"])
-    trained_bytes = sum(4 * math.prod(shapes[n]) for n in trainable)
-
-    # Ours beside peer (c): the trainer's own reshard Shard(0) -> Shard(1) in a group of
-    # its own (each rank a source and a target member), on the same Transfer Engines.
-    reshard_key = new_key()
-    reshard_group = RayGroup(f"{name}-reshard", reshard_key, timeout=600)
-    ray.get([t.reshard_join.remote(f"{name}-reshard", reshard_key) for t in trainers])
-    reshard_group.wait_for(2 * args.ranks)
-    resharder = Coordinator(reshard_group)
-    reshard_bound = resharder.bind(resharder.plan())
-
-    # The broadcast peer's group: trainer rank 0 and the engines.
-    ray.get([trainers[0].peer_broadcast_join.remote(master, BROADCAST_PORT, args.engines)]
-            + [e.peer_broadcast_join.remote(master, BROADCAST_PORT, args.engines) for e in engines])
-    order = [(n, list(shapes[n])) for n in names]
-
-    # Before any step: the engines serve generation 1, the checkpoint on disk.
-    expected = hf_greedy(step0)
-    first = ray.get([e.generate.remote(PROMPTS, NEW_TOKENS) for e in engines])
-    tokens_equal = all(f["tokens"] == expected for f in first)
-    oracle = [expected]
-    steps: list[dict[str, Any]] = []
-    coordinator.snapshot(args.block)
-    for step in range(1, args.steps + 1):
-        trained = ray.get([t.train_step.remote() for t in trainers])
-        calls.clear()
-        clock = time.perf_counter()
-        update = VersionedUpdate(coordinator, log, block_elements=args.block)
-        result = update.run(bound, step + 1, mode="delta")
-        seconds = time.perf_counter() - clock
-        clock = time.perf_counter()
-        # The next delta's base: what the engines now hold (the bytes this delta's change
-        # detection looked at, taken over without hashing again).
-        coordinator.snapshot(args.block, advance=True)
-        snapshot_seconds = time.perf_counter() - clock
-        delta = changed_bytes(update.changed or [])
-        served = ray.get([e.generate.remote(PROMPTS, NEW_TOKENS) for e in engines])
-
-        # The oracle: the trainer's own tensors, gathered and saved; HF generates from them.
-        folder = work / f"step-{step}"
-        clock = time.perf_counter()
-        ray.get([t.peer_save.remote(str(folder)) for t in trainers])
-        save_seconds = time.perf_counter() - clock
-        shutil.copy(step0 / "config.json", folder / "config.json")
-        expected = hf_greedy(folder)
-        oracle.append(expected)
-        equal = [s["tokens"] == expected and s["generation"] == step + 1 for s in served]
-        tokens_equal = tokens_equal and all(equal)
-
-        # Peer (a): vLLM's reload from disk (after the gather and save above).
-        reload_seconds = max(ray.get([e.peer_reload.remote(str(folder)) for e in engines]))
-        after_a = ray.get([e.generate.remote(PROMPTS, NEW_TOKENS) for e in engines])
-        # Peer (b): gather to rank 0, gloo broadcast, load_weights.
-        clock = time.perf_counter()
-        ray.get([t.peer_broadcast.remote() for t in trainers] + [e.peer_broadcast.remote(order) for e in engines])
-        broadcast_seconds = time.perf_counter() - clock
-        after_b = ray.get([e.generate.remote(PROMPTS, NEW_TOKENS) for e in engines])
-        peers_equal = all(a["tokens"] == expected for a in after_a + after_b)
-        # Peer (c): the trainer's reshard with DTensor redistribute.
-        redistributed = ray.get([t.peer_redistribute.remote() for t in trainers])
-        clock = time.perf_counter()
-        resharded = resharder.update(reshard_bound)
-        reshard_seconds = time.perf_counter() - clock
-        reshard_equal = all(ray.get([t.reshard_check.remote() for t in trainers]))
-        record = {
-            "step": step, "full": trained[0]["full"], "loss": round(statistics.mean(t["loss"] for t in trained), 4),
-            "tokens_equal": equal, "peers_tokens_equal": peers_equal, "delta_bytes": delta,
-            "delta_fraction": round(delta / total, 4), "update_seconds": round(seconds, 4),
-            "snapshot_seconds": round(snapshot_seconds, 4),
-            "phases": {k: round(float(result.get(k, 0.0)), 4) for k in (
-                "prepare_seconds", "transfer_seconds", "verify_seconds", "commit_seconds")},
-            "undo_bytes": int(result.get("undo_bytes", 0)),
-            "calls": {op: round(v, 4) for op, v in calls.items()},
-            "disk_seconds": round(save_seconds + reload_seconds, 4), "disk_save_seconds": round(save_seconds, 4),
-            "disk_reload_seconds": round(reload_seconds, 4), "broadcast_seconds": round(broadcast_seconds, 4),
-            "redistribute_seconds": round(max(r["seconds"] for r in redistributed), 4),
-            "reshard_seconds": round(reshard_seconds, 4), "reshard_bytes": int(resharded["bytes"]),
-            "reshard_equal": reshard_equal,
-        }
-        steps.append(record)
-        progress(json.dumps(record))
-    ray.shutdown()
-    deltas = [s for s in steps if not s["full"]]
-    fulls = [s for s in steps if s["full"]]
-    median = statistics.median
-
-    def med(rows: list[dict[str, Any]], key: str) -> float:
-        return round(median(r[key] for r in rows), 4) if rows else 0.0
-
-    peers = {"disk_seconds": med(steps, "disk_seconds"), "broadcast_seconds": med(steps, "broadcast_seconds"),
-             "redistribute_seconds": med(steps, "redistribute_seconds")}
-    reshard = {"seconds": med(steps, "reshard_seconds"), "redistribute_seconds": peers["redistribute_seconds"],
-               "bytes": steps[-1]["reshard_bytes"] if steps else 0,
-               "equal_to_redistribute": all(s["reshard_equal"] for s in steps)}
-    fastest = min(peers["disk_seconds"], peers["broadcast_seconds"])
-    return {
-        "steps": len(steps), "tokens_equal": tokens_equal and len(steps) == args.steps, "engine": "vllm",
-        "trainer_ranks": args.ranks, "engines": args.engines, "bytes": total,
-        "delta_fraction": med(deltas, "delta_fraction"), "trained_fraction": round(trained_bytes / total, 4),
-        "update_seconds": med(deltas, "update_seconds"), "full_update_seconds": med(fulls, "update_seconds"),
-        "peers": peers, "reshard": reshard, "peers_tokens_equal": all(s["peers_tokens_equal"] for s in steps),
-        "full_vs_fastest_peer": round(med(fulls, "update_seconds") / fastest, 3) if fulls else None,
-        "delta_speedup_vs_fastest_peer": round(fastest / med(deltas, "update_seconds"), 2) if deltas else None,
-        # Steps after which HF's tokens differ from the step before's: an update that did
-        # not land would show there.
-        "steps_that_changed_tokens": sum(a != b for a, b in zip(oracle, oracle[1:])),
-        "runs": steps,
-    }
+    def workers(self, engine: int) -> list[int]:
+        return [self.server(engine) + 1 + t for t in range(self.tp)]
 
 
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--steps", type=int, default=8)
-    parser.add_argument("--full-steps", type=int, default=3,
-                        help="the first steps train every tensor (the first update also opens the engines' connections)")
+    parser.add_argument("--steps", type=int, default=5)
+    parser.add_argument("--full-steps", type=int, default=2, help="the first steps train every tensor: full updates")
+    parser.add_argument("--ranks", type=int, default=4)
     parser.add_argument("--engines", type=int, default=2)
-    parser.add_argument("--ranks", type=int, default=2)
+    parser.add_argument("--tp", type=int, default=2)
     parser.add_argument("--hidden", type=int, default=512)
     parser.add_argument("--layers", type=int, default=8)
     parser.add_argument("--vocab", type=int, default=8192)
     parser.add_argument("--lr", type=float, default=1e-2)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--block", type=int, default=16384,
-                        help="elements per content block (the delta's granularity and the digests')")
-    parser.add_argument("--gbit", type=float, default=0.0, help="shape each host's link (Gbit/s; 0: unshaped)")
-    parser.add_argument("--workdir", help=argparse.SUPPRESS)
-    parser.add_argument("drive", nargs="?", help=argparse.SUPPRESS)
+    parser.add_argument("--block", type=int, default=0,
+                        help="elements per content block, a delta's granularity (default: the largest divisor of 256 "
+                        "that divides every point where the engines split a tensor, so a worker's digests carry no "
+                        "partial blocks' bytes)")
+    parser.add_argument("--gbit", type=float, default=0.2, help="every link's rate in Gbit/s (0: unshaped)")
+    parser.add_argument("--chunk-mb", type=float, default=4.0, help="the chain's chunk")
+    parser.add_argument("--peers", default="disk,chain,broadcast,reshard")
+    parser.add_argument("--transfer-mode", default="push", choices=("push", "pull"),
+                        help="ours: each trainer rank writes (push) or each engine worker reads (pull)")
+    parser.add_argument("--concurrent-pairs", type=int, default=4, help="ours: the pairs a rank runs at once")
     args = parser.parse_args(argv)
-    if args.drive == "drive":
-        print(json.dumps(drive(args)))
-        return 0
-    from weight_manifest_runtime.hosts import Cluster
+    if os.geteuid() != 0:
+        print("error: make rl-loop makes network namespaces: run it as root", file=sys.stderr)
+        return 2
+    prefix = os.environ.setdefault("WM_HOSTS_PREFIX", "wmrl")
+    net = os.environ.setdefault("WM_HOSTS_NET", "198.18.150")
+    env = {**os.environ, "WM_PYTHON": sys.executable}
+    layout = Layout(args.ranks, args.engines, args.tp)
+    # o_proj's and down_proj's columns are split between TP ranks at hidden/TP and 3*hidden/TP.
+    args.block = args.block or math.gcd(256, args.hidden // args.tp, 3 * args.hidden // args.tp)
+    # A stop (SIGTERM, a test's timeout) still tears everything down: the finally below.
+    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
 
-    prefix = os.environ.get("WM_HOSTS_PREFIX", "wmrl")
-    net = os.environ.get("WM_HOSTS_NET", "198.18.150")
-    cluster = Cluster(1 + args.engines, script=ROOT / "scripts" / "hosts.sh", python=sys.executable, prefix=prefix,
-                      net=net)
-    # Inside the cluster's state dir: removed with the hosts, and with stale ones of the
-    # prefix when the next run starts.
-    work = Path(cluster.env.get("WM_HOSTS_DIR", f"/tmp/{cluster.prefix}-hosts")) / "rl-loop"
-    result: dict[str, Any] = {}
+    def address(host: int) -> str:
+        return f"{net}.{host + 1}"
+
+    def hosts(*command: str) -> None:
+        subprocess.run([str(SCRIPT), *command], env=env, check=True, capture_output=True, text=True)
+
+    def start(host: int, command: list[str], log: Path, extra: dict[str, str]) -> subprocess.Popen[bytes]:
+        own = {**env, "MC_TCP_BIND_ADDRESS": address(host), "GLOO_SOCKET_IFNAME": "eth0", "OMP_NUM_THREADS": "1",
+               "NO_PROXY": "*", "no_proxy": "*", "PYTHONPATH": str(HERE), **extra}
+        return subprocess.Popen([str(SCRIPT), "exec", str(host), *command], env=own, stdout=subprocess.PIPE,
+                                stderr=log.open("wb"), start_new_session=True)
+
+    work = Path(tempfile.mkdtemp(prefix="wm-rl-loop-"))
+    processes: list[subprocess.Popen[bytes]] = []
+    result: Optional[dict[str, Any]] = None
+    started = time.monotonic()
     try:
-        cluster.up()
-        work.mkdir(parents=True)
-        progress(f"{1 + args.engines} hosts up in {cluster.up_seconds:.1f} s")
+        write_model(args, work / "step-0")
+        hosts("down")
+        hosts("net", str(layout.count))
         if args.gbit:
-            cluster.hosts("shape", f"{args.gbit * 1000:g}mbit")
-        passed = [a for a in argv if a != "drive"]
-        # The driver's progress goes to this standard error as it runs; its last line is the JSON.
-        done = subprocess.run([str(cluster.script), "exec", "0", sys.executable, __file__, "drive", "--workdir",
-                               str(work), *passed], env=cluster.env, stdout=subprocess.PIPE, text=True, timeout=3600)
-        lines = done.stdout.strip().splitlines()
-        if done.returncode != 0 or not lines:
-            raise RuntimeError(f"the driver exited {done.returncode}")
-        result = json.loads(lines[-1])
+            hosts("shape", f"{args.gbit * 1000:g}mbit")
+        progress(f"{layout.count} hosts (prefix {prefix}, {net}.0/24), each link "
+                 + (f"{args.gbit:g} Gbit/s" if args.gbit else "unshaped"))
+        processes.append(start(layout.storage, [sys.executable, str(HERE / "storage.py"), "--host",
+                                                address(layout.storage), "--port", str(STORAGE_PORT), "--dir",
+                                                str(work / "storage")], work / "storage.log", {}))
+        servers = []
+        for e in range(args.engines):
+            host = layout.server(e)
+            command = [sys.executable, "-m", "vllm.entrypoints.openai.api_server", "--model", str(work / "step-0"),
+                       "--skip-tokenizer-init", "--enforce-eager", "--dtype", "float32", "--max-model-len", "256",
+                       "--max-num-seqs", "8", "--kv-cache-memory-bytes", str(64 << 20), "--host", address(host), "--port", str(PORT), "--seed", "0",
+                       "--tensor-parallel-size", str(args.tp), "--distributed-executor-backend", "mp",
+                       "--worker-extension-cls", "links.WorkerLinks",
+                       "--weight-transfer-config", json.dumps({"backend": "weight_manifest"}),
+                       "--additional-config", json.dumps({"weight_manifest_plain_linears": True})]
+            processes.append(start(host, command, work / f"server-{e}.log",
+                                   {"VLLM_SERVER_DEV_MODE": "1", "VLLM_CPU_OMP_THREADS_BIND": "nobind"}))
+            servers.append({"url": f"http://{address(host)}:{PORT}",
+                            "namespaces": [f"{prefix}{w}" for w in layout.workers(e)],
+                            "addresses": [address(w) for w in layout.workers(e)],
+                            "folder": str(work / f"engine-{e}-disk")})
+        progress(f"{args.engines} servers of TP {args.tp} starting; {args.ranks} trainer ranks")
+        ranks = []
+        for rank in range(args.ranks):
+            command = [sys.executable, str(HERE / "trainer_rank.py"), "--rank", str(rank), "--world", str(args.ranks),
+                       "--master", address(0), "--port", str(GLOO_PORT), "--model", str(work / "step-0"),
+                       "--servers", json.dumps(servers), "--storage", f"http://{address(layout.storage)}:{STORAGE_PORT}",
+                       "--switch", f"{prefix}sw", "--gbit", str(args.gbit), "--steps", str(args.steps),
+                       "--full-steps", str(args.full_steps), "--lr", str(args.lr), "--seed", str(args.seed),
+                       "--block", str(args.block), "--chunk-elements", str(int(args.chunk_mb * (1 << 20)) // 4),
+                       "--peers", args.peers, "--transfer-mode", args.transfer_mode,
+                       "--concurrent-pairs", str(args.concurrent_pairs)]
+            ranks.append(start(rank, command, work / f"rank-{rank}.log", {}))
+        processes += ranks
+        assert ranks[0].stdout is not None
+        for line in ranks[0].stdout:
+            text = line.decode().strip()
+            if text.startswith('{"progress"'):
+                progress(json.dumps(json.loads(text)["progress"]))
+            elif text.startswith("{"):
+                result = json.loads(text)
+        code = ranks[0].wait(timeout=600)
+        if code != 0 or result is None:
+            raise RuntimeError(f"trainer rank 0 exited {code}: {(work / 'rank-0.log').read_text()[-3000:]}")
     except Exception as error:  # noqa: BLE001 - reported, then everything is torn down
-        print(f"error: {error}", file=sys.stderr)
-        return 1
+        print(f"error: {error}; logs in {work}", file=sys.stderr)
     finally:
-        cluster.down()
-        shutil.rmtree(work, ignore_errors=True)
-        progress(f"down in {cluster.down_seconds:.1f} s; namespaces left: {cluster.leftovers()}")
-    result.update(hosts=1 + args.engines, link_gbit=args.gbit or None, up_seconds=round(cluster.up_seconds, 1),
-                  down_seconds=round(cluster.down_seconds, 1))
-    print(json.dumps(result))
-    ok = result["tokens_equal"] and result["steps"] >= 1 and not cluster.leftovers()
-    return 0 if ok else 1
+        stop(processes)
+        clock = time.monotonic()
+        subprocess.run([str(SCRIPT), "down"], env=env, capture_output=True)
+        left = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout.split()
+        leftovers = [n for n in left if n.startswith(prefix)]
+        progress(f"down in {time.monotonic() - clock:.1f} s; namespaces left: {leftovers}; logs in {work}")
+    if result is None:
+        return 1
+    summary = summarise(result, args, layout)
+    summary.update(hosts=layout.count, seconds=round(time.monotonic() - started, 1), leftovers=leftovers)
+    print(json.dumps(summary), flush=True)
+    return 0 if summary["tokens_equal"] and not leftovers else 1
+
+
+def stop(processes: list[subprocess.Popen[bytes]]) -> None:
+    """Every process started, by its process group."""
+    for process in processes:
+        if process.poll() is None:
+            try:
+                os.killpg(process.pid, signal.SIGTERM)
+                process.wait(timeout=30)
+            except (ProcessLookupError, subprocess.TimeoutExpired):
+                try:
+                    os.killpg(process.pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+
+
+def summarise(result: dict[str, Any], args: argparse.Namespace, layout: Layout) -> dict[str, Any]:
+    """The JSON line: medians over the steps, each path's floor, the formula beside them."""
+    runs = result["runs"]
+    median = statistics.median
+    fulls = [r for r in runs if r["mode"] == "full"]
+    deltas = [r for r in runs if r["mode"] == "delta"]
+
+    def med(rows: list[dict[str, Any]], *path: str) -> Optional[float]:
+        values = []
+        for row in rows:
+            value: Any = row
+            for key in path:
+                value = value.get(key) if isinstance(value, dict) else None
+            if value is not None:
+                values.append(float(value))
+        return round(median(values), 4) if values else None
+
+    names = sorted({n for r in runs for n in r["peers"]})
+    peers = {n: {"seconds": med(runs, "peers", n, "seconds"), "floor_seconds": med(runs, "peers", n, "floor_seconds"),
+                 "busiest_link": runs[-1]["peers"][n]["busiest_link"],
+                 "tokens_equal": all(r["peers"][n].get("tokens_equal", True) for r in runs if n in r["peers"])}
+             for n in names}
+    rate = args.gbit * 1e9 / 8
+    model = int(result["model_bytes"])
+    pairs = result["full_pairs"]
+    planned = max(list(pairs["out"].values()) + list(pairs["in"].values()) + [0])
+    engine_routes = [peers[n]["seconds"] for n in ("disk", "chain", "broadcast") if n in peers]
+    fastest = min(s for s in engine_routes if s is not None) if engine_routes else None
+    full = med(fulls, "ours", "seconds")
+    full_floor = med(fulls, "ours", "floor_seconds")
+    delta = med(deltas, "ours", "seconds")
+    full_bytes = med(fulls, "bytes")
+    return {
+        "steps": len(runs), "tokens_equal": bool(result["tokens_equal"]), "engine": "vllm",
+        "trainer_ranks": args.ranks, "engines": args.engines, "engine_tp": int(result["tp"]),
+        "links": args.ranks + args.engines * args.tp + 1 if args.gbit else 0, "link_gbit": args.gbit or None,
+        "model_bytes": model,
+        "full_update_seconds": full, "full_floor_seconds": full_floor,
+        "update_seconds": delta, "delta_floor_seconds": med(deltas, "ours", "floor_seconds"),
+        "delta_fraction": round(med(deltas, "bytes") / full_bytes, 4) if deltas and full_bytes else None,
+        "peers": peers,
+        # The issue's formula, on the bytes of the checkpoint (no headers): ours
+        # max(E*M/T, M/TP), the chain's M, each over a link's rate; and ours from the plan.
+        "formula": {"ours_seconds": round(max(args.engines * model / args.ranks, model / layout.tp) / rate, 4)
+                    if rate else None,
+                    "chain_seconds": round(model / rate, 4) if rate else None,
+                    "ours_planned_seconds": round(planned / rate, 4) if rate else None},
+        "full_vs_fastest_peer": round(full / fastest, 3) if full and fastest else None,
+        "full_vs_floor": round(full / full_floor, 3) if full and full_floor else None,
+        "delta_speedup_vs_fastest_peer": round(fastest / delta, 2) if fastest and delta else None,
+        "reshard": {"seconds": med(runs, "reshard", "seconds"), "floor_seconds": med(runs, "reshard", "floor_seconds"),
+                    "bytes": runs[-1].get("reshard", {}).get("detail", {}).get("bytes") if runs else None,
+                    "equal_to_redistribute": all(r.get("reshard", {}).get("equal_to_redistribute", False)
+                                                 for r in runs) if "reshard" in args.peers else None},
+        "init_seconds": result["init_seconds"],
+        "runs": runs,
+    }
 
 
 if __name__ == "__main__":

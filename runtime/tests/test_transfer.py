@@ -8,6 +8,7 @@ targets stay untouched."""
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from typing import Any, Optional
 
@@ -20,6 +21,7 @@ import weight_manifest as wm
 from weight_manifest import live
 from weight_manifest_runtime import transfer
 from weight_manifest_runtime.group import Side
+from weight_manifest_runtime.transfer.schedule import schedule
 
 RNG = np.random.default_rng(7)
 
@@ -513,3 +515,66 @@ def test_gap_reads_turn_strided_remote_runs_into_few_spans() -> None:
     pushed = transfer.execute(bound, gaps, sessions, mode="push")
     assert pushed.segments == transfer.execute(bound, plain_backend, sessions, mode="push").segments
     assert sum(p.wire_bytes for p in pushed.pairs) == pushed.bytes
+
+
+class Overlapping(transfer.LocalBackend):
+    """Holds the first status call until a batch of another pair (another remote session)
+    is submitted, or 5 s: ``overlapped`` says whether pairs ran at once."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.first: Optional[str] = None
+        self.other = threading.Event()
+        self.overlapped: Optional[bool] = None
+        self.lock = threading.Lock()
+
+    def submit(self, session: str, write: bool, local: list[int], remote: list[int], lengths: list[int]) -> int:
+        with self.lock:
+            if self.first is None:
+                self.first = session
+            elif session != self.first:
+                self.other.set()
+        return super().submit(session, write, local, remote, lengths)
+
+    def wait(self, handle: int) -> bool:
+        with self.lock:
+            first, self.overlapped = self.overlapped is None, self.overlapped if self.overlapped is not None else False
+        if first:
+            self.overlapped = self.other.wait(5)
+        return super().wait(handle)
+
+
+@pytest.mark.parametrize("mode", ["push", "pull"])
+@pytest.mark.parametrize("concurrent", [1, 4])
+@pytest.mark.parametrize("given", [False, True], ids=["own-staging", "member-staging"])
+def test_concurrent_pairs_run_at_once_and_land_every_byte(mode: str, concurrent: int, given: bool) -> None:
+    # The executing worker has two pairs with two remotes: push TP1 -> TP2, pull TP2 -> TP1.
+    source, target = Instance("src", 1, 1, 1), Instance("dst", 2, 1, 1, fill=False)
+    if mode == "pull":
+        source, target = Instance("src", 2, 1, 1), Instance("dst", 1, 1, 1, fill=False)
+    bound, _, sessions = update(source, target)
+    backend = Overlapping()
+    source.register(backend)
+    target.register(backend)
+    landed: list[tuple[str, str]] = []
+    # A member's own staging buffer (a worker keeps one across updates) changes nothing.
+    staging = transfer.Staging(backend, 1 << 20) if given else None
+    report = transfer.execute(bound, backend, sessions, mode=mode, worker=None, staging=staging,
+                              on_pair=lambda p: landed.append((p.source_worker_id, p.target_worker_id)),
+                              options=transfer.ExecuteOptions(concurrent_pairs=concurrent))
+    assert target.wrong() == []
+    assert sorted(landed) == sorted((p.source_worker_id, p.target_worker_id) for p in bound.pairs)
+    # The report keeps the schedule's order, whatever order the pairs ended in.
+    assert [(p.source_worker_id, p.target_worker_id) for p in report.pairs] == \
+        [(p.pair.source_worker_id, p.pair.target_worker_id) for p in schedule(bound, mode=mode).pairs]
+    assert len(bound.pairs) > 1
+    assert backend.overlapped is (concurrent > 1)
+
+
+def test_a_failed_pair_among_concurrent_ones_fails_the_update_after_all_ended() -> None:
+    source, target, bound, backend, sessions = failing_update(2, "wait")
+    with pytest.raises(wm.ManifestError) as caught:
+        transfer.execute(bound, backend, sessions, mode="push",
+                         options=transfer.ExecuteOptions(stage_below=0, batch_segments=4, concurrent_pairs=4))
+    assert caught.value.code == "transfer_failed"
+    assert not backend.open, "a batch was left in flight"

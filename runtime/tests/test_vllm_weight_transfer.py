@@ -110,8 +110,9 @@ def test_updates_through_vllms_api_give_hfs_tokens_and_a_fault_changes_nothing(s
         tokens_1 = hf_tokens(state)
         assert generate(llm) == tokens_1 != hf_tokens(start)
         assert full["bytes"] == sum(t.numel() * t.element_size() for t in state.values())
-        # The worker keeps a copy of generations 0 and 1 (what a rollback restores).
-        assert full["kept_bytes"] == 2 * full["bytes"]
+        # The worker keeps a copy of generation 0 (what this update's rollback restored),
+        # kept before the update; nothing is copied at the commit.
+        assert full["kept_bytes"] == full["bytes"]
 
         # A delta: the trainer changes the final norm and one layer's o_proj in place.
         state["model.norm.weight"].mul_(-1.5)
@@ -122,8 +123,9 @@ def test_updates_through_vllms_api_give_hfs_tokens_and_a_fault_changes_nothing(s
         assert generate(llm) == tokens_2 != tokens_1
         changed = state["model.norm.weight"].nbytes + state["model.layers.1.self_attn.o_proj.weight"].nbytes
         assert delta["bytes"] == changed < full["bytes"]
-        # Generation 1 is kept: no undo log; the check hashed the two tensors' blocks only.
-        assert (delta["undo_log"], delta["undo_bytes"], delta["hashed_bytes"]) == (False, 0, changed)
+        # Generation 1 is not kept (revisions are kept before full updates only): the undo
+        # log holds the delta's bytes, and the check hashed the two tensors' blocks only.
+        assert (delta["undo_log"], delta["undo_bytes"], delta["hashed_bytes"]) == (True, changed, changed)
 
         # A fault: a source byte corrupted after the bytes moved, before the check.
         state["model.layers.0.mlp.down_proj.weight"].mul_(0.5)  # a real change that must not land

@@ -11,3 +11,5 @@ DEFAULT_STAGING_BYTES = 64 << 20
 DEFAULT_STALL_SECONDS = 30.0
 #: No bound on the segments a delta's coalescing may cut a pair's changed ranges into.
 DEFAULT_MAX_SEGMENTS = 1 << 32
+#: Pairs a worker runs at once (1: one after another, the schedule's staggered order).
+DEFAULT_CONCURRENT_PAIRS = 1

@@ -40,6 +40,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor, wait
 from typing import TYPE_CHECKING, Any, Optional, Union
 
 import numpy as np
@@ -156,6 +157,11 @@ def execute(
     # Without a staging buffer given, one sized to what the largest pair stages (two
     # halves), within staging_bytes.
     capacity = staging_capacity(plan.pairs, options.staging_bytes)
+    if options.concurrent_pairs > 1 and len(plan.pairs) > 1 and quantizer is None and landing is None:
+        report.prepare_seconds = time.perf_counter() - started
+        report.pairs.extend(_run_concurrently(plan.pairs, backend, sessions, push, options, progress, on_pair))
+        report.seconds = time.perf_counter() - started
+        return report
     own = staging is None and capacity > 0
     if own:
         staging = Staging(backend, capacity)
@@ -181,6 +187,63 @@ def execute(
             staging.close()
     report.seconds = time.perf_counter() - started
     return report
+
+
+def _run_concurrently(pairs: Sequence[PairSchedule], backend: Backend, sessions: Mapping[str, str], push: bool,
+                      options: ExecuteOptions, progress: Optional[Progress],
+                      on_pair: Optional[Callable[[CopyGroup], None]]) -> list[PairReport]:
+    """Up to ``options.concurrent_pairs`` pairs at once, each with a staging buffer of its
+    own sized to what it stages (a buffer given to :func:`execute` is left alone): a worker
+    whose remotes differ in speed or in what they are sent keeps every link it uses busy.
+    The buffers are registered before the first pair starts and unregistered after the
+    last ends: the engine's registry never changes under a batch in flight. Every pair runs
+    to its end; the first failure (in the schedule's order) is raised after all ended."""
+    lock = threading.Lock()
+    stagings: list[Optional[Staging]] = []
+    try:
+        for scheduled in pairs:
+            capacity = staging_capacity([scheduled], options.staging_bytes)
+            stagings.append(Staging(backend, capacity) if capacity > 0 else None)
+    except BaseException:
+        for made in stagings:
+            if made is not None:
+                made.close()
+        raise
+
+    def locked_progress(*args: Any) -> None:
+        assert progress is not None
+        with lock:
+            progress(*args)
+
+    def run(index: int) -> PairReport:
+        scheduled = pairs[index]
+        result = _run_pair(scheduled, backend, sessions, push, options, stagings[index],
+                           locked_progress if progress is not None else None)
+        if on_pair is not None:
+            with lock:
+                on_pair(scheduled.pair)
+        return result
+
+    errors: list[Optional[BaseException]] = []
+    try:
+        with ThreadPoolExecutor(max_workers=min(options.concurrent_pairs, len(pairs)),
+                                thread_name_prefix="transfer-pair") as pool:
+            futures = [pool.submit(run, index) for index in range(len(pairs))]
+            wait(futures)
+        errors = [f.exception() for f in futures]
+    finally:
+        timed_out = any(getattr(e, "code", None) == "transfer_timeout" for e in errors)
+        for made in stagings:
+            if made is None:
+                continue
+            if timed_out:
+                _ABANDONED.append(made)  # batches abandoned in flight may still use it
+            else:
+                made.close()
+    for error in errors:
+        if error is not None:
+            raise error
+    return [future.result() for future in futures]
 
 
 class _Quantizer:

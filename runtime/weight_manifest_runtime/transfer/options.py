@@ -19,6 +19,7 @@ from typing import Any
 from weight_manifest.errors import manifest_error as _error
 from .defaults import (
     DEFAULT_BATCH_SEGMENTS,
+    DEFAULT_CONCURRENT_PAIRS,
     DEFAULT_MAX_IN_FLIGHT,
     DEFAULT_MAX_SEGMENTS,
     DEFAULT_STAGE_BELOW,
@@ -45,9 +46,13 @@ class ExecuteOptions:
     max_segments: int = DEFAULT_MAX_SEGMENTS
     #: A pair whose batches make no progress this long fails with ``transfer_timeout`` (> 0).
     stall_seconds: float = DEFAULT_STALL_SECONDS
+    #: Pairs a worker runs at once, each with its own staging buffer (>= 1; 1: one after
+    #: another). More keep a worker's links busy when its remotes differ in what they get.
+    concurrent_pairs: int = DEFAULT_CONCURRENT_PAIRS
 
     def __post_init__(self) -> None:
-        for name in ("batch_segments", "max_in_flight", "max_segments", "stage_below", "staging_bytes"):
+        for name in ("batch_segments", "max_in_flight", "max_segments", "stage_below", "staging_bytes",
+                     "concurrent_pairs"):
             value = getattr(self, name)
             # JSON Schema's integer: a number without a fraction, never a boolean.
             if isinstance(value, float) and value.is_integer():

@@ -13,8 +13,11 @@ worker of every server join as a target; rank 0 plans and binds the trainer's la
 theirs, keeps the generation they serve (``TrainerInfo.revisions``: by default
 :class:`~.kept.KeptOnTargets`, a copy in each worker's memory, ``kept_bytes`` in every
 result; or any :class:`~weight_manifest_runtime.lifecycle.Revisions`, such as a Store's) and takes
-the first snapshot of the sources (a delta's base). With generation g kept, neither a full
-update nor a delta keeps anything more on the workers (no undo log): a rollback restores g.
+the first snapshot of the sources (a delta's base). A revision is kept at need: before a
+full update, generation g (what the workers serve, checked against the digests it was
+verified with), never after a commit; so a full update's rollback restores g, and a delta
+keeps an undo log of just the bytes it writes (its cost: about the delta's bytes in each
+worker's memory and time), with nothing copied or re-hashed at its commit.
 
 :meth:`WeightManifestTrainer.send_weights` (every rank; ``mode="full"`` or ``"delta"``):
 rank 0 calls ``start_weight_update`` on the servers, runs one versioned update
@@ -46,6 +49,7 @@ from vllm.distributed.weight_transfer.base import TrainerInitInfo, TrainerWeight
 from weight_manifest import BoundPlan, ManifestError
 from weight_manifest.errors import manifest_error as _error
 from .. import dtensor
+from ..transfer import ExecuteOptions
 from ..group import Coordinator, Member
 from ..lifecycle import DecisionLog, Revisions, VersionedUpdate
 from . import channel, payloads
@@ -69,8 +73,14 @@ class TrainerInfo(TrainerInitInfo):
     ``host``/``port``: where rank 0's control channel listens (and each rank's Transfer
     Engine binds to its own address towards it). ``generation``: the version the engines
     serve now (their checkpoint). ``mode``: how the workers take updates (``auto``,
-    ``direct``, ``staged``). ``decisions``: the folder of the decision record (default: a
-    new temporary one). ``timeout``: seconds to wait for the ranks to join.
+    ``direct``, ``staged``). ``transfer_mode``: who moves the bytes: ``pull`` (each worker
+    reads its slice from every rank) or ``push`` (each rank writes its shards into every
+    worker; a rank gathers the strided pieces of a row-parallel tensor's column slice into
+    one write per worker, where a pull reads them row by row: faster into engines of
+    tensor parallelism > 1 over real links); ``options``: the executor's
+    (:class:`~weight_manifest_runtime.transfer.ExecuteOptions`; ``concurrent_pairs`` > 1 keeps
+    every link of a worker busy). ``decisions``: the folder of the decision
+    record (default: a new temporary one). ``timeout``: seconds to wait for the ranks to join.
     ``revisions`` (rank 0's): where a rollback takes generation g from (any
     :class:`~weight_manifest_runtime.lifecycle.Revisions`, such as a Store's; default
     :class:`~.kept.KeptOnTargets`: one copy of the model in the workers' memory)."""
@@ -87,6 +97,9 @@ class TrainerInfo(TrainerInitInfo):
     generation: int = 0
     instance_id: str = "rollout"
     mode: str = "auto"
+    transfer_mode: str = "pull"
+    #: The executor's options of every update (batches, staging, pairs at once).
+    options: ExecuteOptions = field(default_factory=ExecuteOptions)
     block_elements: int = DEFAULT_BLOCK_ELEMENTS
     decisions: Optional[str] = None
     group: str = field(default_factory=lambda: f"vllm-{uuid.uuid4().hex[:12]}")
@@ -391,6 +404,9 @@ class WeightManifestTrainer(TrainerWeightTransferEngine[TrainerInfo]):
         assert self.coordinator is not None and self.log is not None and self.info is not None
         if mode not in ("full", "delta"):
             raise _error("vllm_transfer_arguments_invalid", f"send_weights takes mode full or delta, not {mode!r}")
+        if self.info.transfer_mode not in ("push", "pull"):
+            raise _error("vllm_transfer_arguments_invalid",
+                         f"TrainerInfo.transfer_mode is push or pull, not {self.info.transfer_mode!r}")
         started = time.perf_counter()
         g, to = self.generation, self.generation + 1
         update_id = uuid.uuid4().hex
@@ -402,9 +418,14 @@ class WeightManifestTrainer(TrainerWeightTransferEngine[TrainerInfo]):
             self.client.start_weight_update()
         except Exception as failure:
             error = _failed("start_weight_update", failure)
+        if error is None and mode == "full":
+            try:
+                self._keep_served(g)
+            except ManifestError as failure:
+                error = failure
         if error is None:
             update = VersionedUpdate(self.coordinator, self.log, revisions=self.revisions,
-                                     block_elements=self.info.block_elements, on_step=None)
+                                     block_elements=self.info.block_elements, on_step=None, save_revisions=False)
 
             def on_step(step: str, worker: Optional[str]) -> None:
                 if step == "prepared":
@@ -420,7 +441,8 @@ class WeightManifestTrainer(TrainerWeightTransferEngine[TrainerInfo]):
 
             update.on_step = on_step
             try:
-                result = update.run(self.bound, to, mode=mode, transfer_mode="pull")
+                result = update.run(self.bound, to, mode=mode, transfer_mode=self.info.transfer_mode,
+                                    options=self.info.options)
             except ManifestError as failure:
                 error = failure
             # After a commit decision nothing is rolled back (a worker that failed to
@@ -446,6 +468,19 @@ class WeightManifestTrainer(TrainerWeightTransferEngine[TrainerInfo]):
                 # The workers' memory the kept generations take (KeptOnTargets; 0 elsewhere).
                 "kept_bytes": int(getattr(self.revisions, "kept_bytes", 0)),
                 "seconds": time.perf_counter() - started}
+
+    def _keep_served(self, generation: int) -> None:
+        """Keep generation ``generation`` (what every worker serves) as the revision a full
+        update rolls back to, unless it is kept: read from the workers, and kept only if it
+        digests to what the last commit verified (``lifecycle_revision_invalid``: a byte
+        changed since; the update does not start)."""
+        assert self.revisions is not None and self.coordinator is not None and self.log is not None
+        if self.revisions.digests(generation) is not None:
+            return
+        record = self.log.read()
+        verified = (record.to_digests if record is not None and record.decision == "commit"
+                    and record.to_generation == generation else None)
+        self.revisions.save(self.coordinator, generation, "target", expected=verified or None)
 
     def _tell(self, outcome: dict[str, Any]) -> None:
         """Every worker that answers hears the decision (a lost one hears nothing: its
