@@ -176,10 +176,12 @@ def disk(params: dict[str, Any], names: Sequence[str], rank: int, world: int, st
 
 
 def chain(params: dict[str, Any], names: Sequence[str], rank: int, world: int, group: Any, urls: Sequence[str],
-          chunk_elements: int) -> dict[str, Any]:
-    """The chain (every rank calls it; rank 0 drives): each tensor, as soon as the gather
-    made it whole, in chunks to the chain's first worker; every worker forwards and
-    loads. Rank 0's seconds."""
+          chunk_elements: int, overlap: bool = True) -> dict[str, Any]:
+    """The chain (every rank calls it; rank 0 drives): each tensor in chunks to the
+    chain's first worker, as soon as the gather made it whole (``overlap``) or after the
+    whole gather; every worker forwards and loads. Rank 0's seconds. Which form is faster
+    depends on the links: overlapped, the gather's acknowledgements queue behind the
+    chain's data on rank 0's outgoing link."""
     order = [(n, list(params[n].shape)) for n in names]
     started = time.perf_counter()
     futures = start_rpc(urls, "wm_chain", lambda i: [order, chunk_elements]) if rank == 0 else []
@@ -196,7 +198,13 @@ def chain(params: dict[str, Any], names: Sequence[str], rank: int, world: int, g
                 sending.pop(0).wait()  # one chunk in flight behind the one being sent
             sending.append(group.send([flat[start:end]], 1, tag))
 
-    gather(params, names, rank, world, ready=send if rank == 0 else None)
+    if overlap:
+        gather(params, names, rank, world, ready=send if rank == 0 else None)
+    else:
+        whole = gather(params, names, rank, world)
+        for index, name in enumerate(names):
+            if rank == 0:
+                send(index, whole[name])
     gathered = time.perf_counter() - started
     for work in sending:
         work.wait()

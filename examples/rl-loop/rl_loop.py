@@ -227,7 +227,7 @@ def summarise(result: dict[str, Any], args: argparse.Namespace, layout: Layout) 
     model = int(result["model_bytes"])
     pairs = result["full_pairs"]
     planned = max(list(pairs["out"].values()) + list(pairs["in"].values()) + [0])
-    engine_routes = [peers[n]["seconds"] for n in ("disk", "chain", "broadcast") if n in peers]
+    engine_routes = [peers[n]["seconds"] for n in ("disk", "chain", "chain_after_gather", "broadcast") if n in peers]
     fastest = min(s for s in engine_routes if s is not None) if engine_routes else None
     full = med(fulls, "ours", "seconds")
     full_floor = med(fulls, "ours", "floor_seconds")

@@ -161,6 +161,36 @@ def watch_transfers(coordinator: Any, seen: list[dict[str, Any]]) -> None:
     coordinator.execute = watched
 
 
+def time_calls(group: Any, spent: dict[str, float]) -> None:
+    """Seconds in the group's calls, by operation (where an update's time goes)."""
+    call_all = group.call_all
+
+    def timed(calls: Any, *args: Any, **kwargs: Any) -> Any:
+        clock = time.perf_counter()
+        try:
+            return call_all(calls, *args, **kwargs)
+        finally:
+            op = "+".join(sorted({str(c[0]) for c in calls.values()})) or "none"
+            spent[op] = spent.get(op, 0.0) + time.perf_counter() - clock
+
+    group.call_all = timed
+
+
+def time_client(client: Any, spent: dict[str, float]) -> None:
+    """Seconds in vLLM's weight-sync calls on the servers (HTTP, engine core, workers)."""
+    for name in ("start_weight_update", "update_weights", "finish_weight_update"):
+        method = getattr(client, name)
+
+        def timed(*args: Any, _method: Any = method, _name: str = name) -> Any:
+            clock = time.perf_counter()
+            try:
+                return _method(*args)
+            finally:
+                spent[f"http {_name}"] = spent.get(f"http {_name}", 0.0) + time.perf_counter() - clock
+
+        setattr(client, name, timed)
+
+
 def redistribute(trainer: ShardedTrainer) -> dict[str, Any]:
     """Peer (c): every tensor ``Shard(0)`` -> ``Shard(1)`` with DTensor ``redistribute``."""
     import torch.distributed as dist
@@ -246,8 +276,11 @@ def main() -> None:
         client=Servers([HTTPVLLMWeightSyncClient(u) for u in urls]))
     init_seconds = time.perf_counter() - clock
     transfers: list[dict[str, Any]] = []
+    calls: dict[str, float] = {}
     if rank == 0:
         watch_transfers(wt.coordinator, transfers)
+        time_calls(wt.group, calls)
+        time_client(wt.client, calls)
     reshard = Reshard(trainer, rank, world, args.master) if "reshard" in wanted else None
     whole = peers.gather(trainer.params, names, rank, world)  # a collective: every rank
     expected = hf_greedy(config, whole) if rank == 0 else None
@@ -259,6 +292,7 @@ def main() -> None:
             trained = trainer.train_step()
             mode = "full" if trained["full"] else "delta"
             results: dict[str, Any] = {}
+            calls.clear()
             ours = timed(lambda: results.setdefault("r", wt.send_weights(mode=mode)))
             whole = peers.gather(trainer.params, names, rank, world)
             record: dict[str, Any] = {}
@@ -273,20 +307,21 @@ def main() -> None:
                           "hf": expected,
                           "ours": {k: v for k, v in ours.items() if k != "detail"},
                           "bytes": int(result["bytes"]), "transfer": list(transfers),
+                          "calls": {op: round(v, 4) for op, v in sorted(calls.items())},
                           "phases": {k: round(float(result[k]), 4) for k in (
                               "prepare_seconds", "transfer_seconds", "verify_seconds", "commit_seconds")
                                      if k in result},
                           "peers": {}}
             del whole
-            for name in ("disk", "chain", "broadcast"):
-                if name not in wanted:
+            for name in ("disk", "chain", "chain_after_gather", "broadcast"):
+                if name.split("_after")[0] not in wanted:
                     continue
                 if name == "disk":
                     run = lambda: peers.disk(trainer.params, names, rank, world, args.storage, urls,  # noqa: E731
                                              [s["folder"] for s in servers], str(Path(args.model) / "config.json"))
-                elif name == "chain":
+                elif name.startswith("chain"):
                     run = lambda: peers.chain(trainer.params, names, rank, world, group, urls,  # noqa: E731
-                                              args.chunk_elements)
+                                              args.chunk_elements, overlap=name == "chain")
                 else:
                     run = lambda: peers.broadcast(trainer.params, names, rank, world, group, urls)  # noqa: E731
                 figure = timed(run)

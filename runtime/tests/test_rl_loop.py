@@ -97,7 +97,7 @@ def test_a_cluster_shaped_loop_reaches_tp2_engines_with_hfs_tokens() -> None:
     ranks = [f"wmrlt{r}" for r in range(RANKS)]
     assert sum(links[h][0] for h in ranks) >= whole
     assert all(links[h][1] < slice_bytes // 4 for h in ranks), links
-    for name in ("disk", "chain", "broadcast", "redistribute"):
+    for name in ("disk", "chain", "chain_after_gather", "broadcast", "redistribute"):
         peer = result["peers"][name]
         assert peer["seconds"] > 0 and peer["floor_seconds"] > 0
         assert peer["tokens_equal"] is True
