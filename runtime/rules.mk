@@ -57,12 +57,13 @@ simulate-frontier: runtime-install
 	$(CARGO) build --locked --release -q --bin weight-manifest
 	$(PY) examples/simulate/frontier.py $(FRONTIER_ARGS)
 
-## An RL loop on 3 emulated hosts (examples/rl-loop, needs root): a 2-rank DTensor trainer
-## (gloo) trains a small Llama-like model with AdamW; after each step a versioned delta
-## update reaches 2 vLLM engines (DP2) over the Transfer Engine, and each engine's greedy
-## tokens must be HF transformers' on the trainer's weights of that step; vLLM's reload
-## from disk, a gloo broadcast and DTensor redistribute run beside it on the same weights.
-## The last line is its JSON. RL_ARGS adds flags (--steps, --engines, --gbit, ...).
+## The RL loop on a cluster's shape (examples/rl-loop, needs root): 4 DTensor trainer ranks
+## and 2 `vllm serve` of TP 2 through vLLM's weight-sync API (backend weight_manifest), each
+## rank and each engine worker on an emulated host with its own shaped link (0.2 Gbit/s), a
+## storage host; after each step every engine's greedy tokens must be HF transformers' on
+## the trainer's weights; the disk route, a chain broadcast, gloo's broadcast and DTensor
+## redistribute run beside it, each with its floor. The last line is its JSON. RL_ARGS adds
+## flags (--steps, --gbit, --ranks, --engines, --tp, ...).
 rl-loop: runtime-install
 	$(PY) examples/rl-loop/rl_loop.py $(RL_ARGS)
 
