@@ -21,6 +21,7 @@ import argparse
 import json
 import math
 import os
+import shutil
 import signal
 import statistics
 import subprocess
@@ -178,7 +179,12 @@ def main(argv: list[str]) -> int:
         subprocess.run([str(SCRIPT), "down"], env=env, capture_output=True)
         left = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout.split()
         leftovers = [n for n in left if n.startswith(prefix)]
-        progress(f"down in {time.monotonic() - clock:.1f} s; namespaces left: {leftovers}; logs in {work}")
+        if result is not None:
+            # The checkpoints (the model, the storage's copy, each engine's) and the logs: kept
+            # only when something failed, to read.
+            shutil.rmtree(work, ignore_errors=True)
+        progress(f"down in {time.monotonic() - clock:.1f} s; namespaces left: {leftovers}"
+                 + ("" if result is not None else f"; logs in {work}"))
     if result is None:
         return 1
     summary = summarise(result, args, layout)
