@@ -21,6 +21,11 @@ fragments), after waiting for every batch still in flight. Nothing here marks a 
 ready: the caller does that only when :func:`execute` returned. Re-running a failed update
 is safe: a copy only writes target bytes, so running it again writes the same bytes.
 
+- **Pairs at once.** A worker runs its pairs one after another in the schedule's staggered
+  order, or with ``options.concurrent_pairs`` > 1 that many at once, each with its own
+  staging buffer (:func:`_run_concurrently`), so a worker whose remotes get different
+  amounts keeps all its links busy.
+
 Bounded: a pair whose batches make no
 progress for ``stall_seconds`` fails with ``transfer_timeout`` naming the pair; its
 batches still in flight are abandoned (the engine may yet deliver them once the link is
@@ -156,12 +161,12 @@ def execute(
     quantizer = None if forms is None or not copies else _Quantizer(forms, [copies.get(key(p.pair), []) for p in plan.pairs])
     # Without a staging buffer given, one sized to what the largest pair stages (two
     # halves), within staging_bytes.
-    capacity = staging_capacity(plan.pairs, options.staging_bytes)
     if options.concurrent_pairs > 1 and len(plan.pairs) > 1 and quantizer is None and landing is None:
         report.prepare_seconds = time.perf_counter() - started
         report.pairs.extend(_run_concurrently(plan.pairs, backend, sessions, push, options, progress, on_pair))
         report.seconds = time.perf_counter() - started
         return report
+    capacity = staging_capacity(plan.pairs, options.staging_bytes)
     own = staging is None and capacity > 0
     if own:
         staging = Staging(backend, capacity)
