@@ -25,7 +25,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import signal
 import statistics
 import subprocess
 import sys
@@ -33,6 +32,8 @@ import tempfile
 import time
 from pathlib import Path
 from typing import Any
+
+from serving import stop
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
@@ -115,16 +116,7 @@ def main() -> None:
                                f"{(work / 'rank-0.log').read_text()[-4000:]}")
         result = json.loads(lines[-1])
     finally:
-        for process in processes:
-            if process.poll() is None:
-                try:
-                    os.killpg(process.pid, signal.SIGTERM)
-                    process.wait(timeout=30)
-                except (ProcessLookupError, subprocess.TimeoutExpired):
-                    try:
-                        os.killpg(process.pid, signal.SIGKILL)
-                    except ProcessLookupError:
-                        pass
+        stop(processes)
         started = time.monotonic()
         subprocess.run([str(SCRIPT), "down"], env=env, capture_output=True)
         progress(f"down in {time.monotonic() - started:.1f} s; logs in {work}")
