@@ -882,10 +882,37 @@ fn no_crate_has_an_import_cycle_or_an_arrow_back_up() {
     assert!(report.is_empty(), "{}", report.join("\n"));
 }
 
+/// A folder of one test under the system's temporary folder, removed with everything in it
+/// when dropped: when the test ends, and also when a failing assertion unwinds it.
+struct ScratchDir(PathBuf);
+
+impl ScratchDir {
+    /// Creates the empty folder `NAME-PID`.
+    fn new(name: &str) -> Self {
+        let dir = std::env::temp_dir().join(format!("{name}-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        fs::create_dir_all(&dir).unwrap();
+        Self(dir)
+    }
+}
+
+impl std::ops::Deref for ScratchDir {
+    type Target = Path;
+
+    fn deref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for ScratchDir {
+    fn drop(&mut self) {
+        let _ = fs::remove_dir_all(&self.0);
+    }
+}
+
 #[test]
 fn the_checker_finds_a_cycle_and_an_arrow_back_up() {
-    let dir = std::env::temp_dir().join(format!("module-graph-{}", std::process::id()));
-    let _ = fs::remove_dir_all(&dir);
+    let dir = ScratchDir::new("module-graph");
     fs::create_dir_all(dir.join("low")).unwrap();
     fs::write(dir.join("lib.rs"), "mod a;\nmod low;\n").unwrap();
     fs::write(
@@ -921,7 +948,6 @@ fn the_checker_finds_a_cycle_and_an_arrow_back_up() {
     )
     .unwrap();
     let found = violations(&dir);
-    fs::remove_dir_all(&dir).unwrap();
     assert_eq!(found.len(), 1, "{found:?}");
     assert!(found[0].starts_with("file cycle"), "{found:?}");
 }
@@ -1014,8 +1040,7 @@ fn the_runtime_takes_only_public_names_of_the_binding_and_the_binding_none_of_th
 
 #[test]
 fn the_python_checker_finds_a_cycle_and_an_arrow_back_up() {
-    let dir = std::env::temp_dir().join(format!("module-graph-py-{}", std::process::id()));
-    let _ = fs::remove_dir_all(&dir);
+    let dir = ScratchDir::new("module-graph-py");
     fs::create_dir_all(dir.join("low")).unwrap();
     fs::write(dir.join("__init__.py"), "").unwrap();
     fs::write(dir.join("a.py"), "from .low.leaf import Leaf\n").unwrap();
@@ -1042,7 +1067,6 @@ fn the_python_checker_finds_a_cycle_and_an_arrow_back_up() {
     )
     .unwrap();
     let found = violations_of(&python_graph_of(&dir));
-    fs::remove_dir_all(&dir).unwrap();
     assert_eq!(found.len(), 1, "{found:?}");
     assert!(found[0].starts_with("file cycle"), "{found:?}");
 }

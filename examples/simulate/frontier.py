@@ -38,6 +38,7 @@ import json
 import resource
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -52,10 +53,12 @@ def progress(message: str) -> None:
 
 def timed(argv: list[str]) -> dict[str, float]:
     """``argv`` under /usr/bin/time: wall seconds and peak resident MiB."""
-    log = Path("/tmp") / f"wm-frontier-time-{time.monotonic_ns()}"
-    subprocess.run(["/usr/bin/time", "-f", "%e %M", "-o", str(log), *argv], check=True, stdout=subprocess.DEVNULL)
-    wall, kib = log.read_text().split()[-2:]
-    log.unlink()
+    log = Path(tempfile.gettempdir()) / f"wm-frontier-time-{time.monotonic_ns()}"
+    try:
+        subprocess.run(["/usr/bin/time", "-f", "%e %M", "-o", str(log), *argv], check=True, stdout=subprocess.DEVNULL)
+        wall, kib = log.read_text().split()[-2:]
+    finally:  # also when the command fails
+        log.unlink(missing_ok=True)
     return {"seconds": float(wall), "peak_mib": round(int(kib) / 1024, 1)}
 
 

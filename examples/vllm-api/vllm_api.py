@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -72,6 +73,7 @@ def main() -> None:
 
     work = Path(tempfile.mkdtemp(prefix="wm-vllm-api-"))
     processes: list[subprocess.Popen[bytes]] = []
+    finished = False
     try:
         import torch
         import transformers
@@ -115,11 +117,15 @@ def main() -> None:
             raise RuntimeError(f"trainer rank 0 exited {ranks[0].returncode}: "
                                f"{(work / 'rank-0.log').read_text()[-4000:]}")
         result = json.loads(lines[-1])
+        finished = True
     finally:
         stop(processes)
         started = time.monotonic()
         subprocess.run([str(SCRIPT), "down"], env=env, capture_output=True)
-        progress(f"down in {time.monotonic() - started:.1f} s; logs in {work}")
+        if finished:
+            # The model and the logs: kept only when the run did not finish, to read.
+            shutil.rmtree(work, ignore_errors=True)
+        progress(f"down in {time.monotonic() - started:.1f} s" + ("" if finished else f"; logs in {work}"))
     print(json.dumps(summary(result, urls)), flush=True)
 
 

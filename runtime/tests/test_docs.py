@@ -34,7 +34,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT
+from conftest import ROOT, scratch_tmpdir
 
 DOCS = [ROOT / "README.md", *sorted(p for p in (ROOT / "docs").glob("*.md") if p.name != "contract.md")]
 GUIDES = ["cli.md", "python.md", "weight-updates.md", "store.md", "mooncake.md", "cpp.md", "ray.md", "vllm.md", "lifecycle.md"]
@@ -66,7 +66,10 @@ def workdir(tmp_path: Path) -> Path:
 
 
 def env(cli_dir: Path) -> dict[str, str]:
-    return {**os.environ, "PATH": f"{cli_dir}{os.pathsep}{os.environ['PATH']}", "WEIGHT_MANIFEST_PROGRESS_DELAY_MS": "60000"}
+    # A TMPDIR of the session's: what a block makes there (tempfile.mkdtemp(), as a reader
+    # would) is removed with it.
+    return {**os.environ, "PATH": f"{cli_dir}{os.pathsep}{os.environ['PATH']}", "WEIGHT_MANIFEST_PROGRESS_DELAY_MS": "60000",
+            **scratch_tmpdir("docs")}
 
 
 def test_every_guide_exists_and_has_code() -> None:

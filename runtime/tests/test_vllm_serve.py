@@ -34,7 +34,7 @@ from typing import Any, Iterator
 
 import pytest
 
-from conftest import ROOT
+from conftest import ROOT, scratch_tmpdir
 from no_skip import require
 
 RANK = ROOT / "examples" / "vllm-api" / "trainer_rank.py"
@@ -48,9 +48,10 @@ def free_port() -> int:
 
 
 def server_env() -> dict[str, str]:
+    # A TMPDIR of the session's: the rendezvous file (vllm_dist_*) a stopped server leaves there goes with it.
     return {**os.environ, "VLLM_SERVER_DEV_MODE": "1", "VLLM_CPU_KVCACHE_SPACE": "1",
             "VLLM_CPU_OMP_THREADS_BIND": "nobind", "VLLM_ENABLE_V1_MULTIPROCESSING": "1",
-            "MC_TCP_BIND_ADDRESS": "127.0.0.1", "OMP_NUM_THREADS": "1"}
+            "MC_TCP_BIND_ADDRESS": "127.0.0.1", "OMP_NUM_THREADS": "1", **scratch_tmpdir("vllm-serve")}
 
 
 def start_server(model: Path, port: int, direct: bool, log: Path) -> subprocess.Popen[bytes]:
@@ -125,7 +126,7 @@ def test_two_servers_take_three_updates_as_one_and_a_fault_moves_neither(servers
 
     urls = servers["urls"]
     port = free_port()
-    env = {**os.environ, "MC_TCP_BIND_ADDRESS": "127.0.0.1", "OMP_NUM_THREADS": "1"}
+    env = {**os.environ, "MC_TCP_BIND_ADDRESS": "127.0.0.1", "OMP_NUM_THREADS": "1", **scratch_tmpdir("trainer")}
     ranks = [subprocess.Popen([sys.executable, str(RANK), "--rank", str(r), "--world", "2",
                                "--port", str(port), "--model", str(servers["model"]), "--servers", ",".join(urls),
                                "--kill-during-update", str(servers["processes"][1].pid)],

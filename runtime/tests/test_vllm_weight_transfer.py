@@ -101,6 +101,10 @@ def test_updates_through_vllms_api_give_hfs_tokens_and_a_fault_changes_nothing(s
         TrainerInfo(rank=0, state_dict=state, model_id="tiny", generation=0, mode=setup["mode"], block_elements=1024,
                     revisions=KeptOnTargets(keep=2, block_elements=1024)),
         client=LLMClient(llm))
+    # No ``decisions`` given: the trainer made the record's folder, and removes it at its shutdown.
+    assert trainer.log is not None
+    decisions = trainer.log.folder.parent
+    assert decisions.name.startswith("wm-vllm-decisions-") and trainer.log.folder.is_dir()
     try:
         worker = llm.llm_engine.model_executor.driver_worker.worker
         assert worker.weight_transfer_engine.status()["mode"] == setup["mode"]
@@ -154,6 +158,7 @@ def test_updates_through_vllms_api_give_hfs_tokens_and_a_fault_changes_nothing(s
         assert generate(llm) == hf_tokens(state) != tokens_2
     finally:
         trainer.shutdown()
+    assert not decisions.exists(), f"the trainer left its decision record behind: {decisions}"
 
 
 def test_a_tied_model_with_a_padded_vocabulary_updates_from_its_state_dict(tmp_path: Path) -> None:
@@ -181,7 +186,8 @@ def test_a_tied_model_with_a_padded_vocabulary_updates_from_its_state_dict(tmp_p
         model = llm.llm_engine.model_executor.driver_worker.worker.model_runner.model
         assert model.model.embed_tokens.weight.shape[0] > 520  # vLLM padded it
         trainer = WeightTransferTrainerFactory.trainer_init(
-            TrainerInfo(rank=0, state_dict=state, model_id="tiny", generation=0, block_elements=1024),
+            TrainerInfo(rank=0, state_dict=state, model_id="tiny", generation=0, block_elements=1024,
+                        decisions=str(tmp_path / "decisions")),
             client=LLMClient(llm))
         try:
             assert trainer.tied == {"lm_head.weight": "model.embed_tokens.weight"}
@@ -198,6 +204,9 @@ def test_a_tied_model_with_a_padded_vocabulary_updates_from_its_state_dict(tmp_p
             assert generate(llm) == expected
         finally:
             trainer.shutdown()
+        # A folder given is the caller's: the record stays.
+        assert trainer.log is not None and trainer.log.folder.parent == tmp_path / "decisions"
+        assert (trainer.log.folder / "decision").is_file()
     finally:
         engine_core = getattr(llm.llm_engine, "engine_core", None)
         if engine_core is not None and hasattr(engine_core, "shutdown"):

@@ -47,7 +47,6 @@ fn checkpoint(test: &str) -> Checkpoint {
     let checkpoint = adapt::read_checkpoint(&file).unwrap();
     // The folder form finds the same file.
     assert_eq!(adapt::read_checkpoint(&dir).unwrap(), checkpoint);
-    std::fs::remove_dir_all(dir).unwrap();
     checkpoint
 }
 

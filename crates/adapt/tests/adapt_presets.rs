@@ -37,7 +37,6 @@ fn adapt_checked(
         write_sharded(&dir, tensors, shards);
     }
     let checkpoint = adapt::read_checkpoint(&dir).unwrap();
-    std::fs::remove_dir_all(&dir).unwrap();
     assert_eq!(checkpoint.tensors().len(), tensors.len());
     let options = AdaptOptions::new(format!("synthetic/{rules}"), "r1", grid);
     let rules = Rules::from_json(preset(rules), &Options::default()).unwrap();

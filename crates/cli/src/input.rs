@@ -155,19 +155,36 @@ mod tests {
         super::read_input(path, max_bytes, &Progress::off(), "test document")
     }
 
-    fn temporary_file(bytes: &[u8]) -> std::path::PathBuf {
-        let dir = std::env::temp_dir().join(format!("wm-input-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let path = dir.join(format!("{}.json", bytes.len()));
-        std::fs::File::create(&path)
-            .unwrap()
-            .write_all(bytes)
-            .unwrap();
-        path
+    /// A folder of one test, removed with its files when dropped (also on failure).
+    struct ScratchDir(std::path::PathBuf);
+
+    impl ScratchDir {
+        fn new(test: &str) -> Self {
+            let dir = std::env::temp_dir().join(format!("wm-input-{test}-{}", std::process::id()));
+            std::fs::create_dir_all(&dir).unwrap();
+            Self(dir)
+        }
+
+        /// Writes `bytes` to a file of the folder named after their length.
+        fn file(&self, bytes: &[u8]) -> std::path::PathBuf {
+            let path = self.0.join(format!("{}.json", bytes.len()));
+            std::fs::File::create(&path)
+                .unwrap()
+                .write_all(bytes)
+                .unwrap();
+            path
+        }
+    }
+
+    impl Drop for ScratchDir {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
     }
 
     #[test]
     fn small_files_are_read_and_large_files_mapped_with_the_same_bytes() {
+        let dir = ScratchDir::new("sizes");
         for size in [
             0,
             17,
@@ -176,7 +193,7 @@ mod tests {
             MAP_THRESHOLD + 4097,
         ] {
             let bytes: Vec<u8> = (0..size).map(|i| u8::try_from(i % 251).unwrap()).collect();
-            let path = temporary_file(&bytes);
+            let path = dir.file(&bytes);
             let input = read_input(path.to_str().unwrap(), u64::MAX).unwrap();
             assert_eq!(&*input, &bytes[..], "size {size}");
             let mapped = matches!(input, Input::Mapped(_));
@@ -187,14 +204,15 @@ mod tests {
 
     #[test]
     fn copies_stop_one_byte_past_the_limit_and_mappings_keep_their_length() {
+        let dir = ScratchDir::new("limits");
         let small: Vec<u8> = vec![b' '; 100];
-        let path = temporary_file(&small);
+        let path = dir.file(&small);
         let input = read_input(path.to_str().unwrap(), 10).unwrap();
         assert_eq!(input.len(), 11);
         assert_eq!(read_input(path.to_str().unwrap(), 100).unwrap().len(), 100);
         std::fs::remove_file(path).unwrap();
         let large = vec![b' '; usize::try_from(MAP_THRESHOLD).unwrap() + 1];
-        let path = temporary_file(&large);
+        let path = dir.file(&large);
         // Mapped whole: the library rejects it from its length without reading it.
         let input = read_input(path.to_str().unwrap(), 10).unwrap();
         assert!(matches!(input, Input::Mapped(_)));

@@ -91,7 +91,6 @@ fn from_checkpoint_to_validated_placement() {
         (value["ok"].as_bool(), value["fragments"].as_u64()),
         (Some(true), Some(208))
     );
-    std::fs::remove_dir_all(dir).unwrap();
 }
 
 #[test]
@@ -141,5 +140,4 @@ fn rejections_print_code_message_and_pointer() {
     let out = cli(&missing, &dir);
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out.stderr).contains("cannot read"));
-    std::fs::remove_dir_all(dir).unwrap();
 }

@@ -1,6 +1,9 @@
 //! A reader that stops early (`weight-manifest coverage P --format json | head -c 1`) ends
 //! the program quietly, by SIGPIPE as any Unix tool, and never makes it panic.
 
+#[allow(dead_code)]
+mod cli_support;
+
 use std::io::Read;
 use std::os::unix::process::ExitStatusExt;
 use std::process::{Command, Stdio};
@@ -31,8 +34,7 @@ fn many_tensors(n: usize) -> String {
 
 #[test]
 fn a_reader_that_stops_early_ends_the_program_without_a_panic() {
-    let dir = std::env::temp_dir().join(format!("wm-broken-pipe-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = cli_support::ScratchDir::new("broken-pipe");
     let path = dir.join("placement.json");
     std::fs::write(&path, many_tensors(3000)).unwrap();
     let mut child = Command::new(env!("CARGO_BIN_EXE_weight-manifest"))

@@ -1,17 +1,19 @@
 //! The runner catches broken testees: a flipped code, a crash, a skip, a stale
 //! known-failures entry. Uses a tiny corpus written to a temporary folder.
 
+#[allow(dead_code)]
+mod cli_support;
+
 use std::fs;
-use std::path::PathBuf;
 use std::time::Duration;
 
+use cli_support::ScratchDir;
 use weight_manifest_conformance::{run, RunOptions, Summary};
 
 const EXE: &str = env!("CARGO_BIN_EXE_weight-manifest");
 
-fn corpus(name: &str) -> PathBuf {
-    let root = std::env::temp_dir().join(format!("wm-runner-{name}-{}", std::process::id()));
-    let _ = fs::remove_dir_all(&root);
+fn corpus(name: &str) -> ScratchDir {
+    let root = ScratchDir::new(&format!("runner-{name}"));
     fs::create_dir_all(root.join("placement")).unwrap();
     let empty =
         r#"{"fragments":[],"model_id":"m","placement_id":null,"revision":"r","tensors":[]}"#;
@@ -62,7 +64,7 @@ fn run_with(name: &str, testee: &str, known: Option<&str>) -> (Summary, String) 
         path
     });
     let options = RunOptions {
-        dir: dir.clone(),
+        dir: dir.to_path_buf(),
         testee: Some(testee.to_owned()),
         filter: None,
         known_failures,
@@ -70,7 +72,6 @@ fn run_with(name: &str, testee: &str, known: Option<&str>) -> (Summary, String) 
     };
     let mut out = Vec::new();
     let summary = run(&options, &mut out).unwrap();
-    let _ = fs::remove_dir_all(dir);
     (summary, String::from_utf8(out).unwrap())
 }
 
@@ -150,7 +151,7 @@ for line in sys.stdin:
         let mut command = std::process::Command::new(EXE);
         command
             .args(["conformance", "run", "--dir"])
-            .arg(&dir)
+            .arg(&*dir)
             .args(["--testee", testee]);
         command.env_remove("WEIGHT_MANIFEST_ALLOW_SKIP");
         if allow {
@@ -162,5 +163,4 @@ for line in sys.stdin:
     assert_eq!(refused.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&refused.stderr).contains("WEIGHT_MANIFEST_ALLOW_SKIP"));
     assert_eq!(run(true).status.code(), Some(0));
-    let _ = fs::remove_dir_all(dir);
 }

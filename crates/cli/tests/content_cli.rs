@@ -15,12 +15,11 @@ mod cli_support;
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
-use cli_support::{run, stderr, stdout};
+use cli_support::{run, stderr, stdout, ScratchDir};
 
-fn dir(tag: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("wm-content-{tag}-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+/// A folder of the test, removed when it ends (also on failure).
+fn dir(tag: &str) -> ScratchDir {
+    ScratchDir::new(&format!("content-{tag}"))
 }
 
 fn s(path: &Path) -> &str {
@@ -56,7 +55,7 @@ const RULES: &str = r#"{"layout_fingerprint": "t:v1", "rules": [
     {"match": "norm", "action": "replicate", "stage": "last"}]}"#;
 
 /// The small checkpoint, its rules file, and placements at TP2 and PP2 x TP2.
-fn small(tag: &str) -> PathBuf {
+fn small(tag: &str) -> ScratchDir {
     let dir = dir(tag);
     let bytes = |n: usize, k: u8| {
         (0..n)

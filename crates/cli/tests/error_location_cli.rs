@@ -6,7 +6,7 @@
 
 mod cli_support;
 
-use cli_support::{run, scratch, stderr, stdout};
+use cli_support::{run, stderr, stdout, ScratchDir};
 use serde_json::{json, Value};
 
 const EXAMPLE: &str = concat!(
@@ -45,7 +45,8 @@ fn off_by_one(index: usize) -> (String, u64) {
 fn an_nbytes_off_by_one_points_at_the_fragment_as_written() {
     let index = 5;
     let (text, expected) = off_by_one(index);
-    let path = scratch("error-location", "placement.json", &text);
+    let dir = ScratchDir::new("error-location");
+    let path = dir.write("placement.json", &text);
 
     let output = run(&["placement", "validate", &path]);
     assert_eq!(output.status.code(), Some(1));

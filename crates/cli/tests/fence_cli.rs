@@ -3,9 +3,13 @@
 //! at its lease, the other-digest one at its digest) and against held fence documents of
 //! one worker, with the exact code, pointer and values of the rejection.
 
+#[allow(dead_code)]
+mod cli_support;
+
 use std::path::PathBuf;
 use std::process::{Command, Output};
 
+use cli_support::ScratchDir;
 use serde_json::Value as Json;
 
 fn vector(name: &str) -> String {
@@ -28,14 +32,6 @@ fn fence(side: &str, held: &str, extra: &[&str]) -> Output {
 
 fn reply(out: &Output) -> Json {
     serde_json::from_slice(&out.stdout).unwrap()
-}
-
-fn held(name: &str, text: &str) -> String {
-    let dir = std::env::temp_dir().join(format!("wm-fence-cli-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join(name);
-    std::fs::write(&path, text).unwrap();
-    path.to_string_lossy().into_owned()
 }
 
 #[test]
@@ -79,18 +75,19 @@ fn the_current_bindings_hold_and_changed_ones_fail_at_the_changed_member() {
 
 #[test]
 fn a_workers_held_fence_names_the_worker() {
+    let dir = ScratchDir::new("fence-cli");
     let worker = |generation: u64| {
         format!(
             r#"{{"generation":{generation},"instance_id":"server","lease_id":"lease-server-12","placement_digest":null,"placement_id":null,"worker_id":"server-0"}}"#
         )
     };
-    let out = fence("target", &held("current.json", &worker(12)), &[]);
+    let out = fence("target", &dir.write("current.json", worker(12)), &[]);
     assert!(
         out.status.success(),
         "{}",
         String::from_utf8_lossy(&out.stdout)
     );
-    let out = fence("target", &held("next.json", &worker(13)), &[]);
+    let out = fence("target", &dir.write("next.json", worker(13)), &[]);
     assert_eq!(out.status.code(), Some(1));
     let error = &reply(&out)["error"];
     assert_eq!(error["code"], "transfer_fence_mismatch");
@@ -99,7 +96,11 @@ fn a_workers_held_fence_names_the_worker() {
         error["message"],
         "the target worker server-0 holds generation 13, the bound plan was bound at 12: bind again"
     );
-    let out = fence("target", &held("bad.json", r#"{"generation":12}"#), &[]);
+    let out = fence(
+        "target",
+        &dir.write("bad.json", r#"{"generation":12}"#),
+        &[],
+    );
     assert_eq!(out.status.code(), Some(1));
     assert_eq!(reply(&out)["error"]["code"], "fence_document_invalid");
 }

@@ -4,11 +4,7 @@
 #[allow(dead_code)]
 mod cli_support;
 
-use cli_support::{run, stderr, stdout};
-
-fn scratch(name: &str, text: impl AsRef<[u8]>) -> String {
-    cli_support::scratch("json-location-cli", name, text)
-}
+use cli_support::{run, stderr, stdout, ScratchDir};
 
 /// A placement whose third line breaks at its 17th character (byte 52): a missing comma
 /// after a string holding a two-byte character, so column and offset differ.
@@ -28,7 +24,8 @@ fn the_location_is_where_the_text_breaks() {
 
 #[test]
 fn text_output_ends_with_line_and_column() {
-    let file = scratch("broken.json", BROKEN.as_bytes());
+    let dir = ScratchDir::new("json-location-cli");
+    let file = dir.write("broken.json", BROKEN.as_bytes());
     let output = run(&["placement", "validate", &file]);
     assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
     assert_eq!(
@@ -39,7 +36,8 @@ fn text_output_ends_with_line_and_column() {
 
 #[test]
 fn json_output_has_a_location_member() {
-    let file = scratch("broken-json.json", BROKEN.as_bytes());
+    let dir = ScratchDir::new("json-location-cli");
+    let file = dir.write("broken-json.json", BROKEN.as_bytes());
     let output = run(&["placement", "validate", &file, "--format", "json"]);
     assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
     let body: serde_json::Value = serde_json::from_str(&stdout(&output)).unwrap();
@@ -58,7 +56,8 @@ fn json_output_has_a_location_member() {
 
 #[test]
 fn invalid_utf8_and_truncation_are_located() {
-    let file = scratch("latin1.json", b"{\"model_id\": \"caf\xe9\"}");
+    let dir = ScratchDir::new("json-location-cli");
+    let file = dir.write("latin1.json", b"{\"model_id\": \"caf\xe9\"}");
     let output = run(&["placement", "validate", &file, "--format", "json"]);
     let body: serde_json::Value = serde_json::from_str(&stdout(&output)).unwrap();
     assert_eq!(
@@ -66,7 +65,7 @@ fn invalid_utf8_and_truncation_are_located() {
         serde_json::json!({ "line": 1, "column": 18, "offset": 17 })
     );
 
-    let file = scratch("truncated.json", b"{\n  \"fragments\": [");
+    let file = dir.write("truncated.json", b"{\n  \"fragments\": [");
     let output = run(&["placement", "validate", &file]);
     assert_eq!(
         stderr(&output).trim_end(),
@@ -76,7 +75,8 @@ fn invalid_utf8_and_truncation_are_located() {
 
 #[test]
 fn other_rejections_have_no_location() {
-    let file = scratch("array.json", b"[]");
+    let dir = ScratchDir::new("json-location-cli");
+    let file = dir.write("array.json", b"[]");
     let output = run(&["placement", "validate", &file, "--format", "json"]);
     assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
     let body: serde_json::Value = serde_json::from_str(&stdout(&output)).unwrap();

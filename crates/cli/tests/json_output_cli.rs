@@ -3,23 +3,23 @@
 //! document out. `project placement`, `project binding` and `bind` once printed the
 //! document in the report and wrote no file.
 
+#[allow(dead_code)]
 mod cli_support;
 
-use cli_support::{run, scratch, stderr, stdout};
+use cli_support::{run, stderr, stdout, ScratchDir};
 use serde_json::Value as Json;
 
 const EXAMPLE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/moe-ep-pp/");
 
-fn out(tag: &str, name: &str) -> String {
-    let path = scratch(tag, name, "");
-    std::fs::remove_file(&path).unwrap();
-    path
+/// The path of `name` in `dir`, with no file there yet.
+fn out(dir: &ScratchDir, name: &str) -> String {
+    dir.join(name).to_string_lossy().into_owned()
 }
 
 /// Runs `args` twice, as text with `-o` and as JSON with `-o`, and returns both files and
 /// the JSON report.
-fn both(tag: &str, args: &[&str]) -> (String, String, Json) {
-    let (text_file, json_file) = (out(tag, "text.json"), out(tag, "json.json"));
+fn both(dir: &ScratchDir, args: &[&str]) -> (String, String, Json) {
+    let (text_file, json_file) = (out(dir, "text.json"), out(dir, "json.json"));
     let text = run(&[args, &["-o", &text_file]].concat());
     assert!(text.status.success(), "{}", stderr(&text));
     let json = run(&[args, &["--format", "json", "-o", &json_file]].concat());
@@ -31,8 +31,9 @@ fn both(tag: &str, args: &[&str]) -> (String, String, Json) {
 
 #[test]
 fn project_binding_writes_the_file() {
+    let dir = ScratchDir::new("jo-binding");
     let inventory = format!("{EXAMPLE}runtime-inventory.json");
-    let (text, json, report) = both("jo-binding", &["project", "binding", &inventory]);
+    let (text, json, report) = both(&dir, &["project", "binding", &inventory]);
     assert_eq!(json, text);
     assert!(report.get("binding").is_none(), "{report}");
     assert_eq!(report["ok"], true);
@@ -40,20 +41,22 @@ fn project_binding_writes_the_file() {
 
 #[test]
 fn project_placement_writes_the_file() {
+    let dir = ScratchDir::new("jo-placement");
     let inventory = format!("{EXAMPLE}runtime-inventory.json");
-    let (text, json, report) = both("jo-placement", &["project", "placement", &inventory]);
+    let (text, json, report) = both(&dir, &["project", "placement", &inventory]);
     assert_eq!(json, text);
     assert_eq!(report["canonical"], Json::String(text));
 }
 
 #[test]
 fn bind_writes_the_file() {
+    let dir = ScratchDir::new("jo-bind");
     let inventory = format!("{EXAMPLE}runtime-inventory.json");
-    let placement = out("jo-bind", "placement.json");
+    let placement = out(&dir, "placement.json");
     let projected = run(&["project", "placement", &inventory, "-o", &placement]);
     assert!(projected.status.success(), "{}", stderr(&projected));
     let bindings = format!("{EXAMPLE}binding-inventory.json");
-    let (text, json, report) = both("jo-bind", &["bind", &placement, &bindings]);
+    let (text, json, report) = both(&dir, &["bind", &placement, &bindings]);
     assert_eq!(json, text);
     assert!(report.get("runtime").is_none(), "{report}");
     assert!(report["generation"].is_u64(), "{report}");

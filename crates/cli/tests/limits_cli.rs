@@ -4,19 +4,16 @@
 #[allow(dead_code)]
 mod cli_support;
 
-use cli_support::{run, stderr, stdout};
+use cli_support::{run, stderr, stdout, ScratchDir};
 use std::process::Command;
-
-fn scratch(name: &str, text: impl AsRef<[u8]>) -> String {
-    cli_support::scratch("limits-cli", name, text)
-}
 
 /// Two replicated fragments of one 2-dimensional tensor.
 const PLACEMENT: &str = r#"{"fragments":[{"aliases":[],"global_offset":[0,0],"local_shape":[2,2],"nbytes":8,"placement_fragment_id":"a","rank":{"dp":0,"ep":0,"pp":0,"tp":0},"tensor_id":"w"},{"aliases":[],"global_offset":[0,0],"local_shape":[2,2],"nbytes":8,"placement_fragment_id":"b","rank":{"dp":1,"ep":0,"pp":0,"tp":0},"tensor_id":"w"}],"model_id":"m","placement_id":null,"revision":"r","tensors":[{"dtype":"bfloat16","expert_id":null,"global_shape":[2,2],"itemsize":2,"layer_id":null,"layout_fingerprint":"fp","partition_dim":null,"shard_dims":null,"tensor_id":"w"}]}"#;
 
 #[test]
 fn limits_apply_to_the_commands_that_read_documents() {
-    let file = scratch("placement.json", PLACEMENT);
+    let dir = ScratchDir::new("limits-cli");
+    let file = dir.write("placement.json", PLACEMENT);
     let accepted = run(&["placement", "validate", &file, "--limit", "max_fragments=2"]);
     assert_eq!(accepted.status.code(), Some(0), "{}", stderr(&accepted));
 
@@ -94,7 +91,8 @@ fn limits_apply_to_the_commands_that_read_documents() {
 
 #[test]
 fn bad_settings_are_usage_errors() {
-    let file = scratch("placement-usage.json", PLACEMENT);
+    let dir = ScratchDir::new("limits-cli");
+    let file = dir.write("placement-usage.json", PLACEMENT);
     for setting in [
         "max_nesting=3",
         "max_depth=513",
@@ -125,7 +123,8 @@ fn oversized_inputs_are_rejected_without_being_copied() {
     // The placement padded with trailing whitespace to 2 MiB (files of 1 MiB and more are
     // mapped).
     let padded = format!("{PLACEMENT}{}", " ".repeat(2 << 20));
-    let file = scratch("padded.json", &padded);
+    let dir = ScratchDir::new("limits-cli");
+    let file = dir.write("padded.json", &padded);
     let accepted = run(&["placement", "validate", &file]);
     assert_eq!(accepted.status.code(), Some(0), "{}", stderr(&accepted));
     let limit = "max_document_bytes=1000";

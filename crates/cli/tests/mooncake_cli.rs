@@ -3,7 +3,7 @@
 
 mod cli_support;
 
-use cli_support::{run, scratch, stderr, stdout};
+use cli_support::{run, stderr, stdout, ScratchDir};
 use serde_json::Value;
 
 const ROOT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
@@ -32,13 +32,10 @@ fn json_out(args: &[&str]) -> (Option<i32>, Value) {
 
 #[test]
 fn validate_reports_upstreams_ids_and_codes() {
+    let dir = ScratchDir::new("mooncake-validate");
     let cases = corpus("placement.json");
     let ok = case(&cases, "ok/dp2-pp2-ep2-tp2");
-    let file = scratch(
-        "mooncake-validate",
-        "ok.json",
-        ok["input"].as_str().unwrap(),
-    );
+    let file = dir.write("ok.json", ok["input"].as_str().unwrap());
     let out = run(&["mooncake", "validate", &file]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let text = stdout(&out);
@@ -69,11 +66,7 @@ fn validate_reports_upstreams_ids_and_codes() {
         "rules/split-partial-range",
     ] {
         let bad = case(&cases, id);
-        let file = scratch(
-            "mooncake-validate",
-            "bad.json",
-            bad["input"].as_str().unwrap(),
-        );
+        let file = dir.write("bad.json", bad["input"].as_str().unwrap());
         let out = run(&["mooncake", "validate", &file]);
         assert_eq!(out.status.code(), Some(1), "{id}");
         let expect = &bad["expect"];
@@ -100,19 +93,16 @@ fn validate_reports_upstreams_ids_and_codes() {
 
 #[test]
 fn validate_reads_store_manifests() {
+    let dir = ScratchDir::new("mooncake-storage");
     let cases = corpus("storage.json");
     let ok = case(&cases, "ok/unicode");
-    let file = scratch("mooncake-storage", "ok.json", ok["input"].as_str().unwrap());
+    let file = dir.write("ok.json", ok["input"].as_str().unwrap());
     let (code, json) = json_out(&["mooncake", "validate", "--format", "json", &file]);
     assert_eq!(code, Some(0));
     assert_eq!(json["document"], "storage manifest");
     assert_eq!(json["manifest_digest"], ok["expect"]["digest"]);
     let bad = case(&cases, "reject/small/object-overlap-same");
-    let file = scratch(
-        "mooncake-storage",
-        "bad.json",
-        bad["input"].as_str().unwrap(),
-    );
+    let file = dir.write("bad.json", bad["input"].as_str().unwrap());
     let (code, json) = json_out(&["mooncake", "validate", "--format", "json", &file]);
     assert_eq!(code, Some(1));
     assert_eq!(json["error"]["code"], "mooncake_storage_object_overlap");
@@ -121,8 +111,9 @@ fn validate_reads_store_manifests() {
 
 #[test]
 fn export_then_import_gives_back_the_placement() {
+    let dir = ScratchDir::new("mooncake-export");
     let placement = format!("{ROOT}/examples/moe-ep-pp/placement.json");
-    let exported = scratch("mooncake-export", "mooncake.json", "");
+    let exported = dir.write("mooncake.json", "");
     let out = run(&[
         "mooncake",
         "export",
@@ -141,7 +132,7 @@ fn export_then_import_gives_back_the_placement() {
         Some(0)
     );
 
-    let back = scratch("mooncake-export", "back.json", "");
+    let back = dir.write("back.json", "");
     let out = run(&["mooncake", "import", &exported, "-o", &back]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(
@@ -159,6 +150,7 @@ fn export_then_import_gives_back_the_placement() {
 
 #[test]
 fn export_rejections_have_codes_and_usage_errors_exit_2() {
+    let dir = ScratchDir::new("mooncake-export");
     let placement = format!("{ROOT}/examples/moe-ep-pp/placement.json");
     // A tp size below the placement's coordinates: Mooncake's topology rule.
     let (code, json) = json_out(&[
@@ -166,7 +158,7 @@ fn export_rejections_have_codes_and_usage_errors_exit_2() {
     ]);
     assert_eq!(code, Some(1));
     assert_eq!(json["error"]["code"], "mooncake_export_unsupported");
-    let overrides = scratch("mooncake-export", "overrides.json", r#"{"world_size": 4}"#);
+    let overrides = dir.write("overrides.json", r#"{"world_size": 4}"#);
     let (code, json) = json_out(&[
         "mooncake",
         "export",
@@ -195,6 +187,7 @@ fn export_rejections_have_codes_and_usage_errors_exit_2() {
 
 #[test]
 fn plan_reads_mooncake_documents_and_reproduces_upstreams_choice() {
+    let dir = ScratchDir::new("mooncake-plan");
     let text = std::fs::read_to_string(format!("{ROOT}/tests/mooncake/corpus/plans.json")).unwrap();
     let doc: Value = serde_json::from_str(&text).unwrap();
     let cases = doc["cases"].as_array().unwrap();
@@ -212,8 +205,8 @@ fn plan_reads_mooncake_documents_and_reproduces_upstreams_choice() {
                 .unwrap()
                 .to_owned()
         };
-        let source = scratch("mooncake-plan", "source.json", layout(&case["source"]));
-        let target = scratch("mooncake-plan", "target.json", layout(&case["target"]));
+        let source = dir.write("source.json", layout(&case["source"]));
+        let target = dir.write("target.json", layout(&case["target"]));
         let (code, json) = json_out(&[
             "plan",
             &source,
@@ -257,6 +250,7 @@ fn plan_reads_mooncake_documents_and_reproduces_upstreams_choice() {
 /// project's format has no generation: nothing to compare.
 #[test]
 fn plan_compares_weight_generations_as_upstream_does() {
+    let dir = ScratchDir::new("mooncake-generation");
     let text = std::fs::read_to_string(format!("{ROOT}/tests/mooncake/corpus/plans.json")).unwrap();
     let doc: Value = serde_json::from_str(&text).unwrap();
     let cases = doc["generations"].as_object().unwrap();
@@ -265,8 +259,7 @@ fn plan_compares_weight_generations_as_upstream_does() {
     for (id, case) in cases {
         let layout = |side: &str| {
             let name = case[side].as_str().unwrap();
-            scratch(
-                "mooncake-generation",
+            dir.write(
                 &format!("{side}.json"),
                 doc["layouts"][name].as_str().unwrap(),
             )
@@ -298,16 +291,11 @@ fn plan_compares_weight_generations_as_upstream_does() {
 
     // Our format on one side: imported from generation 2, planned against generation 1.
     let name = "tp2-pp1-ep1-dp1@2";
-    let theirs = scratch(
-        "mooncake-generation-ours",
-        "theirs.json",
-        doc["layouts"][name].as_str().unwrap(),
-    );
+    let theirs = dir.write("theirs.json", doc["layouts"][name].as_str().unwrap());
     let ours = format!("{theirs}.ours.json");
     let out = run(&["mooncake", "import", &theirs, "-o", &ours]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    let other = scratch(
-        "mooncake-generation-ours",
+    let other = dir.write(
         "other.json",
         doc["layouts"]["tp4-pp1-ep1-dp1"].as_str().unwrap(),
     );
@@ -322,21 +310,17 @@ fn plan_compares_weight_generations_as_upstream_does() {
 /// rejected one exits 1 with upstream's code.
 #[test]
 fn bindings_import_and_export_through_the_cli() {
+    let dir = ScratchDir::new("mooncake-binding");
     let text =
         std::fs::read_to_string(format!("{ROOT}/tests/mooncake/corpus/bindings.json")).unwrap();
     let doc: Value = serde_json::from_str(&text).unwrap();
     let cases = doc["cases"].as_array().unwrap();
     let ok = case(cases, "tp2-pp1-ep1-dp2/ok");
-    let placement = scratch(
-        "mooncake-binding",
+    let placement = dir.write(
         "placement.json",
         doc["placements"]["tp2-pp1-ep1-dp2"].as_str().unwrap(),
     );
-    let theirs = scratch(
-        "mooncake-binding",
-        "theirs.json",
-        ok["input"].as_str().unwrap(),
-    );
+    let theirs = dir.write("theirs.json", ok["input"].as_str().unwrap());
     let ours = format!("{theirs}.ours.json");
     let out = run(&[
         "mooncake",
@@ -369,11 +353,7 @@ fn bindings_import_and_export_through_the_cli() {
     );
 
     let bad = case(cases, "tp2-pp1-ep1-dp2/stride");
-    let file = scratch(
-        "mooncake-binding",
-        "bad.json",
-        bad["input"].as_str().unwrap(),
-    );
+    let file = dir.write("bad.json", bad["input"].as_str().unwrap());
     let (code, json) = json_out(&[
         "mooncake",
         "import-binding",

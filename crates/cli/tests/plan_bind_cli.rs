@@ -2,9 +2,13 @@
 //! byte for byte, `--format json`, `--inventory`, and the rejections of stale bindings
 //! and bindings of another placement (exit code 1 and the `error[code]` line).
 
+#[allow(dead_code)]
+mod cli_support;
+
 use std::path::PathBuf;
 use std::process::{Command, Output};
 
+use cli_support::ScratchDir;
 use serde_json::Value as Json;
 
 fn vector(name: &str) -> String {
@@ -37,12 +41,6 @@ fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
 
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("wm-plan-bind-cli-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir.join(name)
-}
-
 #[test]
 fn the_plan_vector_is_the_planners_output() {
     let out = run(&[
@@ -67,7 +65,8 @@ fn binds_the_vectors_byte_for_byte() {
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert_eq!(text(&out.stdout), expected);
     // Written atomically to a file, and as JSON with its id.
-    let path = scratch("bound.json");
+    let dir = ScratchDir::new("plan-bind-cli-bound");
+    let path = dir.join("bound.json");
     let out = bind(
         "target-binding.json",
         &["-o", path.to_str().unwrap(), "--format", "json"],
@@ -104,6 +103,7 @@ fn binds_the_vectors_byte_for_byte() {
 
 #[test]
 fn reads_binding_inventories() {
+    let dir = ScratchDir::new("plan-bind-cli-inventories");
     let inventory = |name: &str| {
         let mut doc: Json =
             serde_json::from_str(&std::fs::read_to_string(vector(name)).unwrap()).unwrap();
@@ -112,7 +112,7 @@ fn reads_binding_inventories() {
             f["is_contiguous"] = Json::Bool(true);
             f["lease_generation"] = generation.clone();
         }
-        let path = scratch(&format!("inventory-{name}"));
+        let path = dir.join(format!("inventory-{name}"));
         std::fs::write(&path, doc.to_string()).unwrap();
         path.to_string_lossy().into_owned()
     };
@@ -170,7 +170,8 @@ fn stale_bindings_are_rejected_with_their_code() {
 #[test]
 fn a_tampered_plan_and_missing_files_are_told_apart() {
     let plan = std::fs::read_to_string(vector("plan.json")).unwrap();
-    let path = scratch("tampered.json");
+    let dir = ScratchDir::new("plan-bind-cli-tampered");
+    let path = dir.join("tampered.json");
     std::fs::write(&path, plan.replacen("\"nbytes\":8", "\"nbytes\":9", 1)).unwrap();
     let (source, target) = (vector("source-binding.json"), vector("target-binding.json"));
     let out = run(&["plan-bind", path.to_str().unwrap(), &source, &target]);

@@ -2,34 +2,19 @@
 //! and exit codes (0 accepted, 1 rejected, 2 usage or I/O).
 
 #[allow(dead_code)]
+mod cli_support;
+#[allow(dead_code)]
 #[path = "../../../tests/plan_support/mod.rs"]
 mod plan_support;
 
-use std::path::PathBuf;
 use std::process::{Command, Output};
 
+use cli_support::ScratchDir;
 use plan_support::build::{even_split, fragment, placement_json, tensor};
 use serde_json::Value as Json;
 
 fn bin() -> Command {
     Command::new(env!("CARGO_BIN_EXE_weight-manifest"))
-}
-
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("wm-plan-cli-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir.join(name)
-}
-
-/// Writes the file under a temporary name, then renames it: the tests run in parallel and
-/// write the same inputs, so a plain write could be read half-written by another test.
-fn write(name: &str, text: &str) -> String {
-    let path = scratch(name);
-    let thread = format!("{:?}", std::thread::current().id());
-    let temporary = scratch(&format!("{name}.{}.tmp", thread.replace(['(', ')'], "")));
-    std::fs::write(&temporary, text).unwrap();
-    std::fs::rename(&temporary, &path).unwrap();
-    path.to_string_lossy().into_owned()
 }
 
 fn run(args: &[&str]) -> Output {
@@ -40,33 +25,35 @@ fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
 
-fn inputs() -> (String, String, String) {
+/// Three placements of one tensor written to `dir`: by rows, by columns, and its top half.
+fn inputs(dir: &ScratchDir) -> (String, String, String) {
     let w = tensor("w", &[6, 12], 4);
-    let rows = write(
+    let rows = dir.write(
         "rows.json",
-        &placement_json(
+        placement_json(
             std::slice::from_ref(&w),
             &even_split("r", &w, 0, 2, |i| (0, i, 0, 0)),
         ),
     );
-    let cols = write(
+    let cols = dir.write(
         "cols.json",
-        &placement_json(
+        placement_json(
             std::slice::from_ref(&w),
             &even_split("c", &w, 1, 3, |i| (1, i, 0, 0)),
         ),
     );
-    let half = write(
+    let half = dir.write(
         "half.json",
-        &placement_json(&[w], &[fragment("h", "w", &[0, 0], &[3, 12], (0, 0, 0, 0))]),
+        placement_json(&[w], &[fragment("h", "w", &[0, 0], &[3, 12], (0, 0, 0, 0))]),
     );
     (rows, cols, half)
 }
 
 #[test]
 fn plan_writes_the_plan_and_prints_stats() {
-    let (rows, cols, _) = inputs();
-    let out = scratch("plan.json");
+    let dir = ScratchDir::new("plan-cli-stats");
+    let (rows, cols, _) = inputs(&dir);
+    let out = dir.join("plan.json");
     let result = run(&["plan", &rows, &cols, "-o", out.to_str().unwrap(), "--stats"]);
     assert!(result.status.success(), "{}", text(&result.stderr));
     let plan: Json = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
@@ -100,7 +87,8 @@ fn plan_writes_the_plan_and_prints_stats() {
 
 #[test]
 fn plan_rejections_exit_1_with_their_code() {
-    let (rows, cols, half) = inputs();
+    let dir = ScratchDir::new("plan-cli-rejections");
+    let (rows, cols, half) = inputs(&dir);
     let limited = run(&["plan", &rows, &cols, "--max-regions", "5"]);
     assert_eq!(limited.status.code(), Some(1));
     assert!(text(&limited.stderr).starts_with("error[plan_limit_exceeded]"));
@@ -124,12 +112,13 @@ fn plan_rejections_exit_1_with_their_code() {
 
 #[test]
 fn coverage_summarises_and_requires_completeness_on_request() {
-    let (rows, _, half) = inputs();
+    let dir = ScratchDir::new("plan-cli-coverage");
+    let (rows, _, half) = inputs(&dir);
     let complete = run(&["coverage", &rows, "--require-complete"]);
     assert!(complete.status.success());
     assert!(text(&complete.stdout).contains("tensors: 1, complete: 1, with gaps: 0, ambiguous: 0"));
 
-    let report = scratch("report.json");
+    let report = dir.join("report.json");
     let partial = run(&["coverage", &half, "-o", report.to_str().unwrap()]);
     assert!(partial.status.success(), "an incomplete placement is valid");
     let out = text(&partial.stdout);
@@ -159,6 +148,7 @@ fn coverage_summarises_and_requires_completeness_on_request() {
 
 #[test]
 fn replica_choice_spread_reads_every_source_replica_evenly() {
+    let dir = ScratchDir::new("plan-cli-spread");
     // Four whole copies of `w` (DP 0..4, rows cut in 8) into two (DP 0..2): balanced reads
     // each target from its own dp (two sources send a copy each), spread reads a quarter
     // of the total from each of the four.
@@ -169,13 +159,13 @@ fn replica_choice_spread_reads_every_source_replica_evenly() {
     let target: Vec<_> = (0..2u64)
         .map(|dp| fragment(&format!("t{dp}"), "w", &[0, 0], &[8, 4], (dp, 0, 0, 0)))
         .collect();
-    let source = write(
+    let source = dir.write(
         "spread-source.json",
-        &placement_json(std::slice::from_ref(&w), &source),
+        placement_json(std::slice::from_ref(&w), &source),
     );
-    let target = write(
+    let target = dir.write(
         "spread-target.json",
-        &placement_json(std::slice::from_ref(&w), &target),
+        placement_json(std::slice::from_ref(&w), &target),
     );
     let sent = |choice: &str| -> Vec<u64> {
         let out = run(&[
@@ -212,8 +202,10 @@ fn fixture(id: &str) -> Json {
 
 #[test]
 fn plan_quantization_flag_gives_the_oracles_plan_and_rejections() {
+    let dir = ScratchDir::new("plan-cli-quantization");
     let ok = fixture("quantize/tp-rows-2-to-4");
-    let input = |f: &Json, key: &str, name: &str| write(name, f["input"][key].as_str().unwrap());
+    let input =
+        |f: &Json, key: &str, name: &str| dir.write(name, f["input"][key].as_str().unwrap());
     let (source, target, spec) = (
         input(&ok, "source", "q-source.json"),
         input(&ok, "target", "q-target.json"),

@@ -65,7 +65,8 @@ fn each_example_given_to_the_wrong_command_names_the_right_one() {
 
 #[test]
 fn the_missing_and_unexpected_keys_are_listed() {
-    let path = cli_support::scratch("wrong-doc", "partial.json", r#"{"fragments":[],"extra":1}"#);
+    let dir = cli_support::ScratchDir::new("wrong-doc");
+    let path = dir.write("partial.json", r#"{"fragments":[],"extra":1}"#);
     let output = run(&["placement", "validate", &path, "--format", "json"]);
     let json: serde_json::Value = serde_json::from_str(&stdout(&output)).unwrap();
     let detail = &json["error"]["detail"];

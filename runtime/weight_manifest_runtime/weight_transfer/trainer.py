@@ -36,10 +36,12 @@ from __future__ import annotations
 import json
 import re
 import secrets
+import shutil
 import tempfile
 import time
 import uuid
-from collections.abc import Mapping, Sequence
+import weakref
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Optional, cast
@@ -80,7 +82,8 @@ class TrainerInfo(TrainerInitInfo):
     tensor parallelism > 1 over real links); ``options``: the executor's
     (:class:`~weight_manifest_runtime.transfer.ExecuteOptions`; ``concurrent_pairs`` > 1 keeps
     every link of a worker busy). ``decisions``: the folder of the decision
-    record (default: a new temporary one). ``timeout``: seconds to wait for the ranks to join.
+    record (default: a new temporary one, removed at :meth:`WeightManifestTrainer.shutdown`:
+    a record no later trainer can find). ``timeout``: seconds to wait for the ranks to join.
     ``revisions`` (rank 0's): where a rollback takes generation g from (any
     :class:`~weight_manifest_runtime.lifecycle.Revisions`, such as a Store's; default
     :class:`~.kept.KeptOnTargets`: one copy of the model in the workers' memory)."""
@@ -268,6 +271,9 @@ class WeightManifestTrainer(TrainerWeightTransferEngine[TrainerInfo]):
         #: Where a rollback takes generation g from (``trainer_init``'s ``revisions``).
         self.revisions: Optional[Revisions] = None
         self.log: Optional[DecisionLog] = None
+        #: Removes the record's folder when this trainer made it (no ``decisions`` given):
+        #: at :meth:`shutdown`, else when the trainer is collected or the process exits.
+        self._remove_decisions: Optional[Callable[[], Any]] = None
         #: The generation the engines serve.
         self.generation = 0
         #: Called after each step of an update (``VersionedUpdate``'s ``on_step``): a test's fault.
@@ -371,7 +377,10 @@ class WeightManifestTrainer(TrainerWeightTransferEngine[TrainerInfo]):
             self.revisions = KeptOnTargets(block_elements=info.block_elements)
         self.revisions.save(coordinator, self.generation, "target")
         coordinator.snapshot(info.block_elements)
-        folder = info.decisions or tempfile.mkdtemp(prefix="wm-vllm-decisions-")
+        folder = info.decisions
+        if not folder:
+            folder = tempfile.mkdtemp(prefix="wm-vllm-decisions-")
+            self._remove_decisions = weakref.finalize(self, shutil.rmtree, folder, ignore_errors=True)
         self.log = DecisionLog(folder, info.group)
 
     # ---- an update --------------------------------------------------------------------------
@@ -496,12 +505,15 @@ class WeightManifestTrainer(TrainerWeightTransferEngine[TrainerInfo]):
     # ---- the end ----------------------------------------------------------------------------
 
     def shutdown(self) -> None:
-        """Rank 0 stops the group (every worker leaves it and serves what it serves); every
-        rank leaves (idempotent)."""
+        """Rank 0 stops the group (every worker leaves it and serves what it serves) and
+        removes the decision record's folder if it made it (never a ``decisions`` given);
+        every rank leaves (idempotent)."""
         if self.group is not None:
             self.group.close()
             self.group = None
         if self.membership is not None:
             self.membership.leave()
             self.membership = None
+        if self._remove_decisions is not None:
+            self._remove_decisions()
 
