@@ -93,6 +93,9 @@ def main() -> None:
     parser.add_argument("--steps", default="full,full,delta", help="the updates, in order: full or delta each")
     parser.add_argument("--wait-servers", type=float, default=0.0, help="seconds to wait for the servers' /health")
     parser.add_argument("--reload-dir", default=None, help="time vLLM's reload from disk of the last weights here")
+    parser.add_argument("--late-rank-seconds", type=float, default=0.0,
+                        help="rank 1 takes each training step this much later than rank 0 (a slower rank: "
+                             "send_weights waits for it)")
     parser.add_argument("--kill-during-update", type=int, default=None,
                         help="last, an update during which this process group (a server's) is killed")
     args = parser.parse_args()
@@ -144,6 +147,8 @@ def main() -> None:
     try:
         for index, mode in enumerate(args.steps.split(",")):
             if index:
+                if rank == 1:
+                    time.sleep(args.late_rank_seconds)
                 with torch.no_grad():  # a "training step", in place (the shards' memory stays)
                     if mode == "full":
                         for p in params.values():

@@ -556,10 +556,11 @@ def test_gap_reads_turn_strided_remote_runs_into_few_spans() -> None:
 
 class Overlapping(transfer.LocalBackend):
     """Holds the first status call until a batch of another pair (another remote session)
-    is submitted, or 5 s: ``overlapped`` says whether pairs ran at once."""
+    is submitted, or ``hold`` seconds: ``overlapped`` says whether pairs ran at once."""
 
-    def __init__(self) -> None:
+    def __init__(self, hold: float) -> None:
         super().__init__()
+        self.hold = hold
         self.first: Optional[str] = None
         self.other = threading.Event()
         self.overlapped: Optional[bool] = None
@@ -577,7 +578,7 @@ class Overlapping(transfer.LocalBackend):
         with self.lock:
             first, self.overlapped = self.overlapped is None, self.overlapped if self.overlapped is not None else False
         if first:
-            self.overlapped = self.other.wait(5)
+            self.overlapped = self.other.wait(self.hold)
         return super().wait(handle)
 
 
@@ -590,7 +591,9 @@ def test_concurrent_pairs_run_at_once_and_land_every_byte(mode: str, concurrent:
     if mode == "pull":
         source, target = Instance("src", 2, 1, 1), Instance("dst", 1, 1, 1, fill=False)
     bound, _, sessions = update(source, target)
-    backend = Overlapping()
+    # Pairs at once: the other pair's thread may start late on a loaded machine, so wait
+    # long for it; one at a time, it cannot start before the first pair ends.
+    backend = Overlapping(hold=60.0 if concurrent > 1 else 1.0)
     source.register(backend)
     target.register(backend)
     landed: list[tuple[str, str]] = []

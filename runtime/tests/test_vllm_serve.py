@@ -12,7 +12,8 @@ tensors; a delta moves exactly the bytes of the two tensors the trainer changed 
 here from their shapes). A source byte corrupted after the bytes moved: the update fails
 with ``transfer_verify_failed`` everywhere, each server's ``finish_weight_update`` answers
 with that code, and every server still reports the old version at ``/weight_info`` and
-gives the old tokens. Then the second server is killed once the bytes of another update
+gives the old tokens. Rank 1 takes each training step 1.5 s after rank 0: ``send_weights``
+waits for it (else its shards would be read half-stepped). Then the second server is killed once the bytes of another update
 moved: the update fails with ``transfer_worker_lost`` naming its worker, and the first
 server still reports and serves the old version (asked again here, after the trainer is
 gone). Several servers, one decision: none moved.
@@ -129,7 +130,8 @@ def test_two_servers_take_three_updates_as_one_and_a_fault_moves_neither(servers
     env = {**os.environ, "MC_TCP_BIND_ADDRESS": "127.0.0.1", "OMP_NUM_THREADS": "1", **scratch_tmpdir("trainer")}
     ranks = [subprocess.Popen([sys.executable, str(RANK), "--rank", str(r), "--world", "2",
                                "--port", str(port), "--model", str(servers["model"]), "--servers", ",".join(urls),
-                               "--kill-during-update", str(servers["processes"][1].pid)],
+                               "--kill-during-update", str(servers["processes"][1].pid),
+                               "--late-rank-seconds", "1.5"],
                               env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=str(ROOT))
              for r in range(2)]
     try:

@@ -198,6 +198,15 @@ def _broadcast(value: Any, rank: int) -> Any:
     return box[0]
 
 
+def _barrier() -> None:
+    """Every rank of the default process group has reached this point."""
+    if _world() == 1:
+        return
+    import torch.distributed as dist
+
+    dist.barrier()
+
+
 def _state(info: TrainerInfo, source: Any) -> Mapping[str, Any]:
     if info.state_dict is not None:
         return info.state_dict
@@ -392,9 +401,14 @@ class WeightManifestTrainer(TrainerWeightTransferEngine[TrainerInfo]):
         ``delta``, the blocks changed since the last commit) and activate them on every
         worker of every server at once, as generation g+1 (``weight_version``: vLLM's
         version string, default the generation); or leave every worker serving g and
-        raise. Every rank calls it; every rank returns the same figures."""
+        raise. Every rank calls it (a collective): the tensors sent are every rank's as
+        they are when the last rank calls; every rank returns the same figures."""
         assert self.info is not None
         rank = int(self.info.rank)
+        # Rank 0 drives the update, and every rank's shards are read by its member's
+        # thread: rank 0 must not start before every rank has called (and so finished
+        # changing its tensors), or a slower rank's step lands half-done.
+        _barrier()
         outcome: Any = None
         if rank == 0:
             try:
