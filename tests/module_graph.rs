@@ -22,6 +22,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::path::{Path, PathBuf};
 
+mod scratch_support;
+use scratch_support::ScratchDir;
+
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
@@ -880,34 +883,6 @@ fn no_crate_has_an_import_cycle_or_an_arrow_back_up() {
         }
     }
     assert!(report.is_empty(), "{}", report.join("\n"));
-}
-
-/// A folder of one test under the system's temporary folder, removed with everything in it
-/// when dropped: when the test ends, and also when a failing assertion unwinds it.
-struct ScratchDir(PathBuf);
-
-impl ScratchDir {
-    /// Creates the empty folder `NAME-PID`.
-    fn new(name: &str) -> Self {
-        let dir = std::env::temp_dir().join(format!("{name}-{}", std::process::id()));
-        let _ = fs::remove_dir_all(&dir);
-        fs::create_dir_all(&dir).unwrap();
-        Self(dir)
-    }
-}
-
-impl std::ops::Deref for ScratchDir {
-    type Target = Path;
-
-    fn deref(&self) -> &Path {
-        &self.0
-    }
-}
-
-impl Drop for ScratchDir {
-    fn drop(&mut self) {
-        let _ = fs::remove_dir_all(&self.0);
-    }
 }
 
 #[test]

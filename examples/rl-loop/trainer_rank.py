@@ -4,7 +4,8 @@ prints one JSON line last.
 
 Per step: train (training.py), **ours**: ``send_weights`` of vLLM's weight-sync API with
 the backend ``weight_manifest`` (``full`` while every tensor is trained, then ``delta``):
-every engine worker pulls its own slice from every rank's own shards over its own link,
+each rank writes its own shards straight into every engine worker over its own link
+(``--transfer-mode pull``: each worker reads its slice from every rank),
 content digests of every landed byte, one commit for both servers; **the oracle**: HF
 transformers' greedy tokens on the gathered tensors against each server's completions;
 then **the peers** on the same weights and links (peers.py: the disk route, the chain, gloo's

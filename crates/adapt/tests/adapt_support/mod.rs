@@ -16,32 +16,14 @@ pub fn root() -> PathBuf {
     PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
 }
 
-/// A fresh, empty folder under cargo's per-target temporary directory, removed with
-/// everything in it when dropped: when the test ends, and also when a failing assertion
-/// unwinds it.
-pub struct ScratchDir(PathBuf);
+#[path = "../../../../tests/scratch_support/mod.rs"]
+mod scratch_support;
+#[allow(unused_imports)] // not every test including this module makes folders
+pub use scratch_support::ScratchDir;
 
-impl std::ops::Deref for ScratchDir {
-    type Target = Path;
-
-    fn deref(&self) -> &Path {
-        &self.0
-    }
-}
-
-impl Drop for ScratchDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-/// The folder `adapt-NAME-PID` (see [`ScratchDir`]).
+/// The folder `wm-adapt-NAME-PID-N` (see [`ScratchDir`]).
 pub fn scratch(name: &str) -> ScratchDir {
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
-        .join(format!("adapt-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    ScratchDir(dir)
+    ScratchDir::new(&format!("adapt-{name}"))
 }
 
 /// Writes a header-only safetensors file: the 8-byte little-endian length and `header`.
